@@ -1,0 +1,45 @@
+// Status: an error code plus a full sentence saying what failed.
+//
+// The message lives in a fixed inline buffer, so building and returning a
+// Status never touches the heap, and Release builds keep the facts (which
+// file, value, operator; expected vs actual) that a bare code would lose.
+#pragma once
+
+#include <cstddef>
+
+#include "runtime/core/error.h"
+
+namespace torchlight {
+
+class [[nodiscard]] Status {
+ public:
+  /// Longest message kept, including the terminating NUL; longer is cut.
+  static constexpr size_t kMaxMessage = 384;
+
+  /// Success.
+  Status() : code_(Error::kOk) { message_[0] = '\0'; }
+  /// A code with no message beyond its name. Implicit so `return Error::kOk`
+  /// and `return Error::kX` read naturally.
+  Status(Error code) : code_(code) { message_[0] = '\0'; }  // NOLINT
+
+  /// A code plus a printf-style message.
+  static Status error(Error code, const char* format, ...)
+      __attribute__((format(printf, 2, 3)));
+
+  bool ok() const { return code_ == Error::kOk; }
+  Error code() const { return code_; }
+
+  /// The message; the code's name when none was given. Never null.
+  const char* message() const;
+
+  /// Puts context in front of the message: "loading 'forward': <message>".
+  /// Returns *this so callers can write `return s.with_context(...)`.
+  Status& with_context(const char* format, ...)
+      __attribute__((format(printf, 2, 3)));
+
+ private:
+  Error code_;
+  char message_[kMaxMessage];
+};
+
+}  // namespace torchlight
