@@ -1,0 +1,148 @@
+#include "extension/module/module.h"
+
+#include <cstdlib>
+
+#include "extension/data_loader/file_data_loader.h"
+#include "extension/data_loader/mmap_data_loader.h"
+#include "extension/memory/malloc_allocator.h"
+#include "kernels/all_kernels.h"
+#include "runtime/executor/memory_manager.h"
+
+namespace torchlight {
+
+// Everything one loaded method needs, owned together. Arenas are 64-byte
+// aligned so vectorised kernels can use aligned loads on planned tensors.
+struct Module::LoadedMethod {
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<uint8_t, FreeDeleter>> arena_storage;
+  std::vector<Span<uint8_t>> arenas;
+  std::unique_ptr<PlannedMemory> planned;
+  MallocAllocator method_allocator;
+  MallocAllocator temp_allocator;
+  MemoryManager memory;
+  std::unique_ptr<Method> method;
+  size_t planned_bytes = 0;
+};
+
+Module::Module(std::string path, LoadMode mode, const KernelRegistry* kernels,
+               const BackendRegistry* backends, EventTracer* event_tracer)
+    : path_(std::move(path)),
+      mode_(mode),
+      kernels_(kernels),
+      backends_(backends),
+      event_tracer_(event_tracer) {}
+
+Module::~Module() {
+  // Methods borrow the program, which borrows the loader: destroy in order.
+  methods_.clear();
+  program_.reset();
+  loader_.reset();
+}
+
+Status Module::load(Program::Verification verification) {
+  if (program_ != nullptr) return Error::kOk;
+  if (mode_ == LoadMode::kFile) {
+    TL_ASSIGN_OR_RETURN(FileDataLoader loader, FileDataLoader::from(path_.c_str()));
+    loader_ = std::make_unique<FileDataLoader>(std::move(loader));
+  } else {
+    const auto mlock = mode_ == LoadMode::kMmap ? MmapDataLoader::MlockConfig::kNoMlock
+                       : mode_ == LoadMode::kMmapUseMlock
+                           ? MmapDataLoader::MlockConfig::kUseMlock
+                           : MmapDataLoader::MlockConfig::kUseMlockIgnoreErrors;
+    TL_ASSIGN_OR_RETURN(MmapDataLoader loader, MmapDataLoader::from(path_.c_str(), mlock));
+    loader_ = std::make_unique<MmapDataLoader>(std::move(loader));
+  }
+  Result<Program> program = Program::load(loader_.get(), verification);
+  if (!program.ok()) {
+    loader_.reset();
+    return program.status();
+  }
+  program_ = std::make_unique<Program>(std::move(program.get()));
+  return Error::kOk;
+}
+
+Result<std::vector<std::string>> Module::method_names() {
+  TL_RETURN_IF_ERROR(load());
+  std::vector<std::string> names;
+  for (size_t i = 0; i < program_->num_methods(); ++i) {
+    TL_ASSIGN_OR_RETURN(std::string_view name, program_->method_name(i));
+    names.emplace_back(name);
+  }
+  return names;
+}
+
+Result<MethodMeta> Module::method_meta(std::string_view method_name) {
+  TL_RETURN_IF_ERROR(load());
+  return program_->method_meta(method_name);
+}
+
+bool Module::is_method_loaded(std::string_view method_name) const {
+  return methods_.find(method_name) != methods_.end();
+}
+
+Status Module::load_method(std::string_view method_name) {
+  if (is_method_loaded(method_name)) return Error::kOk;
+  TL_RETURN_IF_ERROR(load());
+  if (kernels_ == nullptr) {
+    TL_ASSIGN_OR_RETURN(kernels_, all_kernels());
+  }
+  TL_ASSIGN_OR_RETURN(MethodMeta meta, program_->method_meta(method_name));
+
+  auto loaded = std::make_unique<LoadedMethod>();
+  for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
+    TL_ASSIGN_OR_RETURN(const int64_t size, meta.planned_buffer_size(i));
+    constexpr size_t kAlignment = 64;
+    const size_t rounded = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
+    auto* bytes = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded));
+    TL_CHECK_OR_RETURN(bytes != nullptr, Error::kMemoryAllocationFailed,
+                       "cannot allocate planned arena %zu of %lld bytes for method '%.*s'", i,
+                       static_cast<long long>(size), static_cast<int>(method_name.size()),
+                       method_name.data());
+    loaded->arena_storage.emplace_back(bytes);
+    loaded->arenas.emplace_back(bytes, static_cast<size_t>(size));
+    loaded->planned_bytes += static_cast<size_t>(size);
+  }
+  loaded->planned = std::make_unique<PlannedMemory>(
+      Span<Span<uint8_t>>(loaded->arenas.data(), loaded->arenas.size()));
+  loaded->memory.method_allocator = &loaded->method_allocator;
+  loaded->memory.planned_memory = loaded->planned.get();
+  loaded->memory.temp_allocator = &loaded->temp_allocator;
+
+  TL_ASSIGN_OR_RETURN(Method method, program_->load_method(method_name, &loaded->memory, *kernels_,
+                                                           backends_, event_tracer_));
+  loaded->method = std::make_unique<Method>(std::move(method));
+  methods_.emplace(std::string(method_name), std::move(loaded));
+  return Error::kOk;
+}
+
+Result<Method*> Module::method(std::string_view method_name) {
+  TL_RETURN_IF_ERROR(load_method(method_name));
+  return methods_.find(method_name)->second->method.get();
+}
+
+size_t Module::planned_bytes(std::string_view method_name) const {
+  auto it = methods_.find(method_name);
+  return it == methods_.end() ? 0 : it->second->planned_bytes;
+}
+
+Result<std::vector<EValue>> Module::execute(std::string_view method_name,
+                                            const std::vector<EValue>& inputs) {
+  TL_ASSIGN_OR_RETURN(Method* m, method(method_name));
+  TL_CHECK_OR_RETURN(inputs.size() == m->inputs_size(), Error::kInvalidArgument,
+                     "method '%.*s' takes %zu inputs, %zu were given",
+                     static_cast<int>(method_name.size()), method_name.data(), m->inputs_size(),
+                     inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) TL_RETURN_IF_ERROR(m->set_input(i, inputs[i]));
+  TL_RETURN_IF_ERROR(m->execute());
+  std::vector<EValue> outputs;
+  outputs.reserve(m->outputs_size());
+  for (size_t i = 0; i < m->outputs_size(); ++i) {
+    TL_ASSIGN_OR_RETURN(const EValue* value, m->output(i));
+    outputs.push_back(*value);
+  }
+  return outputs;
+}
+
+}  // namespace torchlight

@@ -1,0 +1,104 @@
+// Module end to end on the reference fixtures, with the real kernel library,
+// in every load mode.
+#include "extension/module/module.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "extension/tensor/owned_tensor.h"
+
+namespace torchlight {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string fixture(const char* name) { return std::string(TORCHLIGHT_FIXTURES_DIR) + "/" + name; }
+
+std::vector<float> floats(const EValue& v) {
+  const Tensor t = v.to_tensor();
+  EXPECT_EQ(t.scalar_type(), ScalarType::kFloat);
+  return std::vector<float>(t.const_data_ptr<float>(), t.const_data_ptr<float>() + t.numel());
+}
+
+class ModuleLoadModeTest : public ::testing::TestWithParam<Module::LoadMode> {};
+
+TEST_P(ModuleLoadModeTest, AddFixture) {
+  Module m(fixture("add.pte"), GetParam());
+  auto a = OwnedTensor::from_values<float>({1}, {1.5f});
+  auto b = OwnedTensor::from_values<float>({1}, {2.25f});
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto out = m.forward({a->evalue(), b->evalue()});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_THAT(floats((*out)[0]), ElementsAre(3.75f));
+}
+
+TEST_P(ModuleLoadModeTest, AddEhFixture) {
+  Module m(fixture("add_eh.pte"), GetParam());
+  auto x = OwnedTensor::from_values<float>({3}, {1, 2, 3});
+  auto out = m.forward({x->evalue()});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_THAT(floats((*out)[0]), ElementsAre(2, 3, 4));
+}
+
+TEST_P(ModuleLoadModeTest, LinearConstantBufferFixture) {
+  Module m(fixture("linear_constant_buffer.pte"), GetParam());
+  auto x = OwnedTensor::from_values<float>({2, 2}, {1, 2, 3, 4});
+  auto out = m.execute("forward", {x->evalue()});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_THAT(floats((*out)[0]), ElementsAre(5, 8, 11, 14));
+  EXPECT_THAT((*out)[0].to_tensor().sizes(), ElementsAre(2, 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, ModuleLoadModeTest,
+                         ::testing::Values(Module::LoadMode::kFile, Module::LoadMode::kMmap,
+                                           Module::LoadMode::kMmapUseMlockIgnoreErrors));
+
+TEST(ModuleTest, MetadataWithoutRunning) {
+  Module m(fixture("add.pte"));
+  auto names = m.method_names();
+  ASSERT_TRUE(names.ok());
+  EXPECT_THAT(*names, ElementsAre("forward"));
+  auto meta = m.method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->num_inputs(), 2u);
+  EXPECT_FALSE(m.is_method_loaded("forward"));
+  ASSERT_TRUE(m.load_method("forward").ok());
+  EXPECT_TRUE(m.is_method_loaded("forward"));
+  EXPECT_EQ(m.planned_bytes("forward"), 48u);
+}
+
+TEST(ModuleTest, MissingFileNamesThePath) {
+  Module m("/nonexistent/model.pte");
+  auto out = m.forward({});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error(), Error::kNotFound);
+  EXPECT_THAT(out.status().message(), HasSubstr("/nonexistent/model.pte"));
+}
+
+TEST(ModuleTest, WrongInputCountAndDtype) {
+  Module m(fixture("add.pte"));
+  auto a = OwnedTensor::from_values<float>({1}, {1.0f});
+  auto count = m.forward({a->evalue()});
+  ASSERT_FALSE(count.ok());
+  EXPECT_EQ(count.error(), Error::kInvalidArgument);
+  EXPECT_THAT(count.status().message(), HasSubstr("takes 2 inputs, 1 were given"));
+
+  auto i = OwnedTensor::from_values<int64_t>({1}, {1});
+  auto dtype = m.forward({a->evalue(), i->evalue()});
+  ASSERT_FALSE(dtype.ok());
+  EXPECT_EQ(dtype.error(), Error::kInvalidType);
+  EXPECT_THAT(dtype.status().message(), HasSubstr("input 1"));
+}
+
+TEST(ModuleTest, UnknownMethod) {
+  Module m(fixture("add.pte"));
+  auto out = m.execute("decode", {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error(), Error::kNotFound);
+  EXPECT_THAT(out.status().message(), HasSubstr("'decode'"));
+}
+
+}  // namespace
+}  // namespace torchlight

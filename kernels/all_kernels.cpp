@@ -1,0 +1,25 @@
+#include "kernels/all_kernels.h"
+
+#include "kernels/portable/portable_kernels.h"
+
+namespace torchlight {
+namespace {
+
+constexpr size_t kMaxKernels = 4096;
+
+struct Registry {
+  StaticKernelRegistry<kMaxKernels> registry;
+  Status status;
+  Registry() { status = register_portable_kernels(registry); }
+};
+
+}  // namespace
+
+Result<const KernelRegistry*> all_kernels() {
+  // Function-local static: built once, thread-safely, on first call.
+  static Registry* instance = new Registry();
+  if (!instance->status.ok()) return instance->status;
+  return static_cast<const KernelRegistry*>(&instance->registry);
+}
+
+}  // namespace torchlight

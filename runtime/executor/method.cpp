@@ -1,0 +1,231 @@
+// Method: inputs, outputs and the execute loop. Loading is in method_loader.cpp.
+#include "runtime/executor/method.h"
+
+#include <cstring>
+
+#include "runtime/backend/backend_interface.h"
+#include "runtime/core/event_tracer.h"
+#include "schema/program_generated.h"
+
+namespace torchlight {
+
+Method::Method(Method&& other) noexcept
+    : program_(other.program_),
+      plan_(other.plan_),
+      memory_manager_(other.memory_manager_),
+      event_tracer_(other.event_tracer_),
+      values_(other.values_),
+      num_values_(other.num_values_),
+      input_indices_(other.input_indices_),
+      num_inputs_(other.num_inputs_),
+      input_set_(other.input_set_),
+      output_indices_(other.output_indices_),
+      num_outputs_(other.num_outputs_),
+      instructions_(other.instructions_),
+      num_instructions_(other.num_instructions_),
+      delegates_(other.delegates_),
+      num_delegates_(other.num_delegates_),
+      max_steps_(other.max_steps_) {
+  // The moved-from Method no longer owns the delegates.
+  other.num_delegates_ = 0;
+  other.delegates_ = nullptr;
+}
+
+Method::~Method() {
+  for (size_t i = 0; i < num_delegates_; ++i) {
+    delegates_[i].backend->destroy(delegates_[i].handle);
+  }
+}
+
+std::string_view Method::name() const {
+  return plan_->name() == nullptr ? std::string_view()
+                                  : std::string_view(plan_->name()->c_str(), plan_->name()->size());
+}
+
+Status Method::set_input(size_t index, const EValue& value) {
+  const int name_len = static_cast<int>(name().size());
+  const char* method = name().data();
+  TL_CHECK_OR_RETURN(index < num_inputs_, Error::kInvalidArgument,
+                     "method '%.*s' has %zu inputs; input index %zu is out of range", name_len,
+                     method, num_inputs_, index);
+  EValue& slot = values_[input_indices_[index]];
+  if (!slot.is_tensor()) {
+    TL_CHECK_OR_RETURN(value.tag() == slot.tag(), Error::kInvalidType,
+                       "input %zu of method '%.*s' must be %s, got %s", index, name_len, method,
+                       to_string(slot.tag()), to_string(value.tag()));
+    slot = value;
+    input_set_[index] = true;
+    return Error::kOk;
+  }
+  TL_CHECK_OR_RETURN(value.is_tensor(), Error::kInvalidType,
+                     "input %zu of method '%.*s' must be a Tensor, got %s", index, name_len, method,
+                     to_string(value.tag()));
+  const Tensor expected = slot.to_tensor();
+  const Tensor given = value.to_tensor();
+  char want[128];
+  char got[128];
+  TL_CHECK_OR_RETURN(given.defined(), Error::kInvalidArgument,
+                     "input %zu of method '%.*s' is an undefined tensor", index, name_len, method);
+  TL_CHECK_OR_RETURN(given.scalar_type() == expected.scalar_type(), Error::kInvalidType,
+                     "input %zu of method '%.*s' must have dtype %s, got %s", index, name_len,
+                     method, to_string(expected.scalar_type()), to_string(given.scalar_type()));
+  TL_CHECK_OR_RETURN(given.dim() == expected.dim(), Error::kInvalidArgument,
+                     "input %zu of method '%.*s' must be %zu-d with sizes %s, got %zu-d %s", index,
+                     name_len, method, expected.dim(),
+                     format_sizes(expected.sizes(), want, sizeof(want)), given.dim(),
+                     format_sizes(given.sizes(), got, sizeof(got)));
+  for (size_t d = 0; d < given.dim(); ++d) {
+    TL_CHECK_OR_RETURN(given.dim_order()[d] == expected.dim_order()[d], Error::kInvalidArgument,
+                       "input %zu of method '%.*s' has a different memory layout (dim_order) than "
+                       "the program expects",
+                       index, name_len, method);
+  }
+  Status resized = expected.resize(given.sizes());
+  if (!resized.ok()) {
+    return resized.with_context("input %zu of method '%.*s'", index, name_len, method);
+  }
+  TL_CHECK_OR_RETURN(given.numel() == 0 || given.const_data_ptr() != nullptr,
+                     Error::kInvalidArgument, "input %zu of method '%.*s' has no data", index,
+                     name_len, method);
+  const fb::Tensor* spec =
+      plan_->values()->Get(static_cast<uint32_t>(input_indices_[index]))->val_as_Tensor();
+  TL_CHECK_OR_RETURN(spec->allocation_info() != nullptr || spec->data_buffer_idx() == 0,
+                     Error::kInvalidProgram,
+                     "input %zu of method '%.*s' is a constant tensor and cannot be set", index,
+                     name_len, method);
+  if (spec->allocation_info() != nullptr) {  // Planned: copy into the arena.
+    if (given.nbytes() > 0 && expected.const_data_ptr() != given.const_data_ptr()) {
+      std::memcpy(expected.mutable_data_ptr(), given.const_data_ptr(), given.nbytes());
+    }
+  } else {  // Unplanned: borrow the caller's data.
+    expected.impl()->set_data(given.mutable_data_ptr());
+  }
+  input_set_[index] = true;
+  return Error::kOk;
+}
+
+Status Method::set_output_data_ptr(size_t index, void* data, size_t nbytes) {
+  TL_CHECK_OR_RETURN(index < num_outputs_, Error::kInvalidArgument,
+                     "method '%.*s' has %zu outputs; output index %zu is out of range",
+                     static_cast<int>(name().size()), name().data(), num_outputs_, index);
+  EValue& slot = values_[output_indices_[index]];
+  TL_CHECK_OR_RETURN(slot.is_tensor(), Error::kInvalidType, "output %zu is %s, not a Tensor",
+                     index, to_string(slot.tag()));
+  const Tensor t = slot.to_tensor();
+  const fb::Tensor* spec =
+      plan_->values()->Get(static_cast<uint32_t>(output_indices_[index]))->val_as_Tensor();
+  TL_CHECK_OR_RETURN(spec->allocation_info() == nullptr && spec->data_buffer_idx() == 0,
+                     Error::kInvalidArgument,
+                     "output %zu already has planned memory; it cannot be rebound", index);
+  TL_CHECK_OR_RETURN(nbytes >= t.nbytes(), Error::kInvalidArgument,
+                     "output %zu needs %zu bytes, the buffer given has %zu", index, t.nbytes(), nbytes);
+  t.impl()->set_data(data);
+  return Error::kOk;
+}
+
+Result<const EValue*> Method::output(size_t index) const {
+  TL_CHECK_OR_RETURN(index < num_outputs_, Error::kInvalidArgument,
+                     "method '%.*s' has %zu outputs; output index %zu is out of range",
+                     static_cast<int>(name().size()), name().data(), num_outputs_, index);
+  return &values_[output_indices_[index]];
+}
+
+const EValue& Method::input_value(size_t index) const { return values_[input_indices_[index]]; }
+
+Status Method::execute() {
+  const int name_len = static_cast<int>(name().size());
+  for (size_t i = 0; i < num_inputs_; ++i) {
+    TL_CHECK_OR_RETURN(input_set_[i], Error::kInvalidState,
+                       "method '%.*s': input %zu was not set (call set_input before execute)",
+                       name_len, name().data(), i);
+  }
+  for (size_t i = 0; i < num_outputs_; ++i) {
+    const EValue& out = values_[output_indices_[i]];
+    TL_CHECK_OR_RETURN(!out.is_tensor() || out.to_tensor().numel() == 0 ||
+                           out.to_tensor().const_data_ptr() != nullptr,
+                       Error::kInvalidState,
+                       "method '%.*s': output %zu has no memory (bind it with set_output_data_ptr)",
+                       name_len, name().data(), i);
+  }
+  EventTracerEntry method_entry;
+  if (event_tracer_ != nullptr) method_entry = event_tracer_->begin_method(name().data(), false);
+  size_t pc = 0;
+  uint64_t steps = 0;
+  Status status;
+  while (pc < num_instructions_) {
+    if (++steps > max_steps_) {
+      status = Status::error(Error::kOutOfResources,
+                             "method '%.*s' ran more than %llu instructions without finishing; the "
+                             "program loops (raise the cap with set_max_steps)",
+                             name_len, name().data(), static_cast<unsigned long long>(max_steps_));
+      break;
+    }
+    status = execute_instruction(pc, &pc);
+    if (!status.ok()) break;
+  }
+  if (event_tracer_ != nullptr) event_tracer_->end_method(method_entry);
+  return status;
+}
+
+Status Method::execute_instruction(size_t index, size_t* next) {
+  using Kind = ResolvedInstruction::Kind;
+  const ResolvedInstruction& instruction = instructions_[index];
+  *next = index + 1;
+  EventTracerEntry entry;
+  if (event_tracer_ != nullptr) entry = event_tracer_->begin_instruction(0, index, instruction.name);
+  Status status;
+  switch (instruction.kind) {
+    case Kind::kKernel: {
+      KernelContext context(memory_manager_->temp_allocator, event_tracer_, instruction.name);
+      instruction.kernel(context, instruction.args);
+      if (memory_manager_->temp_allocator != nullptr) memory_manager_->temp_allocator->reset();
+      status = context.status();
+      break;
+    }
+    case Kind::kDelegate: {
+      const LoadedDelegate& delegate = delegates_[instruction.delegate_index];
+      BackendExecutionContext context;
+      context.temp_allocator = memory_manager_->temp_allocator;
+      context.event_tracer = event_tracer_;
+      status = delegate.backend->execute(context, delegate.handle, instruction.args);
+      if (memory_manager_->temp_allocator != nullptr) memory_manager_->temp_allocator->reset();
+      break;
+    }
+    case Kind::kMove:
+      values_[instruction.b] = values_[instruction.a];
+      break;
+    case Kind::kJumpFalse: {
+      const EValue& condition = values_[instruction.a];
+      if (!condition.is_bool()) {
+        status = Status::error(Error::kInvalidProgram, "jump condition value %u is %s, not Bool",
+                               instruction.a, to_string(condition.tag()));
+      } else if (!condition.to_bool()) {
+        *next = instruction.b;
+      }
+      break;
+    }
+    case Kind::kFree:
+      // Storage of unbound tensors belongs to the caller; dropping the
+      // binding is all that freeing means here.
+      if (values_[instruction.a].to_tensor().shape_dynamism() ==
+          TensorShapeDynamism::kDynamicUnbound) {
+        values_[instruction.a].to_tensor().impl()->set_data(nullptr);
+      }
+      break;
+  }
+  if (event_tracer_ != nullptr) {
+    event_tracer_->end_instruction(entry);
+    if (status.ok() && instruction.kind == Kind::kKernel && !instruction.args.empty()) {
+      const EValue* result = instruction.args[instruction.args.size() - 1];
+      event_tracer_->log_value(static_cast<size_t>(result - values_), *result);
+    }
+  }
+  if (!status.ok()) {
+    return status.with_context("method '%.*s', instruction %zu (%s)",
+                               static_cast<int>(name().size()), name().data(), index,
+                               instruction.name);
+  }
+  return Error::kOk;
+}
+
+}  // namespace torchlight

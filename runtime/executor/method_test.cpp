@@ -1,0 +1,669 @@
+// Method: loading, inputs, the five instruction kinds, delegates, dynamic
+// shapes, mutable state, and load-time errors.
+#include "runtime/executor/method.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "extension/data_loader/buffer_data_loader.h"
+#include "runtime/backend/backend_registry.h"
+#include "runtime/executor/program.h"
+#include "runtime/executor/testing/pte_builder.h"
+#include "runtime/executor/testing/test_kernels.h"
+
+namespace torchlight {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace torchlight::testing;  // NOLINT: test builders.
+
+// A program plus everything a Method borrows, kept alive together.
+struct Loaded {
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<BufferDataLoader> loader;
+  std::unique_ptr<Program> program;
+  std::unique_ptr<TestMemory> memory;
+  StaticKernelRegistry<16> kernels;
+  BackendRegistry backends;
+  TestAddBackend backend;
+
+  Status load_program(std::vector<uint8_t> data) {
+    bytes = std::move(data);
+    loader = std::make_unique<BufferDataLoader>(bytes.data(), bytes.size(), "test.pte");
+    auto p = Program::load(loader.get());
+    if (!p.ok()) return p.status();
+    program = std::make_unique<Program>(std::move(p.get()));
+    register_test_kernels(kernels);
+    TL_RETURN_IF_ERROR(backends.register_backend("TestAddBackend", &backend));
+    return Error::kOk;
+  }
+
+  Result<Method> method(const char* name = "forward", size_t method_bytes = 1 << 16) {
+    auto meta = program->method_meta(name);
+    if (!meta.ok()) return meta.status();
+    std::vector<size_t> sizes;
+    for (size_t i = 0; i < meta->num_planned_buffers(); ++i) {
+      sizes.push_back(static_cast<size_t>(meta->planned_buffer_size(i).get()));
+    }
+    memory = std::make_unique<TestMemory>(sizes, method_bytes);
+    return program->load_method(name, &memory->manager, kernels, &backends);
+  }
+};
+
+// A float tensor over caller memory, for inputs.
+struct FloatTensor {
+  explicit FloatTensor(std::vector<float> values, std::vector<int32_t> shape)
+      : data(std::move(values)), sizes(std::move(shape)), dim_order(sizes.size()), strides(sizes.size()) {
+    for (size_t i = 0; i < dim_order.size(); ++i) dim_order[i] = static_cast<uint8_t>(i);
+    compute_strides({sizes.data(), sizes.size()}, {dim_order.data(), dim_order.size()}, strides.data());
+    impl = std::make_unique<TensorImpl>(ScalarType::kFloat, sizes.size(), sizes.data(), data.data(),
+                                        dim_order.data(), strides.data());
+  }
+  EValue value() const { return EValue(Tensor(impl.get())); }
+  std::vector<float> data;
+  std::vector<int32_t> sizes;
+  std::vector<uint8_t> dim_order;
+  std::vector<int64_t> strides;
+  std::unique_ptr<TensorImpl> impl;
+};
+
+std::vector<float> values_of(const EValue& v) {
+  const Tensor t = v.to_tensor();
+  return std::vector<float>(t.const_data_ptr<float>(), t.const_data_ptr<float>() + t.numel());
+}
+
+TEST(MethodTest, RunsAddFixture) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(read_fixture("add.pte")).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor a({1.5f}, {1});
+  FloatTensor b({2.25f}, {1});
+  ASSERT_TRUE(method->set_input(0, a.value()).ok());
+  ASSERT_TRUE(method->set_input(1, b.value()).ok());
+  Status status = method->execute();
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({3.75f}));
+}
+
+TEST(MethodTest, RunsConstantSegmentFixture) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(read_fixture("add_eh.pte")).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2, 3}, {3});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({2, 3, 4}));
+}
+
+TEST(MethodTest, RunsLegacyConstantBufferFixtureRepeatedly) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(read_fixture("linear_constant_buffer.pte")).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  for (float base : {0.0f, 1.0f, -2.5f}) {
+    FloatTensor x({base, base + 1, base + 2, base + 3}, {2, 2});
+    ASSERT_TRUE(method->set_input(0, x.value()).ok());
+    ASSERT_TRUE(method->execute().ok());
+    const auto out = values_of(*method->output(0).get());
+    ASSERT_EQ(out.size(), 4u);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 3 * x.data[i] + 2);
+  }
+}
+
+TEST(MethodTest, InputErrorsNameTheInputAndBothSides) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(read_fixture("add_eh.pte")).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok());
+
+  // Not set yet.
+  Status not_set = method->execute();
+  EXPECT_EQ(not_set.code(), Error::kInvalidState);
+  EXPECT_THAT(not_set.message(), HasSubstr("input 0 was not set"));
+
+  // Wrong dtype.
+  int64_t ints[3] = {1, 2, 3};
+  int32_t sizes[1] = {3};
+  uint8_t order[1] = {0};
+  int64_t strides[1] = {1};
+  TensorImpl int_impl(ScalarType::kLong, 1, sizes, ints, order, strides);
+  Status dtype = method->set_input(0, EValue(Tensor(&int_impl)));
+  EXPECT_EQ(dtype.code(), Error::kInvalidType);
+  EXPECT_THAT(dtype.message(), HasSubstr("float32"));
+  EXPECT_THAT(dtype.message(), HasSubstr("int64"));
+
+  // Wrong shape (static input).
+  FloatTensor four({1, 2, 3, 4}, {4});
+  Status shape = method->set_input(0, four.value());
+  EXPECT_EQ(shape.code(), Error::kInvalidArgument);
+  EXPECT_THAT(shape.message(), HasSubstr("[3]"));
+  EXPECT_THAT(shape.message(), HasSubstr("[4]"));
+
+  // Wrong rank.
+  FloatTensor matrix({1, 2, 3}, {1, 3});
+  EXPECT_EQ(method->set_input(0, matrix.value()).code(), Error::kInvalidArgument);
+
+  // Not a tensor; index out of range.
+  EXPECT_EQ(method->set_input(0, EValue(int64_t{3})).code(), Error::kInvalidType);
+  EXPECT_EQ(method->set_input(5, four.value()).code(), Error::kInvalidArgument);
+  EXPECT_EQ(method->output(9).error(), Error::kInvalidArgument);
+}
+
+TEST(MethodTest, UnknownOperatorsAreAllListedAtLoad) {
+  auto object = unpack(read_fixture("linear_constant_buffer.pte"));
+  auto& ops = object->execution_plan[0]->operators;
+  ops[0]->name = "aten::frobnicate";
+  ops[1]->name = "custom::nonexistent";
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kOperatorMissing);
+  EXPECT_THAT(method.status().message(), HasSubstr("2 operators have no kernel"));
+  EXPECT_THAT(method.status().message(), HasSubstr("aten::frobnicate.out"));
+  EXPECT_THAT(method.status().message(), HasSubstr("custom::nonexistent.out"));
+  EXPECT_THAT(method.status().message(), HasSubstr("'forward'"));
+}
+
+TEST(MethodTest, WrongDtypeForKernelKeyIsReported) {
+  // The test kernels are keyless, so register a keyed one for a new op.
+  auto object = unpack(read_fixture("add.pte"));
+  object->execution_plan[0]->operators[0]->name = "test::keyed";
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  Kernel keyed{"test::keyed.out", [](KernelContext&, Span<EValue*>) {}};
+  keyed.key.num_tensors = 1;
+  keyed.key.tensors[0].any_dtype = false;
+  keyed.key.tensors[0].dtype = ScalarType::kLong;
+  ASSERT_TRUE(l.kernels.register_kernel(keyed).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kOperatorMissing);
+  EXPECT_THAT(method.status().message(), HasSubstr("not for these dtypes"));
+}
+
+TEST(MethodTest, AllocationFailureStressGrowsUntilLoadSucceeds) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(read_fixture("linear_constant_buffer.pte")).ok());
+  size_t budget = 0;
+  for (;; budget += 8) {
+    auto method = l.method("forward", budget);
+    if (method.ok()) break;
+    ASSERT_EQ(method.error(), Error::kMemoryAllocationFailed) << method.status().message();
+    ASSERT_THAT(method.status().message(), HasSubstr("out of memory"));
+    ASSERT_LT(budget, 1u << 16);
+  }
+  EXPECT_GT(budget, 0u);
+}
+
+TEST(MethodTest, MissingPlannedArenasIsAnError) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(read_fixture("add.pte")).ok());
+  TestMemory memory({});  // No arenas although the method needs one.
+  auto method = l.program->load_method("forward", &memory.manager, l.kernels);
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(), HasSubstr("arena"));
+}
+
+// values: 0 a, 1 b, 2 out, 3 alpha(1)
+std::unique_ptr<fb::ProgramT> add_program(std::vector<fb::InstructionT> extra_after = {}) {
+  std::vector<fb::EValueT> values;
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 16));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 32));
+  values.push_back(int_value(1));
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;
+  ops.push_back(op("aten::add", "out"));
+  std::vector<fb::InstructionT> instructions;
+  instructions.push_back(kernel_call(0, {0, 1, 3, 2, 2}));
+  for (auto& i : extra_after) instructions.push_back(std::move(i));
+  return make_program("forward", std::move(values), {0, 1}, {2}, std::move(ops),
+                      std::move(instructions), {48});
+}
+
+TEST(MethodTest, MoveJumpAndFreeInstructions) {
+  // values: 0 x, 1 y, 2 out, 3 alpha, 4 cond(false), 5 moved-to, 6 scratch tensor
+  std::vector<fb::EValueT> values;
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 16));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 32));
+  values.push_back(int_value(1));
+  values.push_back(bool_value(false));
+  values.push_back(int_value(0));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {0}, 0, 0, 0,
+                                fb::TensorShapeDynamism::DYNAMIC_UNBOUND));
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;
+  ops.push_back(op("aten::add", "out"));
+  ops.push_back(op("aten::mul", "out"));
+  std::vector<fb::InstructionT> instructions;
+  instructions.push_back(kernel_call(0, {0, 1, 3, 2, 2}));  // out = x + y
+  instructions.push_back(jump_false_call(4, 3));            // cond false: skip the mul
+  instructions.push_back(kernel_call(1, {2, 2, 2, 2}));     // out = out * out (skipped)
+  instructions.push_back(move_call(3, 5));                  // values[5] = alpha
+  instructions.push_back(free_call(6));
+  auto object = make_program("forward", std::move(values), {0, 1}, {2, 5}, std::move(ops),
+                             std::move(instructions), {48});
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2}, {2});
+  FloatTensor y({10, 20}, {2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->set_input(1, y.value()).ok());
+  const int calls_before = test_kernel_calls();
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(test_kernel_calls() - calls_before, 1);  // The mul was jumped over.
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({11, 22}));
+  const EValue* moved = method->output(1).get();
+  ASSERT_TRUE(moved->is_int());
+  EXPECT_EQ(moved->to_int(), 1);
+}
+
+TEST(MethodTest, IntermediateTensorWithoutMemoryFailsLoad) {
+  auto object = add_program();
+  auto& values = object->execution_plan[0]->values;
+  values.push_back(std::make_unique<fb::EValueT>(tensor_value(fb::ScalarType::FLOAT, {2})));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(), HasSubstr("value 4 is an intermediate tensor with no memory"));
+
+  values.back() = std::make_unique<fb::EValueT>(tensor_value(
+      fb::ScalarType::FLOAT, {2}, 0, 0, 0, fb::TensorShapeDynamism::DYNAMIC_UNBOUND));
+  Loaded l2;
+  ASSERT_TRUE(l2.load_program(pack(*object)).ok());
+  EXPECT_EQ(l2.method().error(), Error::kNotSupported);
+}
+
+TEST(MethodTest, UnplannedOutputMustBeBound) {
+  auto object = add_program();
+  object->execution_plan[0]->values[2]->val.AsTensor()->allocation_info.reset();
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2}, {2});
+  FloatTensor y({3, 4}, {2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->set_input(1, y.value()).ok());
+  Status unbound = method->execute();
+  EXPECT_EQ(unbound.code(), Error::kInvalidState);
+  EXPECT_THAT(unbound.message(), HasSubstr("set_output_data_ptr"));
+  float small[1];
+  EXPECT_EQ(method->set_output_data_ptr(0, small, sizeof(small)).code(), Error::kInvalidArgument);
+  float out[2];
+  ASSERT_TRUE(method->set_output_data_ptr(0, out, sizeof(out)).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(out[0], 4);
+  EXPECT_EQ(out[1], 6);
+}
+
+TEST(MethodTest, KernelResultMayNotBeAConstant) {
+  // add_eh: values 0 constant, 1 x, 2 out, 3 alpha. Make the result the constant.
+  auto object = unpack(read_fixture("add_eh.pte"));
+  auto* call = object->execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall();
+  call->args = {1, 0, 3, 0, 0};
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object, {{0, 0, 128, 63}})).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(), HasSubstr("constant tensor"));
+}
+
+TEST(MethodTest, EndlessLoopHitsTheStepCap) {
+  std::vector<fb::EValueT> values;
+  values.push_back(bool_value(false));
+  auto object = make_program("forward", std::move(values), {}, {}, {},
+                             [] {
+                               std::vector<fb::InstructionT> v;
+                               v.push_back(jump_false_call(0, 0));  // Jumps to itself.
+                               return v;
+                             }(),
+                             {});
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  method->set_max_steps(1000);
+  Status status = method->execute();
+  EXPECT_EQ(status.code(), Error::kOutOfResources);
+  EXPECT_THAT(status.message(), HasSubstr("loops"));
+}
+
+TEST(MethodTest, InvalidIndicesInInstructionsFailLoad) {
+  std::vector<std::pair<const char*, fb::InstructionT>> cases;
+  cases.emplace_back("argument", kernel_call(0, {0, 1, 3, 2, 99}));
+  cases.emplace_back("operator index", kernel_call(5, {0, 1, 3, 2, 2}));
+  cases.emplace_back("move", move_call(0, 1000));
+  cases.emplace_back("jump destination", jump_false_call(3, 50));
+  cases.emplace_back("delegate index", delegate_call(0, {0, 1, 2}));
+  cases.emplace_back("not a tensor", free_call(3));
+  for (auto& [what, instruction] : cases) {
+    std::vector<fb::InstructionT> extra;
+    extra.push_back(std::move(instruction));
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack(*add_program(std::move(extra)))).ok());
+    auto method = l.method();
+    ASSERT_FALSE(method.ok()) << what;
+    EXPECT_EQ(method.error(), Error::kInvalidProgram) << what;
+    EXPECT_THAT(method.status().message(), HasSubstr("instruction 1")) << what;
+    EXPECT_THAT(method.status().message(), HasSubstr(what));
+  }
+}
+
+TEST(MethodTest, PlannedTensorOutsideArenaFailsLoad) {
+  auto object = add_program();
+  object->execution_plan[0]->values[2]->val.AsTensor()->allocation_info->memory_offset_low = 44;
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(), HasSubstr("value 2"));
+  EXPECT_THAT(method.status().message(), HasSubstr("runs past arena"));
+
+  auto bad_id = add_program();
+  bad_id->execution_plan[0]->values[0]->val.AsTensor()->allocation_info->memory_id = 7;
+  Loaded l2;
+  ASSERT_TRUE(l2.load_program(pack(*bad_id)).ok());
+  EXPECT_EQ(l2.method().error(), Error::kInvalidProgram);
+}
+
+TEST(MethodTest, HugeAndNegativeSizesFailLoad) {
+  const std::vector<std::vector<int32_t>> bad = {
+      {INT32_MAX, INT32_MAX, INT32_MAX},  // numel overflows int64
+      {-1},
+      {1 << 30, 1 << 30, 4},  // numel fits, bytes overflow
+  };
+  for (const auto& sizes : bad) {
+    auto object = add_program();
+    auto* t = object->execution_plan[0]->values[0]->val.AsTensor();
+    t->sizes = sizes;
+    t->dim_order.resize(sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i) t->dim_order[i] = static_cast<uint8_t>(i);
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack(*object)).ok());
+    auto method = l.method();
+    ASSERT_FALSE(method.ok());
+    EXPECT_EQ(method.error(), Error::kInvalidProgram) << method.status().message();
+    EXPECT_THAT(method.status().message(), HasSubstr("value 0"));
+  }
+}
+
+TEST(MethodTest, BadDimOrderAndScalarTypeFailLoad) {
+  auto object = add_program();
+  object->execution_plan[0]->values[1]->val.AsTensor()->dim_order = {0, 0};
+  object->execution_plan[0]->values[1]->val.AsTensor()->sizes = {1, 2};
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  EXPECT_THAT(l.method().status().message(), HasSubstr("permutation"));
+
+  auto object2 = add_program();
+  object2->execution_plan[0]->values[1]->val.AsTensor()->scalar_type = static_cast<fb::ScalarType>(9);
+  Loaded l2;
+  ASSERT_TRUE(l2.load_program(pack(*object2)).ok());
+  EXPECT_THAT(l2.method().status().message(), HasSubstr("invalid scalar type 9"));
+}
+
+TEST(MethodTest, IntListMustReferToIntValues) {
+  auto object = add_program();
+  fb::IntListT list;
+  list.items = {3, 0};  // value 0 is a tensor
+  fb::EValueT v;
+  v.val.Set(std::move(list));
+  object->execution_plan[0]->values.push_back(std::make_unique<fb::EValueT>(std::move(v)));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_THAT(method.status().message(), HasSubstr("not an Int value"));
+}
+
+TEST(MethodTest, ListsOfEveryKindAreParsed) {
+  auto object = add_program();
+  auto& values = object->execution_plan[0]->values;
+  auto push = [&](auto&& table) {
+    fb::EValueT v;
+    v.val.Set(std::move(table));
+    values.push_back(std::make_unique<fb::EValueT>(std::move(v)));
+    return static_cast<int>(values.size() - 1);
+  };
+  fb::IntListT ints;
+  ints.items = {3, 3};
+  const int int_list = push(std::move(ints));
+  fb::DoubleListT doubles;
+  doubles.items = {0.5, -2};
+  const int double_list = push(std::move(doubles));
+  fb::BoolListT bools;
+  bools.items = {true, false, true};
+  const int bool_list = push(std::move(bools));
+  fb::TensorListT tensors;
+  tensors.items = {0, 1};
+  const int tensor_list = push(std::move(tensors));
+  fb::OptionalTensorListT optional;
+  optional.items = {-1, 2};
+  const int optional_list = push(std::move(optional));
+  fb::StringT text;
+  text.string_val = "hello";
+  const int string_value = push(std::move(text));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  const auto i = method->value(int_list).to_int_list();
+  ASSERT_EQ(i.size(), 2u);
+  EXPECT_EQ(i[0], 1);
+  EXPECT_EQ(method->value(double_list).to_double_list()[1], -2.0);
+  EXPECT_EQ(method->value(bool_list).to_bool_list().size(), 3u);
+  EXPECT_TRUE(method->value(bool_list).to_bool_list()[2]);
+  EXPECT_EQ(method->value(tensor_list).to_tensor_list().size(), 2u);
+  const auto opt = method->value(optional_list).to_tensor_list();
+  EXPECT_FALSE(opt[0].defined());
+  EXPECT_TRUE(opt[1].defined());
+  EXPECT_TRUE(method->value(optional_list).is_optional_tensor_list());
+  EXPECT_EQ(method->value(string_value).to_string(), "hello");
+}
+
+TEST(MethodTest, DynamicBoundInputResizesOutput) {
+  auto object = add_program();
+  for (int i = 0; i < 3; ++i) {
+    auto* t = object->execution_plan[0]->values[i]->val.AsTensor();
+    t->sizes = {4};
+    t->shape_dynamism = fb::TensorShapeDynamism::DYNAMIC_BOUND;
+  }
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2}, {2});
+  FloatTensor y({3, 4}, {2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->set_input(1, y.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  const EValue* out = method->output(0).get();
+  EXPECT_EQ(out->to_tensor().size(0), 2);
+  EXPECT_EQ(values_of(*out), std::vector<float>({4, 6}));
+  // Above the bound: rejected with both numbers.
+  FloatTensor big({1, 2, 3, 4, 5}, {5});
+  Status status = method->set_input(0, big.value());
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("5 elements"));
+  EXPECT_THAT(status.message(), HasSubstr("4 planned"));
+}
+
+TEST(MethodTest, UnplannedInputsBorrowCallerMemory) {
+  auto object = add_program();
+  for (int i = 0; i < 2; ++i) {
+    object->execution_plan[0]->values[i]->val.AsTensor()->allocation_info.reset();
+  }
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2}, {2});
+  FloatTensor y({3, 4}, {2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->set_input(1, y.value()).ok());
+  EXPECT_EQ(method->input_value(0).to_tensor().const_data_ptr(), x.data.data());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({4, 6}));
+}
+
+TEST(MethodTest, MutableTensorStartsFromItsSegmentAndKeepsState) {
+  // state (planned, initial value [5, 7]) = state + x, output state.
+  std::vector<fb::EValueT> values;
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0));      // 0 x
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 16, 1));  // 1 state
+  values.push_back(int_value(1));                                        // 2 alpha
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;
+  ops.push_back(op("aten::add", "out"));
+  std::vector<fb::InstructionT> instructions;
+  instructions.push_back(kernel_call(0, {1, 0, 2, 1, 1}));
+  auto object = make_program("forward", std::move(values), {0}, {1}, std::move(ops),
+                             std::move(instructions), {32});
+  auto list = std::make_unique<fb::SubsegmentOffsetsT>();
+  list->segment_index = 0;
+  list->offsets = {0, 16};  // Entry 1 at byte 16 of segment 0.
+  object->mutable_data_segments.push_back(std::move(list));
+  std::vector<uint8_t> segment(24, 0);
+  const float initial[2] = {5, 7};
+  std::memcpy(segment.data() + 16, initial, sizeof(initial));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object, {segment})).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 1}, {2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({6, 8}));
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({7, 9}));
+}
+
+// values: 0 a, 1 b, 2 out
+std::unique_ptr<fb::ProgramT> delegate_program(fb::DataLocation location) {
+  std::vector<fb::EValueT> values;
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 16));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 32));
+  std::vector<fb::InstructionT> instructions;
+  instructions.push_back(delegate_call(0, {0, 1, 2}));
+  auto object = make_program("forward", std::move(values), {0, 1}, {2}, {},
+                             std::move(instructions), {48});
+  auto delegate = std::make_unique<fb::BackendDelegateT>();
+  delegate->id = "TestAddBackend";
+  delegate->processed = std::make_unique<fb::BackendDelegateDataReferenceT>();
+  delegate->processed->location = location;
+  delegate->processed->index = 0;
+  auto spec = std::make_unique<fb::CompileSpecT>();
+  spec->key = "scale";
+  spec->value = {2};
+  delegate->compile_specs.push_back(std::move(spec));
+  object->execution_plan[0]->delegates.push_back(std::move(delegate));
+  return object;
+}
+
+std::vector<uint8_t> bias_blob(float bias) {
+  std::vector<uint8_t> blob(4);
+  std::memcpy(blob.data(), &bias, 4);
+  return blob;
+}
+
+TEST(MethodTest, DelegateFromInlineDataAndFromSegment) {
+  for (auto location : {fb::DataLocation::INLINE, fb::DataLocation::SEGMENT}) {
+    auto object = delegate_program(location);
+    std::vector<std::vector<uint8_t>> segments;
+    if (location == fb::DataLocation::INLINE) {
+      auto inline_data = std::make_unique<fb::BackendDelegateInlineDataT>();
+      inline_data->data = bias_blob(0.5f);
+      object->backend_delegate_data.push_back(std::move(inline_data));
+    } else {
+      segments.push_back(bias_blob(0.5f));
+    }
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack(*object, segments)).ok());
+    {
+      auto method = l.method();
+      ASSERT_TRUE(method.ok()) << method.status().message();
+      EXPECT_TRUE(method->method_meta().uses_backend("TestAddBackend"));
+      FloatTensor a({1, 2}, {2});
+      FloatTensor b({3, 4}, {2});
+      ASSERT_TRUE(method->set_input(0, a.value()).ok());
+      ASSERT_TRUE(method->set_input(1, b.value()).ok());
+      ASSERT_TRUE(method->execute().ok());
+      // (a + b) * scale(2) + bias(0.5)
+      EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({8.5f, 12.5f}));
+      EXPECT_EQ(l.backend.inits, 1);
+      EXPECT_EQ(l.backend.executes, 1);
+    }
+    EXPECT_EQ(l.backend.destroys, 1);  // Destroyed with the Method.
+  }
+}
+
+TEST(MethodTest, MissingOrUnavailableBackend) {
+  auto object = delegate_program(fb::DataLocation::INLINE);
+  object->execution_plan[0]->delegates[0]->id = "XnnpackBackend";
+  auto inline_data = std::make_unique<fb::BackendDelegateInlineDataT>();
+  inline_data->data = bias_blob(0);
+  object->backend_delegate_data.push_back(std::move(inline_data));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kBackendMissing);
+  EXPECT_THAT(method.status().message(), HasSubstr("XnnpackBackend"));
+
+  auto object2 = delegate_program(fb::DataLocation::INLINE);
+  auto inline2 = std::make_unique<fb::BackendDelegateInlineDataT>();
+  inline2->data = bias_blob(0);
+  object2->backend_delegate_data.push_back(std::move(inline2));
+  Loaded l2;
+  ASSERT_TRUE(l2.load_program(pack(*object2)).ok());
+  l2.backend.available = false;
+  EXPECT_EQ(l2.method().error(), Error::kNotSupported);
+}
+
+TEST(MethodTest, DelegateInitFailureIsReported) {
+  auto object = delegate_program(fb::DataLocation::INLINE);
+  auto inline_data = std::make_unique<fb::BackendDelegateInlineDataT>();
+  inline_data->data = {1, 2};  // Not the 4 bytes the backend wants.
+  object->backend_delegate_data.push_back(std::move(inline_data));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kDelegateInvalidCompatibility);
+  EXPECT_THAT(method.status().message(), HasSubstr("TestAddBackend"));
+  EXPECT_THAT(method.status().message(), HasSubstr("4 bytes"));
+}
+
+TEST(MethodTest, KernelFailureNamesOperatorAndInstruction) {
+  auto object = add_program();
+  object->execution_plan[0]->values[1]->val.AsTensor()->scalar_type = fb::ScalarType::INT;
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok());
+  FloatTensor x({1, 2}, {2});
+  int32_t ints[2] = {1, 2};
+  int32_t sizes[1] = {2};
+  uint8_t order[1] = {0};
+  int64_t strides[1] = {1};
+  TensorImpl int_impl(ScalarType::kInt, 1, sizes, ints, order, strides);
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->set_input(1, EValue(Tensor(&int_impl))).ok());
+  Status status = method->execute();
+  EXPECT_EQ(status.code(), Error::kInvalidType);
+  EXPECT_THAT(status.message(), HasSubstr("instruction 0 (aten::add.out)"));
+  EXPECT_THAT(status.message(), HasSubstr("float32 only"));
+}
+
+}  // namespace
+}  // namespace torchlight

@@ -1,0 +1,264 @@
+// Program loading: the reference fixtures, header detection, MethodMeta,
+// and every way a file can lie about itself.
+#include "runtime/executor/program.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "extension/data_loader/buffer_data_loader.h"
+#include "runtime/executor/testing/pte_builder.h"
+
+namespace torchlight {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::pack;
+using testing::read_fixture;
+using testing::unpack;
+
+Result<Program> load_bytes(const std::vector<uint8_t>& bytes, const char* name = "test.pte") {
+  static std::vector<std::unique_ptr<BufferDataLoader>> loaders;  // Outlive the Program.
+  loaders.push_back(std::make_unique<BufferDataLoader>(bytes.data(), bytes.size(), name));
+  return Program::load(loaders.back().get());
+}
+
+TEST(ProgramTest, LoadsAddWithoutExtendedHeader) {
+  const auto bytes = read_fixture("add.pte");
+  auto program = load_bytes(bytes, "add.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_FALSE(program->header().present);
+  EXPECT_EQ(program->num_methods(), 1u);
+  EXPECT_EQ(program->method_name(0).get(), "forward");
+  // The reference writer emits one empty segment for a program without constants.
+  EXPECT_EQ(program->num_segments(), 1u);
+  EXPECT_EQ(program->segment(0)->size, 0u);
+  EXPECT_EQ(program->constant_bytes(), 0u);
+
+  auto meta = program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->num_inputs(), 2u);
+  EXPECT_EQ(meta->num_outputs(), 1u);
+  auto input = meta->input_tensor_info(0);
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(input->dtype, ScalarType::kFloat);
+  ASSERT_EQ(input->sizes.size(), 1u);
+  EXPECT_EQ(input->sizes[0], 1);
+  EXPECT_TRUE(input->memory_planned);
+  ASSERT_EQ(meta->num_planned_buffers(), 1u);
+  EXPECT_EQ(meta->planned_buffer_size(0).get(), 48);
+  char name[64];
+  ASSERT_EQ(meta->num_operators(), 1u);
+  EXPECT_STREQ(meta->operator_name(0, name, sizeof(name)).get(), "aten::add.out");
+  EXPECT_EQ(meta->num_backends(), 0u);
+}
+
+TEST(ProgramTest, LoadsExtendedHeaderAndConstantSegment) {
+  const auto bytes = read_fixture("add_eh.pte");
+  auto program = load_bytes(bytes, "add_eh.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_TRUE(program->header().present);
+  EXPECT_EQ(program->header().length, 32u);
+  EXPECT_LE(program->header().program_size, bytes.size());
+  EXPECT_GE(program->header().segment_base_offset, program->header().program_size);
+  EXPECT_EQ(program->num_segments(), 1u);
+  EXPECT_FALSE(program->uses_legacy_constant_buffer());
+  EXPECT_EQ(program->constant_bytes(), 4u);  // One float32 constant.
+  auto data = program->constant_data(1, 4);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  float value = 0;
+  std::memcpy(&value, data.get(), 4);
+  EXPECT_EQ(value, 1.0f);
+  EXPECT_EQ(program->method_meta("forward")->planned_buffer_size(0).get(), 32);
+}
+
+TEST(ProgramTest, LoadsLegacyConstantBuffer) {
+  const auto bytes = read_fixture("linear_constant_buffer.pte");
+  auto program = load_bytes(bytes, "linear_constant_buffer.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_TRUE(program->uses_legacy_constant_buffer());
+  EXPECT_GT(program->constant_bytes(), 0u);
+  auto meta = program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->num_operators(), 2u);
+}
+
+TEST(ProgramTest, UnknownMethodListsTheOnesThatExist) {
+  const auto bytes = read_fixture("add.pte");
+  auto program = load_bytes(bytes, "add.pte");
+  ASSERT_TRUE(program.ok());
+  auto meta = program->method_meta("backward");
+  ASSERT_FALSE(meta.ok());
+  EXPECT_EQ(meta.error(), Error::kNotFound);
+  EXPECT_THAT(meta.status().message(), HasSubstr("'backward'"));
+  EXPECT_THAT(meta.status().message(), HasSubstr("'forward'"));
+  EXPECT_THAT(meta.status().message(), HasSubstr("add.pte"));
+  EXPECT_EQ(program->method_name(3).error(), Error::kInvalidArgument);
+}
+
+TEST(ProgramTest, RepackedFixtureStillLoads) {
+  // Guards the builder the corruption tests rely on.
+  auto object = unpack(read_fixture("add.pte"));
+  auto with_header = pack(*object, {}, /*extended_header=*/true);
+  auto program = load_bytes(with_header);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_TRUE(program->header().present);
+}
+
+TEST(ProgramTest, NamedDataAndSegmentsAreReadable) {
+  auto object = unpack(read_fixture("add.pte"));
+  auto named = std::make_unique<fb::NamedDataT>();
+  named->key = "weights";
+  named->segment_index = 1;
+  object->named_data.push_back(std::move(named));
+  const std::vector<uint8_t> first = {1, 2, 3};
+  const std::vector<uint8_t> second = {9, 8, 7, 6, 5};
+  auto bytes = pack(*object, {first, second});
+  auto program = load_bytes(bytes);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->num_segments(), 2u);
+  EXPECT_EQ(program->segment(1)->size, 5u);
+  auto data = program->named_data("weights");
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  ASSERT_EQ(data->size(), 5u);
+  EXPECT_EQ(std::vector<uint8_t>(data->bytes().begin(), data->bytes().end()), second);
+  EXPECT_EQ(program->named_data("bias").error(), Error::kNotFound);
+}
+
+// --- Bad files ----------------------------------------------------------------
+
+TEST(ProgramErrorTest, TooShort) {
+  std::vector<uint8_t> bytes = {1, 2, 3};
+  auto program = load_bytes(bytes, "tiny.pte");
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  EXPECT_THAT(program.status().message(), HasSubstr("tiny.pte"));
+  EXPECT_THAT(program.status().message(), HasSubstr("too short"));
+}
+
+TEST(ProgramErrorTest, WrongIdentifier) {
+  auto bytes = read_fixture("add.pte");
+  std::memcpy(bytes.data() + 4, "PK\x03\x04", 4);
+  auto program = load_bytes(bytes, "zip.pte");
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  EXPECT_THAT(program.status().message(), HasSubstr("not a .pte program"));
+  EXPECT_THAT(program.status().message(), HasSubstr("ET12"));
+}
+
+TEST(ProgramErrorTest, OtherFormatVersionIsNotSupported) {
+  auto bytes = read_fixture("add.pte");
+  std::memcpy(bytes.data() + 4, "ET99", 4);
+  auto program = load_bytes(bytes);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kNotSupported);
+  EXPECT_THAT(program.status().message(), HasSubstr("ET99"));
+}
+
+TEST(ProgramErrorTest, HeaderProgramSizePastEnd) {
+  auto bytes = read_fixture("add_eh.pte");
+  testing::put_u64(bytes, 16, bytes.size() + 1);
+  auto program = load_bytes(bytes);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  EXPECT_THAT(program.status().message(), HasSubstr("program is"));
+}
+
+TEST(ProgramErrorTest, HeaderHugeSizesDoNotOverflow) {
+  for (size_t field : {16u, 24u, 32u}) {
+    auto bytes = read_fixture("add_eh.pte");
+    testing::put_u64(bytes, field, UINT64_MAX);
+    auto program = load_bytes(bytes);
+    ASSERT_FALSE(program.ok()) << "field " << field;
+    EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  }
+  auto bytes = read_fixture("add_eh.pte");
+  testing::put_u32(bytes, 12, UINT32_MAX);  // Header length.
+  EXPECT_EQ(load_bytes(bytes).error(), Error::kInvalidProgram);
+}
+
+TEST(ProgramErrorTest, SegmentPastEnd) {
+  auto object = unpack(read_fixture("add_eh.pte"));
+  auto bytes = pack(*object, {{0, 0, 128, 63}});
+  ASSERT_TRUE(load_bytes(bytes).ok());
+  // The header's segment data size now claims less than segment 0 needs.
+  testing::put_u64(bytes, 32, 2);
+  auto program = load_bytes(bytes);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  EXPECT_THAT(program.status().message(), HasSubstr("segment 0"));
+}
+
+TEST(ProgramErrorTest, SegmentOffsetOverflow) {
+  // A segment whose offset + size wraps around 2^64 must not pass the check.
+  auto object = unpack(read_fixture("add_eh.pte"));
+  auto bytes = pack(*object, {{0, 0, 128, 63}});
+  auto corrupt = unpack(bytes);
+  corrupt->segments[0]->offset = UINT64_MAX - 1;
+  corrupt->segments[0]->size = 4;
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(fb::Program::Pack(builder, corrupt.get()), fb::ProgramIdentifier());
+  // Reuse the original header and segment area around the new flatbuffer.
+  std::vector<uint8_t> flat(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());
+  std::vector<uint8_t> out(flat.begin(), flat.begin() + 8);
+  out.insert(out.end(), bytes.begin() + 8, bytes.begin() + 40);
+  out.insert(out.end(), flat.begin() + 8, flat.end());
+  uint32_t root = 0;
+  std::memcpy(&root, flat.data(), 4);
+  testing::put_u32(out, 0, root + 32);
+  testing::put_u64(out, 16, out.size());
+  const size_t base = (out.size() + 127) / 128 * 128;
+  testing::put_u64(out, 24, base);
+  testing::put_u64(out, 32, 4);
+  out.resize(base + 4, 0);
+  auto program = load_bytes(out);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  EXPECT_THAT(program.status().message(), HasSubstr("runs past"));
+}
+
+TEST(ProgramErrorTest, SegmentsWithoutHeader) {
+  auto object = unpack(read_fixture("add_eh.pte"));
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(fb::Program::Pack(builder, object.get()), fb::ProgramIdentifier());
+  std::vector<uint8_t> bytes(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());
+  auto program = load_bytes(bytes);
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(program.status().message(), HasSubstr("no extended header locating segments"));
+}
+
+TEST(ProgramErrorTest, ConstantSegmentIndexOutOfRange) {
+  auto object = unpack(read_fixture("add_eh.pte"));
+  object->constant_segment->segment_index = 7;
+  auto bytes = pack(*object, {{0, 0, 128, 63}});
+  auto program = load_bytes(bytes);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  EXPECT_THAT(program.status().message(), HasSubstr("segment 7"));
+}
+
+TEST(ProgramErrorTest, ConstantOffsetPastSegment) {
+  auto object = unpack(read_fixture("add_eh.pte"));
+  object->constant_segment->offsets[1] = 1000;
+  auto bytes = pack(*object, {{0, 0, 128, 63}});
+  auto program = load_bytes(bytes);
+  ASSERT_TRUE(program.ok());  // Checked when a tensor asks for it.
+  auto data = program->constant_data(1, 4);
+  ASSERT_FALSE(data.ok());
+  EXPECT_EQ(data.error(), Error::kInvalidProgram);
+  EXPECT_THAT(data.status().message(), HasSubstr("runs past"));
+  EXPECT_EQ(program->constant_data(9, 4).error(), Error::kInvalidProgram);
+  EXPECT_EQ(program->constant_data(1, SIZE_MAX).error(), Error::kInvalidProgram);
+}
+
+TEST(ProgramErrorTest, FlatbufferCorruptionFailsVerification) {
+  auto bytes = read_fixture("add.pte");
+  testing::put_u32(bytes, 0, static_cast<uint32_t>(bytes.size() + 100));  // Root past end.
+  auto program = load_bytes(bytes, "bad_root.pte");
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error(), Error::kInvalidProgram);
+  EXPECT_THAT(program.status().message(), HasSubstr("bad_root.pte"));
+  EXPECT_THAT(program.status().message(), HasSubstr("verification"));
+}
+
+}  // namespace
+}  // namespace torchlight

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs inside the toolchain after both builds: the gtest suites plain and
+# under ASan/UBSan, then the Python tests. Ends with one summary line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+jobs="${TORCHLIGHT_JOBS:-$(nproc)}"
+passed=0
+failed=0
+
+count() {  # count LOG: adds ctest's totals from its summary line
+  local line total fails
+  line="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n 1)"
+  [ -n "$line" ] || { failed=$((failed + 1)); return; }
+  total="$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')"
+  fails="$(echo "$line" | sed -E 's/.* ([0-9]+) tests? failed.*/\1/')"
+  passed=$((passed + total - fails))
+  failed=$((failed + fails))
+}
+
+status=0
+for config in release asan; do
+  echo "=== ctest ($config) ==="
+  log="build/$config/ctest.log"
+  # halt_on_error makes a sanitizer report fail the test instead of scrolling by.
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir "build/$config" -j "$jobs" --output-on-failure "$@" 2>&1 | tee "$log" |
+    grep -vE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  count "$log"
+done
+
+if [ -d python/tests ] && [ $# -eq 0 ]; then
+  echo "=== pytest ==="
+  log="build/release/pytest.log"
+  python3 -m pytest -q python/tests 2>&1 | tee "$log"
+  rc="${PIPESTATUS[0]}"
+  if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then status=1; fi
+  p="$(grep -oE '[0-9]+ passed' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)"
+  f="$(grep -oE '[0-9]+ failed' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)"
+  passed=$((passed + p)); failed=$((failed + f))
+fi
+
+echo "tests: $passed passed, $failed failed"
+exit $status
