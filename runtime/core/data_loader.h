@@ -20,7 +20,9 @@ class DataLoader {
     const char* name = nullptr;     // Backend id or data key, when there is one.
   };
 
-  /// Every returned buffer is aligned to at least this many bytes.
+  /// Alignment a loader that copies (FileDataLoader) gives every buffer.
+  /// Loaders that return file memory (mmap, buffer) are aligned as the file
+  /// offset is; the .pte writer aligns segments and constants for them.
   static constexpr size_t kMinAlignment = 16;
 
   virtual ~DataLoader() = default;

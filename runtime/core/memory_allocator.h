@@ -25,8 +25,14 @@ class MemoryAllocator {
   MemoryAllocator& operator=(const MemoryAllocator&) = delete;
 
   /// `size` bytes aligned to `alignment` (a power of two), or null when the
-  /// buffer is exhausted.
-  virtual void* allocate(size_t size, size_t alignment = kDefaultAlignment);
+  /// buffer is exhausted or `alignment` is not a power of two.
+  ///
+  /// Defined in the class so MemoryAllocator has no key function: its vtable
+  /// and type_info are then emitted wherever needed, and a subclass compiled
+  /// with RTTI (tests, tools) links against this -fno-rtti library.
+  virtual void* allocate(size_t size, size_t alignment = kDefaultAlignment) {
+    return allocate_from_buffer(size, alignment);
+  }
 
   /// Forgets every allocation; the memory is reused from the start.
   virtual void reset() { used_ = 0; }
@@ -40,13 +46,17 @@ class MemoryAllocator {
     return p == nullptr ? nullptr : new (p) T[count];
   }
 
-  size_t used() const { return used_; }
-  size_t capacity() const { return size_; }
+  /// Bytes handed out (including alignment padding) and bytes available in
+  /// total; heap-backed allocators report what they have reserved.
+  virtual size_t used() const { return used_; }
+  virtual size_t capacity() const { return size_; }
 
  protected:
   MemoryAllocator() = default;
 
  private:
+  void* allocate_from_buffer(size_t size, size_t alignment);
+
   uint8_t* base_ = nullptr;
   size_t size_ = 0;
   size_t used_ = 0;
