@@ -39,5 +39,6 @@ function(torchlight_add_gtest name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     TORCHLIGHT_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures/upstream")
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120)
+  # Prefixed so `ctest -R <binary>` selects one binary's tests.
+  gtest_discover_tests(${name} TEST_PREFIX "${name}." DISCOVERY_TIMEOUT 120)
 endfunction()

@@ -13,8 +13,9 @@ class BackendRegistry {
  public:
   static constexpr size_t kMaxBackends = 16;
 
-  /// `backend` must outlive the registry. Errors: kInvalidArgument for a
-  /// null or duplicate name, kOutOfResources when full.
+  /// `name` (kept as a pointer, not copied) and `backend` must outlive the
+  /// registry. Errors: kInvalidArgument for a null name or backend or a
+  /// duplicate name, kOutOfResources when full.
   Status register_backend(const char* name, const BackendInterface* backend);
 
   /// The backend registered under `name`, or null.

@@ -65,6 +65,10 @@ class EValue {
   explicit EValue(std::string_view v) : tag_(Tag::kString) {
     payload_.as_string = {v.data(), v.size()};
   }
+  /// A string. Without this, a literal would convert to bool (a standard
+  /// conversion beats string_view's user-defined one) and become a Bool.
+  explicit EValue(const char* v)
+      : EValue(v != nullptr ? std::string_view(v) : std::string_view()) {}
   explicit EValue(Tensor v) : tag_(Tag::kTensor) { payload_.as_tensor = v; }
   explicit EValue(BoxedList<int64_t> v) : tag_(Tag::kIntList) { payload_.as_int_list = v; }
   explicit EValue(Span<const double> v) : tag_(Tag::kDoubleList) { payload_.as_double_list = v; }
@@ -91,7 +95,8 @@ class EValue {
   bool is_scalar() const { return is_int() || is_double() || is_bool(); }
 
   // Accessors. Calling one on the wrong tag is a bug in the caller; kernels
-  // check tags at load time through the argument checks in kernel_args.h.
+  // check tags first (kernels/portable/util/kernel_args.h), since a program
+  // file decides which value reaches which argument.
   int64_t to_int() const { return payload_.as_int; }
   double to_double() const { return payload_.as_double; }
   bool to_bool() const { return payload_.as_bool; }
@@ -112,11 +117,17 @@ class EValue {
                        : (is_bool() ? (payload_.as_bool ? 1.0 : 0.0)
                                     : static_cast<double>(payload_.as_int));
   }
-  /// A Scalar as int64 (Double truncates toward zero).
+  /// A Scalar as int64. Double truncates toward zero; since it may come
+  /// from a file, NaN gives 0 and values beyond int64 saturate instead of
+  /// being undefined behaviour.
   int64_t scalar_as_int() const {
-    return is_int() ? payload_.as_int
-                    : (is_bool() ? (payload_.as_bool ? 1 : 0)
-                                 : static_cast<int64_t>(payload_.as_double));
+    if (is_int()) return payload_.as_int;
+    if (is_bool()) return payload_.as_bool ? 1 : 0;
+    const double d = payload_.as_double;
+    if (d != d) return 0;
+    if (d >= 9223372036854775808.0) return INT64_MAX;  // 2^63
+    if (d < -9223372036854775808.0) return INT64_MIN;
+    return static_cast<int64_t>(d);
   }
 
  private:

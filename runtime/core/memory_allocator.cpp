@@ -2,7 +2,7 @@
 
 namespace torchlight {
 
-void* MemoryAllocator::allocate(size_t size, size_t alignment) {
+void* MemoryAllocator::allocate_from_buffer(size_t size, size_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) return nullptr;
   const uintptr_t start = reinterpret_cast<uintptr_t>(base_) + used_;
   const uintptr_t aligned = (start + alignment - 1) & ~(static_cast<uintptr_t>(alignment) - 1);

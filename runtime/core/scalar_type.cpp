@@ -121,7 +121,13 @@ bool promote_types(ScalarType a, ScalarType b, ScalarType* out) {
 }
 
 bool can_cast(ScalarType from, ScalarType to) {
-  if (is_floating_point(from) && !is_floating_point(to)) return false;
+  // ATen (c10::canCast): no floating type, float8 included, into an integral
+  // type; quantized and bits types count as neither floating nor integral.
+  const bool from_floating = is_floating_point(from) || from == ScalarType::kFloat8e5m2 ||
+                             from == ScalarType::kFloat8e4m3fn ||
+                             from == ScalarType::kFloat8e5m2fnuz ||
+                             from == ScalarType::kFloat8e4m3fnuz;
+  if (from_floating && is_integral(to)) return false;
   if (from != ScalarType::kBool && to == ScalarType::kBool) return false;
   return true;
 }

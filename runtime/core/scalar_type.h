@@ -48,7 +48,7 @@ bool is_integral(ScalarType type);
 bool promote_types(ScalarType a, ScalarType b, ScalarType* out);
 
 /// Whether ATen lets a result of type `from` be written into `to`
-/// (no float into an integer, no number into bool).
+/// (no float, float8 included, into an integer; no number into bool).
 bool can_cast(ScalarType from, ScalarType to);
 
 }  // namespace torchlight

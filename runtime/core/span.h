@@ -3,12 +3,20 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 namespace torchlight {
 
 template <typename T>
 class Span {
  public:
+  // Container typedefs, so standard algorithms and test matchers accept spans.
+  using element_type = T;
+  using value_type = std::remove_cv_t<T>;
+  using size_type = size_t;
+  using iterator = T*;
+  using const_iterator = T*;
+
   constexpr Span() = default;
   constexpr Span(T* data, size_t size) : data_(data), size_(size) {}
   template <size_t N>

@@ -25,15 +25,21 @@ bool compute_strides(Span<const SizesType> sizes, Span<const DimOrderType> dim_o
     if (d >= dim || seen[d]) return false;
     seen[d] = true;
   }
-  // The last entry of dim_order is the fastest-moving dimension.
+  // The last entry of dim_order is the fastest-moving dimension. Computed
+  // into a local array so a failure leaves `strides` untouched.
+  StridesType result[kMaxTensorDim] = {};
   StridesType stride = 1;
   for (size_t i = dim; i-- > 0;) {
     const DimOrderType d = dim_order[i];
-    strides[d] = stride;
+    result[d] = stride;
+    if (i == 0) break;
     // Size-0/1 dims don't change the next stride beyond a factor of 1,
-    // matching PyTorch's contiguous strides (size 0 counts as 1).
-    stride *= sizes[d] > 1 ? sizes[d] : 1;
+    // matching PyTorch's contiguous strides (size 0 counts as 1). Because
+    // size 0 counts as 1, a zero-numel shape can still overflow here.
+    const StridesType factor = sizes[d] > 1 ? sizes[d] : 1;
+    if (__builtin_mul_overflow(stride, factor, &stride)) return false;
   }
+  for (size_t i = 0; i < dim; ++i) strides[i] = result[i];
   return true;
 }
 
@@ -118,14 +124,21 @@ Status TensorImpl::resize(Span<const SizesType> new_sizes) {
                          static_cast<long long>(new_numel),
                          static_cast<long long>(capacity_numel_));
   }
-  for (size_t i = 0; i < dim_; ++i) sizes_[i] = new_sizes[i];
+  // Checked before anything is written, so a failed resize changes nothing.
+  StridesType new_strides[kMaxTensorDim];
+  if (!compute_strides(new_sizes, {dim_order_, dim_}, new_strides)) {
+    return Status::error(Error::kInvalidArgument,
+                         "cannot lay out sizes %s: invalid dim order or strides overflow int64",
+                         format_sizes(new_sizes, want, sizeof(want)));
+  }
+  for (size_t i = 0; i < dim_; ++i) {
+    sizes_[i] = new_sizes[i];
+    strides_[i] = new_strides[i];
+  }
   numel_ = new_numel;
   if (dynamism_ == TensorShapeDynamism::kDynamicUnbound && new_numel > capacity_numel_) {
     capacity_numel_ = new_numel;  // The caller rebinds data for unbound tensors.
   }
-  bool ok = compute_strides({sizes_, dim_}, {dim_order_, dim_}, strides_);
-  TL_DEBUG_ASSERT(ok);
-  (void)ok;
   return Error::kOk;
 }
 

@@ -52,7 +52,8 @@ class TensorImpl {
 
   /// Changes the sizes (same rank) and recomputes strides. Errors:
   /// kInvalidArgument for a rank change, a negative size, a STATIC tensor
-  /// whose sizes differ, or more elements than the capacity.
+  /// whose sizes differ, more elements than the capacity, or sizes whose
+  /// strides overflow int64. A failed resize changes nothing.
   Status resize(Span<const SizesType> new_sizes);
 
  private:
@@ -102,8 +103,10 @@ class Tensor {
 /// Product of sizes into *numel. False on a negative size or int64 overflow.
 bool compute_numel(Span<const SizesType> sizes, int64_t* numel);
 
-/// Strides (in elements) for `sizes` laid out in `dim_order`. False when
-/// `dim_order` is not a permutation of 0..n-1.
+/// Strides (in elements) for `sizes` laid out in `dim_order`. False, with
+/// `strides` untouched, when `dim_order` is not a permutation of 0..n-1, n is
+/// above kMaxTensorDim, or a stride overflows int64 (possible for zero-numel
+/// shapes, whose size-0 dims count as 1).
 bool compute_strides(Span<const SizesType> sizes, Span<const DimOrderType> dim_order,
                      StridesType* strides);
 

@@ -1,0 +1,16 @@
+// Declarations of every portable kernel function, generated from
+// portable_ops.def. Tests call these directly; applications use the table
+// in portable_kernels.h instead.
+#pragma once
+
+#include "runtime/core/evalue.h"
+#include "runtime/core/span.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace torchlight::portable {
+
+#define TL_PORTABLE_OP(op_name, function) void function(KernelContext& ctx, Span<EValue*> args);
+#include "kernels/portable/portable_ops.def"
+#undef TL_PORTABLE_OP
+
+}  // namespace torchlight::portable

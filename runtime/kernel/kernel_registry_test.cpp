@@ -1,0 +1,344 @@
+// Tests for KernelRegistry (kernel_registry.h): registration rules and how
+// resolve() chooses among kernels by key match, priority and specificity.
+#include "runtime/kernel/kernel_registry.h"
+
+#include <string>
+#include <string_view>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace torchlight {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Distinct functions, so a resolved kernel says which entry it came from.
+void fn_portable(KernelContext&, Span<EValue*>) {}
+void fn_optimized(KernelContext&, Span<EValue*>) {}
+void fn_float(KernelContext&, Span<EValue*>) {}
+void fn_int(KernelContext&, Span<EValue*>) {}
+void fn_channels_last(KernelContext&, Span<EValue*>) {}
+void fn_custom(KernelContext&, Span<EValue*>) {}
+
+KernelKey::TensorConstraint dtype(ScalarType t, DimOrderKind order = DimOrderKind::kAny) {
+  KernelKey::TensorConstraint c;
+  c.any_dtype = false;
+  c.dtype = t;
+  c.dim_order = order;
+  return c;
+}
+
+KernelKey::TensorConstraint any(DimOrderKind order = DimOrderKind::kAny) {
+  KernelKey::TensorConstraint c;
+  c.dim_order = order;
+  return c;
+}
+
+KernelKey key(std::initializer_list<KernelKey::TensorConstraint> constraints) {
+  KernelKey k;
+  for (const auto& c : constraints) k.tensors[k.num_tensors++] = c;
+  return k;
+}
+
+Kernel kernel(const char* name, KernelFunction fn, KernelPriority priority = KernelPriority::kPortable,
+              KernelKey k = {}) {
+  Kernel result{name, fn};
+  result.priority = priority;
+  result.key = k;
+  return result;
+}
+
+TensorArgMeta arg(ScalarType t, DimOrderKind order = DimOrderKind::kContiguous) {
+  return {t, order};
+}
+
+// The function resolve() picks, or null with the failure recorded.
+KernelFunction resolved(const KernelRegistry& registry, std::string_view name,
+                        std::initializer_list<TensorArgMeta> args) {
+  Result<const Kernel*> r = registry.resolve(name, {args.begin(), args.size()});
+  if (!r.ok()) {
+    ADD_FAILURE() << "resolve failed: " << r.status().message();
+    return nullptr;
+  }
+  EXPECT_EQ(std::string_view((*r)->name), name);
+  return (*r)->function;
+}
+
+TEST(KernelKeyTest, Specificity) {
+  EXPECT_EQ(KernelKey{}.specificity(), 0u);
+  EXPECT_EQ(key({any()}).specificity(), 0u);
+  EXPECT_EQ(key({dtype(ScalarType::kFloat)}).specificity(), 1u);
+  EXPECT_EQ(key({any(DimOrderKind::kContiguous)}).specificity(), 1u);
+  EXPECT_EQ(key({dtype(ScalarType::kFloat, DimOrderKind::kChannelsLast), any(),
+                 dtype(ScalarType::kInt)})
+                .specificity(),
+            3u);
+}
+
+TEST(KernelRegistryTest, RegisterAndResolve) {
+  StaticKernelRegistry<4> registry;
+  EXPECT_TRUE(registry.kernels().empty());
+  ASSERT_TRUE(registry.register_kernel(kernel("aten::add.out", fn_portable)).ok());
+  ASSERT_TRUE(registry.register_kernel(kernel("aten::mul.out", fn_float)).ok());
+  EXPECT_EQ(registry.kernels().size(), 2u);
+  EXPECT_TRUE(registry.has_kernel("aten::add.out"));
+  EXPECT_TRUE(registry.has_kernel("aten::mul.out"));
+  EXPECT_FALSE(registry.has_kernel("aten::add"));
+  EXPECT_FALSE(registry.has_kernel("aten::add.out "));
+  EXPECT_EQ(resolved(registry, "aten::add.out", {arg(ScalarType::kFloat)}), &fn_portable);
+  EXPECT_EQ(resolved(registry, "aten::mul.out", {}), &fn_float);
+  // The returned entry is the registry's copy.
+  Result<const Kernel*> r = registry.resolve("aten::add.out", {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, &registry.kernels()[0]);
+}
+
+TEST(KernelRegistryTest, ExternalStorage) {
+  Kernel storage[2];
+  KernelRegistry registry(Span<Kernel>(storage, 2));
+  ASSERT_TRUE(registry.register_kernel(kernel("a::b", fn_int)).ok());
+  EXPECT_EQ(storage[0].function, &fn_int);
+  EXPECT_EQ(registry.kernels().data(), storage);
+}
+
+TEST(KernelRegistryTest, RejectsNullNameOrFunction) {
+  StaticKernelRegistry<4> registry;
+  Status no_name = registry.register_kernel(kernel(nullptr, fn_portable));
+  EXPECT_EQ(no_name.code(), Error::kInvalidArgument);
+  Status no_fn = registry.register_kernel(kernel("aten::add.out", nullptr));
+  EXPECT_EQ(no_fn.code(), Error::kInvalidArgument);
+  EXPECT_TRUE(registry.kernels().empty());
+}
+
+TEST(KernelRegistryTest, RejectsKeyWithTooManyTensors) {
+  StaticKernelRegistry<4> registry;
+  Kernel k = kernel("aten::cat.out", fn_portable);
+  k.key.num_tensors = KernelKey::kMaxTensors + 1;
+  Status s = registry.register_kernel(k);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("aten::cat.out"));
+  EXPECT_THAT(s.message(), HasSubstr("9 tensors"));
+  EXPECT_TRUE(registry.kernels().empty());
+}
+
+TEST(KernelRegistryTest, RejectsDuplicatesWithMessage) {
+  StaticKernelRegistry<8> registry;
+  const KernelKey f32 = key({dtype(ScalarType::kFloat)});
+  ASSERT_TRUE(registry.register_kernel(kernel("aten::add.out", fn_portable)).ok());
+  ASSERT_TRUE(
+      registry.register_kernel(kernel("aten::add.out", fn_float, KernelPriority::kPortable, f32))
+          .ok());
+
+  // Same name, priority and key: rejected, even with another function.
+  Status dup = registry.register_kernel(kernel("aten::add.out", fn_optimized));
+  EXPECT_EQ(dup.code(), Error::kInvalidArgument);
+  EXPECT_THAT(dup.message(), HasSubstr("'aten::add.out'"));
+  EXPECT_THAT(dup.message(), HasSubstr("twice"));
+  Status dup_key =
+      registry.register_kernel(kernel("aten::add.out", fn_int, KernelPriority::kPortable, f32));
+  EXPECT_EQ(dup_key.code(), Error::kInvalidArgument);
+  // The name is compared by content, not by pointer.
+  const std::string copy = "aten::add.out";
+  Status dup_copy = registry.register_kernel(kernel(copy.c_str(), fn_int));
+  EXPECT_EQ(dup_copy.code(), Error::kInvalidArgument);
+  EXPECT_EQ(registry.kernels().size(), 2u);
+
+  // Another priority, dtype or dim order is a different entry.
+  EXPECT_TRUE(registry.register_kernel(kernel("aten::add.out", fn_optimized,
+                                              KernelPriority::kOptimized))
+                  .ok());
+  EXPECT_TRUE(registry
+                  .register_kernel(kernel("aten::add.out", fn_int, KernelPriority::kPortable,
+                                          key({dtype(ScalarType::kInt)})))
+                  .ok());
+  EXPECT_TRUE(registry
+                  .register_kernel(kernel("aten::add.out", fn_channels_last,
+                                          KernelPriority::kPortable,
+                                          key({dtype(ScalarType::kFloat,
+                                                     DimOrderKind::kChannelsLast)})))
+                  .ok());
+  EXPECT_EQ(registry.kernels().size(), 5u);
+}
+
+TEST(KernelRegistryTest, FullRegistryIsOutOfResources) {
+  StaticKernelRegistry<2> registry;
+  ASSERT_TRUE(registry.register_kernel(kernel("op::a", fn_portable)).ok());
+  ASSERT_TRUE(registry.register_kernel(kernel("op::b", fn_portable)).ok());
+  Status s = registry.register_kernel(kernel("op::c", fn_portable));
+  EXPECT_EQ(s.code(), Error::kOutOfResources);
+  EXPECT_THAT(s.message(), HasSubstr("full"));
+  EXPECT_THAT(s.message(), HasSubstr("'op::c'"));
+  EXPECT_THAT(s.message(), HasSubstr("2 entries"));
+  EXPECT_EQ(registry.kernels().size(), 2u);
+  EXPECT_FALSE(registry.has_kernel("op::c"));
+
+  KernelRegistry zero(Span<Kernel>{});
+  EXPECT_EQ(zero.register_kernel(kernel("op::a", fn_portable)).code(), Error::kOutOfResources);
+}
+
+TEST(KernelRegistryTest, RegisterKernelsStopsAtFirstError) {
+  StaticKernelRegistry<8> registry;
+  const Kernel table[] = {
+      kernel("op::a", fn_portable),
+      kernel("op::a", fn_optimized),  // duplicate of the first
+      kernel("op::b", fn_portable),
+  };
+  Status s = registry.register_kernels(table);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_EQ(registry.kernels().size(), 1u);
+  EXPECT_FALSE(registry.has_kernel("op::b"));
+
+  StaticKernelRegistry<8> ok;
+  const Kernel good[] = {kernel("op::a", fn_portable), kernel("op::b", fn_int)};
+  EXPECT_TRUE(ok.register_kernels(good).ok());
+  EXPECT_EQ(ok.kernels().size(), 2u);
+}
+
+// An optimized library registers float32 contiguous only; everything else
+// falls back to the generic portable kernel.
+TEST(KernelRegistryTest, HigherPriorityOverridesWhereItsKeyMatches) {
+  StaticKernelRegistry<8> registry;
+  ASSERT_TRUE(registry.register_kernel(kernel("aten::add.out", fn_portable)).ok());
+  ASSERT_TRUE(registry
+                  .register_kernel(kernel(
+                      "aten::add.out", fn_optimized, KernelPriority::kOptimized,
+                      key({dtype(ScalarType::kFloat, DimOrderKind::kContiguous),
+                           dtype(ScalarType::kFloat, DimOrderKind::kContiguous)})))
+                  .ok());
+  EXPECT_EQ(resolved(registry, "aten::add.out", {arg(ScalarType::kFloat), arg(ScalarType::kFloat)}),
+            &fn_optimized);
+  EXPECT_EQ(resolved(registry, "aten::add.out", {arg(ScalarType::kInt), arg(ScalarType::kInt)}),
+            &fn_portable);
+  EXPECT_EQ(resolved(registry, "aten::add.out", {arg(ScalarType::kFloat), arg(ScalarType::kInt)}),
+            &fn_portable);
+  EXPECT_EQ(resolved(registry, "aten::add.out",
+                     {arg(ScalarType::kFloat, DimOrderKind::kChannelsLast),
+                      arg(ScalarType::kFloat)}),
+            &fn_portable);
+  // Fewer tensors than the key constrains: no match, fall back.
+  EXPECT_EQ(resolved(registry, "aten::add.out", {arg(ScalarType::kFloat)}), &fn_portable);
+
+  // A generic custom kernel beats both, whatever the key specificity.
+  ASSERT_TRUE(
+      registry.register_kernel(kernel("aten::add.out", fn_custom, KernelPriority::kCustom)).ok());
+  EXPECT_EQ(resolved(registry, "aten::add.out", {arg(ScalarType::kFloat), arg(ScalarType::kFloat)}),
+            &fn_custom);
+}
+
+TEST(KernelRegistryTest, PriorityWinsRegardlessOfRegistrationOrder) {
+  StaticKernelRegistry<4> registry;
+  ASSERT_TRUE(registry
+                  .register_kernel(kernel("aten::relu.out", fn_optimized,
+                                          KernelPriority::kOptimized))
+                  .ok());
+  ASSERT_TRUE(registry.register_kernel(kernel("aten::relu.out", fn_portable)).ok());
+  EXPECT_EQ(resolved(registry, "aten::relu.out", {arg(ScalarType::kFloat)}), &fn_optimized);
+}
+
+TEST(KernelRegistryTest, SpecificKeyBeatsGenericAtEqualPriority) {
+  for (bool specific_first : {false, true}) {
+    StaticKernelRegistry<4> registry;
+    const Kernel generic = kernel("aten::mul.out", fn_portable);
+    const Kernel specific = kernel("aten::mul.out", fn_float, KernelPriority::kPortable,
+                                   key({dtype(ScalarType::kFloat)}));
+    ASSERT_TRUE(registry.register_kernel(specific_first ? specific : generic).ok());
+    ASSERT_TRUE(registry.register_kernel(specific_first ? generic : specific).ok());
+    EXPECT_EQ(resolved(registry, "aten::mul.out", {arg(ScalarType::kFloat)}), &fn_float)
+        << specific_first;
+    EXPECT_EQ(resolved(registry, "aten::mul.out", {arg(ScalarType::kDouble)}), &fn_portable)
+        << specific_first;
+    EXPECT_EQ(resolved(registry, "aten::mul.out", {}), &fn_portable) << specific_first;
+  }
+}
+
+TEST(KernelRegistryTest, DimOrderKeySelectsLayout) {
+  StaticKernelRegistry<4> registry;
+  ASSERT_TRUE(registry.register_kernel(kernel("aten::convolution.out", fn_portable)).ok());
+  ASSERT_TRUE(registry
+                  .register_kernel(kernel("aten::convolution.out", fn_channels_last,
+                                          KernelPriority::kPortable,
+                                          key({any(DimOrderKind::kChannelsLast)})))
+                  .ok());
+  EXPECT_EQ(resolved(registry, "aten::convolution.out",
+                     {arg(ScalarType::kFloat, DimOrderKind::kChannelsLast)}),
+            &fn_channels_last);
+  EXPECT_EQ(resolved(registry, "aten::convolution.out",
+                     {arg(ScalarType::kHalf, DimOrderKind::kChannelsLast)}),
+            &fn_channels_last);
+  EXPECT_EQ(resolved(registry, "aten::convolution.out", {arg(ScalarType::kFloat)}), &fn_portable);
+  EXPECT_EQ(resolved(registry, "aten::convolution.out",
+                     {arg(ScalarType::kFloat, DimOrderKind::kAny)}),
+            &fn_portable)
+      << "an irregular layout only matches kAny";
+}
+
+TEST(KernelRegistryTest, UnknownOperatorIsOperatorMissing) {
+  StaticKernelRegistry<4> registry;
+  ASSERT_TRUE(registry.register_kernel(kernel("aten::add.out", fn_portable)).ok());
+  Result<const Kernel*> r = registry.resolve("aten::sub.out", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), Error::kOperatorMissing);
+  EXPECT_STREQ(r.status().message(), "no kernel is registered for operator 'aten::sub.out'");
+
+  // The name is a view: only its own characters are printed and compared.
+  const char text[] = "aten::add.outXYZ";
+  Result<const Kernel*> view = registry.resolve(std::string_view(text, 10), {});
+  ASSERT_FALSE(view.ok());
+  EXPECT_EQ(view.error(), Error::kOperatorMissing);
+  EXPECT_THAT(view.status().message(), HasSubstr("'aten::add.'"));
+  EXPECT_THAT(view.status().message(), Not(HasSubstr("XYZ")));
+  Result<const Kernel*> full = registry.resolve(std::string_view(text, 13), {});
+  EXPECT_TRUE(full.ok());
+
+  StaticKernelRegistry<1> empty;
+  EXPECT_EQ(empty.resolve("aten::add.out", {}).error(), Error::kOperatorMissing);
+}
+
+TEST(KernelRegistryTest, KnownOperatorWithoutMatchingDtypeIsOperatorMissing) {
+  StaticKernelRegistry<4> registry;
+  ASSERT_TRUE(registry
+                  .register_kernel(kernel("aten::sin.out", fn_float, KernelPriority::kPortable,
+                                          key({dtype(ScalarType::kFloat)})))
+                  .ok());
+  ASSERT_TRUE(registry
+                  .register_kernel(kernel("aten::sin.out", fn_optimized,
+                                          KernelPriority::kOptimized,
+                                          key({dtype(ScalarType::kDouble)})))
+                  .ok());
+  EXPECT_TRUE(registry.has_kernel("aten::sin.out"));
+  const TensorArgMeta longs[] = {arg(ScalarType::kLong)};
+  Result<const Kernel*> r = registry.resolve("aten::sin.out", longs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), Error::kOperatorMissing);
+  EXPECT_THAT(r.status().message(), HasSubstr("'aten::sin.out'"));
+  EXPECT_THAT(r.status().message(), HasSubstr("int64"));
+  EXPECT_THAT(r.status().message(), HasSubstr("none for these argument dtypes"));
+
+  Result<const Kernel*> no_args = registry.resolve("aten::sin.out", {});
+  ASSERT_FALSE(no_args.ok());
+  EXPECT_EQ(no_args.error(), Error::kOperatorMissing);
+  EXPECT_THAT(no_args.status().message(), HasSubstr("no tensors"));
+
+  EXPECT_EQ(resolved(registry, "aten::sin.out", {arg(ScalarType::kDouble)}), &fn_optimized);
+  EXPECT_EQ(resolved(registry, "aten::sin.out", {arg(ScalarType::kFloat)}), &fn_float);
+}
+
+TEST(KernelRegistryTest, KeyConstrainsTensorsByPosition) {
+  StaticKernelRegistry<4> registry;
+  ASSERT_TRUE(registry
+                  .register_kernel(kernel("aten::index.out", fn_int, KernelPriority::kPortable,
+                                          key({any(), dtype(ScalarType::kLong)})))
+                  .ok());
+  EXPECT_EQ(resolved(registry, "aten::index.out",
+                     {arg(ScalarType::kFloat), arg(ScalarType::kLong), arg(ScalarType::kFloat)}),
+            &fn_int);
+  EXPECT_FALSE(
+      registry.resolve("aten::index.out", {}).ok());
+  const TensorArgMeta swapped[] = {arg(ScalarType::kLong), arg(ScalarType::kFloat)};
+  EXPECT_EQ(registry.resolve("aten::index.out", swapped).error(), Error::kOperatorMissing);
+}
+
+}  // namespace
+}  // namespace torchlight
