@@ -30,7 +30,11 @@ class MethodLoader {
     TL_CHECK_OR_RETURN(memory_ != nullptr && memory_->method_allocator != nullptr,
                        Error::kInvalidArgument, "loading a method needs a method allocator");
     method_name_ = plan_->name() != nullptr ? plan_->name()->c_str() : "";
+    EventTracer* tracer = method_.event_tracer_;
+    EventTracerEntry entry;
+    if (tracer != nullptr) entry = tracer->begin_method(method_name_, /*is_load=*/true);
     Status status = load_phases();
+    if (tracer != nullptr) tracer->end_method(entry);
     if (!status.ok()) {
       return status.with_context("loading method '%s' of '%s'", method_name_,
                                  program_.loader_name());

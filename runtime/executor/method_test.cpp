@@ -7,6 +7,7 @@
 
 #include "extension/data_loader/buffer_data_loader.h"
 #include "runtime/backend/backend_registry.h"
+#include "runtime/core/event_tracer.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
@@ -109,6 +110,60 @@ TEST(MethodTest, RunsLegacyConstantBufferFixtureRepeatedly) {
     const auto out = values_of(*method->output(0).get());
     ASSERT_EQ(out.size(), 4u);
     for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 3 * x.data[i] + 2);
+  }
+}
+
+// Records every hook call as text.
+class RecordingTracer : public EventTracer {
+ public:
+  EventTracerEntry begin_method(const char* name, bool is_load) override {
+    events.push_back(std::string(is_load ? "load " : "run ") + name);
+    return {++next_id, 0};
+  }
+  void end_method(EventTracerEntry entry) override {
+    events.push_back("end method " + std::to_string(entry.id));
+  }
+  EventTracerEntry begin_instruction(size_t chain, size_t index, const char* name) override {
+    events.push_back("instruction " + std::to_string(chain) + ":" + std::to_string(index) + " " + name);
+    return {++next_id, 0};
+  }
+  void end_instruction(EventTracerEntry entry) override {
+    events.push_back("end instruction " + std::to_string(entry.id));
+  }
+  void log_value(size_t value_index, const EValue& value) override {
+    events.push_back("value " + std::to_string(value_index) + " " + to_string(value.tag()));
+  }
+  std::vector<std::string> events;
+  uint64_t next_id = 0;
+};
+
+TEST(MethodTest, EventTracerSeesLoadRunAndEachInstruction) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(read_fixture("linear_constant_buffer.pte")).ok());
+  RecordingTracer tracer;
+  auto meta = l.program->method_meta("forward");
+  TestMemory memory({static_cast<size_t>(meta->planned_buffer_size(0).get())});
+  auto method = l.program->load_method("forward", &memory.manager, l.kernels, nullptr, &tracer);
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2, 3, 4}, {2, 2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  const std::vector<std::string> expected = {
+      "load forward", "end method 1",
+      "run forward",
+      "instruction 0:0 aten::mul.out", "end instruction 3", "value 3 Tensor",
+      "instruction 0:1 aten::add.out", "end instruction 4", "value 0 Tensor",
+      "end method 2"};
+  // Value indices depend on the fixture's layout; check the shape of the
+  // sequence and the operators, not the exact value numbers.
+  ASSERT_EQ(tracer.events.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i].rfind("value", 0) == 0) {
+      EXPECT_EQ(tracer.events[i].rfind("value ", 0), 0u);
+      EXPECT_NE(tracer.events[i].find("Tensor"), std::string::npos);
+    } else {
+      EXPECT_EQ(tracer.events[i], expected[i]) << i;
+    }
   }
 }
 
