@@ -1,0 +1,46 @@
+// torchlight: the command-line tool. Dispatches to one file per subcommand.
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/cli/cli_report.h"
+#include "tools/cli/inspect_command.h"
+#include "tools/cli/run_command.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: torchlight <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run MODEL.pte       run a method on .npy or generated inputs; print outputs,\n"
+    "                      load time and latency\n"
+    "  inspect MODEL.pte   show methods, inputs/outputs, operators, delegates,\n"
+    "                      planned memory, segments and constants\n"
+    "\n"
+    "Run 'torchlight <command> --help' for a command's options. Any failure prints\n"
+    "one 'error:' line on stderr and exits with status 1.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed stdout (e.g. `| head`) should end the tool with an error
+  // status, not kill it with a signal.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  if (argc < 2) {
+    return torchlight::cli::report_error("", "no command given (commands: run, inspect; see "
+                                             "'torchlight --help')");
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "run") return torchlight::cli::run_command(args);
+  if (command == "inspect") return torchlight::cli::inspect_command(args);
+  return torchlight::cli::report_error(
+      "", "unknown command '" + command + "' (commands: run, inspect; see 'torchlight --help')");
+}
