@@ -7,8 +7,8 @@ cli=build/release/bin/torchlight
 for f in tests/fixtures/upstream/*.pte; do
   for mode in file mmap; do
     out=$($cli run "$f" --load-mode $mode --repeat 1000 --fill ones)
-    load=$(echo "$out" | grep -i 'load' | head -n 1)
-    run=$(echo "$out" | grep -i 'median' | head -n 1)
+    load=$(echo "$out" | grep -E '^ *load ' | head -n 1 | sed -E 's/ +/ /g')
+    run=$(echo "$out" | grep -E '^ *latency ' | head -n 1 | sed -E 's/ +/ /g')
     printf '%-28s %-5s | %s | %s\n' "$(basename "$f")" "$mode" "$load" "$run"
   done
 done
