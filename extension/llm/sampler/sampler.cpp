@@ -1,0 +1,171 @@
+#include "extension/llm/sampler/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace torchlight {
+namespace {
+
+// Most probable first; the lower id first among equals, so the order (and
+// so the choice for a given coin) does not depend on the sort algorithm.
+bool more_probable(float pa, int32_t ia, float pb, int32_t ib) {
+  return pa > pb || (pa == pb && ia < ib);
+}
+
+}  // namespace
+
+Sampler::Sampler(int32_t vocab_size, const SamplerConfig& config)
+    : config_(config),
+      vocab_size_(vocab_size),
+      rng_(config.seed),
+      work_(static_cast<size_t>(vocab_size)),
+      candidates_(static_cast<size_t>(vocab_size)) {}
+
+Result<Sampler> Sampler::create(int32_t vocab_size, const SamplerConfig& config) {
+  TL_CHECK_OR_RETURN(vocab_size >= 1, Error::kInvalidArgument,
+                     "sampler: vocab_size is %d; expected at least 1", vocab_size);
+  TL_CHECK_OR_RETURN(std::isfinite(config.temperature) && config.temperature >= 0.0f,
+                     Error::kInvalidArgument,
+                     "sampler: temperature is %g; expected 0 (greedy) or a finite value > 0",
+                     static_cast<double>(config.temperature));
+  TL_CHECK_OR_RETURN(config.top_k >= 0 && config.top_k <= vocab_size, Error::kInvalidArgument,
+                     "sampler: top_k is %d; expected 0 (off) to vocab_size %d", config.top_k,
+                     vocab_size);
+  TL_CHECK_OR_RETURN(config.top_p > 0.0f && config.top_p <= 1.0f, Error::kInvalidArgument,
+                     "sampler: top_p is %g; expected a value in (0, 1]",
+                     static_cast<double>(config.top_p));
+  TL_CHECK_OR_RETURN(std::isfinite(config.repetition_penalty) && config.repetition_penalty > 0.0f,
+                     Error::kInvalidArgument,
+                     "sampler: repetition_penalty is %g; expected a finite value > 0 (1 = off)",
+                     static_cast<double>(config.repetition_penalty));
+  return Sampler(vocab_size, config);
+}
+
+Result<int32_t> Sampler::sample(Span<const float> logits, Span<const int32_t> recent) {
+  return sample_with_coin(logits, recent, rng_.next_float());
+}
+
+Result<int32_t> Sampler::sample_with_coin(Span<const float> logits, Span<const int32_t> recent,
+                                          float coin) {
+  TL_CHECK_OR_RETURN(logits.size() == static_cast<size_t>(vocab_size_), Error::kInvalidArgument,
+                     "sampler: got %zu logits; the vocabulary has %d", logits.size(),
+                     vocab_size_);
+  TL_CHECK_OR_RETURN(coin >= 0.0f && coin < 1.0f, Error::kInvalidArgument,
+                     "sampler: coin is %g; expected a value in [0, 1)", static_cast<double>(coin));
+  const size_t n = logits.size();
+  float* work = work_.data();
+
+  // 1. Copy, validating; penalize recent tokens from the original logits,
+  // so a token listed twice is penalized once.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float max_logit = -kInf;
+  for (size_t i = 0; i < n; ++i) {
+    const float x = logits[i];
+    TL_CHECK_OR_RETURN(!std::isnan(x) && x != kInf, Error::kInvalidArgument,
+                       "sampler: logit %zu is %s", i, std::isnan(x) ? "NaN" : "+inf");
+    work[i] = x;
+  }
+  const float penalty = config_.repetition_penalty;
+  for (size_t j = 0; j < recent.size(); ++j) {
+    const int32_t id = recent[j];
+    TL_CHECK_OR_RETURN(id >= 0 && id < vocab_size_, Error::kInvalidArgument,
+                       "sampler: recent token %zu is id %d, outside the vocabulary [0, %d)", j, id,
+                       vocab_size_);
+    if (penalty != 1.0f) {
+      const float x = logits[static_cast<size_t>(id)];
+      work[id] = x > 0.0f ? x / penalty : x * penalty;
+    }
+  }
+  size_t argmax = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (work[i] > max_logit) {
+      max_logit = work[i];
+      argmax = i;
+    }
+  }
+  TL_CHECK_OR_RETURN(max_logit != -kInf, Error::kInvalidArgument,
+                     "sampler: every one of the %zu logits is -inf", n);
+
+  // 2. Greedy.
+  if (config_.temperature == 0.0f) return static_cast<int32_t>(argmax);
+
+  // 3. Softmax with temperature; exp(-inf) is 0.
+  const float inv_t = 1.0f / config_.temperature;
+  double total = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    work[i] = std::exp((work[i] - max_logit) * inv_t);
+    total += work[i];
+  }
+
+  const bool use_top_k = config_.top_k > 0 && static_cast<size_t>(config_.top_k) < n;
+  const bool use_top_p = config_.top_p < 1.0f;
+  if (!use_top_k && !use_top_p) {
+    // 6. Over the whole distribution, in id order.
+    const double r = static_cast<double>(coin) * total;
+    double cdf = 0.0;
+    size_t last_nonzero = argmax;
+    for (size_t i = 0; i < n; ++i) {
+      if (work[i] <= 0.0f) continue;
+      cdf += work[i];
+      last_nonzero = i;
+      if (r < cdf) return static_cast<int32_t>(i);
+    }
+    return static_cast<int32_t>(last_nonzero);  // rounding left r at the very top
+  }
+
+  // 4./5. Candidates, most probable first.
+  Candidate* cand = candidates_.data();
+  size_t count = 0;
+  // A token below this, other than the first in the order, is never in the
+  // nucleus: it and the tokens after it number at most n - 1, each no more
+  // probable, so together they hold less than 1 - top_p of the mass
+  // (llama2.c's cut). Skipped when top-k applies.
+  const double cutoff =
+      (use_top_p && !use_top_k && n > 1)
+          ? (1.0 - static_cast<double>(config_.top_p)) / static_cast<double>(n - 1) * total
+          : 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    // The most probable token is always a candidate: the cut's argument
+    // needs a token ahead of the one it drops.
+    if (work[i] > 0.0f && (static_cast<double>(work[i]) >= cutoff || i == argmax)) {
+      cand[count++] = Candidate{work[i], static_cast<int32_t>(i)};
+    }
+  }
+  auto order = [](const Candidate& a, const Candidate& b) {
+    return more_probable(a.prob, a.id, b.prob, b.id);
+  };
+  if (use_top_k && static_cast<size_t>(config_.top_k) < count) {
+    std::nth_element(cand, cand + config_.top_k, cand + count, order);
+    count = static_cast<size_t>(config_.top_k);
+  }
+  std::sort(cand, cand + count, order);
+  double kept = 0.0;
+  for (size_t i = 0; i < count; ++i) kept += cand[i].prob;
+  if (use_top_p) {
+    // Mass relative to the whole distribution (top-k applied first).
+    const double mass = use_top_k ? kept : total;
+    const double target = static_cast<double>(config_.top_p) * mass;
+    double cum = 0.0;
+    size_t keep = count;
+    for (size_t i = 0; i < count; ++i) {
+      cum += cand[i].prob;
+      if (cum >= target) {
+        keep = i + 1;
+        break;
+      }
+    }
+    count = keep;
+    kept = 0.0;
+    for (size_t i = 0; i < count; ++i) kept += cand[i].prob;
+  }
+  const double r = static_cast<double>(coin) * kept;
+  double cdf = 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    cdf += cand[i].prob;
+    if (r < cdf) return cand[i].id;
+  }
+  return cand[count - 1].id;
+}
+
+}  // namespace torchlight
