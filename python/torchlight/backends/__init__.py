@@ -1,0 +1,1 @@
+"""Ahead-of-time halves of delegate backends."""

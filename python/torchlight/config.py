@@ -1,0 +1,51 @@
+"""Options of to_edge and to_executorch (names follow ExecuTorch's)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence, Union
+
+from torch._ops import OpOverload
+
+
+@dataclass
+class EdgeCompileConfig:
+    # Check that every ATen operator is core ATen after decomposition.
+    _check_ir_validity: bool = True
+    # Operators kept as they are instead of decomposed (e.g. because a
+    # backend or a kernel library implements them directly).
+    preserve_ops: Sequence[OpOverload] = ()
+
+
+@dataclass
+class ExecutorchBackendConfig:
+    # Memory planning: "greedy" (lifetime-based reuse) or "naive" (no reuse).
+    memory_planning: str = "greedy"
+    # Alignment, in bytes, of every planned tensor's offset and size.
+    memory_alignment: int = 16
+    # Plan the method's input tensors (set_input copies into the arena); when
+    # False the caller's memory is used directly.
+    alloc_graph_input: bool = True
+    # Plan the method's output tensors; when False the caller binds memory
+    # with set_output_data_ptr before executing.
+    alloc_graph_output: bool = True
+    # Alignment of segments in the file (4096 makes them mmap-able).
+    segment_alignment: int = 128
+    # Alignment of each constant inside the constant segment.
+    constant_tensor_alignment: int = 16
+    # Constants in a segment; False writes the legacy inline constant_buffer.
+    extract_constants: bool = True
+    # Delegate blobs in segments; False stores them inline in the flatbuffer.
+    extract_delegate_segments: bool = True
+    # Write the eh00 extended header (needed whenever there are segments).
+    extended_header: bool = True
+    # Record each instruction's Python stack in Chain.stacktrace.
+    emit_stacktrace: bool = False
+    # Fail when an operator has no kernel in the runtime build: True (the
+    # kernel list must be found), False, or "auto" (check when a list is found).
+    check_kernels: Union[bool, str] = "auto"
+    # Where the runtime's kernel names are: a file with one name per line (as
+    # the build writes to build/<cfg>/registered_kernels.txt), or the names.
+    # Default: $TORCHLIGHT_KERNEL_LIST, then the build directories.
+    kernel_list: Optional[Union[str, os.PathLike, Iterable[str]]] = None

@@ -1,0 +1,233 @@
+"""Delegation: hand parts of a program to a backend (ExecuTorch's to_backend).
+
+A Partitioner tags the nodes a backend can run (node.meta["delegation_tag"])
+and says, per tag, which backend and compile specs to use. to_backend then
+cuts each tagged group out into its own graph, asks the backend's
+BackendDetails.preprocess for a blob, and puts a single delegate call in
+its place. The .pte stores the blob, and the runtime hands it to the backend
+registered under the same id.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import heapq
+import operator
+from dataclasses import dataclass, field
+from typing import Dict, List, Type
+
+import torch
+import torch.fx
+from torch.export import ExportedProgram
+
+from torchlight.errors import ExportError, node_error
+
+DELEGATION_TAG = "delegation_tag"
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    """One backend option, passed to preprocess and stored in the program."""
+
+    key: str
+    value: bytes
+
+
+@dataclass
+class DelegationSpec:
+    backend_id: str
+    compile_specs: List[CompileSpec] = field(default_factory=list)
+
+
+@dataclass
+class PartitionResult:
+    tagged_exported_program: ExportedProgram
+    partition_tags: Dict[str, DelegationSpec]
+
+
+class Partitioner(abc.ABC):
+    """Decides which nodes go to which backend."""
+
+    @abc.abstractmethod
+    def partition(self, exported_program: ExportedProgram) -> PartitionResult:
+        """Tags call_function nodes of `exported_program` (which it may edit)
+        with node.meta["delegation_tag"] and returns the tags' specs."""
+
+
+@dataclass
+class PreprocessResult:
+    processed_bytes: bytes
+
+
+class BackendDetails(abc.ABC):
+    """The ahead-of-time half of a backend."""
+
+    @staticmethod
+    @abc.abstractmethod
+    def preprocess(graph_module: torch.fx.GraphModule,
+                   compile_specs: List[CompileSpec]) -> PreprocessResult:
+        """Compiles one partition into the blob the runtime backend loads.
+
+        `graph_module` takes the partition's inputs as placeholders (each
+        with meta["val"]) and returns a tuple of its outputs."""
+
+
+_BACKENDS: Dict[str, Type[BackendDetails]] = {}
+
+
+def register_backend(backend_id: str, details: Type[BackendDetails]) -> None:
+    """Makes `details` the preprocessor for programs delegating to `backend_id`."""
+    _BACKENDS[backend_id] = details
+
+
+def backend_details(backend_id: str) -> Type[BackendDetails]:
+    if backend_id not in _BACKENDS:
+        known = ", ".join(sorted(_BACKENDS)) or "none"
+        raise ExportError(f"no backend is registered under '{backend_id}' (registered: {known}); "
+                          f"call torchlight.register_backend first")
+    return _BACKENDS[backend_id]
+
+
+class LoweredBackendModule(torch.nn.Module):
+    """A partition after preprocess. Running it eagerly runs the original
+    partition graph, so a delegated program still works in Python."""
+
+    def __init__(self, backend_id: str, processed_bytes: bytes,
+                 compile_specs: List[CompileSpec], original_module: torch.fx.GraphModule):
+        super().__init__()
+        self.backend_id = backend_id
+        self.processed_bytes = bytes(processed_bytes)
+        self.compile_specs = list(compile_specs)
+        self.original_module = original_module
+
+    def forward(self, *args):
+        return self.original_module(*args)
+
+
+def call_delegate(lowered: LoweredBackendModule, *args, out=None):
+    """Graph marker for a delegate call: results are a tuple, read with getitem."""
+    return lowered(*args)
+
+
+call_delegate._torchlight_delegate = True
+
+
+def _stable_topological_sort(graph: torch.fx.Graph) -> None:
+    """Reorders nodes so every node follows its inputs, otherwise keeping order."""
+    nodes = list(graph.nodes)
+    index = {n: i for i, n in enumerate(nodes)}
+    pending = {n: len(set(n.all_input_nodes)) for n in nodes}
+    ready = [(index[n], n.name) for n in nodes if pending[n] == 0]
+    heapq.heapify(ready)
+    by_name = {n.name: n for n in nodes}
+    order = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        node = by_name[name]
+        order.append(node)
+        for user in node.users:
+            pending[user] -= 1
+            if pending[user] == 0:
+                heapq.heappush(ready, (index[user], user.name))
+    assert len(order) == len(nodes), "cycle in graph"
+    output = nodes[-1]
+    for node in order:
+        if node is not output:
+            output.prepend(node)
+
+
+def _check_convex(nodes: List[torch.fx.Node], tag: str) -> None:
+    """A partition must not feed a node outside it that feeds back into it
+    (one delegate call could then not run both before and after it)."""
+    inside = set(nodes)
+    frontier = [u for n in nodes for u in n.users if u not in inside]
+    seen = set()
+    while frontier:
+        node = frontier.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for user in node.users:
+            if user in inside:
+                raise node_error(user, f"partition '{tag}' is not convex: it depends on "
+                                       f"'{node.name}', which depends on the partition")
+            frontier.append(user)
+
+
+def _lower_partition(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node], tag: str,
+                     spec: DelegationSpec, number: int) -> None:
+    inside = set(nodes)
+    # A tagged multi-output node brings its getitem readers along.
+    for node in list(nodes):
+        for user in node.users:
+            if user.target is operator.getitem and user not in inside:
+                inside.add(user)
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    nodes = sorted(inside, key=order.__getitem__)
+    _check_convex(nodes, tag)
+
+    inputs: List[torch.fx.Node] = []
+    for node in nodes:
+        for used in node.all_input_nodes:
+            if used not in inside and used not in inputs:
+                inputs.append(used)
+    outputs = [n for n in nodes if any(u not in inside for u in n.users)]
+    if not outputs:
+        return
+
+    sub = torch.fx.Graph()
+    env: Dict[torch.fx.Node, torch.fx.Node] = {}
+    for node in inputs:
+        placeholder = sub.placeholder(node.name)
+        placeholder.meta = dict(node.meta)
+        env[node] = placeholder
+    for node in nodes:
+        env[node] = sub.node_copy(node, lambda n: env[n])
+    sub.output(tuple(env[n] for n in outputs))
+    sub_module = torch.fx.GraphModule(gm, sub)
+
+    result = backend_details(spec.backend_id).preprocess(sub_module, list(spec.compile_specs))
+    lowered = LoweredBackendModule(spec.backend_id, result.processed_bytes, spec.compile_specs,
+                                   sub_module)
+    name = f"lowered_module_{number}"
+    gm.add_submodule(name, lowered)
+
+    graph = gm.graph
+    with graph.inserting_before(nodes[-1].next):
+        module_node = graph.get_attr(name)
+        call = graph.call_function(call_delegate, (module_node, *inputs))
+        call.meta["val"] = tuple(n.meta["val"] for n in outputs)
+        call.meta["stack_trace"] = nodes[0].meta.get("stack_trace")
+        call.meta[DELEGATION_TAG] = tag
+        for i, node in enumerate(outputs):
+            item = graph.call_function(operator.getitem, (call, i))
+            item.meta["val"] = node.meta["val"]
+            node.replace_all_uses_with(item, delete_user_cb=lambda user: user not in inside)
+    for node in reversed(nodes):
+        graph.erase_node(node)
+    _stable_topological_sort(graph)
+
+
+def to_backend_program(ep: ExportedProgram, partitioner: Partitioner) -> ExportedProgram:
+    """A copy of `ep` in which each partition `partitioner` tags is replaced
+    by one call_delegate node (inputs: the values the partition reads;
+    results: a tuple of the values others read from it).
+
+    Raises ExportError for an unknown backend id or a non-convex partition.
+    """
+    ep = copy.deepcopy(ep)
+    result = partitioner.partition(ep)
+    ep = result.tagged_exported_program
+    gm = ep.graph_module
+    number = sum(1 for n in gm.graph.nodes if n.op == "get_attr" and
+                 n.target.startswith("lowered_module_"))
+    for tag, spec in result.partition_tags.items():
+        nodes = [n for n in gm.graph.nodes
+                 if n.op == "call_function" and n.meta.get(DELEGATION_TAG) == tag]
+        if nodes:
+            _lower_partition(gm, nodes, tag, spec, number)
+            number += 1
+    gm.graph.lint()
+    gm.recompile()
+    return ep

@@ -1,0 +1,107 @@
+"""The export-time kernel check: every operator a program calls must have a
+kernel in the runtime build.
+
+The runtime build writes the names of its registered kernels, one per line,
+to build/<cfg>/registered_kernels.txt (tools/kernel_list). Checking against
+it at export turns "operator missing" at load time on a device into an
+error at export, listing every missing operator at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Set, Union
+
+from torchlight.errors import ExportError
+from torchlight.pte import schema
+
+KERNEL_LIST_NAME = "registered_kernels.txt"
+
+
+class MissingKernelsError(ExportError):
+    """Operators the program calls that the runtime has no kernel for."""
+
+    def __init__(self, missing: Dict[str, List[str]], source: str):
+        self.operators = sorted(missing)
+        self.methods = missing
+        lines = [f"{len(missing)} operator{'s' if len(missing) != 1 else ''} "
+                 f"ha{'ve' if len(missing) != 1 else 's'} no kernel in the runtime build "
+                 f"(kernel list: {source}):"]
+        lines += [f"  - {op} (used by {', '.join(missing[op])})" for op in self.operators]
+        super().__init__("\n".join(lines))
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def build_dirs() -> List[Path]:
+    """Build directories to search, most specific first: $TORCHLIGHT_BUILD_DIR,
+    then build/release and build/debug of this checkout."""
+    dirs = []
+    env = os.environ.get("TORCHLIGHT_BUILD_DIR")
+    if env:
+        path = Path(env)
+        dirs.append(path if path.is_absolute() else repo_root() / path)
+    dirs += [repo_root() / "build" / "release", repo_root() / "build" / "debug"]
+    return dirs
+
+
+def find_kernel_list() -> Optional[Path]:
+    env = os.environ.get("TORCHLIGHT_KERNEL_LIST")
+    if env:
+        return Path(env)
+    for directory in build_dirs():
+        candidate = directory / KERNEL_LIST_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_kernel_list(source: Union[str, os.PathLike, Iterable[str]]) -> Set[str]:
+    """Kernel names from a file (one per line, '#' comments) or an iterable."""
+    if isinstance(source, (str, os.PathLike)):
+        lines = Path(source).read_text().splitlines()
+    else:
+        lines = list(source)
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def program_operators(program: schema.Program) -> Dict[str, List[str]]:
+    """Operator name ("aten::add.out") -> methods calling it."""
+    used: Dict[str, List[str]] = {}
+    for plan in program.execution_plan:
+        for op in plan.operators:
+            used.setdefault(op.qualified_name, [])
+            if plan.name not in used[op.qualified_name]:
+                used[op.qualified_name].append(plan.name)
+    return used
+
+
+def missing_kernels(program: schema.Program, registered: Set[str]) -> Dict[str, List[str]]:
+    return {op: methods for op, methods in program_operators(program).items()
+            if op not in registered}
+
+
+def check_kernels(program: schema.Program, mode: Union[bool, str] = "auto",
+                  kernel_list=None) -> Optional[Set[str]]:
+    """Raises MissingKernelsError listing every operator of `program` with no
+    kernel. `mode` False skips the check; "auto" skips it when no kernel list
+    is given or found; True raises ExportError when none is found. Returns
+    the kernel names checked against (None when skipped)."""
+    if mode is False:
+        return None
+    source = kernel_list if kernel_list is not None else find_kernel_list()
+    if source is None:
+        if mode == "auto":
+            return None
+        raise ExportError(f"no kernel list found to check operators against: build the runtime "
+                          f"(it writes build/<cfg>/{KERNEL_LIST_NAME}), set "
+                          f"TORCHLIGHT_KERNEL_LIST, or pass kernel_list=")
+    registered = load_kernel_list(source)
+    missing = missing_kernels(program, registered)
+    if missing:
+        described = str(source) if isinstance(source, (str, os.PathLike)) else "given names"
+        raise MissingKernelsError(missing, described)
+    return registered

@@ -1,0 +1,378 @@
+"""emit_program: lowered MethodGraphs -> schema.Program plus its raw data.
+
+Values are emitted in graph order, as the reference emitter does:
+placeholders first (constants, buffers, inputs, in signature order), then
+per node its alloc'd out tensors, then the scalars its call needs. A kernel
+call's args are the operator's schema arguments in schema order, defaults
+filled in, followed by the return value (the out tensor again, or one
+TensorList for several). Int lists hold indices of Int values, so a
+symbolic size computed at run time is seen by every list holding it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.fx
+from torch._ops import OpOverload
+from torch.utils._pytree import treespec_dumps
+
+from torchlight import ops
+from torchlight.errors import ExportError, node_error
+from torchlight.method_graph import MethodGraph, is_symbolic, upper_bound, upper_bound_sizes
+from torchlight.passes.memory_planning import ALLOCATION
+from torchlight.pte import schema
+from torchlight.pte.pte_file import ProgramData
+
+
+def tensor_bytes(tensor: torch.Tensor) -> bytes:
+    """The tensor's elements, contiguous, little-endian, as stored in a .pte."""
+    t = tensor.detach().cpu().contiguous()
+    if t.numel() == 0:
+        return b""
+    return t.reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+@dataclass
+class ProgramState:
+    """Data shared by all methods of a program, deduplicated by content."""
+
+    constants: List[bytes] = field(default_factory=lambda: [b""])
+    mutable_data: List[bytes] = field(default_factory=lambda: [b""])
+    delegate_blobs: List[bytes] = field(default_factory=list)
+    _constant_index: Dict[bytes, int] = field(default_factory=dict)
+    _blob_index: Dict[bytes, int] = field(default_factory=dict)
+
+    def add_constant(self, tensor: torch.Tensor) -> int:
+        data = tensor_bytes(tensor)
+        key = hashlib.sha256(data).digest()
+        if key not in self._constant_index:
+            self.constants.append(data)
+            self._constant_index[key] = len(self.constants) - 1
+        return self._constant_index[key]
+
+    def add_mutable(self, tensor: torch.Tensor) -> int:
+        # Not deduplicated: each buffer's initial value is its own entry, so
+        # tools can map entries back to buffers.
+        self.mutable_data.append(tensor_bytes(tensor))
+        return len(self.mutable_data) - 1
+
+    def add_blob(self, blob: bytes) -> int:
+        key = hashlib.sha256(blob).digest()
+        if key not in self._blob_index:
+            self.delegate_blobs.append(bytes(blob))
+            self._blob_index[key] = len(self.delegate_blobs) - 1
+        return self._blob_index[key]
+
+
+def _strip_optional(t):
+    return t.getElementType() if isinstance(t, torch.OptionalType) else t
+
+
+def _frames(node: torch.fx.Node) -> schema.FrameList:
+    trace = node.meta.get("stack_trace") or ""
+    frames = [schema.Frame(m["file"], int(m["line"]), m["func"], m["code"].strip())
+              for m in re.finditer(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in '
+                                   r'(?P<func>\S+)\n(?P<code>[^\n]*)', trace)]
+    return schema.FrameList(frames)
+
+
+def _encode_spec(spec) -> str:
+    """A pytree spec as torch's JSON (as the reference writes it). Types
+    pytree cannot serialize (e.g. torch.return_types) fall back to the
+    spec's text; the runtime does not read this field."""
+    if spec is None:
+        return ""
+    try:
+        return treespec_dumps(spec)
+    except NotImplementedError:
+        return str(spec)
+
+
+class _MethodEmitter:
+    def __init__(self, method: MethodGraph, state: ProgramState, emit_stacktrace: bool):
+        self.method = method
+        self.state = state
+        self.emit_stacktrace = emit_stacktrace
+        self.values: List[schema.EValue] = []
+        self.node_values: Dict[torch.fx.Node, Any] = {}
+        self.operators: List[schema.Operator] = []
+        self.operator_index: Dict[Tuple[str, str], int] = {}
+        self.delegates: List[schema.BackendDelegate] = []
+        self.delegate_index: Dict[int, int] = {}
+        self.instructions: List[schema.Instruction] = []
+        self.stacktrace: List[schema.FrameList] = []
+        self.node: Optional[torch.fx.Node] = None
+
+    # --- Values ------------------------------------------------------------------
+
+    def add(self, val) -> int:
+        self.values.append(schema.EValue(val))
+        return len(self.values) - 1
+
+    def tensor(self, node: torch.fx.Node, val: torch.Tensor, data_buffer_idx: int = 0,
+               extra: Optional[schema.ExtraTensorInfo] = None) -> schema.Tensor:
+        try:
+            scalar_type = ops.scalar_type(val.dtype)
+        except KeyError as e:
+            raise node_error(node, str(e.args[0])) from None
+        dynamic = any(is_symbolic(s) for s in val.shape)
+        allocation = node.meta.get(ALLOCATION)
+        return schema.Tensor(
+            scalar_type=scalar_type,
+            sizes=upper_bound_sizes(val, self.method, node),
+            dim_order=list(range(val.dim())),
+            data_buffer_idx=data_buffer_idx,
+            allocation_info=None if allocation is None else schema.AllocationDetails.at(*allocation),
+            shape_dynamism=(schema.TensorShapeDynamism.DYNAMIC_BOUND if dynamic
+                            else schema.TensorShapeDynamism.STATIC),
+            extra_tensor_info=extra)
+
+    def scalar(self, value: Any) -> int:
+        """A new value for a Python constant (bool, int, float, str, enum, None)."""
+        if value is None:
+            return self.add(schema.Null())
+        if isinstance(value, bool):
+            return self.add(schema.Bool(value))
+        if isinstance(value, int):
+            return self.add(schema.Int(value))
+        if isinstance(value, float):
+            return self.add(schema.Double(value))
+        if isinstance(value, str):
+            return self.add(schema.String(value))
+        code = ops.enum_code(value)
+        if code is not None:
+            return self.add(schema.Int(code))
+        if isinstance(value, torch.device):
+            return self.add(schema.String(str(value)))
+        raise node_error(self.node, f"cannot emit the constant {value!r} "
+                                    f"({type(value).__name__})")
+
+    def node_value(self, node: torch.fx.Node) -> Any:
+        if node not in self.node_values:
+            raise node_error(self.node, f"uses '{node.name}', which has no emitted value")
+        return self.node_values[node]
+
+    def argument(self, value: Any, arg_type, n: Optional[int] = None) -> int:
+        """The value index for one schema argument of type `arg_type`."""
+        if isinstance(value, torch.fx.Node):
+            index = self.node_value(value)
+            if isinstance(index, list):
+                return self.add(schema.TensorList(list(index)))
+            return index
+        if value is None:
+            return self.add(schema.Null())
+        t = _strip_optional(arg_type)
+        if isinstance(t, torch.ListType):
+            if not isinstance(value, (list, tuple)):
+                value = [value] * (n or 1)  # int[2] accepts a single int.
+            return self.list_argument(list(value), t.getElementType())
+        return self.scalar(value)
+
+    def list_argument(self, items: List[Any], element) -> int:
+        inner = _strip_optional(element)
+        if isinstance(inner, (torch.IntType, torch.SymIntType)):
+            return self.add(schema.IntList([self.node_value(i) if isinstance(i, torch.fx.Node)
+                                            else self.scalar(int(i)) for i in items]))
+        if isinstance(inner, torch.FloatType):
+            return self.add(schema.DoubleList([float(i) for i in items]))
+        if isinstance(inner, torch.BoolType):
+            return self.add(schema.BoolList([bool(i) for i in items]))
+        if isinstance(inner, torch.TensorType):
+            if isinstance(element, torch.OptionalType):
+                return self.add(schema.OptionalTensorList(
+                    [-1 if i is None else self.node_value(i) for i in items]))
+            return self.add(schema.TensorList([self.node_value(i) for i in items]))
+        raise node_error(self.node, f"lists of {element} cannot be emitted")
+
+    # --- Instructions ---------------------------------------------------------------
+
+    def operator(self, name: str, overload: str) -> int:
+        key = (name, overload)
+        if key not in self.operator_index:
+            self.operators.append(schema.Operator(name, overload))
+            self.operator_index[key] = len(self.operators) - 1
+        return self.operator_index[key]
+
+    def instruction(self, args) -> None:
+        self.instructions.append(schema.Instruction(args))
+        if self.emit_stacktrace:
+            self.stacktrace.append(_frames(self.node))
+
+    def schema_value(self, node: torch.fx.Node, index: int, arg: torch._C.Argument) -> Any:
+        if index < len(node.args) and not arg.kwarg_only:
+            return node.args[index]
+        if arg.name in node.kwargs:
+            return node.kwargs[arg.name]
+        if arg.has_default_value():
+            return arg.default_value
+        raise node_error(node, f"argument '{arg.name}' is missing and has no default")
+
+    def symbolic_result(self, node: torch.fx.Node) -> int:
+        val = node.meta.get("val")
+        if isinstance(val, (bool, torch.SymBool)):
+            return self.add(schema.Bool(bool(val) if isinstance(val, bool) else False))
+        if isinstance(val, (float, torch.SymFloat)):
+            return self.add(schema.Double(float(val) if isinstance(val, float) else 0.0))
+        # Runtime overwrites it; the upper bound is a harmless placeholder.
+        return self.add(schema.Int(upper_bound(val, self.method, node)))
+
+    def kernel_call(self, node: torch.fx.Node) -> None:
+        op: OpOverload = node.target
+        fn_schema = op._schema
+        args = [self.argument(self.schema_value(node, i, arg), arg.type, arg.N)
+                for i, arg in enumerate(fn_schema.arguments)]
+        if ops.is_out_variant(op):
+            out_values = [self.node_value(a) for a in node.meta["tl_out_allocs"]]
+            if len(fn_schema.returns) == 1:
+                args.append(self.argument(node.kwargs[ops.out_arguments(op)[0].name],
+                                          fn_schema.returns[0].type))
+                self.node_values[node] = args[-1] if len(out_values) == 1 else out_values
+            elif len(fn_schema.returns) > 1:
+                args.append(self.add(schema.TensorList(out_values)))
+                self.node_values[node] = out_values
+            else:
+                self.node_values[node] = out_values
+        else:  # Computes a size: its result is an Int value the kernel writes.
+            result = self.symbolic_result(node)
+            args.append(result)
+            self.node_values[node] = result
+        self.instruction(schema.KernelCall(self.operator(*ops.operator_name(op)), args))
+
+    def symbolic_call(self, node: torch.fx.Node) -> None:
+        args = [self.argument(a, torch.IntType.get()) if isinstance(a, torch.fx.Node)
+                else self.scalar(a) for a in node.args]
+        result = self.symbolic_result(node)
+        self.node_values[node] = result
+        name, overload = ops.symbolic_operator_name(node.target)
+        self.instruction(schema.KernelCall(self.operator(name, overload), args + [result]))
+
+    def delegate_call(self, node: torch.fx.Node) -> None:
+        lowered = getattr(self.method.graph_module, node.args[0].target)
+        key = id(lowered)
+        if key not in self.delegate_index:
+            self.delegates.append(schema.BackendDelegate(
+                id=lowered.backend_id,
+                processed=schema.BackendDelegateDataReference(
+                    schema.DataLocation.INLINE, self.state.add_blob(lowered.processed_bytes)),
+                compile_specs=[schema.CompileSpec(s.key, bytes(s.value))
+                               for s in lowered.compile_specs]))
+            self.delegate_index[key] = len(self.delegates) - 1
+        inputs = [self.argument(a, torch.TensorType.get()) for a in node.args[1:]]
+        outputs = [self.node_value(a) for a in node.meta["tl_out_allocs"]]
+        self.node_values[node] = outputs
+        self.instruction(schema.DelegateCall(self.delegate_index[key], inputs + outputs))
+
+    # --- The method ----------------------------------------------------------------
+
+    def placeholder(self, node: torch.fx.Node) -> None:
+        method = self.method
+        val = node.meta.get("val")
+        if node in method.constants:
+            index = self.state.add_constant(method.constants[node])
+            self.node_values[node] = self.add(self.tensor(node, method.constants[node], index))
+        elif node in method.mutable_buffers:
+            fqn, initial = method.mutable_buffers[node]
+            index = self.state.add_mutable(initial)
+            extra = schema.ExtraTensorInfo(mutable_data_segments_idx=0, fully_qualified_name=fqn)
+            self.node_values[node] = self.add(self.tensor(node, val, index, extra))
+        elif isinstance(val, torch.Tensor):
+            self.node_values[node] = self.add(self.tensor(node, val))
+        elif isinstance(val, (bool, int, float)):
+            self.node_values[node] = self.scalar(val)
+        else:
+            raise node_error(node, f"inputs of type {type(val).__name__} are not supported")
+
+    def emit(self) -> schema.ExecutionPlan:
+        method = self.method
+        outputs: List[int] = []
+        for node in method.graph.nodes:
+            self.node = node
+            if node.op == "placeholder":
+                self.placeholder(node)
+            elif node.op == "get_attr":
+                continue  # A lowered delegate module, read by its call.
+            elif node.op == "output":
+                for out in node.args[0]:
+                    index = self.argument(out, torch.TensorType.get())
+                    outputs.append(index)
+            elif ops.is_alloc(node):
+                self.node_values[node] = self.add(self.tensor(node, node.meta["val"]))
+            elif node.target is operator.getitem:
+                self.node_values[node] = self.node_value(node.args[0])[node.args[1]]
+            elif ops.is_symbolic_function(node.target):
+                self.symbolic_call(node)
+            elif getattr(node.target, "_torchlight_delegate", False):
+                self.delegate_call(node)
+            elif isinstance(node.target, OpOverload):
+                self.kernel_call(node)
+            else:
+                raise node_error(node, "cannot be emitted (not an operator or delegate call)")
+        inputs = [self.node_values[n] for n in method.user_inputs]
+        memory = method.memory
+        return schema.ExecutionPlan(
+            name=method.name,
+            container_meta_type=schema.ContainerMetadata(_encode_spec(method.in_spec),
+                                                         _encode_spec(method.out_spec)),
+            values=self.values,
+            inputs=inputs,
+            outputs=outputs,
+            chains=[schema.Chain(instructions=self.instructions,
+                                 stacktrace=self.stacktrace if self.emit_stacktrace else None)],
+            operators=self.operators,
+            delegates=self.delegates,
+            non_const_buffer_sizes=[0] + (list(memory.arena_sizes) if memory else []))
+
+
+def emit_method(method: MethodGraph, state: ProgramState,
+                emit_stacktrace: bool = False) -> schema.ExecutionPlan:
+    """The ExecutionPlan of a memory-planned MethodGraph. Its constants,
+    initial buffer values and delegate blobs are added to `state`."""
+    return _MethodEmitter(method, state, emit_stacktrace).emit()
+
+
+def emit_constant_method(name: str, value: Any, state: ProgramState) -> schema.ExecutionPlan:
+    """A method with no inputs returning `value` (an int, float, bool, str, a
+    tensor, or a list of those), e.g. a model's maximum sequence length."""
+    values: List[schema.EValue] = []
+
+    def add(val) -> int:
+        values.append(schema.EValue(val))
+        return len(values) - 1
+
+    def emit_one(v) -> int:
+        if isinstance(v, torch.Tensor):
+            return add(schema.Tensor(scalar_type=ops.scalar_type(v.dtype), sizes=list(v.shape),
+                                     dim_order=list(range(v.dim())),
+                                     data_buffer_idx=state.add_constant(v)))
+        if isinstance(v, bool):
+            return add(schema.Bool(v))
+        if isinstance(v, int):
+            return add(schema.Int(v))
+        if isinstance(v, float):
+            return add(schema.Double(v))
+        if isinstance(v, str):
+            return add(schema.String(v))
+        raise ExportError(f"constant method '{name}': cannot emit {type(v).__name__} values")
+
+    items = value if isinstance(value, (list, tuple)) else [value]
+    outputs = [emit_one(v) for v in items]
+    return schema.ExecutionPlan(name=name, values=values, inputs=[], outputs=outputs,
+                                chains=[schema.Chain()], non_const_buffer_sizes=[0])
+
+
+def emit_program(methods: Sequence[MethodGraph], constant_methods: Dict[str, Any],
+                 emit_stacktrace: bool = False) -> ProgramData:
+    """The whole program: one ExecutionPlan per method (in the order given),
+    then the constant methods; constants shared across methods are stored once."""
+    state = ProgramState()
+    plans = [emit_method(m, state, emit_stacktrace) for m in methods]
+    plans += [emit_constant_method(name, value, state) for name, value in constant_methods.items()]
+    return ProgramData(program=schema.Program(execution_plan=plans), constants=state.constants,
+                       mutable_data=state.mutable_data, delegate_blobs=state.delegate_blobs)
+

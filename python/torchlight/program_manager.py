@@ -1,0 +1,173 @@
+"""The export pipeline's public verbs: to_edge, to_backend, to_executorch.
+
+    ep = torch.export.export(model, example_inputs, dynamic_shapes=...)
+    edge = torchlight.to_edge(ep)                  # or {method_name: ep}
+    edge = edge.to_backend(partitioner)            # optional delegation
+    prog = edge.to_executorch(ExecutorchBackendConfig(...))
+    prog.save("model.pte")
+
+to_executorch runs, per method, the passes in torchlight/passes in order
+(see lower_method), then emits one program and checks its operators
+against the runtime's kernel list.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+from torch.export import ExportedProgram
+
+from torchlight.config import EdgeCompileConfig, ExecutorchBackendConfig
+from torchlight.delegation import Partitioner, to_backend_program
+from torchlight.kernel_check import (check_kernels, find_kernel_list, load_kernel_list,
+                                     missing_kernels)
+from torchlight.method_graph import MemorySummary, MethodGraph, extract_method
+from torchlight.passes.buffer_writes import plan_buffer_writes
+from torchlight.passes.decompose import to_core_aten
+from torchlight.passes.emit import emit_program
+from torchlight.passes.memory_planning import plan_memory
+from torchlight.passes.out_variants import to_out_variants
+from torchlight.passes.remove_assertions import remove_assertions
+from torchlight.passes.scalar_to_tensor import scalar_to_tensor
+from torchlight.passes.verify import check_edge_program
+from torchlight.passes.view_to_copy import view_to_copy
+from torchlight.pte import schema
+from torchlight.pte.pte_file import ProgramData, SerializeConfig, read_pte, serialize_pte
+
+
+def to_edge(programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
+            constant_methods: Optional[Mapping[str, Any]] = None,
+            compile_config: Optional[EdgeCompileConfig] = None) -> "EdgeProgramManager":
+    """Lowers exported programs to the edge dialect: core ATen operators, a
+    dtype/shape spec on every node. A single program becomes method
+    "forward"; a dict gives one method per entry. `constant_methods` adds
+    methods that take nothing and return a fixed value.
+
+    Raises ExportError listing every node that cannot be lowered.
+    """
+    config = compile_config or EdgeCompileConfig()
+    if isinstance(programs, ExportedProgram):
+        programs = {"forward": programs}
+    edge = {}
+    for name, ep in programs.items():
+        core = to_core_aten(ep, config.preserve_ops)
+        edge[name] = check_edge_program(core, config.preserve_ops, config._check_ir_validity)
+    return EdgeProgramManager(edge, constant_methods, config)
+
+
+def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
+    """One edge method through every to_executorch pass, in order."""
+    method = extract_method(ep, name)
+    method = remove_assertions(method)
+    method = view_to_copy(method)
+    method = scalar_to_tensor(method)
+    method = plan_buffer_writes(method)
+    method = to_out_variants(method)
+    return plan_memory(method, algorithm=config.memory_planning,
+                       alignment=config.memory_alignment,
+                       alloc_graph_input=config.alloc_graph_input,
+                       alloc_graph_output=config.alloc_graph_output)
+
+
+class EdgeProgramManager:
+    """Edge-dialect methods of one future program."""
+
+    def __init__(self, programs: Mapping[str, ExportedProgram],
+                 constant_methods: Optional[Mapping[str, Any]] = None,
+                 compile_config: Optional[EdgeCompileConfig] = None):
+        self._programs: Dict[str, ExportedProgram] = dict(programs)
+        self._constant_methods = dict(constant_methods or {})
+        self.compile_config = compile_config or EdgeCompileConfig()
+        clash = set(self._programs) & set(self._constant_methods)
+        if clash:
+            raise ValueError(f"method names used twice: {', '.join(sorted(clash))}")
+
+    @property
+    def methods(self) -> List[str]:
+        return list(self._programs) + list(self._constant_methods)
+
+    def exported_program(self, method_name: str = "forward") -> ExportedProgram:
+        return self._programs[method_name]
+
+    def to_backend(self, partitioner: Union[Partitioner, Mapping[str, Partitioner]]) \
+            -> "EdgeProgramManager":
+        """A new manager whose methods have each partition the partitioner
+        tags replaced by a delegate call. A dict applies a partitioner per
+        method; others are kept as they are."""
+        programs = {}
+        for name, ep in self._programs.items():
+            p = partitioner.get(name) if isinstance(partitioner, Mapping) else partitioner
+            programs[name] = ep if p is None else to_backend_program(ep, p)
+        return EdgeProgramManager(programs, self._constant_methods, self.compile_config)
+
+    def to_executorch(self, config: Optional[ExecutorchBackendConfig] = None) \
+            -> "ExecutorchProgramManager":
+        """Lowers every method to out variants, plans memory, emits the
+        program, and checks its operators against the runtime's kernels
+        (config.check_kernels). Raises ExportError (MissingKernelsError for
+        operators without kernels)."""
+        config = config or ExecutorchBackendConfig()
+        methods = [lower_method(ep, name, config) for name, ep in self._programs.items()]
+        data = emit_program(methods, self._constant_methods, config.emit_stacktrace)
+        check_kernels(data.program, config.check_kernels, config.kernel_list)
+        return ExecutorchProgramManager(methods, data, config)
+
+
+class ExecutorchProgramManager:
+    """An emitted program: its bytes, and what was decided on the way."""
+
+    def __init__(self, methods: List[MethodGraph], data: ProgramData,
+                 config: ExecutorchBackendConfig):
+        self._methods = {m.name: m for m in methods}
+        self._data = data
+        self.config = config
+        self._buffer: Optional[bytes] = None
+        self._program: Optional[schema.Program] = None
+
+    @property
+    def methods(self) -> List[str]:
+        return [plan.name for plan in self._data.program.execution_plan]
+
+    @property
+    def buffer(self) -> bytes:
+        """The .pte file contents."""
+        if self._buffer is None:
+            c = self.config
+            self._buffer = serialize_pte(self._data, SerializeConfig(
+                segment_alignment=c.segment_alignment,
+                constant_tensor_alignment=c.constant_tensor_alignment,
+                extract_constants=c.extract_constants,
+                extract_delegate_segments=c.extract_delegate_segments,
+                extended_header=c.extended_header))
+        return self._buffer
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        with open(path, "wb") as f:
+            f.write(self.buffer)
+
+    @property
+    def program(self) -> schema.Program:
+        """The program as written (segments and offsets filled in)."""
+        if self._program is None:
+            self._program = read_pte(self.buffer).program
+        return self._program
+
+    def method_graph(self, method_name: str = "forward") -> MethodGraph:
+        """The lowered graph of a method: out variants, allocs, planned offsets."""
+        return self._methods[method_name]
+
+    def memory_summary(self, method_name: str = "forward") -> MemorySummary:
+        return self._methods[method_name].memory
+
+    def operators(self) -> List[str]:
+        """Every operator the program calls ("aten::add.out"), sorted."""
+        return sorted({op.qualified_name for plan in self._data.program.execution_plan
+                       for op in plan.operators})
+
+    def missing_kernels(self, kernel_list=None) -> List[str]:
+        """Operators with no kernel in `kernel_list` (default: the build's list)."""
+        source = kernel_list if kernel_list is not None else find_kernel_list()
+        if source is None:
+            raise FileNotFoundError("no kernel list found; build the runtime first")
+        return sorted(missing_kernels(self._data.program, load_kernel_list(source)))

@@ -1,0 +1,1 @@
+"""The .pte format: schema objects, flatbuffer writing, file layout, reading."""

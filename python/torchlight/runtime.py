@@ -1,0 +1,163 @@
+"""Run .pte programs from Python with the C++ runtime.
+
+    module = torchlight.runtime.load("model.pte")     # or the file's bytes
+    y, = module.run("forward", [x])                     # torch tensors or numpy arrays
+    module.method_meta("forward")["inputs"][0]["tensor"]["sizes"]
+
+The native module (_torchlight_runtime, python/bindings/) is built by CMake
+into build/<cfg>/python. It is looked up in $TORCHLIGHT_PYTHON_EXT_DIR, then
+$TORCHLIGHT_BUILD_DIR/python, then build/release/python and
+build/debug/python of this checkout.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+import torch
+
+from torchlight import ops
+from torchlight.kernel_check import build_dirs
+
+_EXTENSION = "_torchlight_runtime"
+_extension_module = None
+
+
+class RuntimeNotBuiltError(ImportError):
+    """The native runtime module was not found in any build directory."""
+
+
+def extension_dirs() -> List[Path]:
+    dirs = []
+    env = os.environ.get("TORCHLIGHT_PYTHON_EXT_DIR")
+    if env:
+        dirs.append(Path(env))
+    return dirs + [d / "python" for d in build_dirs()]
+
+
+def extension():
+    """The native module, imported on first use. Raises RuntimeNotBuiltError."""
+    global _extension_module
+    if _extension_module is not None:
+        return _extension_module
+    for directory in extension_dirs():
+        for candidate in sorted(directory.glob(f"{_EXTENSION}*.so")):
+            spec = importlib.util.spec_from_file_location(_EXTENSION, candidate)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[_EXTENSION] = module
+            _extension_module = module
+            return module
+    searched = ", ".join(str(d) for d in extension_dirs())
+    raise RuntimeNotBuiltError(f"the torchlight runtime module ({_EXTENSION}) was not found in "
+                               f"{searched}; build it with `./torchlight build release` or set "
+                               f"TORCHLIGHT_BUILD_DIR")
+
+
+def is_available() -> bool:
+    try:
+        extension()
+        return True
+    except RuntimeNotBuiltError:
+        return False
+
+
+def registered_kernels() -> List[str]:
+    return sorted(set(extension().registered_kernels()))
+
+
+def registered_backends() -> List[str]:
+    return list(extension().registered_backends())
+
+
+_NUMPY_TO_TORCH = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32,
+                   np.dtype(np.float64): torch.float64, np.dtype(np.int8): torch.int8,
+                   np.dtype(np.int16): torch.int16, np.dtype(np.int32): torch.int32,
+                   np.dtype(np.int64): torch.int64, np.dtype(np.uint8): torch.uint8,
+                   np.dtype(np.uint16): torch.uint16, np.dtype(np.uint32): torch.uint32,
+                   np.dtype(np.uint64): torch.uint64, np.dtype(np.bool_): torch.bool}
+
+
+def _to_native(value: Any):
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(np.ascontiguousarray(value))
+    if isinstance(value, torch.Tensor):
+        t = value.detach().cpu().contiguous()
+        code = int(ops.scalar_type(t.dtype))
+        raw = t.reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
+        return (raw.numpy(), code, list(t.shape))
+    if isinstance(value, (bool, int, float)):
+        return value
+    raise TypeError(f"inputs must be tensors, numpy arrays, bools, ints or floats, "
+                    f"got {type(value).__name__}")
+
+
+def _from_native(value: Any, as_numpy: bool):
+    if isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], bytearray):
+        raw, code, sizes = value
+        dtype = ops.torch_dtype(code)
+        t = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+        t = t.view(dtype).reshape(sizes)
+        if as_numpy and dtype != torch.bfloat16:
+            return t.numpy()
+        return t
+    if isinstance(value, list):
+        return [_from_native(v, as_numpy) for v in value]
+    return value
+
+
+class Module:
+    """A loaded .pte program. Methods load on first use and keep their
+    planned memory between runs, so mutable buffers (e.g. a KV cache)
+    persist from one run to the next."""
+
+    def __init__(self, program: Union[str, os.PathLike, bytes], mmap: bool = True):
+        self._tempdir = None
+        if isinstance(program, (bytes, bytearray)):
+            self._tempdir = tempfile.TemporaryDirectory(prefix="torchlight-")
+            path = Path(self._tempdir.name) / "program.pte"
+            path.write_bytes(program)
+            program = path
+        self.path = str(program)
+        self._native = extension().Module(self.path, mmap)
+
+    def method_names(self) -> List[str]:
+        return list(self._native.method_names())
+
+    def method_meta(self, method: str = "forward") -> Dict[str, Any]:
+        """Inputs and outputs (tag; for tensors dtype code, sizes, dim order,
+        dynamism, planned or not, bytes), planned arena sizes, operators,
+        backends, value and instruction counts."""
+        return self._native.method_meta(method)
+
+    def load_method(self, method: str = "forward") -> None:
+        self._native.load_method(method)
+
+    def run(self, method: str, inputs: Sequence[Any] = (),
+            as_numpy: Optional[bool] = None) -> List[Any]:
+        """Runs `method` on `inputs` and returns its outputs (copies).
+        Tensor outputs are numpy arrays when every tensor input was one (or
+        `as_numpy`), else torch tensors. Raises _torchlight_runtime.Error (a
+        RuntimeError whose message starts with the error code)."""
+        if as_numpy is None:
+            tensors = [v for v in inputs if isinstance(v, (np.ndarray, torch.Tensor))]
+            as_numpy = bool(tensors) and all(isinstance(v, np.ndarray) for v in tensors)
+        native_inputs = [_to_native(v) for v in inputs]
+        outputs = self._native.execute(method, native_inputs)
+        return [_from_native(v, as_numpy) for v in outputs]
+
+    def forward(self, *inputs: Any) -> List[Any]:
+        return self.run("forward", inputs)
+
+    def planned_bytes(self, method: str = "forward") -> int:
+        return self._native.planned_bytes(method)
+
+
+def load(program: Union[str, os.PathLike, bytes], mmap: bool = True) -> Module:
+    return Module(program, mmap)
