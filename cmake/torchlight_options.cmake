@@ -13,7 +13,10 @@ set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
 option(TORCHLIGHT_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(TORCHLIGHT_BUILD_TESTS "Build the gtest suites" ON)
 
-add_compile_options(-Wall -Wextra -Werror -Wno-unused-parameter)
+# maybe-uninitialized stays a warning, not an error: GCC 14 reports it
+# falsely for inlined lambdas at -O3 (the Release build), and the sanitizer
+# build and tests are the real check.
+add_compile_options(-Wall -Wextra -Werror -Wno-unused-parameter -Wno-error=maybe-uninitialized)
 
 if(TORCHLIGHT_SANITIZE)
   # Recovery off: the first report fails the test instead of scrolling by.

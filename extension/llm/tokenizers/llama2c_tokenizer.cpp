@@ -12,13 +12,13 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "tokenizer.bin is little-endian; this reader assumes a little-endian host");
 
 int32_t read_i32(const char* p) {
-  int32_t v;
+  int32_t v = 0;
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
 
 float read_f32(const char* p) {
-  float v;
+  float v = 0;
   std::memcpy(&v, p, sizeof(v));
   return v;
 }

@@ -161,7 +161,7 @@ size_t o200k_upper_star_lower_plus(std::string_view text, size_t pos) {
     if (c.lower_ish()) last_both = cur;
     cur += c.size;
   }
-  size_t end;
+  size_t end = 0;
   if (char_at(text, cur).lower_ish()) {
     end = run_end(text, cur, [](const Ch& c) { return c.lower_ish(); });
   } else if (last_both != SIZE_MAX) {

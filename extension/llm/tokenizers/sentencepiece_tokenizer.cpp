@@ -32,7 +32,7 @@ class WireReader {
   size_t file_offset() const { return base_ + pos_; }
 
   Status tag(uint32_t* field, uint32_t* wire_type) {
-    uint64_t v;
+    uint64_t v = 0;
     TL_RETURN_IF_ERROR(varint(&v));
     *field = static_cast<uint32_t>(v >> 3);
     *wire_type = static_cast<uint32_t>(v & 7);
@@ -55,7 +55,7 @@ class WireReader {
   }
 
   Status length_delimited(std::string_view* out, size_t* offset) {
-    uint64_t len;
+    uint64_t len = 0;
     TL_RETURN_IF_ERROR(varint(&len));
     if (len > bytes_.size() - pos_) return fail("length-delimited field runs past its message");
     *offset = base_ + pos_;
@@ -72,9 +72,9 @@ class WireReader {
   }
 
   Status skip(uint32_t wire_type) {
-    uint64_t v;
+    uint64_t v = 0;
     std::string_view s;
-    size_t off;
+    size_t off = 0;
     switch (wire_type) {
       case 0:
         return varint(&v);
@@ -145,7 +145,7 @@ Status parse_piece(std::string_view bytes, size_t offset, const char* name, RawP
     TL_RETURN_IF_ERROR(r.tag(&field, &type));
     if (field == 1) {
       if (type != 2) return r.wrong_type(field, type);
-      size_t off;
+      size_t off = 0;
       TL_RETURN_IF_ERROR(r.length_delimited(&piece->text, &off));
     } else if (field == 2) {
       if (type != 5) return r.wrong_type(field, type);
@@ -154,7 +154,7 @@ Status parse_piece(std::string_view bytes, size_t offset, const char* name, RawP
       std::memcpy(&piece->score, &bits, 4);
     } else if (field == 3) {
       if (type != 0) return r.wrong_type(field, type);
-      uint64_t v;
+      uint64_t v = 0;
       TL_RETURN_IF_ERROR(r.varint(&v));
       piece->type = static_cast<uint32_t>(v > 0xFF ? 0xFF : v);
     } else {
@@ -179,7 +179,7 @@ Status parse_trainer_spec(std::string_view bytes, size_t offset, const char* nam
       continue;
     }
     if (type != 0) return r.wrong_type(field, type);
-    uint64_t v;
+    uint64_t v = 0;
     TL_RETURN_IF_ERROR(r.varint(&v));
     switch (field) {
       case 3: s->model_type = v; break;
@@ -202,13 +202,13 @@ Status parse_normalizer_spec(std::string_view bytes, size_t offset, const char* 
     if (field == 1 || field == 2) {
       if (type != 2) return r.wrong_type(field, type);
       std::string_view v;
-      size_t off;
+      size_t off = 0;
       TL_RETURN_IF_ERROR(r.length_delimited(&v, &off));
       if (field == 1) s->normalizer_name = v;
       if (field == 2) s->has_charsmap = !v.empty();
     } else if (field == 3 || field == 4) {
       if (type != 0) return r.wrong_type(field, type);
-      uint64_t v;
+      uint64_t v = 0;
       TL_RETURN_IF_ERROR(r.varint(&v));
       if (field == 3) s->add_dummy_prefix = v != 0;
       if (field == 4) s->remove_extra_whitespaces = v != 0;
@@ -255,7 +255,7 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::load_fro
     }
     if (type != 2) return r.wrong_type(field, type);
     std::string_view bytes;
-    size_t offset;
+    size_t offset = 0;
     TL_RETURN_IF_ERROR(r.length_delimited(&bytes, &offset));
     if (field == 1) {
       TL_CHECK_OR_RETURN(pieces.size() < static_cast<size_t>(TokenTable::kMaxId),

@@ -136,14 +136,14 @@ class Parser {
         case 'r': out->push_back('\r'); break;
         case 't': out->push_back('\t'); break;
         case 'u': {
-          uint32_t cp;
+          uint32_t cp = 0;
           TL_RETURN_IF_ERROR(parse_hex4(&cp));
           if (cp >= 0xDC00 && cp <= 0xDFFF) return fail("lone low surrogate in \\u escape");
           if (cp >= 0xD800 && cp <= 0xDBFF) {
             if (!(consume('\\') && consume('u'))) {
               return fail("high surrogate \\u escape not followed by a low one");
             }
-            uint32_t low;
+            uint32_t low = 0;
             TL_RETURN_IF_ERROR(parse_hex4(&low));
             if (low < 0xDC00 || low > 0xDFFF) {
               return fail("high surrogate \\u escape not followed by a low one");

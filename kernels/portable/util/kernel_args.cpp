@@ -16,13 +16,16 @@ const char* to_string(ArgType type) {
     case ArgType::kOptionalInt: return "int?";
     case ArgType::kDouble: return "float";
     case ArgType::kBool: return "bool";
+    case ArgType::kOptionalBool: return "bool?";
     case ArgType::kIntList: return "int[]";
     case ArgType::kOptionalIntList: return "int[]?";
     case ArgType::kDoubleList: return "float[]";
+    case ArgType::kOptionalDoubleList: return "float[]?";
     case ArgType::kBoolList: return "bool[]";
     case ArgType::kTensorList: return "Tensor[]";
     case ArgType::kOptionalTensorList: return "Tensor?[]";
     case ArgType::kString: return "str";
+    case ArgType::kOptionalString: return "str?";
     case ArgType::kReturn: return "return";
   }
   return "unknown";
@@ -38,13 +41,16 @@ bool matches(const EValue& value, ArgType type) {
     case ArgType::kOptionalInt: return value.is_int() || value.is_none();
     case ArgType::kDouble: return value.is_double();
     case ArgType::kBool: return value.is_bool();
+    case ArgType::kOptionalBool: return value.is_bool() || value.is_none();
     case ArgType::kIntList: return value.is_int_list();
     case ArgType::kOptionalIntList: return value.is_int_list() || value.is_none();
     case ArgType::kDoubleList: return value.is_double_list();
+    case ArgType::kOptionalDoubleList: return value.is_double_list() || value.is_none();
     case ArgType::kBoolList: return value.is_bool_list();
     case ArgType::kTensorList: return value.is_tensor_list();
     case ArgType::kOptionalTensorList: return value.is_optional_tensor_list();
     case ArgType::kString: return value.is_string();
+    case ArgType::kOptionalString: return value.is_string() || value.is_none();
     case ArgType::kReturn: return true;
   }
   return false;

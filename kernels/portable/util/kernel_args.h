@@ -31,13 +31,16 @@ enum class ArgType : uint8_t {
   kOptionalInt,     // Int or None.
   kDouble,
   kBool,
+  kOptionalBool,  // Bool or None.
   kIntList,
   kOptionalIntList,  // IntList or None.
   kDoubleList,
+  kOptionalDoubleList,  // DoubleList or None.
   kBoolList,
   kTensorList,
   kOptionalTensorList,
   kString,
+  kOptionalString,  // String or None.
   kReturn,  // A return slot: any value; the kernel overwrites it (set_return).
 };
 

@@ -1,0 +1,1 @@
+"""The portable kernels' conformance harness (see README.md)."""

@@ -1,0 +1,30 @@
+// aten::_adaptive_avg_pool3d.out: average pooling to a requested output size
+// [OD, OH, OW] of a [N, C, D, H, W] or [C, D, H, W] input
+// (nn.AdaptiveAvgPool3d).
+//
+// ATen semantics as _adaptive_avg_pool2d.out (util/pool_loops.h), with a
+// depth dimension; float types only.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/pool_ops.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// _adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kAdaptiveAvgPool3dOutArgs[] = {
+    {"self", ArgType::kTensor},
+    {"output_size", ArgType::kIntList},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void adaptive_avg_pool3d_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAdaptiveAvgPool3dOutArgs));
+  run_adaptive_pool(ctx, args, 3, /*with_indices=*/false);
+}
+
+}  // namespace torchlight::portable

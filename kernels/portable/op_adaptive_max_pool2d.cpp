@@ -1,0 +1,32 @@
+// aten::adaptive_max_pool2d.out: max pooling to a requested output size
+// [OH, OW] of a [N, C, H, W] or [C, H, W] input, with the argmax.
+// What nn.AdaptiveMaxPool2d exports to.
+//
+// ATen semantics (util/pool_loops.h): windows as _adaptive_avg_pool2d;
+// float16, bfloat16, float32, float64 only; indices int64, the flat index
+// ih * W + iw in the input plane; NaN wins (the last NaN of a window), ties
+// keep the first maximum.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/pool_ops.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out,
+//     Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+constexpr ArgSpec kAdaptiveMaxPool2dOutArgs[] = {
+    {"self", ArgType::kTensor}, {"output_size", ArgType::kIntList},
+    {"out", ArgType::kTensor},  {"indices", ArgType::kTensor},
+    {"(out, indices)", ArgType::kReturn},
+};
+
+}  // namespace
+
+void adaptive_max_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAdaptiveMaxPool2dOutArgs));
+  run_adaptive_pool(ctx, args, 2, /*with_indices=*/true);
+}
+
+}  // namespace torchlight::portable

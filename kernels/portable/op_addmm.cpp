@@ -1,0 +1,95 @@
+// aten::addmm.out: out = beta * self + alpha * (mat1 @ mat2), for mat1
+// [m, k], mat2 [k, n] and self broadcastable to [m, n]. What nn.Linear
+// exports to (addmm(bias, x, permute(weight))).
+//
+// ATen semantics: self, mat1, mat2 and out share one dtype (any real type
+// but bool). beta and alpha are converted to that dtype first (so an int
+// tensor with beta=0.5 uses beta 0). As in BLAS, beta == 0 ignores self
+// (NaN in self does not propagate) and alpha == 0 ignores the product.
+// float16/bfloat16 accumulate and combine in float, rounding once.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dtype_dispatch.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/matmul.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1,
+//           Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kAddmmOutArgs[] = {
+    {"self", ArgType::kTensor},  {"mat1", ArgType::kTensor}, {"mat2", ArgType::kTensor},
+    {"beta", ArgType::kScalar},  {"alpha", ArgType::kScalar}, {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void addmm_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAddmmOutArgs));
+  set_return(args, 6, *args[5]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor mat1{args[1]->to_tensor(), "mat1"};
+  const NamedTensor mat2{args[2]->to_tensor(), "mat2"};
+  const EValue& beta = *args[3];
+  const EValue& alpha = *args[4];
+  const NamedTensor out{args[5]->to_tensor(), "out"};
+
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_matmul_operands(mat1, mat2, 2));
+  const ScalarType dtype = mat1.tensor.scalar_type();
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(self, dtype, "mat1"));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, dtype, "mat1"));
+  const SizesType out_sizes[] = {mat1.tensor.size(0), mat2.tensor.size(1)};
+  if (!broadcasts_to(self.tensor.sizes(), out_sizes)) {
+    char have[128];
+    char want[128];
+    TL_KERNEL_CHECK(ctx, false, Error::kInvalidArgument,
+                    "argument 'self' of shape %s does not broadcast to the product's shape %s",
+                    format_sizes(self.tensor.sizes(), have, sizeof(have)),
+                    format_sizes(out_sizes, want, sizeof(want)));
+  }
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, out_sizes));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+
+  // self's strides over [m, n]: 0 where it is broadcast.
+  const Tensor& s = self.tensor;
+  const size_t lead = 2 - s.dim();
+  int64_t self_strides[2] = {0, 0};
+  for (size_t d = 0; d < s.dim(); ++d) {
+    self_strides[lead + d] = s.size(d) == 1 ? 0 : s.strides()[d];
+  }
+
+  TL_SWITCH_REAL_TYPES_NO_BOOL(dtype, ctx, "mat1", CTYPE, [&] {
+    using Acc = opmath_t<CTYPE>;
+    const Acc beta_value = convert<Acc>(scalar_to<CTYPE>(beta));
+    const Acc alpha_value = convert<Acc>(scalar_to<CTYPE>(alpha));
+    const CTYPE* self_data = s.const_data_ptr<CTYPE>();
+    CTYPE* c = out.tensor.mutable_data_ptr<CTYPE>();
+    const int64_t c_rs = out.tensor.strides()[0];
+    const int64_t c_cs = out.tensor.strides()[1];
+    auto emit = [&](int64_t i, int64_t j, Acc product) {
+      Acc result = alpha_value == Acc(0) ? Acc(0) : opmath_mul(alpha_value, product);
+      if (beta_value != Acc(0)) {
+        const Acc bias = convert<Acc>(self_data[i * self_strides[0] + j * self_strides[1]]);
+        result = opmath_add(result, opmath_mul(beta_value, bias));
+      }
+      c[i * c_rs + j * c_cs] = convert<CTYPE>(result);
+    };
+    if (alpha_value == Acc(0)) {
+      // The product is ignored: do not compute it.
+      for (int64_t i = 0; i < out_sizes[0]; ++i) {
+        for (int64_t j = 0; j < out_sizes[1]; ++j) emit(i, j, Acc(0));
+      }
+      return;
+    }
+    matmul_strided(matrix_of<CTYPE>(mat1.tensor), matrix_of<CTYPE>(mat2.tensor), emit);
+  });
+}
+
+}  // namespace torchlight::portable

@@ -1,0 +1,32 @@
+// Copies of self with the same shape and dtype: aten::alias_copy.out,
+// aten::detach_copy.out and aten::lift_fresh_copy.out (the *_copy forms of
+// alias, detach and lift_fresh, which torch.export leaves for constants and
+// views). out keeps its own dim order. Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/strided_view.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// alias_copy.out / detach_copy.out / lift_fresh_copy.out(Tensor self, *, Tensor(a!) out)
+//     -> Tensor(a!)
+constexpr ArgSpec kSelfOutArgs[] = {
+    {"self", ArgType::kTensor}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
+
+void copy_self(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSelfOutArgs));
+  set_return(args, 2, *args[1]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[1]->to_tensor(), "out"};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, StridedView(self.tensor), out));
+}
+
+}  // namespace
+
+void alias_copy_out(KernelContext& ctx, Span<EValue*> args) { copy_self(ctx, args); }
+void detach_copy_out(KernelContext& ctx, Span<EValue*> args) { copy_self(ctx, args); }
+void lift_fresh_copy_out(KernelContext& ctx, Span<EValue*> args) { copy_self(ctx, args); }
+
+}  // namespace torchlight::portable

@@ -1,0 +1,24 @@
+// aten::atan2.out: the angle of the point (other, self), in (-pi, pi].
+//
+// ATen semantics: integer and bool inputs compute in float32; broadcasting;
+// out takes any floating dtype the result casts to.
+#include <cmath>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/binary_ops.h"
+#include "kernels/portable/util/elementwise_spec.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+constexpr ElementwiseSpec kAtan2Spec{DtypeSet::kFloat, Promotion::kIntToFloat,
+                                     OutDtypeRule::kCanCast};
+
+}  // namespace
+
+void atan2_out(KernelContext& ctx, Span<EValue*> args) {
+  binary_kernel<kAtan2Spec>(ctx, args, [](auto a, auto b) { return std::atan2(a, b); });
+}
+
+}  // namespace torchlight::portable

@@ -1,0 +1,36 @@
+// aten::avg_pool1d.out: the mean of each (strided, padded) window of a
+// [N, C, L] or [C, L] input. A core ATen operator, although torch.export's
+// decompositions turn nn.AvgPool1d into unsqueeze + avg_pool2d.
+//
+// ATen semantics as avg_pool2d.out (util/pool_loops.h) over one dimension;
+// every list holds exactly one value (stride may be empty); no
+// divisor_override. Dtypes: float16, bfloat16, float32, float64, int64.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/pool_ops.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// avg_pool1d.out(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0],
+//     bool ceil_mode=False, bool count_include_pad=True, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kAvgPool1dOutArgs[] = {
+    {"self", ArgType::kTensor},
+    {"kernel_size", ArgType::kIntList},
+    {"stride", ArgType::kIntList},
+    {"padding", ArgType::kIntList},
+    {"ceil_mode", ArgType::kBool},
+    {"count_include_pad", ArgType::kBool},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void avg_pool1d_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAvgPool1dOutArgs));
+  run_avg_pool(ctx, args, 1, /*has_divisor=*/false, /*reduced_floats=*/true);
+}
+
+}  // namespace torchlight::portable

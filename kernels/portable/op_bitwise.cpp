@@ -1,0 +1,60 @@
+// aten::bitwise_{and,or,xor}.Tensor_out and .Scalar_out, bitwise_not.out.
+//
+// ATen semantics: integers and bool only (a float operand or a float Scalar
+// is an error); type promotion, a Scalar converted to the common dtype
+// without a range check (int8 & 300 uses 300 wrapped to 44); bool operands
+// give logical and/or/xor/not. The binary ops accept any out dtype the
+// result casts to; bitwise_not needs exactly self's dtype.
+#include <type_traits>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/binary_ops.h"
+#include "kernels/portable/util/unary_ops.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+constexpr ElementwiseSpec kBitwiseSpec{DtypeSet::kIntOrBool, Promotion::kDefault,
+                                       OutDtypeRule::kCanCast};
+constexpr ElementwiseSpec kBitwiseNotSpec{DtypeSet::kIntOrBool, Promotion::kDefault,
+                                          OutDtypeRule::kSame};
+
+// The integer operations promote to int; the kernels cast back to the type.
+constexpr auto kAnd = [](auto a, auto b) { return static_cast<decltype(a)>(a & b); };
+constexpr auto kOr = [](auto a, auto b) { return static_cast<decltype(a)>(a | b); };
+constexpr auto kXor = [](auto a, auto b) { return static_cast<decltype(a)>(a ^ b); };
+
+}  // namespace
+
+void bitwise_and_tensor_out(KernelContext& ctx, Span<EValue*> args) {
+  binary_kernel<kBitwiseSpec>(ctx, args, kAnd);
+}
+void bitwise_and_scalar_out(KernelContext& ctx, Span<EValue*> args) {
+  binary_scalar_kernel<kBitwiseSpec>(ctx, args, kAnd);
+}
+void bitwise_or_tensor_out(KernelContext& ctx, Span<EValue*> args) {
+  binary_kernel<kBitwiseSpec>(ctx, args, kOr);
+}
+void bitwise_or_scalar_out(KernelContext& ctx, Span<EValue*> args) {
+  binary_scalar_kernel<kBitwiseSpec>(ctx, args, kOr);
+}
+void bitwise_xor_tensor_out(KernelContext& ctx, Span<EValue*> args) {
+  binary_kernel<kBitwiseSpec>(ctx, args, kXor);
+}
+void bitwise_xor_scalar_out(KernelContext& ctx, Span<EValue*> args) {
+  binary_scalar_kernel<kBitwiseSpec>(ctx, args, kXor);
+}
+
+void bitwise_not_out(KernelContext& ctx, Span<EValue*> args) {
+  unary_kernel<kBitwiseNotSpec>(ctx, args, [](auto a) {
+    using T = decltype(a);
+    if constexpr (std::is_same_v<T, bool>) {
+      return !a;
+    } else {
+      return static_cast<T>(~a);
+    }
+  });
+}
+
+}  // namespace torchlight::portable

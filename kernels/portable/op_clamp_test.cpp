@@ -1,0 +1,131 @@
+// clamp, clamp.Tensor and hardtanh: promotion, NaN rules, bound checks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/test_tensor.h"
+
+namespace torchlight::portable {
+namespace {
+
+using kernel_test::KernelArgs;
+using kernel_test::run_kernel;
+using kernel_test::TestTensor;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr ScalarType kF32 = ScalarType::kFloat;
+
+Status clamp(TestTensor& self, const EValue& min, const EValue& max, TestTensor& out) {
+  KernelArgs args{self.evalue(), min, max, out.evalue(), EValue()};
+  return run_kernel(&clamp_out, "aten::clamp.out", args);
+}
+
+TEST(OpClampTest, ScalarBoundsPromoteIntegersMatchesTorch) {
+  TestTensor a(ScalarType::kInt, {4}, {1, 2, 3, 4});
+  TestTensor out(kF32, {4});
+  ASSERT_TRUE(clamp(a, EValue(0.5), EValue(2.5), out).ok());
+  EXPECT_THAT(out.values(), ElementsAre(1, 2, 2.5, 2.5));
+
+  // The result dtype is float32: an int32 out is an error.
+  TestTensor out_int(ScalarType::kInt, {4});
+  const Status status = clamp(a, EValue(0.5), EValue(), out_int);
+  EXPECT_EQ(status.code(), Error::kInvalidType);
+  EXPECT_THAT(status.message(), HasSubstr("aten::clamp.out"));
+  EXPECT_THAT(status.message(), HasSubstr("'out'"));
+}
+
+TEST(OpClampTest, NanRulesMatchTorch) {
+  TestTensor a(kF32, {3}, {NAN, -1, 3});
+  TestTensor out(kF32, {3});
+  // One NaN bound alone is ignored.
+  ASSERT_TRUE(clamp(a, EValue(static_cast<double>(NAN)), EValue(), out).ok());
+  EXPECT_TRUE(std::isnan(out.get(0)));
+  EXPECT_EQ(out.get(1), -1);
+  EXPECT_EQ(out.get(2), 3);
+  // With both bounds, a NaN bound makes everything NaN.
+  ASSERT_TRUE(clamp(a, EValue(static_cast<double>(NAN)), EValue(2.0), out).ok());
+  EXPECT_TRUE(std::isnan(out.get(1)));
+  EXPECT_TRUE(std::isnan(out.get(2)));
+  // min > max gives max.
+  ASSERT_TRUE(clamp(a, EValue(int64_t{3}), EValue(int64_t{1}), out).ok());
+  EXPECT_TRUE(std::isnan(out.get(0)));
+  EXPECT_EQ(out.get(1), 1);
+}
+
+TEST(OpClampTest, BoundsThatOverflowTheDtypeFail) {
+  TestTensor a(ScalarType::kChar, {2}, {1, 2});
+  TestTensor out(ScalarType::kChar, {2});
+  const Status status = clamp(a, EValue(int64_t{-1000}), EValue(int64_t{5}), out);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("'min'"));
+
+  // uint8 takes -1 as 255 (c10's all-ones idiom): everything clamps to max.
+  TestTensor u(ScalarType::kByte, {2}, {1, 2});
+  TestTensor out_u(ScalarType::kByte, {2});
+  ASSERT_TRUE(clamp(u, EValue(int64_t{-1}), EValue(int64_t{5}), out_u).ok());
+  EXPECT_THAT(out_u.values(), ElementsAre(5, 5));
+}
+
+TEST(OpClampTest, NeedsABoundAndRejectsBool) {
+  TestTensor a(kF32, {1}, {1});
+  TestTensor out(kF32, {1});
+  const Status status = clamp(a, EValue(), EValue(), out);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("'min' and 'max'"));
+
+  TestTensor b(ScalarType::kBool, {1}, {1});
+  TestTensor out_b(ScalarType::kBool, {1});
+  const Status bool_status = clamp(b, EValue(false), EValue(true), out_b);
+  EXPECT_EQ(bool_status.code(), Error::kInvalidType);
+  EXPECT_THAT(bool_status.message(), HasSubstr("bool"));
+}
+
+TEST(OpClampTensorTest, BroadcastsAllThreeAndPropagatesNan) {
+  TestTensor a(kF32, {3}, {0.5, NAN, 5});
+  TestTensor lo(kF32, {2, 1}, {1, NAN});
+  TestTensor out(kF32, {2, 3});
+  KernelArgs args{a.evalue(), lo.evalue(), EValue(), out.evalue(), EValue()};
+  ASSERT_TRUE(run_kernel(&clamp_tensor_out, "aten::clamp.Tensor_out", args).ok());
+  EXPECT_EQ(out.get(0), 1);
+  EXPECT_TRUE(std::isnan(out.get(1)));
+  EXPECT_EQ(out.get(2), 5);
+  for (int i = 3; i < 6; ++i) EXPECT_TRUE(std::isnan(out.get(i))) << i;
+
+  TestTensor hi(kF32, {}, {2});
+  KernelArgs both{a.evalue(), lo.evalue(), hi.evalue(), out.evalue(), EValue()};
+  ASSERT_TRUE(run_kernel(&clamp_tensor_out, "aten::clamp.Tensor_out", both).ok());
+  EXPECT_EQ(out.get(2), 2);
+}
+
+TEST(OpClampTensorTest, PromotesWithTheBoundsMatchesTorch) {
+  TestTensor a(ScalarType::kChar, {2}, {1, 2});
+  TestTensor lo(ScalarType::kDouble, {}, {1.5});
+  TestTensor out(ScalarType::kDouble, {2});
+  KernelArgs args{a.evalue(), lo.evalue(), EValue(), out.evalue(), EValue()};
+  ASSERT_TRUE(run_kernel(&clamp_tensor_out, "aten::clamp.Tensor_out", args).ok());
+  EXPECT_THAT(out.values(), ElementsAre(1.5, 2));
+}
+
+TEST(OpHardtanhTest, IntegerBoundsTruncateAndUint8RejectsNegative) {
+  TestTensor a(ScalarType::kInt, {3}, {-3, 0, 3});
+  TestTensor out(ScalarType::kInt, {3});
+  KernelArgs args{a.evalue(), EValue(-1.7), EValue(1.7), out.evalue(), EValue()};
+  ASSERT_TRUE(run_kernel(&hardtanh_out, "aten::hardtanh.out", args).ok());
+  EXPECT_THAT(out.values(), ElementsAre(-1, 0, 1));
+
+  TestTensor u(ScalarType::kByte, {1}, {3});
+  TestTensor out_u(ScalarType::kByte, {1});
+  KernelArgs u_args{u.evalue(), EValue(int64_t{-1}), EValue(int64_t{1}), out_u.evalue(),
+                    EValue()};
+  const Status status = run_kernel(&hardtanh_out, "aten::hardtanh.out", u_args);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("aten::hardtanh.out"));
+  EXPECT_THAT(status.message(), HasSubstr("'min_val'"));
+}
+
+}  // namespace
+}  // namespace torchlight::portable

@@ -1,0 +1,33 @@
+// aten::clone.out: a copy of self, same dtype and shape. memory_format is
+// not needed at run time: the exporter gave out the dim order the format
+// asks for (contiguous, channels-last, or self's when preserved), and the
+// copy writes through out's own strides.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/memory_format.h"
+#include "kernels/portable/util/strided_view.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kCloneArgs[] = {
+    {"self", ArgType::kTensor},
+    {"memory_format", ArgType::kOptionalInt},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void clone_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kCloneArgs));
+  set_return(args, 3, *args[2]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[1], out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, StridedView(self.tensor), out));
+}
+
+}  // namespace torchlight::portable

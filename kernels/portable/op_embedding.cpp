@@ -1,0 +1,92 @@
+// aten::embedding.out: out[i..., :] = weight[indices[i...], :] (nn.Embedding;
+// a GPT's token and position embeddings).
+//
+// ATen semantics: weight [V, D] of any dtype; indices int32 or int64 of any
+// shape (0-d included); out [*indices.shape, D] with weight's dtype. Every
+// index must be in [0, V) (no negative wrap-around); a bad one fails before
+// anything is written. padding_idx, scale_grad_by_freq and sparse only
+// affect gradients and are ignored. Rows are copied as raw elements, so any
+// dtype and any layout of weight, indices and out work.
+#include <cstring>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/linear_offsets.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1,
+//     bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kEmbeddingOutArgs[] = {
+    {"weight", ArgType::kTensor},    {"indices", ArgType::kTensor},
+    {"padding_idx", ArgType::kInt},  {"scale_grad_by_freq", ArgType::kBool},
+    {"sparse", ArgType::kBool},      {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void embedding_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEmbeddingOutArgs));
+  set_return(args, 6, *args[5]);
+  const NamedTensor weight{args[0]->to_tensor(), "weight"};
+  const NamedTensor indices{args[1]->to_tensor(), "indices"};
+  const NamedTensor out{args[5]->to_tensor(), "out"};
+
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_rank(weight, 2, "a matrix [num_embeddings, embedding_dim]"));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_index_dtype(indices, /*allow_int32=*/true));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, weight.tensor.scalar_type(), "weight"));
+  const size_t index_dims = indices.tensor.dim();
+  TL_KERNEL_CHECK(ctx, index_dims + 1 <= kMaxTensorDim, Error::kInvalidArgument,
+                  "argument 'indices' has %zu dimensions; out would have more than %zu",
+                  index_dims, kMaxTensorDim);
+  SizesType sizes[kMaxTensorDim];
+  for (size_t d = 0; d < index_dims; ++d) sizes[d] = indices.tensor.size(d);
+  sizes[index_dims] = weight.tensor.size(1);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, {sizes, index_dims + 1}));
+  for (const NamedTensor* t : {&weight, &indices, &out}) {
+    TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(*t));
+  }
+
+  const int64_t rows = weight.tensor.size(0);
+  const int64_t count = indices.tensor.numel();
+  const LinearOffsets index_at(indices.tensor);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t index = load_index(indices.tensor, index_at.at(i));
+    TL_KERNEL_CHECK(ctx, index >= 0 && index < rows, Error::kInvalidArgument,
+                    "argument 'indices' holds %lld at position %lld, out of range for argument "
+                    "'weight' with %lld rows",
+                    static_cast<long long>(index), static_cast<long long>(i),
+                    static_cast<long long>(rows));
+  }
+  if (out.tensor.numel() == 0) return;
+
+  const int64_t dim = weight.tensor.size(1);
+  const size_t element = weight.tensor.element_size();
+  const int64_t w_row = weight.tensor.strides()[0];
+  const int64_t w_col = weight.tensor.strides()[1];
+  const int64_t o_col = out.tensor.strides()[index_dims];
+  const LinearOffsets out_at(out.tensor, 0, index_dims);
+  const char* src_base = weight.tensor.const_data_ptr<char>();
+  char* dst_base = out.tensor.mutable_data_ptr<char>();
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t index = load_index(indices.tensor, index_at.at(i));
+    const char* src = src_base + index * w_row * static_cast<int64_t>(element);
+    char* dst = dst_base + out_at.at(i) * static_cast<int64_t>(element);
+    if (w_col == 1 && o_col == 1) {
+      std::memcpy(dst, src, static_cast<size_t>(dim) * element);
+      continue;
+    }
+    for (int64_t j = 0; j < dim; ++j) {
+      std::memcpy(dst + j * o_col * static_cast<int64_t>(element),
+                  src + j * w_col * static_cast<int64_t>(element), element);
+    }
+  }
+}
+
+}  // namespace torchlight::portable

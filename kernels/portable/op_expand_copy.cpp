@@ -1,0 +1,56 @@
+// aten::expand_copy.out: self broadcast to `size` (-1 keeps a dimension;
+// new dimensions go in front), copied into out. Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/strided_view.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kExpandCopyArgs[] = {
+    {"self", ArgType::kTensor}, {"size", ArgType::kIntList}, {"implicit", ArgType::kBool},
+    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void expand_copy_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kExpandCopyArgs));
+  set_return(args, 4, *args[3]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const Span<const int64_t> size = args[1]->to_int_list();
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+
+  const size_t rank = self.tensor.dim();
+  TL_KERNEL_CHECK(ctx, size.size() >= rank && size.size() <= kMaxTensorDim,
+                  Error::kInvalidArgument,
+                  "argument 'size' has %zu entries; expected at least %zu (the rank of 'self') "
+                  "and at most %zu",
+                  size.size(), rank, kMaxTensorDim);
+  StridedView view(self.tensor);
+  const size_t lead = size.size() - rank;
+  for (size_t i = 0; i < size.size(); ++i) {
+    const int64_t target = size[i];
+    if (i < lead) {
+      TL_KERNEL_CHECK(ctx, target >= 0 && target <= INT32_MAX, Error::kInvalidArgument,
+                      "argument 'size' is %lld at new leading dimension %zu; it must be a size "
+                      "(-1 is only allowed for existing dimensions)",
+                      static_cast<long long>(target), i);
+      continue;
+    }
+    const int64_t have = self.tensor.size(i - lead);
+    TL_KERNEL_CHECK(ctx, target == -1 || target == have || (have == 1 && target >= 0 &&
+                                                             target <= INT32_MAX),
+                    Error::kInvalidArgument,
+                    "argument 'size' is %lld at dimension %zu, but 'self' has size %lld there; "
+                    "only size-1 dimensions expand",
+                    static_cast<long long>(target), i, static_cast<long long>(have));
+    if (target != -1 && target != have) view.set(i - lead, target, 0);
+  }
+  for (size_t i = 0; i < lead; ++i) view.insert(i, size[i], 0);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, view, out));
+}
+
+}  // namespace torchlight::portable

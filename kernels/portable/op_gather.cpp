@@ -1,0 +1,53 @@
+// aten::gather.out: out[i][j][k] = self[i][index[i][j][k]][k] (for dim 1),
+// out having index's shape. index is int64 with self's rank; outside `dim`
+// it may not be larger than self; every value must be in [0, self.size(dim))
+// and is checked before it is used. Any dtype.
+#include <cstring>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/scatter_gather.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out)
+//     -> Tensor(a!)
+constexpr ArgSpec kGatherArgs[] = {
+    {"self", ArgType::kTensor},       {"dim", ArgType::kInt},    {"index", ArgType::kTensor},
+    {"sparse_grad", ArgType::kBool}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void gather_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kGatherArgs));
+  set_return(args, 5, *args[4]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor index{args[2]->to_tensor(), "index"};
+  const NamedTensor out{args[4]->to_tensor(), "out"};
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), self.tensor.dim(), "dim", &dim));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_scatter_gather_shapes(self, dim, index, nullptr));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, index.tensor.sizes()));
+  if (index.tensor.numel() == 0) return;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(index));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+  const int64_t size = static_cast<int64_t>(self.tensor.element_size());
+  const char* from = self.tensor.const_data_ptr<char>();
+  char* to = out.tensor.mutable_data_ptr<char>();
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, for_each_scatter_gather(self.tensor, dim, index.tensor, out.tensor,
+                                   [&](int64_t self_at, int64_t out_at) {
+                                     std::memcpy(to + out_at * size, from + self_at * size,
+                                                 static_cast<size_t>(size));
+                                   }));
+}
+
+}  // namespace torchlight::portable

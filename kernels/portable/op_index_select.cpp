@@ -1,0 +1,70 @@
+// aten::index_select.out: the entries of self along `dim` listed by
+// `index` (a 0-d or 1-D int64/int32 tensor), in that order. Index values
+// must be in [0, size) as in ATen (negative values are errors here, not
+// wrapped); every value is checked before it is used. Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/strided_view.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kIndexSelectArgs[] = {
+    {"self", ArgType::kTensor}, {"dim", ArgType::kInt}, {"index", ArgType::kTensor},
+    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void index_select_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kIndexSelectArgs));
+  set_return(args, 4, *args[3]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor index{args[2]->to_tensor(), "index"};
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), self.tensor.dim(), "dim", &dim));
+  TL_KERNEL_CHECK(ctx, index.tensor.dim() <= 1, Error::kInvalidArgument,
+                  "argument 'index' is %zu-D; it must be a vector (0-d or 1-D)",
+                  index.tensor.dim());
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_index_dtype(index, /*allow_int32=*/true));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  const int64_t count = index.tensor.numel();
+  const bool scalar_self = self.tensor.dim() == 0;
+  TL_KERNEL_CHECK(ctx, !scalar_self || count == 1, Error::kInvalidArgument,
+                  "argument 'index' has %lld elements; a 0-d 'self' takes exactly one",
+                  static_cast<long long>(count));
+  ShapeBuffer shape;
+  shape.dim = self.tensor.dim();
+  for (size_t d = 0; d < shape.dim; ++d) shape.sizes[d] = self.tensor.size(d);
+  if (!scalar_self) shape.sizes[dim] = static_cast<SizesType>(count);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(index));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+
+  const int64_t size = scalar_self ? 1 : self.tensor.size(dim);
+  const int64_t index_stride = index.tensor.dim() == 1 ? index.tensor.strides()[0] : 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t at = 0;
+    TL_KERNEL_RETURN_IF_ERROR(ctx, check_index_value(load_index(index.tensor, i * index_stride),
+                                                     size, dim, /*allow_negative=*/false, "index",
+                                                     &at));
+    if (scalar_self) {
+      copy_view(StridedView(out.tensor), StridedView(self.tensor));
+      continue;
+    }
+    StridedView from(self.tensor);
+    from.select(dim, at);
+    StridedView to(out.tensor);
+    to.select(dim, i);
+    copy_view(to, from);
+  }
+}
+
+}  // namespace torchlight::portable

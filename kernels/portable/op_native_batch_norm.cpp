@@ -1,0 +1,276 @@
+// Batch normalization, four out variants sharing one implementation:
+//
+//   aten::_native_batch_norm_legit_no_training.out  what eval-mode
+//       nn.BatchNorm1d/2d/3d export to (torch 2.6): running statistics.
+//   aten::_native_batch_norm_legit.no_stats_out     what nn.InstanceNorm and
+//       BatchNorm(track_running_stats=False) export to: batch statistics.
+//   aten::_native_batch_norm_legit.out              either, by `training`;
+//       training also updates running_mean / running_var in place.
+//   aten::native_batch_norm.out                     the same, stats optional.
+//
+// ATen semantics: input [N, C, *] (rank >= 2, any dim order), per-channel
+// parameters [C]. With running statistics (training == false):
+//   out = (x - running_mean[c]) / sqrt(running_var[c] + eps) * weight[c] + bias[c]
+// and save_mean / save_invstd are empty ([0]). With batch statistics
+// (training == true): mean and biased variance over N and the spatial dims,
+// save_mean = mean, save_invstd = 1 / sqrt(var + eps) (shape [C]), and
+// running stats, when given, become (1 - momentum) * running + momentum *
+// (mean, unbiased variance). Dtypes: float16, bfloat16, float32, float64;
+// parameters have the input's dtype or, for float16/bfloat16 input, all
+// float32; save_mean/save_invstd have the parameters' dtype.
+// Statistics are computed in double; the output as x * alpha + beta, with
+// alpha = invstd * weight and beta = bias - mean * alpha, as ATen does.
+#include <cmath>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dtype_dispatch.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/linear_offsets.h"
+#include "kernels/portable/util/normalization.h"
+#include "kernels/portable/util/opmath.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// _native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias,
+//     Tensor running_mean, Tensor running_var, float momentum, float eps, *, Tensor(a!) out0,
+//     Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))
+constexpr ArgSpec kNoTrainingArgs[] = {
+    {"input", ArgType::kTensor},        {"weight", ArgType::kOptionalTensor},
+    {"bias", ArgType::kOptionalTensor}, {"running_mean", ArgType::kTensor},
+    {"running_var", ArgType::kTensor},  {"momentum", ArgType::kDouble},
+    {"eps", ArgType::kDouble},          {"out0", ArgType::kTensor},
+    {"out1", ArgType::kTensor},         {"out2", ArgType::kTensor},
+    {"(out0, out1, out2)", ArgType::kReturn},
+};
+
+// _native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias,
+//     bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean,
+//     Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))
+constexpr ArgSpec kNoStatsArgs[] = {
+    {"input", ArgType::kTensor},      {"weight", ArgType::kOptionalTensor},
+    {"bias", ArgType::kOptionalTensor}, {"training", ArgType::kBool},
+    {"momentum", ArgType::kDouble},   {"eps", ArgType::kDouble},
+    {"out", ArgType::kTensor},        {"save_mean", ArgType::kTensor},
+    {"save_invstd", ArgType::kTensor}, {"(out, save_mean, save_invstd)", ArgType::kReturn},
+};
+
+// _native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias,
+//     Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps,
+//     *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (...)
+// native_batch_norm.out: the same with Tensor? running_mean / running_var.
+constexpr ArgSpec kLegitArgs[] = {
+    {"input", ArgType::kTensor},        {"weight", ArgType::kOptionalTensor},
+    {"bias", ArgType::kOptionalTensor}, {"running_mean", ArgType::kTensor},
+    {"running_var", ArgType::kTensor},  {"training", ArgType::kBool},
+    {"momentum", ArgType::kDouble},     {"eps", ArgType::kDouble},
+    {"out", ArgType::kTensor},          {"save_mean", ArgType::kTensor},
+    {"save_invstd", ArgType::kTensor},  {"(out, save_mean, save_invstd)", ArgType::kReturn},
+};
+constexpr ArgSpec kNativeArgs[] = {
+    {"input", ArgType::kTensor},                {"weight", ArgType::kOptionalTensor},
+    {"bias", ArgType::kOptionalTensor},         {"running_mean", ArgType::kOptionalTensor},
+    {"running_var", ArgType::kOptionalTensor},  {"training", ArgType::kBool},
+    {"momentum", ArgType::kDouble},             {"eps", ArgType::kDouble},
+    {"out", ArgType::kTensor},                  {"save_mean", ArgType::kTensor},
+    {"save_invstd", ArgType::kTensor},          {"(out, save_mean, save_invstd)", ArgType::kReturn},
+};
+
+struct BatchNorm {
+  NamedTensor input;
+  NamedTensor weight;        // Undefined: 1.
+  NamedTensor bias;          // Undefined: 0.
+  NamedTensor running_mean;  // Undefined: none (training only).
+  NamedTensor running_var;
+  bool training;
+  double momentum;
+  double eps;
+  NamedTensor out;
+  NamedTensor save_mean;
+  NamedTensor save_invstd;
+};
+
+Status prepare(const BatchNorm& bn, ScalarType* param_type) {
+  const Tensor& in = bn.input.tensor;
+  char shape[128];
+  TL_CHECK_OR_RETURN(in.dim() >= 2, Error::kInvalidArgument,
+                     "argument 'input' has shape %s, expected at least 2 dimensions [N, C, *]",
+                     format_sizes(in.sizes(), shape, sizeof(shape)));
+  const NamedTensor params[] = {bn.weight, bn.bias, bn.running_mean, bn.running_var};
+  const int64_t channels = in.size(1);
+  for (const NamedTensor& p : params) {
+    if (!p.tensor.defined()) continue;
+    TL_CHECK_OR_RETURN(p.tensor.dim() == 1 && p.tensor.size(0) == channels,
+                       Error::kInvalidArgument,
+                       "argument '%s' has shape %s, expected [%lld] (the channels of 'input')",
+                       p.name, format_sizes(p.tensor.sizes(), shape, sizeof(shape)),
+                       static_cast<long long>(channels));
+    TL_RETURN_IF_ERROR(check_has_data(p));
+  }
+  TL_RETURN_IF_ERROR(check_norm_dtypes(bn.input, params, param_type));
+  TL_RETURN_IF_ERROR(check_same_dtype(bn.out, in.scalar_type(), "input"));
+  TL_RETURN_IF_ERROR(check_same_dtype(bn.save_mean, *param_type, "the parameters"));
+  TL_RETURN_IF_ERROR(check_same_dtype(bn.save_invstd, *param_type, "the parameters"));
+  TL_CHECK_OR_RETURN(bn.running_mean.tensor.defined() == bn.running_var.tensor.defined(),
+                     Error::kInvalidArgument,
+                     "arguments 'running_mean' and 'running_var' must be given together");
+  if (!bn.training) {
+    TL_CHECK_OR_RETURN(bn.running_mean.tensor.defined() && bn.running_var.tensor.defined(),
+                       Error::kInvalidArgument,
+                       "arguments 'running_mean' and 'running_var' are required when 'training' "
+                       "is false");
+  } else {
+    TL_CHECK_OR_RETURN(in.numel() > 0, Error::kInvalidArgument,
+                       "argument 'input' has shape %s; batch statistics need at least one element",
+                       format_sizes(in.sizes(), shape, sizeof(shape)));
+  }
+  TL_RETURN_IF_ERROR(resize_tensor(bn.out, in.sizes()));
+  const SizesType stats_size[] = {bn.training ? static_cast<SizesType>(channels) : 0};
+  TL_RETURN_IF_ERROR(resize_tensor(bn.save_mean, stats_size));
+  TL_RETURN_IF_ERROR(resize_tensor(bn.save_invstd, stats_size));
+  TL_RETURN_IF_ERROR(check_has_data(bn.input));
+  TL_RETURN_IF_ERROR(check_has_data(bn.out));
+  TL_RETURN_IF_ERROR(check_has_data(bn.save_mean));
+  return check_has_data(bn.save_invstd);
+}
+
+// Element i of a 1-D tensor of type P as double; `fallback` when undefined.
+template <typename P>
+double param_at(const Tensor& t, int64_t i, double fallback) {
+  return t.defined() ? convert<double>(t.const_data_ptr<P>()[i * t.strides()[0]]) : fallback;
+}
+
+template <typename P>
+void set_param(const Tensor& t, int64_t i, double value) {
+  t.mutable_data_ptr<P>()[i * t.strides()[0]] = convert<P>(value);
+}
+
+template <typename T, typename P>
+void batch_norm(const BatchNorm& bn) {
+  using Acc = opmath_t<T>;
+  const Tensor& in = bn.input.tensor;
+  const Tensor& out = bn.out.tensor;
+  const int64_t batch = in.size(0);
+  const int64_t channels = in.size(1);
+  const LinearOffsets in_spatial(in, 2, in.dim());
+  const LinearOffsets out_spatial(out, 2, out.dim());
+  int64_t spatial = 1;
+  for (size_t d = 2; d < in.dim(); ++d) spatial *= in.size(d);
+  const int64_t count = batch * spatial;
+  const T* x = in.const_data_ptr<T>();
+  T* y = out.mutable_data_ptr<T>();
+
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* x_c = x + c * in.strides()[1];
+    double mean;
+    double invstd;
+    if (bn.training) {
+      double variance;
+      compute_moments(x_c, count, [&](int64_t i) {
+        return (i / spatial) * in.strides()[0] + in_spatial.at(i % spatial);
+      }, &mean, &variance);
+      invstd = inverse_std(variance, bn.eps);
+      set_param<P>(bn.save_mean.tensor, c, mean);
+      set_param<P>(bn.save_invstd.tensor, c, invstd);
+      if (bn.running_mean.tensor.defined()) {
+        const double m = bn.momentum;
+        set_param<P>(bn.running_mean.tensor, c,
+                     (1 - m) * param_at<P>(bn.running_mean.tensor, c, 0) + m * mean);
+        const double unbiased =
+            variance * static_cast<double>(count) / static_cast<double>(count - 1);
+        set_param<P>(bn.running_var.tensor, c,
+                     (1 - m) * param_at<P>(bn.running_var.tensor, c, 0) + m * unbiased);
+      }
+    } else {
+      mean = param_at<P>(bn.running_mean.tensor, c, 0);
+      invstd = 1.0 / std::sqrt(param_at<P>(bn.running_var.tensor, c, 0) + bn.eps);
+    }
+    const double alpha = invstd * param_at<P>(bn.weight.tensor, c, 1);
+    const double beta = param_at<P>(bn.bias.tensor, c, 0) - mean * alpha;
+    const Acc a = static_cast<Acc>(alpha);
+    const Acc b = static_cast<Acc>(beta);
+    T* y_c = y + c * out.strides()[1];
+    for (int64_t n = 0; n < batch; ++n) {
+      const T* x_n = x_c + n * in.strides()[0];
+      T* y_n = y_c + n * out.strides()[0];
+      for (int64_t k = 0; k < spatial; ++k) {
+        y_n[out_spatial.at(k)] = convert<T>(convert<Acc>(x_n[in_spatial.at(k)]) * a + b);
+      }
+    }
+  }
+}
+
+void run(KernelContext& ctx, const BatchNorm& bn) {
+  ScalarType param_type = ScalarType::kFloat;  // Set by check_norm_dtypes.
+  TL_KERNEL_RETURN_IF_ERROR(ctx, prepare(bn, &param_type));
+  TL_SWITCH_NORM_TYPES(bn.input.tensor.scalar_type(), param_type, ctx, T, P,
+                       [&] { batch_norm<T, P>(bn); });
+}
+
+}  // namespace
+
+void native_batch_norm_legit_no_training_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kNoTrainingArgs));
+  const BatchNorm bn{{args[0]->to_tensor(), "input"},
+                     {args[1]->to_optional_tensor(), "weight"},
+                     {args[2]->to_optional_tensor(), "bias"},
+                     {args[3]->to_tensor(), "running_mean"},
+                     {args[4]->to_tensor(), "running_var"},
+                     /*training=*/false,
+                     args[5]->to_double(),
+                     args[6]->to_double(),
+                     {args[7]->to_tensor(), "out0"},
+                     {args[8]->to_tensor(), "out1"},
+                     {args[9]->to_tensor(), "out2"}};
+  run(ctx, bn);
+}
+
+void native_batch_norm_legit_no_stats_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kNoStatsArgs));
+  const BatchNorm bn{{args[0]->to_tensor(), "input"},
+                     {args[1]->to_optional_tensor(), "weight"},
+                     {args[2]->to_optional_tensor(), "bias"},
+                     {Tensor(), "running_mean"},
+                     {Tensor(), "running_var"},
+                     args[3]->to_bool(),
+                     args[4]->to_double(),
+                     args[5]->to_double(),
+                     {args[6]->to_tensor(), "out"},
+                     {args[7]->to_tensor(), "save_mean"},
+                     {args[8]->to_tensor(), "save_invstd"}};
+  run(ctx, bn);
+}
+
+namespace {
+
+void run_with_stats(KernelContext& ctx, Span<EValue*> args, Span<const ArgSpec> specs) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, specs));
+  const BatchNorm bn{{args[0]->to_tensor(), "input"},
+                     {args[1]->to_optional_tensor(), "weight"},
+                     {args[2]->to_optional_tensor(), "bias"},
+                     {args[3]->to_optional_tensor(), "running_mean"},
+                     {args[4]->to_optional_tensor(), "running_var"},
+                     args[5]->to_bool(),
+                     args[6]->to_double(),
+                     args[7]->to_double(),
+                     {args[8]->to_tensor(), "out"},
+                     {args[9]->to_tensor(), "save_mean"},
+                     {args[10]->to_tensor(), "save_invstd"}};
+  run(ctx, bn);
+}
+
+}  // namespace
+
+void native_batch_norm_legit_out(KernelContext& ctx, Span<EValue*> args) {
+  run_with_stats(ctx, args, kLegitArgs);
+}
+
+void native_batch_norm_out(KernelContext& ctx, Span<EValue*> args) {
+  run_with_stats(ctx, args, kNativeArgs);
+}
+
+}  // namespace torchlight::portable

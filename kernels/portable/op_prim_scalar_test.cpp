@@ -1,0 +1,151 @@
+// executorch_prim::*.Scalar: Python arithmetic on symbolic ints and floats.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/test_tensor.h"
+
+namespace torchlight::portable {
+namespace {
+
+using kernel_test::KernelArgs;
+using kernel_test::run_kernel;
+using ::testing::HasSubstr;
+
+EValue Int(int64_t v) { return EValue(v); }
+EValue Dbl(double v) { return EValue(v); }
+
+// Runs a binary prim op; the result is the third slot.
+EValue binary(KernelFunction fn, const char* name, EValue a, EValue b, Status* status = nullptr) {
+  KernelArgs args{a, b, EValue()};
+  Status s = run_kernel(fn, name, args);
+  if (status != nullptr) *status = s;
+  EXPECT_TRUE(status != nullptr || s.ok()) << s.message();
+  return args[2];
+}
+
+EValue unary(KernelFunction fn, const char* name, EValue a, Status* status = nullptr) {
+  KernelArgs args{a, EValue()};
+  Status s = run_kernel(fn, name, args);
+  if (status != nullptr) *status = s;
+  EXPECT_TRUE(status != nullptr || s.ok()) << s.message();
+  return args[1];
+}
+
+TEST(OpPrimScalarTest, IntArithmeticStaysInt) {
+  EValue r = binary(&prim_add_scalar, "executorch_prim::add.Scalar", Int(7), Int(5));
+  ASSERT_TRUE(r.is_int());
+  EXPECT_EQ(r.to_int(), 12);
+  EXPECT_EQ(binary(&prim_sub_scalar, "sub", Int(7), Int(5)).to_int(), 2);
+  EXPECT_EQ(binary(&prim_mul_scalar, "mul", Int(-7), Int(5)).to_int(), -35);
+  EXPECT_EQ(binary(&prim_add_scalar, "add", EValue(true), Int(1)).to_int(), 2);  // bool is int
+}
+
+TEST(OpPrimScalarTest, MixedArithmeticIsDouble) {
+  EValue r = binary(&prim_mul_scalar, "mul", Int(3), Dbl(0.5));
+  ASSERT_TRUE(r.is_double());
+  EXPECT_DOUBLE_EQ(r.to_double(), 1.5);
+  EXPECT_DOUBLE_EQ(binary(&prim_sub_scalar, "sub", Dbl(1.0), Int(3)).to_double(), -2.0);
+}
+
+TEST(OpPrimScalarTest, FloorDivAndModRoundTowardNegativeInfinity) {
+  // Python: 7 // 2 == 3, -7 // 2 == -4, 7 // -2 == -4, -7 % 2 == 1, 7 % -2 == -1.
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(7), Int(2)).to_int(), 3);
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(-7), Int(2)).to_int(), -4);
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(7), Int(-2)).to_int(), -4);
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(-8), Int(2)).to_int(), -4);
+  EXPECT_EQ(binary(&prim_mod_scalar, "mod", Int(-7), Int(2)).to_int(), 1);
+  EXPECT_EQ(binary(&prim_mod_scalar, "mod", Int(7), Int(-2)).to_int(), -1);
+  EXPECT_EQ(binary(&prim_mod_scalar, "mod", Int(6), Int(3)).to_int(), 0);
+  // Floats: -7.5 // 2 == -4.0, -7.5 % 2 == 0.5, 7.5 % -2 == -0.5.
+  EXPECT_DOUBLE_EQ(binary(&prim_floordiv_scalar, "floordiv", Dbl(-7.5), Int(2)).to_double(), -4.0);
+  EXPECT_DOUBLE_EQ(binary(&prim_mod_scalar, "mod", Dbl(-7.5), Int(2)).to_double(), 0.5);
+  EXPECT_DOUBLE_EQ(binary(&prim_mod_scalar, "mod", Dbl(7.5), Dbl(-2)).to_double(), -0.5);
+}
+
+TEST(OpPrimScalarTest, TrueDivIsAlwaysDouble) {
+  EValue r = binary(&prim_truediv_scalar, "truediv", Int(7), Int(2));
+  ASSERT_TRUE(r.is_double());
+  EXPECT_DOUBLE_EQ(r.to_double(), 3.5);
+}
+
+TEST(OpPrimScalarTest, DivisionByZeroAndOverflowAreErrors) {
+  Status s;
+  binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Int(1), Int(0), &s);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("executorch_prim::floordiv.Scalar"));
+  EXPECT_THAT(s.message(), HasSubstr("'b'"));
+  binary(&prim_mod_scalar, "mod", Dbl(1), Dbl(0), &s);
+  EXPECT_FALSE(s.ok());
+  binary(&prim_truediv_scalar, "truediv", Int(1), Int(0), &s);
+  EXPECT_FALSE(s.ok());
+  binary(&prim_mul_scalar, "mul", Int(INT64_MAX), Int(2), &s);
+  EXPECT_THAT(s.message(), HasSubstr("overflows"));
+  binary(&prim_add_scalar, "add", Int(INT64_MAX), Int(1), &s);
+  EXPECT_FALSE(s.ok());
+  binary(&prim_floordiv_scalar, "floordiv", Int(INT64_MIN), Int(-1), &s);
+  EXPECT_FALSE(s.ok());
+  unary(&prim_neg_scalar, "neg", Int(INT64_MIN), &s);
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(OpPrimScalarTest, Comparisons) {
+  auto cmp = [](KernelFunction fn, EValue a, EValue b) {
+    EValue r = binary(fn, "cmp", a, b);
+    EXPECT_TRUE(r.is_bool());
+    return r.to_bool();
+  };
+  EXPECT_TRUE(cmp(&prim_eq_scalar, Int(3), Dbl(3.0)));
+  EXPECT_FALSE(cmp(&prim_ne_scalar, Int(3), Int(3)));
+  EXPECT_TRUE(cmp(&prim_lt_scalar, Int(2), Dbl(2.5)));
+  EXPECT_TRUE(cmp(&prim_le_scalar, Int(2), Int(2)));
+  EXPECT_TRUE(cmp(&prim_gt_scalar, Dbl(2.5), Int(2)));
+  EXPECT_FALSE(cmp(&prim_ge_scalar, Int(1), Int(2)));
+  // Exact for int64 values that double cannot hold.
+  EXPECT_FALSE(cmp(&prim_eq_scalar, Int((int64_t{1} << 53) + 1), Dbl(9007199254740992.0)));
+  // NaN compares unordered: only != holds.
+  EXPECT_FALSE(cmp(&prim_eq_scalar, Dbl(NAN), Dbl(NAN)));
+  EXPECT_TRUE(cmp(&prim_ne_scalar, Dbl(NAN), Int(1)));
+  EXPECT_FALSE(cmp(&prim_lt_scalar, Dbl(NAN), Int(1)));
+  EXPECT_FALSE(cmp(&prim_ge_scalar, Dbl(NAN), Int(1)));
+}
+
+TEST(OpPrimScalarTest, UnaryOps) {
+  EXPECT_EQ(unary(&prim_neg_scalar, "neg", Int(4)).to_int(), -4);
+  EXPECT_DOUBLE_EQ(unary(&prim_neg_scalar, "neg", Dbl(1.5)).to_double(), -1.5);
+  EValue f = unary(&prim_sym_float_scalar, "sym_float", Int(3));
+  ASSERT_TRUE(f.is_double());
+  EXPECT_DOUBLE_EQ(f.to_double(), 3.0);
+  EValue i = unary(&prim_sym_int_scalar, "sym_int", Dbl(-2.7));
+  ASSERT_TRUE(i.is_int());
+  EXPECT_EQ(i.to_int(), -2);
+  Status s;
+  unary(&prim_sym_int_scalar, "sym_int", Dbl(NAN), &s);
+  EXPECT_FALSE(s.ok());
+  unary(&prim_sym_int_scalar, "sym_int", Dbl(1e30), &s);
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(OpPrimScalarTest, MaxMin) {
+  EValue m = binary(&prim_sym_max_scalar, "sym_max", Int(3), Int(8));
+  ASSERT_TRUE(m.is_int());
+  EXPECT_EQ(m.to_int(), 8);
+  EXPECT_EQ(binary(&prim_sym_min_scalar, "sym_min", Int(3), Int(8)).to_int(), 3);
+  EXPECT_DOUBLE_EQ(binary(&prim_sym_max_scalar, "sym_max", Int(3), Dbl(2.5)).to_double(), 3.0);
+}
+
+TEST(OpPrimScalarTest, RejectsNonScalars) {
+  kernel_test::TestTensor t(ScalarType::kFloat, {1});
+  KernelArgs args{t.evalue(), Int(1), EValue()};
+  Status s = run_kernel(&prim_add_scalar, "executorch_prim::add.Scalar", args);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("'a'"));
+  KernelArgs too_few{Int(1), EValue()};
+  EXPECT_EQ(run_kernel(&prim_add_scalar, "add", too_few).code(), Error::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace torchlight::portable

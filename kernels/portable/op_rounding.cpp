@@ -1,0 +1,94 @@
+// The rounding operators: floor, ceil, trunc, round (each `op.out(Tensor
+// self, *, Tensor(a!) out)`) and round.decimals_out(Tensor self, *, int
+// decimals, Tensor(a!) out).
+//
+// ATen semantics: the dtype is kept and out must have exactly it; bool is
+// not supported; integers are returned unchanged (round with decimals
+// supports floats only). round rounds half to even (std::nearbyint in the
+// default rounding mode, as ATen). round with decimals d computes
+// nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for d < 0,
+// with 10^|d| in the compute type, exactly as ATen (so it inherits the
+// binary representation's surprises: round(2.675, 2) is 2.68 in float32).
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dtype_set.h"
+#include "kernels/portable/util/elementwise.h"
+#include "kernels/portable/util/elementwise_spec.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/unary_ops.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+constexpr ElementwiseSpec kRoundingSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
+                                        OutDtypeRule::kSame};
+constexpr ElementwiseSpec kRoundDecimalsSpec{DtypeSet::kFloat, Promotion::kDefault,
+                                             OutDtypeRule::kSame};
+
+// round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kRoundDecimalsArgs[] = {
+    {"self", ArgType::kTensor},
+    {"decimals", ArgType::kInt},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+// Applies `fn` to floats; integers pass through unchanged.
+template <typename Fn>
+auto floats_only(Fn fn) {
+  return [fn](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
+      return fn(x);
+    } else {
+      return x;
+    }
+  };
+}
+
+}  // namespace
+
+void floor_out(KernelContext& ctx, Span<EValue*> args) {
+  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::floor(x); }));
+}
+
+void ceil_out(KernelContext& ctx, Span<EValue*> args) {
+  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::ceil(x); }));
+}
+
+void trunc_out(KernelContext& ctx, Span<EValue*> args) {
+  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::trunc(x); }));
+}
+
+void round_out(KernelContext& ctx, Span<EValue*> args) {
+  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::nearbyint(x); }));
+}
+
+void round_decimals_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kRoundDecimalsArgs));
+  set_return(args, 3, *args[2]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const int64_t decimals = args[1]->to_int();
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+
+  ScalarType compute;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, prepare_unary(self, out, kRoundDecimalsSpec, &compute));
+  TL_SWITCH_DTYPE_SET(DtypeSet::kFloat, compute, ctx, "self", CTYPE, [&] {
+    using Compute = opmath_t<CTYPE>;
+    const bool negative = decimals < 0;
+    // |decimals| > 400 overflows double to inf either way; clamp so the
+    // magnitude is well defined for INT64_MIN.
+    const double magnitude = negative ? (decimals < -400 ? 400.0 : -static_cast<double>(decimals))
+                                      : (decimals > 400 ? 400.0 : static_cast<double>(decimals));
+    const Compute scale = static_cast<Compute>(std::pow(10.0, magnitude));
+    TL_KERNEL_RETURN_IF_ERROR(
+        ctx, apply_unary_elementwise<CTYPE>(self, out, [negative, scale](Compute x) {
+          return negative ? std::nearbyint(x / scale) * scale : std::nearbyint(x * scale) / scale;
+        }));
+  });
+}
+
+}  // namespace torchlight::portable

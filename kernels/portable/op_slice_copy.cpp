@@ -1,0 +1,41 @@
+// aten::slice_copy.Tensor_out: elements start, start + step, ... before end
+// along `dim` (ATen's clamping of start/end; step > 0). Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/strided_view.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None,
+//                       SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kSliceCopyArgs[] = {
+    {"self", ArgType::kTensor},     {"dim", ArgType::kInt},  {"start", ArgType::kOptionalInt},
+    {"end", ArgType::kOptionalInt}, {"step", ArgType::kInt}, {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void slice_copy_tensor_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSliceCopyArgs));
+  set_return(args, 6, *args[5]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[5]->to_tensor(), "out"};
+  TL_KERNEL_CHECK(ctx, self.tensor.dim() > 0, Error::kInvalidArgument,
+                  "argument 'self' is 0-d; slice needs at least one dimension");
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), self.tensor.dim(), "dim", &dim));
+  int64_t start = 0;
+  int64_t length = 0;
+  const int64_t step = args[4]->to_int();
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, normalize_slice(*args[2], *args[3], step, self.tensor.size(dim), &start, &length));
+  StridedView view(self.tensor);
+  view.narrow(dim, start, length, step);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, view, out));
+}
+
+}  // namespace torchlight::portable

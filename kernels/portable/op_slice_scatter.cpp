@@ -1,0 +1,97 @@
+// aten::slice_scatter.out and aten::select_scatter.out: out = self with
+// one slice (start:end:step along dim, ATen's clamping) or one index along
+// dim replaced by src. src must have exactly that slice's shape and is
+// converted to self's dtype, as ATen's copy_ does.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/strided_view.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None,
+//                   SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kSliceScatterArgs[] = {
+    {"self", ArgType::kTensor},     {"src", ArgType::kTensor},      {"dim", ArgType::kInt},
+    {"start", ArgType::kOptionalInt}, {"end", ArgType::kOptionalInt}, {"step", ArgType::kInt},
+    {"out", ArgType::kTensor},      {"out", ArgType::kReturn},
+};
+// select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out)
+//     -> Tensor(a!)
+constexpr ArgSpec kSelectScatterArgs[] = {
+    {"self", ArgType::kTensor}, {"src", ArgType::kTensor}, {"dim", ArgType::kInt},
+    {"index", ArgType::kInt},   {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
+};
+
+// out = self, then the part of out that `region` (a view of out) covers = src.
+Status scatter_region(const NamedTensor& self, const NamedTensor& src, const NamedTensor& out,
+                      const StridedView& region) {
+  bool same = region.dim() == src.tensor.dim();
+  for (size_t d = 0; same && d < region.dim(); ++d) same = region.size(d) == src.tensor.size(d);
+  if (!same) {
+    SizesType sizes[kMaxTensorDim];
+    region.sizes(sizes);
+    char want[128];
+    char have[128];
+    return Status::error(Error::kInvalidArgument,
+                         "argument 'src' has shape %s, expected %s (the shape of the slice of "
+                         "'self' it replaces)",
+                         format_sizes(src.tensor.sizes(), have, sizeof(have)),
+                         format_sizes({sizes, region.dim()}, want, sizeof(want)));
+  }
+  TL_RETURN_IF_ERROR(check_has_data(src));
+  TL_RETURN_IF_ERROR(copy_view_to_out(self, StridedView(self.tensor), out));
+  return copy_view_converting(region, out.tensor.scalar_type(), out.name,
+                              StridedView(src.tensor), src.tensor.scalar_type(), src.name);
+}
+
+}  // namespace
+
+void slice_scatter_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSliceScatterArgs));
+  set_return(args, 7, *args[6]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor src{args[1]->to_tensor(), "src"};
+  const NamedTensor out{args[6]->to_tensor(), "out"};
+  TL_KERNEL_CHECK(ctx, self.tensor.dim() > 0, Error::kInvalidArgument,
+                  "argument 'self' is 0-d; slice needs at least one dimension");
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[2]->to_int(), self.tensor.dim(), "dim", &dim));
+  int64_t start = 0;
+  int64_t length = 0;
+  const int64_t step = args[5]->to_int();
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, normalize_slice(*args[3], *args[4], step, self.tensor.size(dim), &start, &length));
+  // Resize first: the region is a view of out, so it needs out's final strides.
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, self.tensor.sizes()));
+  StridedView region(out.tensor);
+  region.narrow(dim, start, length, step);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, scatter_region(self, src, out, region));
+}
+
+void select_scatter_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSelectScatterArgs));
+  set_return(args, 5, *args[4]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor src{args[1]->to_tensor(), "src"};
+  const NamedTensor out{args[4]->to_tensor(), "out"};
+  TL_KERNEL_CHECK(ctx, self.tensor.dim() > 0, Error::kInvalidArgument,
+                  "argument 'self' is 0-d; select needs at least one dimension");
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[2]->to_int(), self.tensor.dim(), "dim", &dim));
+  int64_t index = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_index_value(args[3]->to_int(), self.tensor.size(dim), dim,
+                                                   /*allow_negative=*/true, "index", &index));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, self.tensor.sizes()));
+  StridedView region(out.tensor);
+  region.select(dim, index);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, scatter_region(self, src, out, region));
+}
+
+}  // namespace torchlight::portable

@@ -1,0 +1,55 @@
+// aten::split_with_sizes_copy.out: self cut along `dim` into pieces of the
+// given sizes (which must add up to the dimension's size), one per out
+// tensor. torch.export lowers split and chunk to this. The schema returns
+// nothing, so args = [self, split_sizes, dim, out]. Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_outs.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *,
+//                           Tensor(a!)[] out) -> ()
+constexpr ArgSpec kSplitWithSizesCopyArgs[] = {
+    {"self", ArgType::kTensor},
+    {"split_sizes", ArgType::kIntList},
+    {"dim", ArgType::kInt},
+    {"out", ArgType::kTensorList},
+};
+
+}  // namespace
+
+void split_with_sizes_copy_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSplitWithSizesCopyArgs));
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const Span<const int64_t> sizes = args[1]->to_int_list();
+  const Span<const Tensor> outs = args[3]->to_tensor_list();
+  TL_KERNEL_CHECK(ctx, self.tensor.dim() > 0, Error::kInvalidArgument,
+                  "argument 'self' is 0-d; split needs at least one dimension");
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[2]->to_int(), self.tensor.dim(), "dim", &dim));
+  const int64_t size = self.tensor.size(dim);
+  int64_t sum = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    TL_KERNEL_CHECK(ctx, sizes[i] >= 0 && sizes[i] <= size - sum, Error::kInvalidArgument,
+                    "argument 'split_sizes' has %lld at position %zu; the sizes must be "
+                    "non-negative and add up to %lld (dimension %zu of 'self')",
+                    static_cast<long long>(sizes[i]), i, static_cast<long long>(size), dim);
+    sum += sizes[i];
+  }
+  TL_KERNEL_CHECK(ctx, sum == size, Error::kInvalidArgument,
+                  "argument 'split_sizes' adds up to %lld, expected %lld (dimension %zu of 'self')",
+                  static_cast<long long>(sum), static_cast<long long>(size), dim);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_out_list(outs, sizes.size()));
+  int64_t start = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    TL_KERNEL_RETURN_IF_ERROR(
+        ctx, copy_slice_to_out(self, dim, start, sizes[i], false, outs[i], i));
+    start += sizes[i];
+  }
+}
+
+}  // namespace torchlight::portable

@@ -1,0 +1,42 @@
+// aten::_to_copy.out: self converted to out's dtype (ATen's static_cast
+// conversions: to bool is != 0, floats to integers truncate, float16 and
+// bfloat16 round to nearest even) and laid out in out's dim order, which is
+// how memory_format reaches the runtime (see util/memory_format.h).
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/memory_format.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/strided_view.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// _to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None,
+//              Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kToCopyArgs[] = {
+    {"self", ArgType::kTensor},
+    {"non_blocking", ArgType::kBool},
+    {"memory_format", ArgType::kOptionalInt},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void to_copy_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kToCopyArgs));
+  set_return(args, 4, *args[3]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[2], out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, self.tensor.sizes()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, copy_view_converting(StridedView(out.tensor), out.tensor.scalar_type(), out.name,
+                                StridedView(self.tensor), self.tensor.scalar_type(), self.name));
+}
+
+}  // namespace torchlight::portable

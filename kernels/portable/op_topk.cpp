@@ -1,0 +1,86 @@
+// aten::topk.values: the k largest (or smallest) elements of each slice
+// along `dim`, with their positions. NaN counts as the largest value. The
+// result is always sorted (largest first, or smallest first when
+// largest=False), which also satisfies sorted=False; among equal values the
+// earlier position comes first. Every real dtype but bool, as in ATen.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/coord_walk.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/dtype_dispatch.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/sort_order.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *,
+//             Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+constexpr ArgSpec kTopkArgs[] = {
+    {"self", ArgType::kTensor},    {"k", ArgType::kInt},          {"dim", ArgType::kInt},
+    {"largest", ArgType::kBool},   {"sorted", ArgType::kBool},    {"values", ArgType::kTensor},
+    {"indices", ArgType::kTensor}, {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void topk_values(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kTopkArgs));
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const int64_t k = args[1]->to_int();
+  const bool largest = args[3]->to_bool();
+  const NamedTensor values{args[5]->to_tensor(), "values"};
+  const NamedTensor indices{args[6]->to_tensor(), "indices"};
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[2]->to_int(), self.tensor.dim(), "dim", &dim));
+  const bool scalar = self.tensor.dim() == 0;
+  const int64_t n = scalar ? 1 : self.tensor.size(dim);
+  TL_KERNEL_CHECK(ctx, k >= 0 && k <= n, Error::kInvalidArgument,
+                  "argument 'k' is %lld; expected 0..%lld (the size of dimension %zu of 'self')",
+                  static_cast<long long>(k), static_cast<long long>(n), dim);
+  TL_KERNEL_CHECK(ctx, visit_real_type_no_bool(self.tensor.scalar_type(), [](auto) {}),
+                  Error::kInvalidType,
+                  "argument 'self' has dtype %s, which is not supported (supported: %s)",
+                  to_string(self.tensor.scalar_type()), kRealTypeNoBoolNames);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(values, self.tensor.scalar_type(), "self"));
+  TL_KERNEL_CHECK(ctx, indices.tensor.scalar_type() == ScalarType::kLong, Error::kInvalidType,
+                  "argument 'indices' has dtype %s, expected int64",
+                  to_string(indices.tensor.scalar_type()));
+  ShapeBuffer shape;
+  shape.dim = self.tensor.dim();
+  for (size_t d = 0; d < shape.dim; ++d) shape.sizes[d] = self.tensor.size(d);
+  if (!scalar) shape.sizes[dim] = static_cast<SizesType>(k);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(values, shape.span()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(indices, shape.span()));
+  if (values.tensor.numel() == 0) return;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(values));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(indices));
+
+  ShapeBuffer slices = shape;
+  if (!scalar) slices.sizes[dim] = 1;
+  const int64_t self_stride = scalar ? 1 : self.tensor.strides()[dim];
+  const int64_t values_stride = scalar ? 1 : values.tensor.strides()[dim];
+  const int64_t indices_stride = scalar ? 1 : indices.tensor.strides()[dim];
+  TL_SWITCH_REAL_TYPES_NO_BOOL(self.tensor.scalar_type(), ctx, "self", CTYPE, [&] {
+    constexpr int64_t kSize = sizeof(CTYPE);
+    for (CoordWalk w(slices.span()); !w.done(); w.next()) {
+      // The slice offsets: every coordinate but `dim` is shared.
+      const StridedSlice<CTYPE> in{
+          self.tensor.mutable_data_ptr<char>() + w.offset(self.tensor.strides()) * kSize,
+          self_stride};
+      const StridedSlice<CTYPE> out{
+          values.tensor.mutable_data_ptr<char>() + w.offset(values.tensor.strides()) * kSize,
+          values_stride};
+      const StridedSlice<int64_t> perm{
+          indices.tensor.mutable_data_ptr<char>() + w.offset(indices.tensor.strides()) * 8,
+          indices_stride};
+      top_positions(perm, n, k, SortOrder<CTYPE>(in, /*descending=*/largest));
+      for (int64_t i = 0; i < k; ++i) out.set(i, in.get(perm.get(i)));
+    }
+  });
+}
+
+}  // namespace torchlight::portable

@@ -1,0 +1,60 @@
+// aten::transpose_copy.int_out (swap two dimensions) and aten::t_copy.out
+// (transpose of a tensor with at most 2 dimensions), copied into out's own
+// layout. Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/strided_view.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kTransposeCopyArgs[] = {
+    {"self", ArgType::kTensor}, {"dim0", ArgType::kInt}, {"dim1", ArgType::kInt},
+    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
+};
+
+// t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kTCopyArgs[] = {
+    {"self", ArgType::kTensor}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
+
+// Self with dimensions a and b swapped.
+StridedView transposed(const Tensor& self, size_t a, size_t b) {
+  StridedView view(self);
+  if (self.dim() < 2) return view;  // 0-d and 1-d: a == b == 0.
+  size_t order[kMaxTensorDim];
+  for (size_t d = 0; d < self.dim(); ++d) order[d] = d;
+  order[a] = b;
+  order[b] = a;
+  view.permute(order);
+  return view;
+}
+
+}  // namespace
+
+void transpose_copy_int_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kTransposeCopyArgs));
+  set_return(args, 4, *args[3]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  size_t dim0 = 0;
+  size_t dim1 = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), self.tensor.dim(), "dim0", &dim0));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[2]->to_int(), self.tensor.dim(), "dim1", &dim1));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, transposed(self.tensor, dim0, dim1), out));
+}
+
+void t_copy_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kTCopyArgs));
+  set_return(args, 2, *args[1]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[1]->to_tensor(), "out"};
+  TL_KERNEL_CHECK(ctx, self.tensor.dim() <= 2, Error::kInvalidArgument,
+                  "argument 'self' is %zu-D; t() expects a tensor with at most 2 dimensions",
+                  self.tensor.dim());
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, transposed(self.tensor, 0, 1), out));
+}
+
+}  // namespace torchlight::portable

@@ -1,0 +1,36 @@
+// aten::unsqueeze_copy.out: self with a size-1 dimension inserted at `dim`
+// (in [-rank - 1, rank]). Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/strided_view.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kUnsqueezeCopyArgs[] = {
+    {"self", ArgType::kTensor}, {"dim", ArgType::kInt},
+    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void unsqueeze_copy_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnsqueezeCopyArgs));
+  set_return(args, 3, *args[2]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  const size_t rank = self.tensor.dim();
+  TL_KERNEL_CHECK(ctx, rank < kMaxTensorDim, Error::kInvalidArgument,
+                  "argument 'self' already has the most dimensions a tensor may have (%zu)",
+                  kMaxTensorDim);
+  size_t dim = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), rank + 1, "dim", &dim));
+  StridedView view(self.tensor);
+  view.insert(dim, 1, 1);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, view, out));
+}
+
+}  // namespace torchlight::portable

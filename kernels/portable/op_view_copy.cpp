@@ -1,0 +1,41 @@
+// aten::view_copy.out and aten::_unsafe_view.out: self's elements, in
+// row-major order, as a tensor of shape `size` (one entry may be -1, meaning
+// whatever the element count requires). Works for any layout of self and
+// out (it is a reshape). Any dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/strided_view.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// view_copy.out / _unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kViewCopyArgs[] = {
+    {"self", ArgType::kTensor}, {"size", ArgType::kIntList},
+    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void view_copy_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kViewCopyArgs));
+  set_return(args, 3, *args[2]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  ShapeBuffer shape;
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, infer_view_shape(args[1]->to_int_list(), self.tensor.numel(), &shape));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+  copy_view(StridedView(out.tensor), StridedView(self.tensor));
+}
+
+void unsafe_view_out(KernelContext& ctx, Span<EValue*> args) { view_copy_out(ctx, args); }
+
+}  // namespace torchlight::portable
