@@ -1,0 +1,66 @@
+"""Exports a byte-level GPT checkpoint (train_gpt.py's) to .pte and prints
+the text PyTorch generates from it: the reference the C++ runner's output is
+checked against.
+
+    tools/toolchain/run_in_root.sh /work/main python3 examples/llm/export_gpt.py \
+        --checkpoint examples/llm/models/brown_gpt.pt --pte build/brown_gpt.pte \
+        --prompt "The jury said" --tokens 200
+
+The program has one method, forward(tokens [1, T] int64, input_pos [T] int64)
+-> logits [1, T, 256], 1 <= T <= block_size, with the KV caches as mutable
+buffers: call it once with the prompt at positions 0..P-1, then once per new
+token. Token ids are bytes. By default attention is exported as plain
+operators; --custom-op keeps torchlight::sdpa_with_kv_cache (needs the fused
+kernel in the runtime and the exporter's support for mutating custom ops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+from torchlight.llm import export_llm, generate
+from torchlight.llm.gpt_weights import load_nanogpt_checkpoint
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--checkpoint", type=Path, default=REPO / "examples/llm/models/brown_gpt.pt")
+    p.add_argument("--pte", type=Path, help="write the program here")
+    p.add_argument("--custom-op", action="store_true", help="keep the fused attention operator")
+    p.add_argument("--prompt", default="The ")
+    p.add_argument("--tokens", type=int, default=200)
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+
+    checkpoint = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+    if checkpoint.get("tokenizer") != "bytes":
+        print(f"error: {args.checkpoint} is not a byte-level checkpoint (tokenizer "
+              f"{checkpoint.get('tokenizer')!r})", file=sys.stderr)
+        return 2
+    model = load_nanogpt_checkpoint(checkpoint, use_custom_op=args.custom_op)
+    prompt = list(args.prompt.encode("utf-8"))
+    out = generate(model, prompt, args.tokens, temperature=args.temperature, top_k=args.top_k,
+                   generator=torch.Generator().manual_seed(args.seed))
+    print(bytes(prompt + out).decode("utf-8", errors="replace"))
+
+    if args.pte is not None:
+        import torchlight
+        program = torchlight.to_edge(export_llm(model)).to_executorch(
+            torchlight.ExecutorchBackendConfig())
+        args.pte.parent.mkdir(parents=True, exist_ok=True)
+        program.save(str(args.pte))
+        print(f"wrote {args.pte} ({args.pte.stat().st_size / 2**20:.1f} MiB); operators: "
+              f"{', '.join(program.operators())}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""torch.export of a cached LLM as one method with a dynamic sequence length.
+
+One method serves both phases: prefill calls it with the prompt (T tokens at
+positions 0..T-1), decode with T = 1. Both share the same cache buffers, which
+a program with separate prefill and decode methods could not do (each method
+would plan its own copy of the mutable buffers).
+
+    forward(tokens [1, T] int64, input_pos [T] int64) -> logits [1, T, vocab]
+    1 <= T <= max_seq_len; the caches are mutated buffers of the program.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.export import Dim, ExportedProgram
+
+
+def example_inputs(model: nn.Module, seq_len: int = 4):
+    """(tokens [1, seq_len], input_pos [seq_len]) for tracing."""
+    seq_len = min(seq_len, model.max_seq_len)
+    return (torch.zeros((1, seq_len), dtype=torch.long), torch.arange(seq_len, dtype=torch.long))
+
+
+def dynamic_shapes(model: nn.Module):
+    """The sequence dim of tokens and input_pos: one symbol, 1..max_seq_len."""
+    seq = Dim("seq_len", min=1, max=model.max_seq_len)
+    return {"tokens": {1: seq}, "input_pos": {0: seq}}
+
+
+def export_llm(model: nn.Module, example_len: int = 4) -> ExportedProgram:
+    """The model's cached forward, exported with a dynamic sequence length.
+
+    The model is put in eval mode and its caches are zeroed first, so the
+    exported buffers start empty. example_len (>= 2: torch.export specialises
+    sizes 0 and 1) only sets the traced example.
+    """
+    if example_len < 2:
+        raise ValueError(f"export_llm: example_len must be >= 2, got {example_len}")
+    model.eval()
+    model.reset_cache()
+    with torch.no_grad():
+        return torch.export.export(model, example_inputs(model, example_len),
+                                   dynamic_shapes=dynamic_shapes(model))

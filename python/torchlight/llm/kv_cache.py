@@ -1,0 +1,47 @@
+"""A static key/value cache held as mutable buffers, and the attention over it.
+
+Each attention layer owns one KVCache. Its two buffers have a fixed shape for
+the model's whole life, so an exported program plans them once and updates
+them in place on every call (torch.export lists them as mutated buffers).
+They are not persistent: checkpoints and state dicts never carry them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+
+from torchlight.llm import custom_ops
+
+
+class KVCache(nn.Module):
+    """k_cache, v_cache: [max_batch, n_kv_heads, max_seq_len, head_dim] float32."""
+
+    def __init__(self, max_batch: int, n_kv_heads: int, max_seq_len: int, head_dim: int,
+                 dtype: torch.dtype = torch.float32):
+        super().__init__()
+        shape = (max_batch, n_kv_heads, max_seq_len, head_dim)
+        self.register_buffer("k_cache", torch.zeros(shape, dtype=dtype), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(shape, dtype=dtype), persistent=False)
+
+    def reset(self) -> None:
+        self.k_cache.zero_()
+        self.v_cache.zero_()
+
+
+def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cache: KVCache,
+                     input_pos: torch.Tensor, use_custom_op: bool,
+                     scale: Optional[float] = None) -> torch.Tensor:
+    """Writes this step's k, v [B, Hkv, T, D] at `input_pos` [T] into `cache`
+    and attends causally with q [B, Hq, T, D]; returns [B, Hq, T, D].
+
+    With `use_custom_op` this is one call of torchlight::sdpa_with_kv_cache;
+    otherwise the same computation in plain operators (index_copy_ into the
+    buffers, masked softmax attention)."""
+    if use_custom_op:
+        return custom_ops.sdpa_with_kv_cache(q, k, v, cache.k_cache, cache.v_cache, input_pos,
+                                             scale)
+    return custom_ops.sdpa_with_kv_cache_reference(q, k, v, cache.k_cache, cache.v_cache,
+                                                   input_pos, scale)

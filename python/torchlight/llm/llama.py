@@ -1,0 +1,195 @@
+"""Llama (llama2.c layout): RMSNorm, rotary embeddings, SwiGLU, grouped-query
+attention, with a static KV cache.
+
+Parameter names are llama2.c's model.py names:
+
+    tok_embeddings.weight                [vocab_size, dim]
+    layers.{i}.attention_norm.weight     [dim]
+    layers.{i}.attention.wq.weight       [n_heads * head_dim, dim]
+    layers.{i}.attention.wk.weight       [n_kv_heads * head_dim, dim]
+    layers.{i}.attention.wv.weight       [n_kv_heads * head_dim, dim]
+    layers.{i}.attention.wo.weight       [dim, n_heads * head_dim]
+    layers.{i}.ffn_norm.weight           [dim]
+    layers.{i}.feed_forward.w1.weight    [hidden_dim, dim]   gate
+    layers.{i}.feed_forward.w2.weight    [dim, hidden_dim]   down
+    layers.{i}.feed_forward.w3.weight    [hidden_dim, dim]   up
+    norm.weight                          [dim]
+    output.weight                        [vocab_size, dim]   (shared with
+                                         tok_embeddings when shared_classifier)
+
+Rotary embeddings rotate interleaved pairs (x[2i], x[2i+1]) of each head, as
+llama2.c and Meta's reference do. forward() has the same two modes as GPT's:
+forward(tokens) without a cache, forward(tokens [1, T], input_pos [T]) with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Optional, Tuple
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from torchlight.llm.kv_cache import KVCache, cached_attention
+
+
+@dataclass
+class LlamaConfig:
+    dim: int = 288
+    hidden_dim: int = 768
+    n_layers: int = 6
+    n_heads: int = 6
+    n_kv_heads: int = 6
+    vocab_size: int = 32000
+    max_seq_len: int = 256
+    norm_eps: float = 1e-5
+    rope_theta: float = 10000.0
+    shared_classifier: bool = True  # output.weight is tok_embeddings.weight
+    max_batch: int = 1
+    use_custom_op: bool = True
+
+    @property
+    def head_dim(self) -> int:
+        return self.dim // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def rope_frequencies(head_dim: int, max_seq_len: int,
+                     theta: float = 10000.0) -> Tuple[torch.Tensor, torch.Tensor]:
+    """cos, sin [max_seq_len, head_dim // 2]: angle p * theta^(-2i / head_dim)."""
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2)[: head_dim // 2].float() / head_dim))
+    angles = torch.outer(torch.arange(max_seq_len).float(), inv)
+    return torch.cos(angles), torch.sin(angles)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x [B, H, T, D] with cos, sin [T, D/2]: rotates each pair (x[2i], x[2i+1])."""
+    b, h, _, d = x.shape
+    pairs = x.reshape(b, h, -1, d // 2, 2)
+    real, imag = pairs[..., 0], pairs[..., 1]
+    out_real = real * cos - imag * sin
+    out_imag = real * sin + imag * cos
+    return torch.stack((out_real, out_imag), dim=-1).reshape(b, h, -1, d)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Attention(nn.Module):
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        assert config.dim % config.n_heads == 0, "dim must be a multiple of n_heads"
+        assert config.n_heads % config.n_kv_heads == 0, "n_heads must be a multiple of n_kv_heads"
+        self.n_heads = config.n_heads
+        self.n_kv_heads = config.n_kv_heads
+        self.head_dim = config.head_dim
+        self.use_custom_op = config.use_custom_op
+        self.wq = nn.Linear(config.dim, config.n_heads * self.head_dim, bias=False)
+        self.wk = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(config.n_heads * self.head_dim, config.dim, bias=False)
+        self.kv_cache = KVCache(config.max_batch, config.n_kv_heads, config.max_seq_len,
+                                self.head_dim)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                input_pos: Optional[torch.Tensor]) -> torch.Tensor:
+        b = x.shape[0]
+        # [B, T, dim] -> [B, H, T, D]; -1 for T keeps symbolic sizes out of
+        # the exported graph.
+        q = self.wq(x).view(b, -1, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(b, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(b, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        q = apply_rope(q, cos, sin)
+        k = apply_rope(k, cos, sin)
+        if input_pos is None:
+            n_rep = self.n_heads // self.n_kv_heads
+            k = k.repeat_interleave(n_rep, dim=1)
+            v = v.repeat_interleave(n_rep, dim=1)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            y = cached_attention(q, k, v, self.kv_cache, input_pos, self.use_custom_op)
+        return self.wo(y.transpose(1, 2).reshape(b, -1, self.n_heads * self.head_dim))
+
+
+class FeedForward(nn.Module):
+    """SwiGLU: w2(silu(w1 x) * w3 x)."""
+
+    def __init__(self, dim: int, hidden_dim: int):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden_dim, bias=False)
+        self.w2 = nn.Linear(hidden_dim, dim, bias=False)
+        self.w3 = nn.Linear(dim, hidden_dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.attention_norm = RMSNorm(config.dim, config.norm_eps)
+        self.attention = Attention(config)
+        self.ffn_norm = RMSNorm(config.dim, config.norm_eps)
+        self.feed_forward = FeedForward(config.dim, config.hidden_dim)
+
+    def forward(self, x, cos, sin, input_pos):
+        x = x + self.attention(self.attention_norm(x), cos, sin, input_pos)
+        return x + self.feed_forward(self.ffn_norm(x))
+
+
+class Llama(nn.Module):
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.config = config
+        self.tok_embeddings = nn.Embedding(config.vocab_size, config.dim)
+        self.layers = nn.ModuleList([TransformerBlock(config) for _ in range(config.n_layers)])
+        self.norm = RMSNorm(config.dim, config.norm_eps)
+        self.output = nn.Linear(config.dim, config.vocab_size, bias=False)
+        if config.shared_classifier:
+            self.output.weight = self.tok_embeddings.weight
+        cos, sin = rope_frequencies(config.head_dim, config.max_seq_len, config.rope_theta)
+        self.register_buffer("freqs_cos", cos, persistent=False)  # [max_seq_len, head_dim/2]
+        self.register_buffer("freqs_sin", sin, persistent=False)
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        for name, p in self.named_parameters():
+            if name.endswith("w3.weight") or name.endswith("wo.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layers))
+
+    @property
+    def max_seq_len(self) -> int:
+        return self.config.max_seq_len
+
+    def reset_cache(self) -> None:
+        for layer in self.layers:
+            layer.attention.kv_cache.reset()
+
+    def forward(self, tokens: torch.Tensor,
+                input_pos: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """tokens [B, T] int64, input_pos [T] int64 or None -> logits [B, T, vocab].
+
+        With input_pos (inference only: call it under torch.no_grad(), or the
+        caches would keep autograd history), B must be the cache's max_batch
+        and input_pos the absolute positions of the T tokens; the caches are
+        written at those positions and attended over up to them."""
+        t = tokens.shape[1]
+        if input_pos is None:
+            cos, sin = self.freqs_cos[:t], self.freqs_sin[:t]
+        else:
+            cos, sin = self.freqs_cos[input_pos], self.freqs_sin[input_pos]
+        h = self.tok_embeddings(tokens)
+        for layer in self.layers:
+            h = layer(h, cos, sin, input_pos)
+        return self.output(self.norm(h))
