@@ -1,0 +1,41 @@
+// A process-wide worker pool for kernels that split work across cores.
+//
+// Wraps pthreadpool (the pool XNNPACK uses) so kernels see one small API and
+// the core runtime stays free of the dependency. The pool is created on
+// first use with one thread per online core; set_num_threads() resizes it.
+// parallel_for blocks until every chunk has run, and runs inline when the
+// pool has one thread or the range is a single chunk, so callers need no
+// special case for small problems.
+#pragma once
+
+#include <cstddef>
+
+namespace torchlight {
+namespace threadpool {
+
+/// Threads the pool uses (>= 1).
+size_t num_threads();
+
+/// Rebuilds the pool with `n` threads (0 means one per online core). Not
+/// safe to call while another thread is inside parallel_for.
+void set_num_threads(size_t n);
+
+/// A chunk of work: runs items [begin, end).
+using RangeFn = void (*)(void* context, size_t begin, size_t end);
+
+/// Calls fn(context, begin, end) over [0, n) in chunks of at least
+/// `min_chunk` items, spread over the pool's threads; returns when all are
+/// done. Nested calls from inside a chunk run inline.
+void parallel_for(size_t n, size_t min_chunk, RangeFn fn, void* context);
+
+/// The same, for a callable `f(begin, end)`.
+template <typename F>
+void parallel_for(size_t n, size_t min_chunk, const F& f) {
+  parallel_for(
+      n, min_chunk,
+      [](void* ctx, size_t begin, size_t end) { (*static_cast<const F*>(ctx))(begin, end); },
+      const_cast<F*>(&f));
+}
+
+}  // namespace threadpool
+}  // namespace torchlight
