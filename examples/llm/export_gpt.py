@@ -9,9 +9,14 @@ checked against.
 The program has one method, forward(tokens [1, T] int64, input_pos [T] int64)
 -> logits [1, T, 256], 1 <= T <= block_size, with the KV caches as mutable
 buffers: call it once with the prompt at positions 0..P-1, then once per new
-token. Token ids are bytes. By default attention is exported as plain
-operators; --custom-op keeps torchlight::sdpa_with_kv_cache (needs the fused
-kernel in the runtime and the exporter's support for mutating custom ops).
+token. Token ids are bytes. The program also carries get_max_seq_len,
+get_vocab_size and get_tokenizer ("bytes") for the C++ runner:
+
+    build/release/bin/torchlight llm --model build/brown_gpt.pte --prompt "The jury said"
+
+By default attention is exported as plain operators; --custom-op keeps
+torchlight::sdpa_with_kv_cache (needs the fused kernel in the runtime and the
+exporter's support for mutating custom ops).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import torch
 
 from torchlight.llm import export_llm, generate
 from torchlight.llm.gpt_weights import load_nanogpt_checkpoint
+from torchlight.llm.metadata import llm_metadata_methods
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,8 +59,12 @@ def main(argv=None) -> int:
 
     if args.pte is not None:
         import torchlight
-        program = torchlight.to_edge(export_llm(model)).to_executorch(
-            torchlight.ExecutorchBackendConfig())
+        # The metadata lets `torchlight llm --model X.pte` run without
+        # --tokenizer: ids are bytes, there is no BOS or EOS.
+        program = torchlight.to_edge(
+            export_llm(model),
+            constant_methods=llm_metadata_methods(model, tokenizer="bytes"),
+        ).to_executorch(torchlight.ExecutorchBackendConfig())
         args.pte.parent.mkdir(parents=True, exist_ok=True)
         program.save(str(args.pte))
         print(f"wrote {args.pte} ({args.pte.stat().st_size / 2**20:.1f} MiB); operators: "

@@ -96,6 +96,19 @@ Result<int64_t> parse_int_option(std::string_view option, const std::string& tex
   return static_cast<int64_t>(parsed);
 }
 
+Result<double> parse_double_option(std::string_view option, const std::string& text, double min,
+                                   double max) {
+  char* end = nullptr;
+  errno = 0;
+  const double parsed = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+  // `!(x >= min)` also rejects NaN.
+  if (text.empty() || *end != '\0' || errno == ERANGE || !(parsed >= min) || !(parsed <= max)) {
+    return Status::error(Error::kInvalidArgument, "--%.*s must be a number from %g to %g, got '%s'",
+                         static_cast<int>(option.size()), option.data(), min, max, text.c_str());
+  }
+  return parsed;
+}
+
 Result<uint64_t> parse_uint64_option(std::string_view option, const std::string& text) {
   char* end = nullptr;
   errno = 0;

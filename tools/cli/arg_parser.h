@@ -56,6 +56,11 @@ class ArgParser {
 Result<int64_t> parse_int_option(std::string_view option, const std::string& text, int64_t min,
                                  int64_t max);
 
+/// Parses a finite decimal number in [min, max] for option `option`.
+/// Errors: kInvalidArgument naming the option, the text and the range.
+Result<double> parse_double_option(std::string_view option, const std::string& text, double min,
+                                   double max);
+
 /// Parses a whole decimal unsigned integer (a seed). Errors: kInvalidArgument.
 Result<uint64_t> parse_uint64_option(std::string_view option, const std::string& text);
 

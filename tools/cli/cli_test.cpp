@@ -343,5 +343,35 @@ TEST_F(CliTest, BadOptions) {
   expect_failure(run({}), "");
 }
 
+// --- llm: failures before any generation (generation itself is tested by
+// python/tests/llm/test_llm_runner_cli.py on exported models) -------------------
+
+TEST_F(CliTest, LlmHelp) {
+  CliResult r = run({"llm", "--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("usage: torchlight llm"), std::string::npos) << r.out;
+  EXPECT_NE(run({"--help"}).out.find("llm --model"), std::string::npos);
+}
+
+TEST_F(CliTest, LlmMissingModel) {
+  const std::string missing = path("nope.pte");
+  expect_failure(run({"llm", "--model", missing, "--tokenizer", "bytes", "--prompt", "a"}),
+                 missing);
+}
+
+TEST_F(CliTest, LlmWrongProgramSignature) {
+  CliResult r = run({"llm", "--model", kAdd, "--tokenizer", "bytes", "--prompt", "a"});
+  expect_failure(r, kAdd);
+  EXPECT_NE(r.err.find("tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("int64"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, LlmBadOptions) {
+  expect_failure(run({"llm", "--prompt", "a"}), "--model");
+  expect_failure(run({"llm", "--model", kAdd}), "--prompt");
+  expect_failure(run({"llm", "--model", kAdd, "--prompt", "a", "--top-p", "2"}), "--top-p");
+  expect_failure(run({"llm", "--model", kAdd, "--prompt", "a", "--stop", ""}), "--stop");
+}
+
 }  // namespace
 }  // namespace torchlight

@@ -6,6 +6,7 @@
 
 #include "tools/cli/cli_report.h"
 #include "tools/cli/inspect_command.h"
+#include "tools/cli/llm_command.h"
 #include "tools/cli/run_command.h"
 
 namespace {
@@ -18,6 +19,8 @@ const char kUsage[] =
     "                      load time and latency\n"
     "  inspect MODEL.pte   show methods, inputs/outputs, operators, delegates,\n"
     "                      planned memory, segments and constants\n"
+    "  llm --model M.pte   generate text with an LLM program: prefill, then decode\n"
+    "                      with the KV cache, streaming; --chat for a conversation\n"
     "\n"
     "Run 'torchlight <command> --help' for a command's options. Any failure prints\n"
     "one 'error:' line on stderr and exits with status 1.\n";
@@ -30,7 +33,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   if (argc < 2) {
-    return torchlight::cli::report_error("", "no command given (commands: run, inspect; see "
+    return torchlight::cli::report_error("", "no command given (commands: run, inspect, llm; see "
                                              "'torchlight --help')");
   }
   const std::string command = argv[1];
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
   }
   if (command == "run") return torchlight::cli::run_command(args);
   if (command == "inspect") return torchlight::cli::inspect_command(args);
+  if (command == "llm") return torchlight::cli::llm_command(args);
   return torchlight::cli::report_error(
-      "", "unknown command '" + command + "' (commands: run, inspect; see 'torchlight --help')");
+      "", "unknown command '" + command + "' (commands: run, inspect, llm; see 'torchlight --help')");
 }

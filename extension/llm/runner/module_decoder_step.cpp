@@ -1,0 +1,174 @@
+#include "extension/llm/runner/module_decoder_step.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <utility>
+
+namespace torchlight {
+namespace {
+
+constexpr const char* kSignature =
+    "forward(tokens [1, T] int64, input_pos [T] int64) -> logits [1, T, vocab] float32";
+
+// Checks that value `index` of forward (an input or output, per `what`) is
+// a tensor of `dtype` and `rank`, and returns its info.
+Result<TensorInfo> expect_tensor(const Result<Tag>& tag, const Result<TensorInfo>& info,
+                                 const char* what, ScalarType dtype, size_t rank) {
+  if (!tag.ok()) return tag.status();
+  TL_CHECK_OR_RETURN(tag.get() == Tag::kTensor, Error::kInvalidProgram,
+                     "forward's %s is %s, not a tensor; an LLM program has the signature %s", what,
+                     to_string(tag.get()), kSignature);
+  if (!info.ok()) return info.status();
+  const TensorInfo& t = info.get();
+  // Logits of another float type would be a valid LLM this runner cannot
+  // read yet; anything else is not the LLM signature.
+  const bool other_float_logits = dtype == ScalarType::kFloat && t.dtype != dtype &&
+                                  t.sizes.size() == rank && is_floating_point(t.dtype);
+  TL_CHECK_OR_RETURN(t.dtype == dtype && t.sizes.size() == rank,
+                     other_float_logits ? Error::kNotSupported : Error::kInvalidProgram,
+                     "forward's %s is %s with %zu dims, expected %s with %zu; an LLM program has "
+                     "the signature %s",
+                     what, to_string(t.dtype), t.sizes.size(), to_string(dtype), rank, kSignature);
+  TensorInfo copy = t;
+  return copy;
+}
+
+}  // namespace
+
+ModuleDecoderStep::ModuleDecoderStep(Method* method, OwnedTensor tokens, OwnedTensor positions,
+                                     int64_t max_seq_len, int64_t max_tokens_per_step,
+                                     int32_t vocab_size)
+    : method_(method),
+      tokens_(std::move(tokens)),
+      positions_(std::move(positions)),
+      max_seq_len_(max_seq_len),
+      max_tokens_per_step_(max_tokens_per_step),
+      vocab_size_(vocab_size) {}
+
+Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* module,
+                                                                     const LlmMetadata& metadata) {
+  TL_CHECK_OR_RETURN(module != nullptr, Error::kInvalidArgument,
+                     "ModuleDecoderStep: null module");
+  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, module->method_names());
+  if (std::find(names.begin(), names.end(), kMethodName) == names.end()) {
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    return Status::error(Error::kNotFound,
+                         "the program has no method 'forward' (it has: %s); an LLM program has "
+                         "the signature %s",
+                         list.empty() ? "none" : list.c_str(), kSignature);
+  }
+  TL_ASSIGN_OR_RETURN(Method * method, module->method(kMethodName));
+  const MethodMeta meta = method->method_meta();
+  TL_CHECK_OR_RETURN(meta.num_inputs() == 2 && meta.num_outputs() == 1, Error::kInvalidProgram,
+                     "forward takes %zu inputs and returns %zu outputs; an LLM program has the "
+                     "signature %s",
+                     meta.num_inputs(), meta.num_outputs(), kSignature);
+  TL_ASSIGN_OR_RETURN(TensorInfo tokens, expect_tensor(meta.input_tag(0), meta.input_tensor_info(0),
+                                                       "input 0 (tokens)", ScalarType::kLong, 2));
+  TL_ASSIGN_OR_RETURN(TensorInfo positions,
+                      expect_tensor(meta.input_tag(1), meta.input_tensor_info(1),
+                                    "input 1 (input_pos)", ScalarType::kLong, 1));
+  TL_ASSIGN_OR_RETURN(TensorInfo logits, expect_tensor(meta.output_tag(0),
+                                                       meta.output_tensor_info(0),
+                                                       "output 0 (logits)", ScalarType::kFloat, 3));
+  TL_CHECK_OR_RETURN(tokens.sizes[0] == 1 && logits.sizes[0] == 1, Error::kInvalidProgram,
+                     "forward's batch size is %d (tokens) and %d (logits); the runner feeds one "
+                     "sequence, batch 1",
+                     tokens.sizes[0], logits.sizes[0]);
+  TL_CHECK_OR_RETURN(is_contiguous_dim_order(logits.dim_order), Error::kNotSupported,
+                     "forward's logits are not laid out contiguously; the runner reads them in "
+                     "[1, T, vocab] order");
+  TL_CHECK_OR_RETURN(tokens.sizes[1] == positions.sizes[0], Error::kInvalidProgram,
+                     "forward's tokens hold %d positions but input_pos %d; both have length T",
+                     tokens.sizes[1], positions.sizes[0]);
+
+  // T per call: fixed for a static input (only T = 1 can decode), up to the
+  // bound for a bounded one; an unbounded one takes the whole context.
+  const bool unbounded = tokens.dynamism == TensorShapeDynamism::kDynamicUnbound;
+  int64_t max_tokens = tokens.sizes[1];
+  TL_CHECK_OR_RETURN(tokens.dynamism != TensorShapeDynamism::kStatic || max_tokens == 1,
+                     Error::kNotSupported,
+                     "forward's tokens input is static [1, %d]: every call must feed exactly %d "
+                     "tokens, so it cannot decode one token at a time; export with a dynamic "
+                     "length (1 <= T <= max_seq_len) or T = 1",
+                     tokens.sizes[1], tokens.sizes[1]);
+  TL_CHECK_OR_RETURN(unbounded || max_tokens >= 1, Error::kInvalidProgram,
+                     "forward's tokens input holds %" PRId64 " tokens; it needs at least 1",
+                     max_tokens);
+
+  int64_t max_seq_len = 0;
+  if (metadata.max_seq_len.has_value()) {
+    max_seq_len = *metadata.max_seq_len;
+  } else {
+    TL_CHECK_OR_RETURN(!unbounded && tokens.dynamism == TensorShapeDynamism::kDynamicBound,
+                       Error::kInvalidProgram,
+                       "cannot tell the context length: the program has no %s() method and "
+                       "forward's tokens input is %s [1, %d]; re-export with "
+                       "torchlight.llm.metadata.llm_metadata_methods",
+                       LlmMetadata::kMaxSeqLen, unbounded ? "unbounded" : "static",
+                       tokens.sizes[1]);
+    max_seq_len = max_tokens;
+  }
+  if (unbounded || max_tokens > max_seq_len) max_tokens = max_seq_len;
+
+  const int64_t vocab = logits.sizes[2];
+  TL_CHECK_OR_RETURN(vocab >= 1, Error::kInvalidProgram,
+                     "forward's logits have a vocabulary of %" PRId64, vocab);
+  TL_CHECK_OR_RETURN(!metadata.vocab_size.has_value() || *metadata.vocab_size == vocab,
+                     Error::kInvalidProgram,
+                     "%s() says the vocabulary has %" PRId64 " tokens, but forward's logits "
+                     "have %" PRId64,
+                     LlmMetadata::kVocabSize, metadata.vocab_size.value_or(0), vocab);
+
+  const auto dynamism = tokens.dynamism == TensorShapeDynamism::kStatic
+                            ? TensorShapeDynamism::kStatic
+                            : TensorShapeDynamism::kDynamicBound;
+  const auto t = static_cast<SizesType>(max_tokens);
+  TL_ASSIGN_OR_RETURN(OwnedTensor token_tensor,
+                      OwnedTensor::make(ScalarType::kLong, {1, t}, dynamism));
+  TL_ASSIGN_OR_RETURN(OwnedTensor position_tensor,
+                      OwnedTensor::make(ScalarType::kLong, {t}, dynamism));
+  return std::unique_ptr<ModuleDecoderStep>(new ModuleDecoderStep(
+      method, std::move(token_tensor), std::move(position_tensor), max_seq_len, max_tokens,
+      static_cast<int32_t>(vocab)));
+}
+
+Result<Span<const float>> ModuleDecoderStep::run(Span<const int64_t> tokens, int64_t start_pos) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  TL_CHECK_OR_RETURN(n >= 1 && n <= max_tokens_per_step_, Error::kInvalidArgument,
+                     "a decoder step takes 1 to %" PRId64 " tokens, got %" PRId64,
+                     max_tokens_per_step_, n);
+  TL_CHECK_OR_RETURN(start_pos >= 0 && start_pos + n <= max_seq_len_, Error::kInvalidArgument,
+                     "positions %" PRId64 "..%" PRId64 " are outside the context of %" PRId64,
+                     start_pos, start_pos + n - 1, max_seq_len_);
+  const SizesType token_sizes[] = {1, static_cast<SizesType>(n)};
+  const SizesType position_sizes[] = {static_cast<SizesType>(n)};
+  TL_RETURN_IF_ERROR(tokens_.resize(token_sizes));
+  TL_RETURN_IF_ERROR(positions_.resize(position_sizes));
+  int64_t* token_data = tokens_.data<int64_t>();
+  int64_t* position_data = positions_.data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    token_data[i] = tokens[static_cast<size_t>(i)];
+    position_data[i] = start_pos + i;
+  }
+  TL_RETURN_IF_ERROR(method_->set_input(0, tokens_.evalue()));
+  TL_RETURN_IF_ERROR(method_->set_input(1, positions_.evalue()));
+  TL_RETURN_IF_ERROR(method_->execute());
+  TL_ASSIGN_OR_RETURN(const EValue* output, method_->output(0));
+  TL_CHECK_OR_RETURN(output->is_tensor(), Error::kInvalidProgram,
+                     "forward returned %s, not a logits tensor", to_string(output->tag()));
+  const Tensor logits = output->to_tensor();
+  TL_CHECK_OR_RETURN(logits.scalar_type() == ScalarType::kFloat && logits.dim() == 3 &&
+                         logits.size(0) == 1 && logits.size(1) == n &&
+                         logits.size(2) == vocab_size_,
+                     Error::kInvalidProgram,
+                     "forward returned logits of %s with %zu dims for %" PRId64
+                     " tokens; expected float32 [1, %" PRId64 ", %d]",
+                     to_string(logits.scalar_type()), logits.dim(), n, n, vocab_size_);
+  const float* data = logits.const_data_ptr<float>();
+  TL_CHECK_OR_RETURN(data != nullptr, Error::kInvalidProgram, "forward's logits have no data");
+  return Span<const float>(data + (n - 1) * vocab_size_, static_cast<size_t>(vocab_size_));
+}
+
+}  // namespace torchlight

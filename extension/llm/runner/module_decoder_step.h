@@ -1,0 +1,61 @@
+// ModuleDecoderStep: DecoderStep over the `forward` method of a .pte, the
+// program shape examples/llm/README.md describes:
+//
+//   forward(tokens [1, T] int64, input_pos [T] int64) -> logits [1, T, V] float32
+//   1 <= T <= max_seq_len; the KV cache lives in the method's mutable
+//   buffers, which persist between calls.
+//
+// The context length comes from get_max_seq_len() when the program has it,
+// else from the tokens input's upper bound; the vocabulary from the logits'
+// last dimension (checked against get_vocab_size()). A program whose tokens
+// input is static [1, 1] is a decode-only step: prompts are fed one token
+// per call.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "extension/llm/runner/decoder_step.h"
+#include "extension/llm/runner/llm_metadata.h"
+#include "extension/module/module.h"
+#include "extension/tensor/owned_tensor.h"
+
+namespace torchlight {
+
+class ModuleDecoderStep final : public DecoderStep {
+ public:
+  static constexpr const char* kMethodName = "forward";
+
+  /// Loads `module`'s forward method and checks its signature against the
+  /// shape above and `metadata` (from read_llm_metadata). `module` is
+  /// borrowed and must outlive the step.
+  ///
+  /// Errors: those of loading the method (kNotFound when the program has no
+  /// forward method, kOperatorMissing, ...); kInvalidProgram naming the
+  /// input or output when the signature differs (count, dtype, rank, batch
+  /// size other than 1, tokens and input_pos lengths that disagree), when
+  /// get_vocab_size() disagrees with the logits, or when the context length
+  /// cannot be told (no get_max_seq_len() and an unbounded tokens input);
+  /// kNotSupported for a static tokens input longer than 1 token, or logits
+  /// that are not float32 or not contiguous.
+  static Result<std::unique_ptr<ModuleDecoderStep>> create(Module* module,
+                                                           const LlmMetadata& metadata);
+
+  Result<Span<const float>> run(Span<const int64_t> tokens, int64_t start_pos) override;
+  int64_t max_seq_len() const override { return max_seq_len_; }
+  int64_t max_tokens_per_step() const override { return max_tokens_per_step_; }
+  int32_t vocab_size() const override { return vocab_size_; }
+
+ private:
+  ModuleDecoderStep(Method* method, OwnedTensor tokens, OwnedTensor positions,
+                    int64_t max_seq_len, int64_t max_tokens_per_step, int32_t vocab_size);
+
+  Method* method_;                // owned by the Module
+  OwnedTensor tokens_;            // [1, max_tokens_per_step] int64, resized per call
+  OwnedTensor positions_;         // [max_tokens_per_step] int64, resized per call
+  int64_t max_seq_len_;
+  int64_t max_tokens_per_step_;
+  int32_t vocab_size_;
+};
+
+}  // namespace torchlight

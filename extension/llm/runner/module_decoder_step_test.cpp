@@ -1,0 +1,56 @@
+// ModuleDecoderStep and read_llm_metadata on programs that are not LLMs:
+// the checks must name what is wrong. Real LLM programs are exercised end
+// to end by python/tests/llm/test_llm_runner_cli.py.
+#include "extension/llm/runner/module_decoder_step.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace torchlight {
+namespace {
+
+const std::string kFixtures = TORCHLIGHT_FIXTURES_DIR;
+
+TEST(ModuleDecoderStepTest, ProgramWithoutMetadataReadsAsEmpty) {
+  Module module(kFixtures + "/add.pte");
+  auto metadata = read_llm_metadata(&module);
+  ASSERT_TRUE(metadata.ok()) << metadata.status().message();
+  EXPECT_FALSE(metadata->max_seq_len.has_value());
+  EXPECT_FALSE(metadata->vocab_size.has_value());
+  EXPECT_FALSE(metadata->bos_id.has_value());
+  EXPECT_TRUE(metadata->eos_ids.empty());
+  EXPECT_TRUE(metadata->tokenizer.empty());
+}
+
+TEST(ModuleDecoderStepTest, MissingFileIsNotFound) {
+  Module module(kFixtures + "/no_such_model.pte");
+  auto metadata = read_llm_metadata(&module);
+  ASSERT_FALSE(metadata.ok());
+  EXPECT_EQ(metadata.error(), Error::kNotFound);
+  EXPECT_NE(std::string(metadata.status().message()).find("no_such_model.pte"), std::string::npos)
+      << metadata.status().message();
+}
+
+TEST(ModuleDecoderStepTest, WrongInputDtypeNamesTheInputAndTheSignature) {
+  Module module(kFixtures + "/add.pte");  // forward(float32 [1], float32 [1])
+  auto step = ModuleDecoderStep::create(&module, LlmMetadata{});
+  ASSERT_FALSE(step.ok());
+  EXPECT_EQ(step.error(), Error::kInvalidProgram);
+  const std::string message = step.status().message();
+  EXPECT_NE(message.find("input 0 (tokens)"), std::string::npos) << message;
+  EXPECT_NE(message.find("float32"), std::string::npos) << message;
+  EXPECT_NE(message.find("int64"), std::string::npos) << message;
+}
+
+TEST(ModuleDecoderStepTest, WrongInputCountIsInvalidProgram) {
+  Module module(kFixtures + "/add_eh.pte");  // forward(float32 [3])
+  auto step = ModuleDecoderStep::create(&module, LlmMetadata{});
+  ASSERT_FALSE(step.ok());
+  EXPECT_EQ(step.error(), Error::kInvalidProgram);
+  EXPECT_NE(std::string(step.status().message()).find("takes 1 inputs"), std::string::npos)
+      << step.status().message();
+}
+
+}  // namespace
+}  // namespace torchlight
