@@ -1,5 +1,7 @@
 #include "kernels/all_kernels.h"
 
+#include "kernels/llm/llm_kernels.h"
+#include "kernels/optimized/optimized_kernels.h"
 #include "kernels/portable/portable_kernels.h"
 
 namespace torchlight {
@@ -10,7 +12,11 @@ constexpr size_t kMaxKernels = 4096;
 struct Registry {
   StaticKernelRegistry<kMaxKernels> registry;
   Status status;
-  Registry() { status = register_portable_kernels(registry); }
+  Registry() {
+    status = register_portable_kernels(registry);
+    if (status.ok()) status = register_optimized_kernels(registry);
+    if (status.ok()) status = register_llm_kernels(registry);
+  }
 };
 
 }  // namespace

@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     p.add_argument("--pte", type=Path, help="write the program here")
     p.add_argument("--custom-op", action="store_true", help="keep the fused attention operator")
     p.add_argument("--prompt", default="The ")
-    p.add_argument("--tokens", type=int, default=200)
+    p.add_argument("--tokens", type=int, default=200, help="0: export only")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     p.add_argument("--top-k", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
@@ -52,10 +52,11 @@ def main(argv=None) -> int:
               f"{checkpoint.get('tokenizer')!r})", file=sys.stderr)
         return 2
     model = load_nanogpt_checkpoint(checkpoint, use_custom_op=args.custom_op)
-    prompt = list(args.prompt.encode("utf-8"))
-    out = generate(model, prompt, args.tokens, temperature=args.temperature, top_k=args.top_k,
-                   generator=torch.Generator().manual_seed(args.seed))
-    print(bytes(prompt + out).decode("utf-8", errors="replace"))
+    if args.tokens > 0:  # --tokens 0: export only
+        prompt = list(args.prompt.encode("utf-8"))
+        out = generate(model, prompt, args.tokens, temperature=args.temperature, top_k=args.top_k,
+                       generator=torch.Generator().manual_seed(args.seed))
+        print(bytes(prompt + out).decode("utf-8", errors="replace"))
 
     if args.pte is not None:
         import torchlight

@@ -1,8 +1,10 @@
 // Copies of self with the same shape and dtype: aten::alias_copy.out,
 // aten::detach_copy.out and aten::lift_fresh_copy.out (the *_copy forms of
 // alias, detach and lift_fresh, which torch.export leaves for constants and
-// views). out keeps its own dim order. Any dtype.
+// views). out keeps its own dim order. Any dtype. Nothing is copied when
+// out shares self's memory (a copy-free alias, util/in_place.h).
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/strided_view.h"
 
@@ -20,7 +22,7 @@ void copy_self(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 2, *args[1]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[1]->to_tensor(), "out"};
-  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, StridedView(self.tensor), out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_reshape_to_out(self, StridedView(self.tensor), out));
 }
 
 }  // namespace

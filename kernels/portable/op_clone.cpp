@@ -1,8 +1,11 @@
 // aten::clone.out: a copy of self, same dtype and shape. memory_format is
 // not needed at run time: the exporter gave out the dim order the format
 // asks for (contiguous, channels-last, or self's when preserved), and the
-// copy writes through out's own strides.
+// copy writes through out's own strides. When out shares self's memory
+// (the exporter planned the clone of an intermediate in place,
+// util/in_place.h) nothing is copied.
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/memory_format.h"
 #include "kernels/portable/util/strided_view.h"
@@ -27,7 +30,7 @@ void clone_out(KernelContext& ctx, Span<EValue*> args) {
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[1], out));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, StridedView(self.tensor), out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_reshape_to_out(self, StridedView(self.tensor), out));
 }
 
 }  // namespace torchlight::portable

@@ -1,6 +1,9 @@
 // aten::expand_copy.out: self broadcast to `size` (-1 keeps a dimension;
-// new dimensions go in front), copied into out. Any dtype.
+// new dimensions go in front), copied into out. Any dtype. An expand to
+// self's own shape may have out in self's memory (a copy-free view,
+// util/in_place.h): then nothing is copied.
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/strided_view.h"
 
@@ -50,7 +53,7 @@ void expand_copy_out(KernelContext& ctx, Span<EValue*> args) {
     if (target != -1 && target != have) view.set(i - lead, target, 0);
   }
   for (size_t i = 0; i < lead; ++i) view.insert(i, size[i], 0);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, view, out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_reshape_to_out(self, view, out));
 }
 
 }  // namespace torchlight::portable

@@ -3,7 +3,9 @@
 // (util/advanced_index.h). values has self's dtype and broadcasts to the
 // shape of self[indices]. With repeated indices and accumulate=False the
 // last write wins (ATen leaves it unspecified); with accumulate they all
-// add up (bool: or). Every index is checked before use.
+// add up (bool: or). Every index is checked before use. out may be self
+// itself (a mutable buffer updated in place, util/in_place.h): then the
+// first step is skipped.
 #include <cstring>
 
 #include "kernels/portable/portable_ops.h"
@@ -12,6 +14,7 @@
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/elementwise.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/opmath.h"
 #include "kernels/portable/util/strided_view.h"
@@ -51,7 +54,7 @@ void index_put_out(KernelContext& ctx, Span<EValue*> args) {
                     format_sizes(index.shape(), want, sizeof(want)));
   }
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(values));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, StridedView(self.tensor), out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_reshape_to_out(self, StridedView(self.tensor), out));
 
   // values' strides over the result shape, 0 where it broadcasts.
   const Span<const SizesType> shape = index.shape();

@@ -1,9 +1,12 @@
 // aten::slice_scatter.out and aten::select_scatter.out: out = self with
 // one slice (start:end:step along dim, ATen's clamping) or one index along
 // dim replaced by src. src must have exactly that slice's shape and is
-// converted to self's dtype, as ATen's copy_ does.
+// converted to self's dtype, as ATen's copy_ does. out may be self itself
+// (a mutable buffer updated in place, util/in_place.h): then only the
+// slice is written.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
@@ -44,7 +47,7 @@ Status scatter_region(const NamedTensor& self, const NamedTensor& src, const Nam
                          format_sizes({sizes, region.dim()}, want, sizeof(want)));
   }
   TL_RETURN_IF_ERROR(check_has_data(src));
-  TL_RETURN_IF_ERROR(copy_view_to_out(self, StridedView(self.tensor), out));
+  TL_RETURN_IF_ERROR(copy_reshape_to_out(self, StridedView(self.tensor), out));
   return copy_view_converting(region, out.tensor.scalar_type(), out.name,
                               StridedView(src.tensor), src.tensor.scalar_type(), src.name);
 }

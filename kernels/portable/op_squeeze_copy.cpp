@@ -1,8 +1,10 @@
 // aten::squeeze_copy.out (drop every size-1 dimension), .dim_out (drop
 // `dim` if its size is 1) and .dims_out (drop those of `dim` that have size
-// 1). Any dtype; the data is copied into out's layout.
+// 1). Any dtype; the data is copied into out's layout, or not at all when
+// out shares self's memory (a copy-free view, util/in_place.h).
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/strided_view.h"
 
@@ -30,7 +32,7 @@ Status squeeze_into(const NamedTensor& self, const bool* drop, const NamedTensor
   for (size_t d = self.tensor.dim(); d-- > 0;) {
     if (drop[d] && self.tensor.size(d) == 1) view.select(d, 0);
   }
-  return copy_view_to_out(self, view, out);
+  return copy_reshape_to_out(self, view, out);
 }
 
 }  // namespace

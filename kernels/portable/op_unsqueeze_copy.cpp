@@ -1,7 +1,9 @@
 // aten::unsqueeze_copy.out: self with a size-1 dimension inserted at `dim`
-// (in [-rank - 1, rank]). Any dtype.
+// (in [-rank - 1, rank]). Any dtype. Nothing is copied when out shares
+// self's memory (a copy-free view, util/in_place.h).
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/strided_view.h"
 
@@ -30,7 +32,7 @@ void unsqueeze_copy_out(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), rank + 1, "dim", &dim));
   StridedView view(self.tensor);
   view.insert(dim, 1, 1);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, view, out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, copy_reshape_to_out(self, view, out));
 }
 
 }  // namespace torchlight::portable

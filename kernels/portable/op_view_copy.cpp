@@ -2,8 +2,13 @@
 // row-major order, as a tensor of shape `size` (one entry may be -1, meaning
 // whatever the element count requires). Works for any layout of self and
 // out (it is a reshape). Any dtype.
+//
+// out may share self's memory (the exporter plans a reshape of a planned
+// intermediate in place and keeps this call only to resize out, for
+// dynamic shapes): then nothing is copied.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
@@ -33,6 +38,9 @@ void view_copy_out(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+  bool in_place = false;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, out_is_self(self, out, &in_place));
+  if (in_place) return;
   copy_view(StridedView(out.tensor), StridedView(self.tensor));
 }
 

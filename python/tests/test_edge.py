@@ -26,7 +26,9 @@ def _targets(ep):
 def test_decomposes_to_core_aten_with_specs():
     model = Composite().eval()
     x = torch.randn(2, 4)
-    edge = torchlight.to_edge(torch.export.export(model, (x,)))
+    # preserve_ops=() decomposes everything, aten::linear included (kept by default).
+    config = torchlight.EdgeCompileConfig(preserve_ops=())
+    edge = torchlight.to_edge(torch.export.export(model, (x,)), compile_config=config)
     ep = edge.exported_program()
     for target in _targets(ep):
         assert torch.Tag.core in target.tags or target.is_view, target

@@ -75,17 +75,22 @@ def test_operator_without_out_variant():
     assert "has no out variant" in message
 
 
-class Branches(torch.nn.Module):
+class Loop(torch.nn.Module):
+    """torch.cond is lowered (test_control_flow.py); loops are not."""
+
     def forward(self, x):
-        return torch.cond(x.sum() > 0, lambda v: v + 1, lambda v: v - 1, (x,))
+        from torch._higher_order_ops.while_loop import while_loop
+
+        return while_loop(lambda i, v: i.sum() < 3, lambda i, v: (i + 1, v * 2),
+                          (torch.zeros(1), x))[1]
 
 
 def test_control_flow_is_reported():
-    ep = torch.export.export(Branches(), (torch.randn(3),))
+    ep = torch.export.export(Loop(), (torch.randn(3),))
     with pytest.raises(torchlight.ExportError) as info:
         torchlight.to_edge(ep)
-    assert "control flow (cond) is not supported" in str(info.value)
-    assert _line_of(Branches.forward, "torch.cond") in str(info.value)
+    assert "control flow (while_loop) is not supported" in str(info.value)
+    assert _line_of(Loop.forward, "return while_loop") in str(info.value)
 
 
 class SizeAsOperand(torch.nn.Module):

@@ -6,7 +6,17 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
+import torch
 from torch._ops import OpOverload
+
+# Operators to_edge keeps whole unless told otherwise:
+#  - aten::linear: core ATen decomposes nn.Linear into
+#    addmm(bias, x, permute_copy(weight)), and a .pte has no views, so every
+#    call would copy every weight matrix transposed before multiplying (for
+#    an LLM decode step that copy costs as much as the product itself). Kept
+#    whole it lowers to aten::linear.out, whose kernels read the weight in
+#    its stored [N, K] layout.
+DEFAULT_PRESERVE_OPS: Sequence[OpOverload] = (torch.ops.aten.linear.default,)
 
 
 @dataclass
@@ -14,8 +24,10 @@ class EdgeCompileConfig:
     # Check that every ATen operator is core ATen after decomposition.
     _check_ir_validity: bool = True
     # Operators kept as they are instead of decomposed (e.g. because a
-    # backend or a kernel library implements them directly).
-    preserve_ops: Sequence[OpOverload] = ()
+    # backend or a kernel library implements them directly). Replaces the
+    # default: pass () to decompose everything (nn.Linear then becomes
+    # permute_copy + addmm/mm), or [*DEFAULT_PRESERVE_OPS, op] to add one.
+    preserve_ops: Sequence[OpOverload] = DEFAULT_PRESERVE_OPS
 
 
 @dataclass
@@ -24,6 +36,9 @@ class ExecutorchBackendConfig:
     memory_planning: str = "greedy"
     # Alignment, in bytes, of every planned tensor's offset and size.
     memory_alignment: int = 16
+    # Views of planned intermediates (reshapes, outer selects/slices) share
+    # their base's bytes instead of copying them (passes/alias_views.py).
+    alias_views: bool = True
     # Plan the method's input tensors (set_input copies into the arena); when
     # False the caller's memory is used directly.
     alloc_graph_input: bool = True
@@ -40,6 +55,9 @@ class ExecutorchBackendConfig:
     extract_delegate_segments: bool = True
     # Write the eh00 extended header (needed whenever there are segments).
     extended_header: bool = True
+    # With alloc_graph_input=False: a FreeCall after each input's last use ends
+    # the method's borrow of the caller's memory (set_input needed per run).
+    free_unplanned_inputs: bool = False
     # Record each instruction's Python stack in Chain.stacktrace.
     emit_stacktrace: bool = False
     # Fail when an operator has no kernel in the runtime build: True (the

@@ -31,6 +31,11 @@ class MemorySummary:
     arena_sizes: List[int]      # Bytes of each arena (memory_id 1, 2, ...).
     num_planned: int            # Tensors given a place in an arena.
     unshared_bytes: int         # Sum of their aligned sizes: the arena without reuse.
+    # Views placed in their base's memory (passes/alias_views.py): in total,
+    # and how many of those still run their *_copy kernel (dynamic shapes:
+    # it resizes the view and copies nothing). The others emit no instruction.
+    aliased_views: int = 0
+    resized_in_place_views: int = 0
 
     @property
     def total_bytes(self) -> int:

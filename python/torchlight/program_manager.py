@@ -23,9 +23,13 @@ from torchlight.delegation import Partitioner, to_backend_program
 from torchlight.kernel_check import (check_kernels, find_kernel_list, load_kernel_list,
                                      missing_kernels)
 from torchlight.method_graph import MemorySummary, MethodGraph, extract_method
+from torchlight.passes.alias_views import alias_views
 from torchlight.passes.buffer_writes import plan_buffer_writes
+from torchlight.passes.control_flow import lower_control_flow
 from torchlight.passes.decompose import to_core_aten
+from torchlight.passes.free_calls import plan_input_frees
 from torchlight.passes.emit import emit_program
+from torchlight.passes.in_place_calls import lower_in_place_calls
 from torchlight.passes.memory_planning import plan_memory
 from torchlight.passes.out_variants import to_out_variants
 from torchlight.passes.remove_assertions import remove_assertions
@@ -59,15 +63,22 @@ def to_edge(programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
 def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
     """One edge method through every to_executorch pass, in order."""
     method = extract_method(ep, name)
+    method = lower_in_place_calls(method)
+    method = lower_control_flow(method)
     method = remove_assertions(method)
     method = view_to_copy(method)
     method = scalar_to_tensor(method)
     method = plan_buffer_writes(method)
     method = to_out_variants(method)
-    return plan_memory(method, algorithm=config.memory_planning,
-                       alignment=config.memory_alignment,
-                       alloc_graph_input=config.alloc_graph_input,
-                       alloc_graph_output=config.alloc_graph_output)
+    if config.alias_views:
+        method = alias_views(method, alloc_graph_output=config.alloc_graph_output)
+    method = plan_memory(method, algorithm=config.memory_planning,
+                         alignment=config.memory_alignment,
+                         alloc_graph_input=config.alloc_graph_input,
+                         alloc_graph_output=config.alloc_graph_output)
+    if config.free_unplanned_inputs:
+        method = plan_input_frees(method)
+    return method
 
 
 class EdgeProgramManager:

@@ -167,6 +167,49 @@ Status Method::execute() {
   return status;
 }
 
+// A JumpFalseCall's condition: a Bool, or a Bool tensor (torch.cond's
+// predicate), which holds when all its elements do. Checked again here
+// because a MoveCall may have replaced the value since load.
+Status Method::jump_condition(uint32_t value_index, bool* holds) const {
+  const EValue& condition = values_[value_index];
+  if (condition.is_bool()) {
+    *holds = condition.to_bool();
+    return Error::kOk;
+  }
+  TL_CHECK_OR_RETURN(condition.is_tensor(), Error::kInvalidProgram,
+                     "jump condition value %u is %s, not Bool or a Bool tensor", value_index,
+                     to_string(condition.tag()));
+  const Tensor t = condition.to_tensor();
+  TL_CHECK_OR_RETURN(t.scalar_type() == ScalarType::kBool, Error::kInvalidProgram,
+                     "jump condition value %u is a %s tensor, not Bool", value_index,
+                     to_string(t.scalar_type()));
+  const auto* data = t.const_data_ptr<uint8_t>();  // Bytes: any non-zero is true.
+  TL_CHECK_OR_RETURN(t.numel() == 0 || data != nullptr, Error::kInvalidState,
+                     "jump condition value %u is a tensor with no memory", value_index);
+  *holds = true;
+  for (int64_t i = 0; i < t.numel() && *holds; ++i) *holds = data[i] != 0;
+  return Error::kOk;
+}
+
+// FreeCall ends the method's use of a tensor whose memory it does not own
+// (load checks the value has no planned or constant storage). An unbound
+// tensor loses its data pointer. A freed input is marked unset, so the next
+// execute asks for set_input again instead of reading a buffer the caller may
+// since have released; its pointer stays until then, so even a malformed
+// program reading the value after the free still reads the caller's memory,
+// which is valid until execute returns.
+Status Method::free_value(const ResolvedInstruction& instruction) {
+  EValue& value = values_[instruction.a];
+  TL_CHECK_OR_RETURN(value.is_tensor(), Error::kInvalidProgram, "freed value %u is %s, not a Tensor",
+                     instruction.a, to_string(value.tag()));
+  if (instruction.b > 0) {
+    input_set_[instruction.b - 1] = false;
+  } else if (value.to_tensor().shape_dynamism() == TensorShapeDynamism::kDynamicUnbound) {
+    value.to_tensor().impl()->set_data(nullptr);
+  }
+  return Error::kOk;
+}
+
 Status Method::execute_instruction(size_t index, size_t* next) {
   using Kind = ResolvedInstruction::Kind;
   const ResolvedInstruction& instruction = instructions_[index];
@@ -195,22 +238,13 @@ Status Method::execute_instruction(size_t index, size_t* next) {
       values_[instruction.b] = values_[instruction.a];
       break;
     case Kind::kJumpFalse: {
-      const EValue& condition = values_[instruction.a];
-      if (!condition.is_bool()) {
-        status = Status::error(Error::kInvalidProgram, "jump condition value %u is %s, not Bool",
-                               instruction.a, to_string(condition.tag()));
-      } else if (!condition.to_bool()) {
-        *next = instruction.b;
-      }
+      bool taken = false;
+      status = jump_condition(instruction.a, &taken);
+      if (status.ok() && !taken) *next = instruction.b;
       break;
     }
     case Kind::kFree:
-      // Storage of unbound tensors belongs to the caller; dropping the
-      // binding is all that freeing means here.
-      if (values_[instruction.a].to_tensor().shape_dynamism() ==
-          TensorShapeDynamism::kDynamicUnbound) {
-        values_[instruction.a].to_tensor().impl()->set_data(nullptr);
-      }
+      status = free_value(instruction);
       break;
   }
   if (event_tracer_ != nullptr) {

@@ -35,7 +35,8 @@ struct ResolvedInstruction {
   uint32_t delegate_index = 0;      // kDelegate.
   Span<EValue*> args;               // kKernel, kDelegate: argument values.
   uint32_t a = 0;                   // kMove: from; kJumpFalse: cond; kFree: value.
-  uint32_t b = 0;                   // kMove: to; kJumpFalse: destination.
+  uint32_t b = 0;                   // kMove: to; kJumpFalse: destination;
+                                    // kFree: 1 + input index, 0 if not an input.
 };
 
 /// One delegate, initialised at load and destroyed with the Method.
@@ -76,7 +77,8 @@ class Method {
   /// Errors: kInvalidArgument (index, size too small, output is planned).
   Status set_output_data_ptr(size_t index, void* data, size_t nbytes);
 
-  /// Runs the method. Errors: kInvalidState when an input was not set,
+  /// Runs the method. Errors: kInvalidState when an input was not set (an
+  /// unplanned input a FreeCall released in the last run must be set again),
   /// whatever a kernel or delegate reported (message names the operator
   /// and the instruction), kOutOfResources past max_steps.
   Status execute();
@@ -101,6 +103,8 @@ class Method {
       : program_(program), plan_(plan), memory_manager_(memory_manager), event_tracer_(event_tracer) {}
 
   Status execute_instruction(size_t index, size_t* next);
+  Status jump_condition(uint32_t value_index, bool* holds) const;
+  Status free_value(const ResolvedInstruction& instruction);
 
   const Program* program_;
   const fb::ExecutionPlan* plan_;

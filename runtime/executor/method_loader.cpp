@@ -556,6 +556,16 @@ class MethodLoader {
         TL_CHECK_OR_RETURN(destination >= 0 && static_cast<size_t>(destination) <= method_.num_instructions_,
                            Error::kInvalidProgram, "jump destination %d is out of range (%zu instructions)",
                            destination, method_.num_instructions_);
+        // A Bool, or a Bool tensor (torch.cond's predicate, as a kernel computed it).
+        const EValue& condition = method_.values_[call->cond_value_index()];
+        const bool is_bool_tensor =
+            condition.is_tensor() && condition.to_tensor().scalar_type() == ScalarType::kBool;
+        TL_CHECK_OR_RETURN(condition.is_bool() || is_bool_tensor, Error::kInvalidProgram,
+                           "jump condition value %d is %s%s; expected Bool or a Bool tensor",
+                           call->cond_value_index(),
+                           condition.is_tensor() ? to_string(condition.to_tensor().scalar_type())
+                                                 : to_string(condition.tag()),
+                           condition.is_tensor() ? " tensor" : "");
         *out = ResolvedInstruction();
         out->kind = Kind::kJumpFalse;
         out->name = "jump_false";
@@ -568,10 +578,23 @@ class MethodLoader {
         TL_RETURN_IF_ERROR(check_value_index(call->value_index(), "freed"));
         TL_CHECK_OR_RETURN(method_.values_[call->value_index()].is_tensor(), Error::kInvalidProgram,
                            "free of value %d, which is not a tensor", call->value_index());
+        // Only memory the caller lends can be given up; planned and constant
+        // storage is needed again by the next execute.
+        const fb::Tensor* spec =
+            value_of_type(call->value_index(), fb::KernelTypes::Tensor)->val_as_Tensor();
+        TL_CHECK_OR_RETURN(spec->allocation_info() == nullptr && spec->data_buffer_idx() == 0,
+                           Error::kInvalidProgram,
+                           "free of value %d, which has %s storage; only tensors bound by the "
+                           "caller (unplanned inputs, unbound tensors) can be freed",
+                           call->value_index(),
+                           spec->allocation_info() != nullptr ? "planned" : "constant");
         *out = ResolvedInstruction();
         out->kind = Kind::kFree;
         out->name = "free";
         out->a = static_cast<uint32_t>(call->value_index());
+        for (size_t k = 0; k < method_.num_inputs_; ++k) {
+          if (method_.input_indices_[k] == call->value_index()) out->b = static_cast<uint32_t>(k + 1);
+        }
         return Error::kOk;
       }
       case fb::InstructionArguments::NONE:

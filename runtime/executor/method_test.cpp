@@ -318,6 +318,92 @@ TEST(MethodTest, MoveJumpAndFreeInstructions) {
   EXPECT_EQ(moved->to_int(), 1);
 }
 
+// As torch.cond is lowered: out = x + y, then out = out * out only when the
+// Bool tensor input `cond` holds. values: 0 x, 1 y, 2 out, 3 alpha, 4 cond.
+TEST(MethodTest, JumpFalseOnBoolTensor) {
+  std::vector<fb::EValueT> values;
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 16));
+  values.push_back(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 32));
+  values.push_back(int_value(1));
+  values.push_back(tensor_value(fb::ScalarType::BOOL, {1}, 1, 48));
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;
+  ops.push_back(op("aten::add", "out"));
+  ops.push_back(op("aten::mul", "out"));
+  std::vector<fb::InstructionT> instructions;
+  instructions.push_back(kernel_call(0, {0, 1, 3, 2, 2}));
+  instructions.push_back(jump_false_call(4, 3));
+  instructions.push_back(kernel_call(1, {2, 2, 2, 2}));
+  auto object = make_program("forward", std::move(values), {0, 1, 4}, {2}, std::move(ops),
+                             std::move(instructions), {64});
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2}, {2});
+  FloatTensor y({2, 3}, {2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->set_input(1, y.value()).ok());
+  for (const uint8_t holds : {1, 0, 2}) {  // Any non-zero byte is true.
+    uint8_t data[1] = {holds};
+    SizesType sizes[1] = {1};
+    DimOrderType dim_order[1] = {0};
+    StridesType strides[1] = {1};
+    TensorImpl cond(ScalarType::kBool, 1, sizes, data, dim_order, strides);
+    ASSERT_TRUE(method->set_input(2, EValue(Tensor(&cond))).ok());
+    ASSERT_TRUE(method->execute().ok());
+    EXPECT_EQ(values_of(*method->output(0).get()),
+              holds ? std::vector<float>({9, 25}) : std::vector<float>({3, 5}))
+        << "cond byte " << static_cast<int>(holds);
+  }
+}
+
+TEST(MethodTest, JumpConditionMustBeBoolOrBoolTensor) {
+  std::vector<fb::InstructionT> extra;
+  extra.push_back(jump_false_call(0, 1));  // Value 0 is a Float tensor.
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*add_program(std::move(extra)))).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(), HasSubstr("jump condition value 0 is float32 tensor"));
+}
+
+// FreeCall of an unplanned input ends the borrow: the next execute needs
+// set_input again. Planned storage cannot be freed.
+TEST(MethodTest, FreeCallEndsTheBorrowOfAnUnplannedInput) {
+  std::vector<fb::InstructionT> extra;
+  extra.push_back(free_call(0));
+  auto object = add_program(std::move(extra));
+  object->execution_plan[0]->values[0]->val.AsTensor()->allocation_info.reset();
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor x({1, 2}, {2});
+  FloatTensor y({3, 4}, {2});
+  ASSERT_TRUE(method->set_input(0, x.value()).ok());
+  ASSERT_TRUE(method->set_input(1, y.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({4, 6}));
+  Status again = method->execute();
+  EXPECT_EQ(again.code(), Error::kInvalidState);
+  EXPECT_THAT(again.message(), HasSubstr("input 0 was not set"));
+  FloatTensor x2({10, 20}, {2});
+  ASSERT_TRUE(method->set_input(0, x2.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({13, 24}));
+
+  std::vector<fb::InstructionT> planned;
+  planned.push_back(free_call(1));  // y is planned.
+  Loaded l2;
+  ASSERT_TRUE(l2.load_program(pack(*add_program(std::move(planned)))).ok());
+  auto rejected = l2.method();
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.error(), Error::kInvalidProgram);
+  EXPECT_THAT(rejected.status().message(), HasSubstr("free of value 1, which has planned storage"));
+}
+
 TEST(MethodTest, IntermediateTensorWithoutMemoryFailsLoad) {
   auto object = add_program();
   auto& values = object->execution_plan[0]->values;

@@ -11,6 +11,13 @@ from torchlight.method_graph import MethodGraph
 # Meta key on a node whose result must be stored into a mutable buffer's slot.
 WRITE_INTO = "tl_write_into"
 
+aten = torch.ops.aten
+# Updates of part of their `self` argument (the rest is copied unchanged):
+# with out = self's own memory they write just that part; their portable
+# kernels skip copying self onto itself (kernels/portable/util/in_place.h).
+_PARTIAL_UPDATES = {aten.index_put.default, aten.index_copy.default,
+                    aten.slice_scatter.default, aten.select_scatter.default}
+
 
 def _same_spec(a: torch.fx.Node, b: torch.fx.Node) -> bool:
     va, vb = a.meta.get("val"), b.meta.get("val")
@@ -18,18 +25,31 @@ def _same_spec(a: torch.fx.Node, b: torch.fx.Node) -> bool:
             va.dtype == vb.dtype and tuple(va.shape) == tuple(vb.shape))
 
 
+def _updates_buffer(buffer: torch.fx.Node, value: torch.fx.Node) -> bool:
+    """`value` is a partial update (index_put, slice_scatter, ...) of the
+    buffer itself, which it reads as `self` and nowhere else."""
+    if value.target not in _PARTIAL_UPDATES or not value.args or value.args[0] is not buffer:
+        return False
+    others = []
+    torch.fx.node.map_arg((value.args[1:], value.kwargs), others.append)
+    return buffer not in others
+
+
 def _can_write_in_place(buffer: torch.fx.Node, value: torch.fx.Node,
                         order: dict) -> bool:
     """Whether `value` may be computed straight into `buffer`'s memory.
 
-    Safe when the op is pointwise (each output element depends only on the
-    same element of a same-shaped input, so reading and writing one slot is
-    fine), the result has the buffer's dtype and shape, and nothing reads the
-    old buffer after the op runs.
+    Safe when the result has the buffer's dtype and shape, nothing reads the
+    old buffer after the op runs, and either the op is pointwise (each
+    output element depends only on the same element of a same-shaped input,
+    so reading and writing one slot is fine) or it updates part of the
+    buffer itself (`cache.index_copy_(2, pos, k)` -> index_put(cache, ...)).
     """
     if value.op != "call_function" or not isinstance(value.target, OpOverload):
         return False
-    if torch.Tag.pointwise not in value.target.tags or WRITE_INTO in value.meta:
+    if WRITE_INTO in value.meta:
+        return False
+    if torch.Tag.pointwise not in value.target.tags and not _updates_buffer(buffer, value):
         return False
     if not _same_spec(buffer, value):
         return False
@@ -41,7 +61,8 @@ def plan_buffer_writes(method: MethodGraph) -> MethodGraph:
     result must land in the buffer's own memory slot (meta "tl_write_into").
 
     That node is the op computing the new value when it is safe to run it in
-    place (_can_write_in_place: e.g. `cache.add_(x)`); otherwise an
+    place (_can_write_in_place: e.g. `cache.add_(x)`, or
+    `cache.index_copy_(dim, pos, k)` updating rows of a KV cache); otherwise an
     aten::copy(buffer, new_value) is added at the end of the graph and
     marked instead. Afterwards memory planning puts each marked node's out
     tensor into the buffer's slot, so the state persists across calls.

@@ -7,10 +7,13 @@ call's args are the operator's schema arguments in schema order, defaults
 filled in, followed by the return value (the out tensor again, or one
 TensorList for several). Int lists hold indices of Int values, so a
 symbolic size computed at run time is seen by every list holding it.
+Control flow markers (passes/control_flow.py) become JumpFalseCall and
+MoveCall instructions; inputs marked by passes/free_calls.py get a FreeCall.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import operator
 import re
@@ -20,11 +23,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.fx
 from torch._ops import OpOverload
-from torch.utils._pytree import treespec_dumps
+from torch.utils._pytree import tree_flatten, treespec_dumps
 
 from torchlight import ops
 from torchlight.errors import ExportError, node_error
 from torchlight.method_graph import MethodGraph, is_symbolic, upper_bound, upper_bound_sizes
+from torchlight.passes import control_flow
+from torchlight.passes.free_calls import FREE_AFTER
 from torchlight.passes.memory_planning import ALLOCATION
 from torchlight.pte import schema
 from torchlight.pte.pte_file import ProgramData
@@ -108,6 +113,10 @@ class _MethodEmitter:
         self.instructions: List[schema.Instruction] = []
         self.stacktrace: List[schema.FrameList] = []
         self.node: Optional[torch.fx.Node] = None
+        # Control flow: per cond_begin / cond_else node, the index of its
+        # JumpFalseCall, whose destination is set once the target is known.
+        self.pending_jumps: Dict[torch.fx.Node, int] = {}
+        self.false_index: Optional[int] = None
 
     # --- Values ------------------------------------------------------------------
 
@@ -222,10 +231,18 @@ class _MethodEmitter:
         # Runtime overwrites it; the upper bound is a harmless placeholder.
         return self.add(schema.Int(upper_bound(val, self.method, node)))
 
+    def kernel_argument(self, value: Any, arg: torch._C.Argument) -> int:
+        # The spec: None for a (non-optional) Tensor argument is an empty
+        # tensor value, so kernels always find a Tensor there.
+        if value is None and isinstance(arg.type, torch.TensorType):
+            return self.add(schema.Tensor(scalar_type=schema.ScalarType.BYTE, sizes=[0],
+                                          dim_order=[0]))
+        return self.argument(value, arg.type, arg.N)
+
     def kernel_call(self, node: torch.fx.Node) -> None:
         op: OpOverload = node.target
         fn_schema = op._schema
-        args = [self.argument(self.schema_value(node, i, arg), arg.type, arg.N)
+        args = [self.kernel_argument(self.schema_value(node, i, arg), arg)
                 for i, arg in enumerate(fn_schema.arguments)]
         if ops.is_out_variant(op):
             out_values = [self.node_value(a) for a in node.meta["tl_out_allocs"]]
@@ -268,6 +285,82 @@ class _MethodEmitter:
         self.node_values[node] = outputs
         self.instruction(schema.DelegateCall(self.delegate_index[key], inputs + outputs))
 
+    # --- Control flow (markers of passes/control_flow.py) ---------------------------
+
+    def condition(self, pred: Any) -> int:
+        """The value a JumpFalseCall tests: a Bool (a constant, or a SymBool
+        computed by executorch_prim ops) or a one-element bool tensor."""
+        index = self.argument(pred, torch.BoolType.get())
+        value = self.values[index].val
+        if isinstance(value, schema.Bool):
+            return index
+        if isinstance(value, schema.Tensor) and value.scalar_type == schema.ScalarType.BOOL:
+            return index
+        what = (f"a {value.scalar_type.name} tensor" if isinstance(value, schema.Tensor)
+                else type(value).__name__)
+        raise node_error(self.node, f"the predicate must be a bool or a bool tensor, not {what}")
+
+    def jump(self, cond_index: int) -> int:
+        """Appends a JumpFalseCall whose destination is set later; returns its index."""
+        self.instruction(schema.JumpFalseCall(cond_index, -1))
+        return len(self.instructions) - 1
+
+    def land(self, jump_index: int) -> None:
+        """Makes the JumpFalseCall at `jump_index` go to the next instruction emitted."""
+        self.instructions[jump_index].instr_args.destination_instruction = len(self.instructions)
+
+    def result_tensor(self, result: Any) -> Tuple[int, schema.Tensor]:
+        index = self.argument(result, torch.TensorType.get())
+        value = self.values[index].val
+        if not isinstance(value, schema.Tensor):
+            raise node_error(self.node, f"a branch returns a {type(value).__name__}; torch.cond "
+                                        f"branches must return tensors")
+        if value.allocation_info is None and value.data_buffer_idx == 0:
+            raise node_error(self.node, "a branch result has no planned memory (is the cond's "
+                                        "result a method output with alloc_graph_output=False?); "
+                                        "cond results need planned memory, so set "
+                                        "alloc_graph_output=True")
+        return index, value
+
+    def moves(self, results: Sequence[Any], outputs: List[int]) -> None:
+        for result, out in zip(results, outputs):
+            index, _ = self.result_tensor(result)
+            self.instruction(schema.MoveCall(index, out))
+
+    def control_flow(self, node: torch.fx.Node) -> None:
+        """cond_begin: JumpFalseCall(pred) to the else branch. cond_else: the
+        cond's result values (sharing the true results' storage, so they are
+        valid before any run), MoveCalls of the true results into them, and a
+        JumpFalseCall on a constant False over the else branch. cond_end:
+        MoveCalls of the false results."""
+        if node.target is control_flow.cond_begin:
+            self.pending_jumps[node] = self.jump(self.condition(node.args[0]))
+            self.node_values[node] = []
+        elif node.target is control_flow.cond_else:
+            begin, *results = node.args
+            outputs = []
+            for result in results:
+                _, value = self.result_tensor(result)
+                planned = value.allocation_info is not None
+                outputs.append(self.add(dataclasses.replace(
+                    value, sizes=list(value.sizes), dim_order=list(value.dim_order),
+                    data_buffer_idx=0 if planned else value.data_buffer_idx,
+                    extra_tensor_info=None)))
+            self.moves(results, outputs)
+            if self.false_index is None:
+                self.false_index = self.add(schema.Bool(False))
+            self.pending_jumps[node] = self.jump(self.false_index)
+            self.land(self.pending_jumps.pop(begin))
+            self.node_values[node] = outputs
+        elif node.target is control_flow.cond_end:
+            _, else_, *results = node.args
+            outputs = self.node_value(else_)
+            self.moves(results, outputs)
+            self.land(self.pending_jumps.pop(else_))
+            self.node_values[node] = outputs
+        else:
+            raise node_error(node, "is an unknown control flow marker")
+
     # --- The method ----------------------------------------------------------------
 
     def placeholder(self, node: torch.fx.Node) -> None:
@@ -309,10 +402,14 @@ class _MethodEmitter:
                 self.symbolic_call(node)
             elif getattr(node.target, "_torchlight_delegate", False):
                 self.delegate_call(node)
+            elif control_flow.is_control_flow(node.target):
+                self.control_flow(node)
             elif isinstance(node.target, OpOverload):
                 self.kernel_call(node)
             else:
                 raise node_error(node, "cannot be emitted (not an operator or delegate call)")
+            for freed in node.meta.get(FREE_AFTER, ()):
+                self.instruction(schema.FreeCall(self.node_value(freed)))
         inputs = [self.node_values[n] for n in method.user_inputs]
         memory = method.memory
         return schema.ExecutionPlan(
@@ -337,8 +434,12 @@ def emit_method(method: MethodGraph, state: ProgramState,
 
 
 def emit_constant_method(name: str, value: Any, state: ProgramState) -> schema.ExecutionPlan:
-    """A method with no inputs returning `value` (an int, float, bool, str, a
-    tensor, or a list of those), e.g. a model's maximum sequence length."""
+    """A method with no inputs returning `value`: an int, float, bool, str,
+    None, dtype/layout/memory format (as its Int code), tensor, or a nested
+    list/tuple/dict of those, e.g. a model's maximum sequence length. As the
+    reference tool chain does, nested values are flattened (pytree order)
+    into one output each, and the structure is recorded as the plan's
+    output container spec."""
     values: List[schema.EValue] = []
 
     def add(val) -> int:
@@ -347,9 +448,15 @@ def emit_constant_method(name: str, value: Any, state: ProgramState) -> schema.E
 
     def emit_one(v) -> int:
         if isinstance(v, torch.Tensor):
-            return add(schema.Tensor(scalar_type=ops.scalar_type(v.dtype), sizes=list(v.shape),
+            try:
+                scalar_type = ops.scalar_type(v.dtype)
+            except KeyError as e:
+                raise ExportError(f"constant method '{name}': {e.args[0]}") from None
+            return add(schema.Tensor(scalar_type=scalar_type, sizes=list(v.shape),
                                      dim_order=list(range(v.dim())),
                                      data_buffer_idx=state.add_constant(v)))
+        if v is None:
+            return add(schema.Null())
         if isinstance(v, bool):
             return add(schema.Bool(v))
         if isinstance(v, int):
@@ -358,11 +465,18 @@ def emit_constant_method(name: str, value: Any, state: ProgramState) -> schema.E
             return add(schema.Double(v))
         if isinstance(v, str):
             return add(schema.String(v))
-        raise ExportError(f"constant method '{name}': cannot emit {type(v).__name__} values")
+        code = ops.enum_code(v)
+        if code is not None:
+            return add(schema.Int(code))
+        raise ExportError(f"constant method '{name}': cannot emit {type(v).__name__} values "
+                          f"(expected int, float, bool, str, None, dtype, tensor, or "
+                          f"lists/tuples/dicts of them)")
 
-    items = value if isinstance(value, (list, tuple)) else [value]
-    outputs = [emit_one(v) for v in items]
+    leaves, spec = tree_flatten(value, is_leaf=lambda v: v is None)
+    outputs = [emit_one(v) for v in leaves]
     return schema.ExecutionPlan(name=name, values=values, inputs=[], outputs=outputs,
+                                container_meta_type=schema.ContainerMetadata(
+                                    "", _encode_spec(spec)),
                                 chains=[schema.Chain()], non_const_buffer_sizes=[0])
 
 

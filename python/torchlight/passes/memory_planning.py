@@ -5,6 +5,11 @@ Two algorithms:
     the lowest offset that does not overlap (in bytes) any already-placed
     tensor whose lifetime overlaps its own.
   - "naive": every tensor gets its own bytes, one after another.
+
+An alloc marked ALIAS_OF another storage (a mutable buffer it updates in
+place, or the base a copy-free view reads, see alias_views.py) gets no bytes
+of its own: it is placed at its target's offset plus ALIAS_OFFSET, and every
+use of it keeps the target alive.
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ import torch.fx
 
 from torchlight import ops
 from torchlight.method_graph import MemorySummary, MethodGraph, upper_bound_sizes
-from torchlight.passes.out_variants import ALIAS_OF, OUT_ALLOCS
+from torchlight.passes.out_variants import ALIAS_OF, ALIAS_OFFSET, OUT_ALLOCS, VIEW_ALIAS
 
 # Meta key: (memory_id, offset) of a planned tensor's storage.
 ALLOCATION = "tl_allocation"
+# Meta key: on a node whose value is, at run time, one of several other
+# nodes' values (a torch.cond result, see control_flow.py), those nodes.
+ALIASES = "tl_aliases"
 
 ALGORITHMS = ("greedy", "naive")
 
@@ -54,9 +62,12 @@ def _storage_of(method: MethodGraph) -> Dict[torch.fx.Node, List[torch.fx.Node]]
         if node.op == "placeholder":
             storage[node] = [node]
         elif ops.is_alloc(node):
-            storage[node] = [node.meta.get(ALIAS_OF, node)]
+            target = node.meta.get(ALIAS_OF)
+            storage[node] = [node] if target is None else storage.get(target, [target])
         elif OUT_ALLOCS in node.meta:
             storage[node] = [s for a in node.meta[OUT_ALLOCS] for s in storage[a]]
+        elif ALIASES in node.meta:
+            storage[node] = [s for a in node.meta[ALIASES] for s in storage.get(a, [])]
         elif node.op == "call_function" and node.target is operator.getitem:
             allocs = node.args[0].meta.get(OUT_ALLOCS)
             if allocs is not None:
@@ -71,9 +82,11 @@ def plan_memory(method: MethodGraph, algorithm: str = "greedy", alignment: int =
     when `alloc_graph_output` is False) a place: meta "tl_allocation" =
     (memory_id, offset), all in arena 1, offsets and sizes `alignment`-aligned.
 
-    Afterwards method.memory summarises the arena sizes. Mutable buffers
-    live for the whole method and across calls, so their bytes are never
-    shared. An alloc marked ALIAS_OF a buffer uses the buffer's slot.
+    Afterwards method.memory summarises the arena sizes and counts the
+    aliased views. Mutable buffers live for the whole method and across
+    calls, so their bytes are never shared. An alloc marked ALIAS_OF a
+    buffer or a planned tensor uses that slot, ALIAS_OFFSET bytes in; the
+    target then stays live as long as the alias is used.
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown memory planning algorithm '{algorithm}'; "
@@ -133,13 +146,19 @@ def plan_memory(method: MethodGraph, algorithm: str = "greedy", alignment: int =
     arena = max((p.offset + p.nbytes for p in items), default=0)
     for item in items:
         item.node.meta[ALLOCATION] = (1, item.offset)
-    for node in nodes:  # Aliases share their buffer's place.
+    views = resized_views = 0
+    for node in nodes:  # Aliases share their target's place (targets come first).
         if ops.is_alloc(node) and ALIAS_OF in node.meta:
-            node.meta[ALLOCATION] = node.meta[ALIAS_OF].meta[ALLOCATION]
+            memory_id, offset = node.meta[ALIAS_OF].meta[ALLOCATION]
+            node.meta[ALLOCATION] = (memory_id, offset + node.meta.get(ALIAS_OFFSET, 0))
+            kind = node.meta.get(VIEW_ALIAS)
+            views += kind is not None
+            resized_views += kind == "resized"
     method.memory = MemorySummary(algorithm=algorithm, alignment=alignment,
                                   arena_sizes=[arena] if items else [],
                                   num_planned=len(items),
-                                  unshared_bytes=sum(p.nbytes for p in items))
+                                  unshared_bytes=sum(p.nbytes for p in items),
+                                  aliased_views=views, resized_in_place_views=resized_views)
     return method
 
 

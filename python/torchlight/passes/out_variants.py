@@ -14,10 +14,19 @@ from torchlight.errors import raise_all
 from torchlight.method_graph import MethodGraph, tensor_values, upper_bound_sizes
 from torchlight.passes.buffer_writes import WRITE_INTO
 
-# Meta keys: on an alloc, the mutable buffer whose slot it reuses; on an
-# out-variant or delegate node, its allocs in output order.
+# Meta keys: on an alloc, the storage whose slot it reuses (a mutable
+# buffer's placeholder, or a planned alloc a view aliases, see
+# alias_views.py) and the byte offset into it (default 0); on an alloc of a
+# copy-free view, "static" (no instruction) or "resized" (its *_copy kernel
+# still runs, to resize it); on an out-variant or delegate node, its allocs
+# in output order.
 ALIAS_OF = "tl_alias_of"
+ALIAS_OFFSET = "tl_alias_offset"
+VIEW_ALIAS = "tl_view_alias"
 OUT_ALLOCS = "tl_out_allocs"
+# Meta key on a call of an out variant that also writes mutable buffers
+# passed as its arguments (passes/in_place_calls.py): those buffers.
+MUTATES_BUFFERS = "tl_mutates_buffers"
 
 
 def _make_alloc(method: MethodGraph, node: torch.fx.Node, val: torch.Tensor) -> torch.fx.Node:
@@ -64,7 +73,9 @@ def to_out_variants(method: MethodGraph) -> MethodGraph:
     dtype and upper-bound shape. Delegate calls get allocs for their results
     too. Symbolic-size operators (aten::sym_size.int, Python arithmetic on
     sizes) stay as they are. An alloc that must land in a mutable buffer's
-    slot is marked ALIAS_OF that buffer.
+    slot is marked ALIAS_OF that buffer. Calls that already are out variants
+    writing buffers in place (MUTATES_BUFFERS) get allocs for their out=
+    arguments.
 
     Raises ExportError listing every operator with no out variant.
     """
@@ -75,6 +86,8 @@ def to_out_variants(method: MethodGraph) -> MethodGraph:
         target = node.target
         if target is operator.getitem or ops.is_symbolic_function(target):
             continue
+        if getattr(target, "_torchlight_control_flow", False):
+            continue  # A jump marker (passes/control_flow.py).
         if getattr(target, "_torchlight_delegate", False):
             allocs = [_make_alloc(method, node, v) for v in tensor_values(node.meta["val"])]
             node.kwargs = {"out": tuple(allocs)}
@@ -84,6 +97,9 @@ def to_out_variants(method: MethodGraph) -> MethodGraph:
             problems.append((node, "is not an operator torchlight can lower"))
             continue
         if ops.returns_symbolic(target):
+            continue
+        if MUTATES_BUFFERS in node.meta and ops.is_out_variant(target):
+            _convert_operator(method, node, target)  # Allocs for its out= results.
             continue
         if ops.writes_arguments(target):
             problems.append((node, "writes one of its arguments in place; only functional "

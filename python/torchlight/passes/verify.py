@@ -29,12 +29,22 @@ def check_edge_program(ep: ExportedProgram, preserve_ops: Iterable[OpOverload] =
 
     Guarantees afterwards: every placeholder and call_function node has a
     dtype/shape spec (meta["val"]); with `check_ir_validity`, every ATen
-    operator is core ATen (or a view, or preserved). Raises ExportError
-    listing every offending node with its source line.
+    operator is core ATen (or a view, or preserved), and the only
+    higher-order operator is torch.cond, whose branches are checked the same
+    way. Raises ExportError listing every offending node with its source line.
     """
     preserved = set(preserve_ops)
     problems: List[Tuple[torch.fx.Node, str]] = []
-    for node in ep.graph.nodes:
+    _check_graph(ep.graph_module, preserved, check_ir_validity, problems)
+    raise_all(problems, "the exported program cannot be lowered to the edge dialect")
+    return ep
+
+
+def _check_graph(module: torch.fx.GraphModule, preserved, check_ir_validity: bool,
+                 problems: List[Tuple[torch.fx.Node, str]]) -> None:
+    """Adds every offending node of `module`'s graph, and of the branches of
+    its torch.cond calls, to `problems`."""
+    for node in module.graph.nodes:
         if node.op not in ("placeholder", "call_function"):
             continue
         if not _has_spec(node.meta.get("val")):
@@ -52,9 +62,18 @@ def check_edge_program(ep: ExportedProgram, preserve_ops: Iterable[OpOverload] =
                                        "add it to EdgeCompileConfig.preserve_ops to keep it"))
         elif target is operator.getitem or ops.is_symbolic_function(target):
             pass
+        elif target is torch.ops.higher_order.cond:
+            for branch in node.args[1:3]:
+                sub = getattr(module, branch.target, None) if isinstance(branch, torch.fx.Node) \
+                    else None
+                if isinstance(sub, torch.fx.GraphModule):
+                    _check_graph(sub, preserved, check_ir_validity, problems)
+                else:
+                    problems.append((node, f"branch {branch!r} is not a traced submodule"))
+        elif target is torch.ops.higher_order.auto_functionalized:
+            pass  # A mutating op on buffers; passes/in_place_calls.py lowers it.
         elif isinstance(target, HigherOrderOperator):
-            problems.append((node, f"control flow ({target.name()}) is not supported yet"))
+            problems.append((node, f"control flow ({target.name()}) is not supported; "
+                                   f"torchlight lowers torch.cond only"))
         elif not getattr(target, "_torchlight_delegate", False):
             problems.append((node, "calls a Python function, which a .pte cannot run"))
-    raise_all(problems, "the exported program cannot be lowered to the edge dialect")
-    return ep

@@ -17,10 +17,11 @@ def view_to_copy(method: MethodGraph) -> MethodGraph:
     overload (found by name in torch.ops, e.g. aten::permute.default ->
     aten::permute_copy.default).
 
-    Afterwards no two values share memory unless memory planning decides so,
-    which keeps planning simple. This costs a copy per view; the runtime has
-    no aliasing view operator (executorch_prim::et_view) yet (issue #3).
-    Raises ExportError for a view with no copying twin.
+    Afterwards no two values share memory unless a later pass decides so,
+    which keeps the passes in between simple: alias_views (after
+    to_out_variants) turns the copies that can share their base's bytes
+    (reshapes, outer selects and slices of planned intermediates) back into
+    aliases. Raises ExportError for a view with no copying twin.
     """
     problems: List[Tuple[torch.fx.Node, str]] = []
     for node in method.graph.nodes:

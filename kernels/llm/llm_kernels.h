@@ -1,0 +1,50 @@
+// The LLM kernel library: fused operators the LLM exporter emits, at
+// priority kCustom. Today one: torchlight::sdpa_with_kv_cache.out, attention
+// with an in-place key/value cache (contract: python/torchlight/llm/
+// custom_ops.py). Registration is explicit, like the portable library.
+#pragma once
+
+#include "runtime/core/evalue.h"
+#include "runtime/core/span.h"
+#include "runtime/core/status.h"
+#include "runtime/kernel/kernel_context.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace torchlight {
+
+/// Every kernel of this library: priority kCustom, empty KernelKey (the
+/// kernels check dtypes themselves, so a wrong dtype is an error naming it
+/// rather than a missing operator). Static; lives for the whole program.
+Span<const Kernel> llm_kernels();
+
+/// Registers llm_kernels() into `registry`, which keeps pointers to the
+/// static names and functions. Errors: as KernelRegistry::register_kernels
+/// (kInvalidArgument for a duplicate, kOutOfResources when it is full).
+Status register_llm_kernels(KernelRegistry& registry);
+
+namespace llm {
+
+/// torchlight::sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value,
+///     Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor input_pos,
+///     float? scale=None, *, Tensor(c!) out) -> Tensor(c!)
+///
+/// args: the eight arguments in that order, then the return slot.
+/// query [B, Hq, T, D], key and value [B, Hkv, T, D], caches [B, Hkv, S, D],
+/// out: float32; input_pos [T] int64; scale None (1/sqrt(D)) or a float.
+/// Writes key/value row i into the caches at input_pos[i], then sets
+/// out[b, h, i] = softmax over j <= input_pos[i] of
+/// scale * query[b, h, i] . key_cache[b, h / (Hq / Hkv), j], applied to the
+/// value rows. out is resized to [B, Hq, T, D]. Every tensor must have
+/// stride 1 in its last dimension; other strides are free.
+///
+/// Errors (through ctx.fail, the message naming the argument and expected vs
+/// actual; nothing is written on error): kInvalidArgument for a wrong
+/// argument count, rank or shape, Hq not a multiple of Hkv, T > S, an
+/// input_pos value outside [0, S), a last dimension with stride != 1, a
+/// tensor without data, or an out that cannot be resized; kInvalidType for a
+/// dtype other than float32 (int64 for input_pos) or a scale that is not a
+/// float or None.
+void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args);
+
+}  // namespace llm
+}  // namespace torchlight

@@ -1,0 +1,234 @@
+// torchlight::sdpa_with_kv_cache.out: checks every precondition of the
+// contract (python/torchlight/llm/custom_ops.py) before touching memory,
+// writes the new key/value rows into the caches, then runs the attention
+// loops (sdpa_attend_impl.h) on the thread pool.
+//
+// Scratch: none from the temp allocator. The loops use an online softmax
+// over fixed tiles of keys, so each work item needs only a small fixed stack
+// array (128 scores) whatever the cache length.
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+
+#include "kernels/llm/llm_kernels.h"
+#include "kernels/llm/sdpa_dispatch.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::llm {
+namespace {
+
+using portable::ArgSpec;
+using portable::ArgType;
+using portable::NamedTensor;
+
+// sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache,
+//     Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out)
+//     -> Tensor(c!)
+constexpr ArgSpec kArgs[] = {
+    {"query", ArgType::kTensor},       {"key", ArgType::kTensor},
+    {"value", ArgType::kTensor},       {"key_cache", ArgType::kTensor},
+    {"value_cache", ArgType::kTensor}, {"input_pos", ArgType::kTensor},
+    {"scale", ArgType::kOptionalScalar}, {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+constexpr size_t kRank = 4;
+
+struct Args {
+  NamedTensor query;
+  NamedTensor key;
+  NamedTensor value;
+  NamedTensor key_cache;
+  NamedTensor value_cache;
+  NamedTensor input_pos;
+  NamedTensor out;
+};
+
+Status check_dtype(const NamedTensor& t, ScalarType expected) {
+  TL_CHECK_OR_RETURN(t.tensor.scalar_type() == expected, Error::kInvalidType,
+                     "argument '%s' has dtype %s, expected %s (the only dtype this kernel "
+                     "supports)",
+                     t.name, to_string(t.tensor.scalar_type()), to_string(expected));
+  return Error::kOk;
+}
+
+Status check_shape(const NamedTensor& t, const SizesType (&expected)[kRank], const char* meaning) {
+  bool same = true;
+  for (size_t d = 0; d < kRank; ++d) same = same && t.tensor.size(d) == expected[d];
+  if (same) return Error::kOk;
+  char actual_text[96];
+  char expected_text[96];
+  return Status::error(Error::kInvalidArgument, "argument '%s' has shape %s, expected %s (%s)",
+                       t.name, format_sizes(t.tensor.sizes(), actual_text, sizeof(actual_text)),
+                       format_sizes(Span<const SizesType>(expected), expected_text,
+                                    sizeof(expected_text)),
+                       meaning);
+}
+
+// The loops step along D with pointer increments of one element.
+Status check_last_dim_dense(const NamedTensor& t) {
+  const int64_t stride = t.tensor.strides()[kRank - 1];
+  TL_CHECK_OR_RETURN(stride == 1 || t.tensor.size(kRank - 1) <= 1, Error::kInvalidArgument,
+                     "argument '%s' has stride %lld in its last dimension (D), expected 1",
+                     t.name, static_cast<long long>(stride));
+  return Error::kOk;
+}
+
+Status check_scale(const EValue& scale, float* value, int64_t head_dim) {
+  if (scale.is_none()) {
+    *value = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    return Error::kOk;
+  }
+  TL_CHECK_OR_RETURN(scale.is_double() || scale.is_int(), Error::kInvalidType,
+                     "argument 'scale' must be a float or None, got %s", to_string(scale.tag()));
+  *value = static_cast<float>(scale.scalar_as_double());
+  return Error::kOk;
+}
+
+// Every check of the contract, before anything is written. On success the
+// input_pos values are known to lie in [0, S).
+Status check_inputs(const Args& a) {
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache, &a.out}) {
+    TL_RETURN_IF_ERROR(check_dtype(*t, ScalarType::kFloat));
+  }
+  TL_RETURN_IF_ERROR(check_dtype(a.input_pos, ScalarType::kLong));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.query, kRank, "[B, Hq, T, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.key, kRank, "[B, Hkv, T, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.value, kRank, "[B, Hkv, T, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.key_cache, kRank, "[B, Hkv, S, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.value_cache, kRank, "[B, Hkv, S, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.input_pos, 1, "[T]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.out, kRank, "[B, Hq, T, D]"));
+
+  const SizesType batch = a.query.tensor.size(0);
+  const SizesType q_heads = a.query.tensor.size(1);
+  const SizesType rows = a.query.tensor.size(2);
+  const SizesType dim = a.query.tensor.size(3);
+  const SizesType kv_heads = a.key_cache.tensor.size(1);
+  const SizesType cache_len = a.key_cache.tensor.size(2);
+  TL_CHECK_OR_RETURN(kv_heads > 0, Error::kInvalidArgument,
+                     "argument 'key_cache' has 0 key/value heads (dimension 1), expected at "
+                     "least 1");
+  const SizesType step_shape[kRank] = {batch, kv_heads, rows, dim};
+  const SizesType cache_shape[kRank] = {batch, kv_heads, cache_len, dim};
+  TL_RETURN_IF_ERROR(check_shape(a.key_cache, cache_shape,
+                                 "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
+  TL_RETURN_IF_ERROR(check_shape(a.value_cache, cache_shape,
+                                 "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
+  TL_RETURN_IF_ERROR(check_shape(a.key, step_shape,
+                                 "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
+  TL_RETURN_IF_ERROR(check_shape(a.value, step_shape,
+                                 "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
+  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
+                     "argument 'input_pos' has %d positions, expected T = %d (dimension 2 of "
+                     "query)",
+                     a.input_pos.tensor.size(0), rows);
+  TL_CHECK_OR_RETURN(q_heads % kv_heads == 0, Error::kInvalidArgument,
+                     "query has %d heads, which is not a multiple of the %d key/value heads of "
+                     "key_cache",
+                     q_heads, kv_heads);
+  TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
+                     "query has T = %d rows, more than the S = %d positions of key_cache", rows,
+                     cache_len);
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
+    TL_RETURN_IF_ERROR(check_last_dim_dense(*t));
+  }
+  // out is resized (strides recomputed from its dim order), so check the order.
+  TL_CHECK_OR_RETURN(dim <= 1 || a.out.tensor.dim_order()[kRank - 1] == kRank - 1,
+                     Error::kInvalidArgument,
+                     "argument 'out' has dim order ending in %d, expected 3 (D innermost)",
+                     a.out.tensor.dim_order()[kRank - 1]);
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache,
+                               &a.input_pos}) {
+    TL_RETURN_IF_ERROR(portable::check_has_data(*t));
+  }
+
+  const int64_t* pos = a.input_pos.tensor.const_data_ptr<int64_t>();
+  const int64_t pos_stride = a.input_pos.tensor.strides()[0];
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t value = pos[i * pos_stride];
+    TL_CHECK_OR_RETURN(value >= 0 && value < cache_len, Error::kInvalidArgument,
+                       "input_pos[%lld] = %lld is outside [0, S = %d), the positions of "
+                       "key_cache",
+                       static_cast<long long>(i), static_cast<long long>(value), cache_len);
+  }
+  return Error::kOk;
+}
+
+const float* row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
+  const auto s = t.strides();
+  return t.const_data_ptr<float>() + b * s[0] + h * s[1] + i * s[2];
+}
+
+float* mutable_row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
+  const auto s = t.strides();
+  return t.mutable_data_ptr<float>() + b * s[0] + h * s[1] + i * s[2];
+}
+
+// key_cache[b, g, input_pos[i]] = key[b, g, i], the same for values: all
+// rows before any attention (the contract's step 1).
+void write_cache_rows(const Args& a) {
+  const Tensor& key = a.key.tensor;
+  if (key.numel() == 0) return;
+  const int64_t* pos = a.input_pos.tensor.const_data_ptr<int64_t>();
+  const int64_t pos_stride = a.input_pos.tensor.strides()[0];
+  const size_t row_bytes = static_cast<size_t>(key.size(3)) * sizeof(float);
+  for (int64_t b = 0; b < key.size(0); ++b) {
+    for (int64_t g = 0; g < key.size(1); ++g) {
+      for (int64_t i = 0; i < key.size(2); ++i) {
+        const int64_t p = pos[i * pos_stride];
+        // memmove: a caller may pass rows that view the cache itself.
+        std::memmove(mutable_row_ptr(a.key_cache.tensor, b, g, p), row_ptr(key, b, g, i),
+                     row_bytes);
+        std::memmove(mutable_row_ptr(a.value_cache.tensor, b, g, p),
+                     row_ptr(a.value.tensor, b, g, i), row_bytes);
+      }
+    }
+  }
+}
+
+void copy_strides(const Tensor& t, int64_t* strides) {
+  for (size_t d = 0; d < 3; ++d) strides[d] = t.strides()[d];
+}
+
+}  // namespace
+
+void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kArgs));
+  portable::set_return(args, 8, *args[7]);
+  const Args a{{args[0]->to_tensor(), "query"},     {args[1]->to_tensor(), "key"},
+               {args[2]->to_tensor(), "value"},     {args[3]->to_tensor(), "key_cache"},
+               {args[4]->to_tensor(), "value_cache"}, {args[5]->to_tensor(), "input_pos"},
+               {args[7]->to_tensor(), "out"}};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_inputs(a));
+  float scale = 0;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_scale(*args[6], &scale, a.query.tensor.size(3)));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(a.out, a.query.tensor.sizes()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(a.out));
+
+  write_cache_rows(a);
+  if (a.out.tensor.numel() == 0) return;
+
+  SdpaProblem p{};
+  p.query = a.query.tensor.const_data_ptr<float>();
+  p.key_cache = a.key_cache.tensor.const_data_ptr<float>();
+  p.value_cache = a.value_cache.tensor.const_data_ptr<float>();
+  p.input_pos = a.input_pos.tensor.const_data_ptr<int64_t>();
+  p.out = a.out.tensor.mutable_data_ptr<float>();
+  p.batch = a.query.tensor.size(0);
+  p.q_heads = a.query.tensor.size(1);
+  p.kv_heads = a.key_cache.tensor.size(1);
+  p.rows = a.query.tensor.size(2);
+  p.head_dim = a.query.tensor.size(3);
+  p.input_pos_stride = a.input_pos.tensor.strides()[0];
+  copy_strides(a.query.tensor, p.query_strides);
+  copy_strides(a.key_cache.tensor, p.key_cache_strides);
+  copy_strides(a.value_cache.tensor, p.value_cache_strides);
+  copy_strides(a.out.tensor, p.out_strides);
+  p.scale = scale;
+  sdpa_run(p);
+}
+
+}  // namespace torchlight::llm

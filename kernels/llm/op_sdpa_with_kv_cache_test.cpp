@@ -1,0 +1,675 @@
+// torchlight::sdpa_with_kv_cache.out against a plain double-precision
+// reference written here: ordinary and grouped-query attention, decode and
+// prefill, positions not starting at 0, odd head sizes, batches, scale given
+// or None, a prefill followed by decodes (checking the caches after each
+// call), strided layouts, every instruction-set build, 1 and 2 threads; and
+// every bad input, which must fail naming the argument and write nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "extension/threadpool/threadpool.h"
+#include "kernels/llm/llm_kernels.h"
+#include "kernels/llm/sdpa_dispatch.h"
+#include "kernels/portable/test/test_tensor.h"
+
+namespace torchlight::llm {
+namespace {
+
+using portable::kernel_test::dim_order;
+using portable::kernel_test::dynamic_bound;
+using portable::kernel_test::KernelArgs;
+using portable::kernel_test::Layout;
+using portable::kernel_test::run_kernel;
+using portable::kernel_test::TestTensor;
+using ::testing::HasSubstr;
+
+constexpr const char* kOp = "torchlight::sdpa_with_kv_cache.out";
+constexpr ScalarType kF32 = ScalarType::kFloat;
+constexpr ScalarType kI64 = ScalarType::kLong;
+
+struct Shape {
+  int b, hq, hkv, t, s, d;
+};
+
+// Values in [-amplitude, amplitude), rounded to float so the reference sees
+// exactly what the kernel stores. A 64-bit LCG: deterministic everywhere.
+std::vector<double> random_values(size_t n, uint64_t seed, double amplitude = 1.0) {
+  uint64_t x = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  std::vector<double> out(n);
+  for (double& v : out) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double unit = static_cast<double>(x >> 11) / 9007199254740992.0;  // [0, 1)
+    v = static_cast<float>((2 * unit - 1) * amplitude);
+  }
+  return out;
+}
+
+size_t idx(const std::vector<int>& sizes, std::initializer_list<int> index) {
+  size_t flat = 0;
+  size_t d = 0;
+  for (int i : index) flat = flat * sizes[d++] + i;
+  return flat;
+}
+
+// The contract in double precision: write the rows, then attend causally.
+struct ReferenceCache {
+  Shape shape;
+  std::vector<double> keys;    // [B, Hkv, S, D]
+  std::vector<double> values;  // [B, Hkv, S, D]
+
+  std::vector<double> step(const std::vector<double>& q, const std::vector<double>& k,
+                           const std::vector<double>& v, const std::vector<int64_t>& pos,
+                           double scale) {
+    const Shape& s = shape;
+    const std::vector<int> cache{s.b, s.hkv, s.s, s.d};
+    const std::vector<int> step{s.b, s.hkv, s.t, s.d};
+    const std::vector<int> query{s.b, s.hq, s.t, s.d};
+    for (int b = 0; b < s.b; ++b) {
+      for (int g = 0; g < s.hkv; ++g) {
+        for (int i = 0; i < s.t; ++i) {
+          for (int d = 0; d < s.d; ++d) {
+            const int p = static_cast<int>(pos[i]);
+            keys[idx(cache, {b, g, p, d})] = k[idx(step, {b, g, i, d})];
+            values[idx(cache, {b, g, p, d})] = v[idx(step, {b, g, i, d})];
+          }
+        }
+      }
+    }
+    std::vector<double> out(q.size());
+    for (int b = 0; b < s.b; ++b) {
+      for (int h = 0; h < s.hq; ++h) {
+        const int g = h / (s.hq / s.hkv);
+        for (int i = 0; i < s.t; ++i) {
+          const int n = static_cast<int>(pos[i]) + 1;
+          std::vector<double> w(n);
+          double m = -INFINITY;
+          for (int j = 0; j < n; ++j) {
+            double dot = 0;
+            for (int d = 0; d < s.d; ++d) {
+              dot += q[idx(query, {b, h, i, d})] * keys[idx(cache, {b, g, j, d})];
+            }
+            w[j] = scale * dot;
+            m = std::max(m, w[j]);
+          }
+          double sum = 0;
+          for (double& x : w) sum += (x = std::exp(x - m));
+          for (int d = 0; d < s.d; ++d) {
+            double acc = 0;
+            for (int j = 0; j < n; ++j) acc += w[j] * values[idx(cache, {b, g, j, d})];
+            out[idx(query, {b, h, i, d})] = acc / sum;
+          }
+        }
+      }
+    }
+    return out;
+  }
+};
+
+std::vector<double> to_doubles(const std::vector<int64_t>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+// One kernel call's tensors, with caches that persist across calls.
+class Attention {
+ public:
+  Attention(Shape shape, uint64_t seed, Layout query_layout = {}, Layout out_layout = {})
+      : shape_(shape), seed_(seed), query_layout_(std::move(query_layout)),
+        out_layout_(std::move(out_layout)) {
+    const Shape& s = shape;
+    // Stale cache contents: the kernel must overwrite or ignore them.
+    key_cache_ = std::make_unique<TestTensor>(kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
+                                              random_values(numel(s.b, s.hkv, s.s, s.d), seed + 1));
+    value_cache_ = std::make_unique<TestTensor>(
+        kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
+        random_values(numel(s.b, s.hkv, s.s, s.d), seed + 2));
+    reference_ = ReferenceCache{s, key_cache_->values(), value_cache_->values()};
+  }
+
+  static size_t numel(int a, int b, int c, int d) { return static_cast<size_t>(a) * b * c * d; }
+
+  /// Runs one call with T = pos.size() new rows and checks out and both
+  /// caches against the reference.
+  void step_and_check(const std::vector<int64_t>& pos, EValue scale, double tolerance = 2e-5,
+                      double query_amplitude = 1.0) {
+    Shape& s = shape_;
+    s.t = static_cast<int>(pos.size());
+    reference_.shape.t = s.t;
+    ++calls_;
+    const std::vector<double> q =
+        random_values(numel(s.b, s.hq, s.t, s.d), seed_ * 31 + calls_ * 3, query_amplitude);
+    const size_t step_numel = numel(s.b, s.hkv, s.t, s.d);
+    const std::vector<double> k = random_values(step_numel, seed_ * 31 + calls_ * 3 + 1);
+    const std::vector<double> v = random_values(step_numel, seed_ * 31 + calls_ * 3 + 2);
+    TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q, query_layout_);
+    TestTensor key(kF32, {s.b, s.hkv, s.t, s.d}, k);
+    TestTensor value(kF32, {s.b, s.hkv, s.t, s.d}, v);
+    TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
+    TestTensor out(kF32, {s.b, s.hq, s.t, s.d}, {}, out_layout_);
+    KernelArgs args{query.evalue(),      key.evalue(),       value.evalue(),
+                    key_cache_->evalue(), value_cache_->evalue(), input_pos.evalue(),
+                    scale,               out.evalue(),       EValue()};
+    const Status status = run_kernel(&sdpa_with_kv_cache_out, kOp, args);
+    ASSERT_TRUE(status.ok()) << status.message();
+    ASSERT_TRUE(args[8].is_tensor());
+    EXPECT_EQ(args[8].to_tensor().impl(), out.tensor().impl());
+
+    const double scale_value = scale.is_none() ? 1.0 / std::sqrt(static_cast<double>(s.d))
+                                               : static_cast<double>(static_cast<float>(
+                                                     scale.scalar_as_double()));
+    const std::vector<double> expected = reference_.step(q, k, v, pos, scale_value);
+    const std::vector<double> actual = out.values();
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < actual.size(); ++i) {
+      ASSERT_NEAR(actual[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i])))
+          << "out element " << i << " of call " << calls_;
+    }
+    // Caches: the new rows exactly, every other row untouched.
+    EXPECT_EQ(key_cache_->values(), reference_.keys) << "key_cache after call " << calls_;
+    EXPECT_EQ(value_cache_->values(), reference_.values) << "value_cache after call " << calls_;
+  }
+
+  TestTensor& key_cache() { return *key_cache_; }
+  TestTensor& value_cache() { return *value_cache_; }
+  ReferenceCache& reference() { return reference_; }
+
+ private:
+  Shape shape_;
+  uint64_t seed_;
+  Layout query_layout_;
+  Layout out_layout_;
+  int calls_ = 0;
+  std::unique_ptr<TestTensor> key_cache_;
+  std::unique_ptr<TestTensor> value_cache_;
+  ReferenceCache reference_;
+};
+
+std::vector<int64_t> positions(int64_t start, int64_t count) {
+  std::vector<int64_t> pos;
+  for (int64_t i = 0; i < count; ++i) pos.push_back(start + i);
+  return pos;
+}
+
+// Every value test runs with 1 and 2 pool threads. (Calls under about 32K
+// multiply-adds run on the calling thread; most shapes here are above that.)
+class SdpaTest : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override { threadpool::set_num_threads(GetParam()); }
+  void TearDown() override { threadpool::set_num_threads(0); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Threads, SdpaTest, ::testing::Values(size_t{1}, size_t{2}),
+                         [](const auto& info) { return "threads" + std::to_string(info.param); });
+
+TEST_P(SdpaTest, DecodeOrdinaryAttention) {
+  Attention a({1, 4, 4, 1, 80, 64}, 1);
+  a.step_and_check({77}, EValue());
+}
+
+TEST_P(SdpaTest, PrefillOrdinaryAttention) {
+  Attention a({1, 3, 3, 1, 32, 16}, 2);
+  a.step_and_check(positions(0, 20), EValue());
+}
+
+TEST_P(SdpaTest, GroupedQueryTwoHeadsPerGroup) {
+  Attention a({1, 4, 2, 1, 48, 16}, 3);
+  a.step_and_check(positions(0, 30), EValue());
+  a.step_and_check({30}, EValue());
+}
+
+TEST_P(SdpaTest, GroupedQueryFourHeadsPerGroup) {
+  Attention a({1, 8, 2, 1, 64, 32}, 4);
+  a.step_and_check(positions(0, 40), EValue());
+  a.step_and_check({40}, EValue());
+}
+
+TEST_P(SdpaTest, MultiQueryTwelveHeadsOneGroup) {
+  Attention a({1, 12, 1, 1, 40, 32}, 5);
+  a.step_and_check(positions(0, 20), EValue());
+  a.step_and_check({20}, EValue());
+}
+
+TEST_P(SdpaTest, PositionsNotStartingAtZero) {
+  // Rows 0..4 of the cache are stale here and must still be attended to.
+  Attention a({1, 2, 2, 1, 12, 8}, 6);
+  a.step_and_check(positions(5, 3), EValue());
+}
+
+TEST_P(SdpaTest, HeadDimsNotAMultipleOfTheVectorWidth) {
+  for (int d : {1, 5, 17, 33, 65}) {
+    SCOPED_TRACE("D = " + std::to_string(d));
+    Attention a({1, 4, 2, 1, 150, d}, 7 + d);
+    a.step_and_check(positions(130, 3), EValue());
+    a.step_and_check({133}, EValue());
+  }
+}
+
+TEST_P(SdpaTest, BatchOfTwo) {
+  Attention a({2, 4, 2, 1, 40, 12}, 8);
+  a.step_and_check(positions(0, 24), EValue());
+  a.step_and_check({24}, EValue());
+}
+
+TEST_P(SdpaTest, ExplicitScale) {
+  Attention a({1, 2, 1, 1, 10, 6}, 9);
+  a.step_and_check(positions(0, 3), EValue(0.3));
+  a.step_and_check({3}, EValue(2.5));
+  a.step_and_check({4}, EValue(int64_t{1}));
+}
+
+TEST_P(SdpaTest, PrefillThenDecodesKeepTheCaches) {
+  Attention a({2, 6, 2, 1, 40, 12}, 10);
+  a.step_and_check(positions(0, 20), EValue());
+  for (int64_t p = 20; p < 24; ++p) a.step_and_check({p}, EValue());
+}
+
+TEST_P(SdpaTest, LongPrefillSpansManyTilesAndBlocks) {
+  Attention a({1, 3, 3, 1, 200, 64}, 11);
+  a.step_and_check(positions(100, 70), EValue());
+  a.step_and_check({170}, EValue());
+}
+
+TEST_P(SdpaTest, PositionsInAnyOrder) {
+  // Every row is written before any attention, whatever the order.
+  Attention a({1, 2, 1, 1, 8, 4}, 12);
+  a.step_and_check({4, 0, 2}, EValue());
+  a.step_and_check({6, 6}, EValue());  // The same position twice: the later row wins.
+}
+
+TEST_P(SdpaTest, LargeScoresAreStable) {
+  // Scores near +-1e4: e^score overflows float without the max subtraction.
+  Attention a({1, 2, 2, 1, 300, 16}, 13);
+  a.step_and_check(positions(0, 290), EValue(), 1e-4, 3000.0);
+}
+
+TEST_P(SdpaTest, StridedQueryAndOut) {
+  // query and out laid out [B, T, H, D] in memory; caches contiguous.
+  Attention a({1, 4, 2, 1, 16, 8}, 14, dim_order({0, 2, 1, 3}), dim_order({0, 2, 1, 3}));
+  a.step_and_check(positions(0, 5), EValue());
+  a.step_and_check({5}, EValue());
+}
+
+TEST_P(SdpaTest, StaleRowsBeyondThePositionsAreNeverRead) {
+  // Cache rows 66..69 hold NaN keys and infinite values; rows 0..65 are
+  // written by the call, and no row attends past position 65.
+  const Shape s{1, 2, 2, 66, 70, 8};
+  TestTensor key_cache(kF32, {1, 2, 70, 8});
+  TestTensor value_cache(kF32, {1, 2, 70, 8});
+  for (int64_t i = 0; i < key_cache.numel(); ++i) {
+    key_cache.set(i, std::numeric_limits<double>::quiet_NaN());
+    value_cache.set(i, std::numeric_limits<double>::infinity());
+  }
+  const std::vector<int64_t> pos = positions(0, 66);
+  TestTensor query(kF32, {1, 2, 66, 8}, random_values(2 * 66 * 8, 1));
+  TestTensor key(kF32, {1, 2, 66, 8}, random_values(2 * 66 * 8, 2));
+  TestTensor value(kF32, {1, 2, 66, 8}, random_values(2 * 66 * 8, 3));
+  TestTensor input_pos(kI64, {66}, to_doubles(pos));
+  TestTensor out(kF32, {1, 2, 66, 8});
+  KernelArgs args{query.evalue(), key.evalue(), value.evalue(), key_cache.evalue(),
+                  value_cache.evalue(), input_pos.evalue(), EValue(), out.evalue(),
+                  EValue()};
+  ASSERT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
+  ReferenceCache reference{s, key_cache.values(), value_cache.values()};
+  const std::vector<double> expected = reference.step(query.values(), key.values(),
+                                                      value.values(), pos, 1 / std::sqrt(8.0));
+  const std::vector<double> actual = out.values();
+  for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
+}
+
+TEST_P(SdpaTest, DynamicOutIsResized) {
+  TestTensor query(kF32, {1, 2, 3, 4}, random_values(24, 1));
+  TestTensor key(kF32, {1, 1, 3, 4}, random_values(12, 2));
+  TestTensor value(kF32, {1, 1, 3, 4}, random_values(12, 3));
+  TestTensor key_cache(kF32, {1, 1, 8, 4});
+  TestTensor value_cache(kF32, {1, 1, 8, 4});
+  TestTensor input_pos(kI64, {3}, {0, 1, 2});
+  TestTensor out(kF32, {1, 2, 8, 4}, {}, dynamic_bound());
+  KernelArgs args{query.evalue(),     key.evalue(),       value.evalue(),
+                  key_cache.evalue(), value_cache.evalue(), input_pos.evalue(),
+                  EValue(),           out.evalue(),       EValue()};
+  ASSERT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
+  EXPECT_EQ(out.sizes(), (std::vector<SizesType>{1, 2, 3, 4}));
+  // Row 0 sees only position 0: out = value row 0 exactly.
+  for (int d = 0; d < 4; ++d) EXPECT_FLOAT_EQ(out.get(d), value.get(d));
+}
+
+TEST_P(SdpaTest, EmptyBatchDoesNothing) {
+  TestTensor query(kF32, {0, 2, 1, 4});
+  TestTensor key(kF32, {0, 1, 1, 4});
+  TestTensor value(kF32, {0, 1, 1, 4});
+  TestTensor key_cache(kF32, {0, 1, 8, 4});
+  TestTensor value_cache(kF32, {0, 1, 8, 4});
+  TestTensor input_pos(kI64, {1}, {3});
+  TestTensor out(kF32, {0, 2, 1, 4});
+  KernelArgs args{query.evalue(),     key.evalue(),       value.evalue(),
+                  key_cache.evalue(), value_cache.evalue(), input_pos.evalue(),
+                  EValue(),           out.evalue(),       EValue()};
+  EXPECT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
+}
+
+// Each instruction-set build this CPU supports, through SdpaProblem, for
+// head sizes that exercise each build's full-vector, partial and scalar paths.
+TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
+  const Span<const SdpaVariant> variants = sdpa_variants();
+  ASSERT_GE(variants.size(), 1u);
+  EXPECT_STREQ(variants[variants.size() - 1].name, "generic");
+  for (int dim : {3, 17, 40, 64, 72}) {
+    SCOPED_TRACE("D = " + std::to_string(dim));
+    const Shape s{2, 6, 3, 19, 150, dim};  // T = 19 rows at positions 120..138.
+    const std::vector<int64_t> pos = positions(120, 19);
+    const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 21);
+    ReferenceCache reference{s, random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 22),
+                             random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 23)};
+    TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
+    TestTensor key_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.keys);
+    TestTensor value_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.values);
+    TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
+    // The reference writes rows first; give it the rows already in the cache.
+    std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
+    std::vector<double> v(k.size());
+    for (int b = 0; b < s.b; ++b) {
+      for (int g = 0; g < s.hkv; ++g) {
+        for (int i = 0; i < s.t; ++i) {
+          for (int d = 0; d < s.d; ++d) {
+            k[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
+                reference.keys[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+            v[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
+                reference.values[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+          }
+        }
+      }
+    }
+    const std::vector<double> expected = reference.step(q, k, v, pos, 0.2);
+    for (const SdpaVariant& variant : variants) {
+      SCOPED_TRACE(variant.name);
+      TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
+      SdpaProblem p{};
+      p.query = query.tensor().const_data_ptr<float>();
+      p.key_cache = key_cache.tensor().const_data_ptr<float>();
+      p.value_cache = value_cache.tensor().const_data_ptr<float>();
+      p.input_pos = input_pos.tensor().const_data_ptr<int64_t>();
+      p.out = out.tensor().mutable_data_ptr<float>();
+      p.batch = s.b;
+      p.q_heads = s.hq;
+      p.kv_heads = s.hkv;
+      p.rows = s.t;
+      p.head_dim = s.d;
+      p.input_pos_stride = 1;
+      for (int d = 0; d < 3; ++d) {
+        p.query_strides[d] = query.tensor().strides()[d];
+        p.key_cache_strides[d] = key_cache.tensor().strides()[d];
+        p.value_cache_strides[d] = value_cache.tensor().strides()[d];
+        p.out_strides[d] = out.tensor().strides()[d];
+      }
+      p.scale = 0.2f;
+      sdpa_run(p, &variant);
+      const std::vector<double> actual = out.values();
+      for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
+    }
+  }
+}
+
+TEST_P(SdpaTest, KeysScoringMinusInfinityGetZeroWeight) {
+  // Keys 0..129 are -inf everywhere, so their scores are -inf: a whole first
+  // tile (128 keys) of them, then finite keys 130..139. Softmax gives them
+  // weight 0.
+  const std::vector<int64_t> pos = positions(130, 10);
+  TestTensor query(kF32, {1, 1, 10, 4});
+  for (int64_t i = 0; i < query.numel(); ++i) query.set(i, 0.25 + 0.01 * static_cast<double>(i));
+  TestTensor key(kF32, {1, 1, 10, 4}, random_values(40, 31));
+  TestTensor value(kF32, {1, 1, 10, 4}, random_values(40, 32));
+  TestTensor key_cache(kF32, {1, 1, 140, 4});
+  TestTensor value_cache(kF32, {1, 1, 140, 4}, random_values(560, 33));
+  for (int64_t i = 0; i < 130 * 4; ++i) key_cache.set(i, -INFINITY);
+  TestTensor input_pos(kI64, {10}, to_doubles(pos));
+  TestTensor out(kF32, {1, 1, 10, 4});
+  KernelArgs args{query.evalue(), key.evalue(), value.evalue(), key_cache.evalue(),
+                  value_cache.evalue(), input_pos.evalue(), EValue(), out.evalue(),
+                  EValue()};
+  ASSERT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
+  ReferenceCache reference{{1, 1, 1, 10, 140, 4}, key_cache.values(), value_cache.values()};
+  const std::vector<double> expected =
+      reference.step(query.values(), key.values(), value.values(), pos, 0.5);
+  const std::vector<double> actual = out.values();
+  for (size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(expected[i])) << i;
+    ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
+  }
+}
+
+TEST(SdpaPlanTest, BlocksShareKeyValueHeadsAndFillThePool) {
+  SdpaProblem p{};
+  p.batch = 1;
+  // GPT-2 prefill: 12 groups of 128 rows, 8 rows per block.
+  p.q_heads = 12;
+  p.kv_heads = 12;
+  p.rows = 128;
+  sdpa_plan_work(p, 2);
+  EXPECT_EQ(p.rows_per_block, 8);
+  EXPECT_EQ(p.blocks_per_group, 16);
+  EXPECT_EQ(sdpa_work_items(p), 192u);
+  // Multi-query decode: 12 rows in one group, cut evenly for 2 threads.
+  p.kv_heads = 1;
+  p.rows = 1;
+  sdpa_plan_work(p, 2);
+  EXPECT_EQ(p.rows_per_block, 6);
+  EXPECT_EQ(p.blocks_per_group, 2);
+  // One row in all: one item whatever the threads.
+  p.q_heads = 1;
+  sdpa_plan_work(p, 4);
+  EXPECT_EQ(sdpa_work_items(p), 1u);
+  // Fewer groups than threads: rows split further.
+  p.q_heads = 4;
+  p.kv_heads = 2;
+  p.rows = 3;  // 2 groups of 6 rows
+  sdpa_plan_work(p, 8);
+  EXPECT_EQ(p.blocks_per_group, 3);
+  EXPECT_EQ(p.rows_per_block, 2);
+}
+
+// ---- Bad inputs: an error naming the argument; caches unchanged. ----
+
+struct BadCall {
+  std::vector<SizesType> query{1, 4, 3, 8};
+  std::vector<SizesType> key{1, 2, 3, 8};
+  std::vector<SizesType> value{1, 2, 3, 8};
+  std::vector<SizesType> key_cache{1, 2, 8, 8};
+  std::vector<SizesType> value_cache{1, 2, 8, 8};
+  std::vector<SizesType> input_pos_sizes{3};
+  std::vector<double> input_pos{2, 3, 4};
+  std::vector<SizesType> out{1, 4, 3, 8};
+  ScalarType query_dtype = kF32;
+  ScalarType key_cache_dtype = kF32;
+  ScalarType input_pos_dtype = kI64;
+  ScalarType out_dtype = kF32;
+  Layout key_layout;
+  Layout out_layout;
+  EValue scale;
+  bool caches_unchanged = false;  // Set by run().
+
+  Status run() {
+    TestTensor q(query_dtype, query, random_values(count(query), 1));
+    TestTensor k(kF32, key, random_values(count(key), 2), key_layout);
+    TestTensor v(kF32, value, random_values(count(value), 3));
+    TestTensor kc(key_cache_dtype, key_cache, random_values(count(key_cache), 4));
+    TestTensor vc(kF32, value_cache, random_values(count(value_cache), 5));
+    TestTensor pos(input_pos_dtype, input_pos_sizes, input_pos);
+    TestTensor o(out_dtype, out, {}, out_layout);
+    const std::vector<double> kc_before = kc.values();
+    const std::vector<double> vc_before = vc.values();
+    KernelArgs args{q.evalue(),  k.evalue(),   v.evalue(), kc.evalue(), vc.evalue(),
+                    pos.evalue(), scale,        o.evalue(), EValue()};
+    const Status status = run_kernel(&sdpa_with_kv_cache_out, kOp, args);
+    caches_unchanged = kc.values() == kc_before && vc.values() == vc_before;
+    return status;
+  }
+
+  static size_t count(const std::vector<SizesType>& sizes) {
+    size_t n = 1;
+    for (SizesType s : sizes) n *= static_cast<size_t>(s);
+    return n;
+  }
+};
+
+void expect_error(BadCall call, Error code, const std::string& message) {
+  const Status status = call.run();
+  EXPECT_TRUE(call.caches_unchanged) << "a cache was written before the error";
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), code) << status.message();
+  EXPECT_THAT(status.message(), HasSubstr(kOp));
+  EXPECT_THAT(status.message(), HasSubstr(message));
+}
+
+TEST(SdpaErrorTest, TheUnmodifiedCallSucceedsAndWrites) {
+  // The baseline every error case below changes one thing of.
+  BadCall call;
+  const Status status = call.run();
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_FALSE(call.caches_unchanged);
+}
+
+TEST(SdpaErrorTest, WrongArgumentCount) {
+  TestTensor t(kF32, {1, 1, 1, 1});
+  KernelArgs args{t.evalue(), t.evalue(), t.evalue()};
+  const Status status = run_kernel(&sdpa_with_kv_cache_out, kOp, args);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("expected 9 arguments"));
+}
+
+TEST(SdpaErrorTest, Dtypes) {
+  BadCall half_query;
+  half_query.query_dtype = ScalarType::kHalf;
+  expect_error(half_query, Error::kInvalidType, "'query' has dtype float16, expected float32");
+  BadCall double_cache;
+  double_cache.key_cache_dtype = ScalarType::kDouble;
+  expect_error(double_cache, Error::kInvalidType,
+               "'key_cache' has dtype float64, expected float32");
+  BadCall int32_pos;
+  int32_pos.input_pos_dtype = ScalarType::kInt;
+  expect_error(int32_pos, Error::kInvalidType, "'input_pos' has dtype int32, expected int64");
+  BadCall bf16_out;
+  bf16_out.out_dtype = ScalarType::kBFloat16;
+  expect_error(bf16_out, Error::kInvalidType, "'out' has dtype bfloat16, expected float32");
+}
+
+TEST(SdpaErrorTest, Ranks) {
+  BadCall query3d;
+  query3d.query = {4, 3, 8};
+  expect_error(query3d, Error::kInvalidArgument,
+               "'query' must be [B, Hq, T, D] (4-D), got shape [4, 3, 8] (3-D)");
+  BadCall pos2d;
+  pos2d.input_pos_sizes = {1, 3};
+  expect_error(pos2d, Error::kInvalidArgument, "'input_pos' must be [T] (1-D)");
+}
+
+TEST(SdpaErrorTest, Shapes) {
+  BadCall key_rows;
+  key_rows.key = {1, 2, 4, 8};
+  expect_error(key_rows, Error::kInvalidArgument,
+               "'key' has shape [1, 2, 4, 8], expected [1, 2, 3, 8]");
+  BadCall value_dim;
+  value_dim.value = {1, 2, 3, 7};
+  expect_error(value_dim, Error::kInvalidArgument,
+               "'value' has shape [1, 2, 3, 7], expected [1, 2, 3, 8]");
+  BadCall cache_dim;
+  cache_dim.value_cache = {1, 2, 8, 9};
+  expect_error(cache_dim, Error::kInvalidArgument,
+               "'value_cache' has shape [1, 2, 8, 9], expected [1, 2, 8, 8]");
+  BadCall cache_batch;
+  cache_batch.key_cache = {2, 2, 8, 8};
+  expect_error(cache_batch, Error::kInvalidArgument,
+               "'key_cache' has shape [2, 2, 8, 8], expected [1, 2, 8, 8]");
+  BadCall short_pos;
+  short_pos.input_pos_sizes = {2};
+  short_pos.input_pos = {0, 1};
+  expect_error(short_pos, Error::kInvalidArgument,
+               "'input_pos' has 2 positions, expected T = 3");
+}
+
+TEST(SdpaErrorTest, HeadsNotAMultiple) {
+  BadCall call;
+  call.query = {1, 3, 3, 8};
+  call.out = {1, 3, 3, 8};
+  expect_error(call, Error::kInvalidArgument,
+               "query has 3 heads, which is not a multiple of the 2 key/value heads");
+  BadCall no_heads;
+  no_heads.key = {1, 0, 3, 8};
+  no_heads.value = {1, 0, 3, 8};
+  no_heads.key_cache = {1, 0, 8, 8};
+  no_heads.value_cache = {1, 0, 8, 8};
+  expect_error(no_heads, Error::kInvalidArgument, "'key_cache' has 0 key/value heads");
+}
+
+TEST(SdpaErrorTest, MoreRowsThanCachePositions) {
+  BadCall call;
+  call.key_cache = {1, 2, 2, 8};
+  call.value_cache = {1, 2, 2, 8};
+  call.input_pos = {0, 1, 1};
+  expect_error(call, Error::kInvalidArgument,
+               "query has T = 3 rows, more than the S = 2 positions of key_cache");
+}
+
+TEST(SdpaErrorTest, PositionsOutsideTheCache) {
+  BadCall at_end;
+  at_end.input_pos = {6, 7, 8};
+  expect_error(at_end, Error::kInvalidArgument, "input_pos[2] = 8 is outside [0, S = 8)");
+  BadCall negative;
+  negative.input_pos = {0, -1, 1};
+  expect_error(negative, Error::kInvalidArgument, "input_pos[1] = -1 is outside [0, S = 8)");
+  BadCall huge;
+  huge.input_pos = {1e18, 0, 1};
+  expect_error(huge, Error::kInvalidArgument, "input_pos[0] = 1000000000000000000 is outside");
+}
+
+TEST(SdpaErrorTest, Scale) {
+  BadCall boolean;
+  boolean.scale = EValue(true);
+  expect_error(boolean, Error::kInvalidType, "argument 'scale' must be a float or None, got Bool");
+  BadCall text;
+  text.scale = EValue(std::string_view("x"));
+  expect_error(text, Error::kInvalidType, "argument 'scale'");
+}
+
+TEST(SdpaErrorTest, Layouts) {
+  BadCall key_transposed;
+  key_transposed.key_layout = dim_order({0, 1, 3, 2});
+  expect_error(key_transposed, Error::kInvalidArgument,
+               "'key' has stride 3 in its last dimension (D), expected 1");
+  BadCall out_transposed;
+  out_transposed.out_layout = dim_order({0, 1, 3, 2});
+  expect_error(out_transposed, Error::kInvalidArgument,
+               "'out' has dim order ending in 2, expected 3");
+}
+
+TEST(SdpaErrorTest, OutThatCannotBeResized) {
+  BadCall call;
+  call.out = {1, 4, 2, 8};  // Static: its sizes may not change.
+  expect_error(call, Error::kInvalidArgument, "'out'");
+}
+
+TEST(SdpaErrorTest, TensorWithoutData) {
+  TestTensor q(kF32, {1, 1, 1, 4});
+  TestTensor kc(kF32, {1, 1, 4, 4});
+  TestTensor vc(kF32, {1, 1, 4, 4});
+  TestTensor pos(kI64, {1}, {0});
+  TestTensor o(kF32, {1, 1, 1, 4});
+  SizesType sizes[4] = {1, 1, 1, 4};
+  DimOrderType order[4] = {0, 1, 2, 3};
+  StridesType strides[4] = {4, 4, 4, 1};
+  TensorImpl empty(kF32, 4, sizes, nullptr, order, strides);
+  KernelArgs args{q.evalue(),  EValue(Tensor(&empty)), EValue(Tensor(&empty)), kc.evalue(),
+                  vc.evalue(), pos.evalue(),           EValue(),                o.evalue(),
+                  EValue()};
+  const Status status = run_kernel(&sdpa_with_kv_cache_out, kOp, args);
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("'key' has 4 elements but no data"));
+}
+
+}  // namespace
+}  // namespace torchlight::llm

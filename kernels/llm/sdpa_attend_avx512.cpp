@@ -1,0 +1,13 @@
+// The attention loops (sdpa_attend_impl.h), avx512 build.
+// Built with -mavx512f (CMakeLists.txt), 16-float vectors; chosen at run time
+// only on CPUs with AVX-512F and FMA (sdpa_dispatch.cpp).
+#define TL_SDPA_LANES 16
+#include "kernels/llm/sdpa_attend_impl.h"
+
+namespace torchlight::llm {
+
+void sdpa_attend_avx512(const SdpaProblem& p, size_t begin, size_t end) {
+  attend_range(p, begin, end);
+}
+
+}  // namespace torchlight::llm

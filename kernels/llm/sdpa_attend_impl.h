@@ -1,0 +1,365 @@
+// The attention loops of sdpa_with_kv_cache, written once and compiled per
+// instruction set by sdpa_attend_{generic,avx2,avx512}.cpp. Include it only
+// from those files: everything here has internal linkage, so each file gets
+// its own copy built with its own flags (see sdpa_problem.h), and it uses no
+// standard-library templates or inline functions that could be shared.
+// GCC and Clang only (vector extensions), like the rest of the build.
+//
+// Algorithm: online softmax. A block of query rows that share a key/value
+// head walks the valid cache prefix in tiles of kTile keys, keeping per row a
+// running maximum m, a running sum l of e^(score - m) and the weighted sum of
+// value rows (kept in the out row itself). When a tile raises m, the sum and
+// the out row are rescaled by e^(m_old - m_new). So:
+//   - scratch is a fixed stack array (kTile scores), whatever the cache
+//     length: no allocation per call, no bound on S;
+//   - each tile of key and value rows comes from memory once per block of
+//     query rows and stays in L1 while the block's rows use it;
+//   - scores take four keys at a time with one shared reduction, and the
+//     weighted sum keeps slices of the out row in registers over the tile;
+//   - a row never reads cache positions past its own input_pos (causal),
+//     so stale rows (possibly NaN) never reach a result.
+// The inner loops use the compiler's generic vector types, so one source
+// becomes SSE, AVX2, AVX-512 or NEON code according to each file's flags.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/llm/sdpa_problem.h"
+
+namespace torchlight::llm {
+namespace {
+
+constexpr int64_t kTile = 128;  // Keys per tile: 32 KiB each of K and V at D = 64.
+
+// GCC/Clang generic vectors of TL_SDPA_LANES floats, which the including
+// file sets to its register width: 16 (AVX-512), 8 (AVX2), 4 (SSE, NEON).
+// Helpers take and return them only inside this file (all inlined).
+#ifndef TL_SDPA_LANES
+#error "define TL_SDPA_LANES (4, 8 or 16) before including sdpa_attend_impl.h"
+#endif
+constexpr int kLanes = TL_SDPA_LANES;
+typedef float Vec4 __attribute__((vector_size(4 * sizeof(float))));
+typedef float Vec8 __attribute__((vector_size(8 * sizeof(float))));
+typedef float Vec16 __attribute__((vector_size(16 * sizeof(float))));
+// One of the above, so the overloads below apply to it.
+typedef float VecF __attribute__((vector_size(kLanes * sizeof(float))));
+typedef uint32_t VecU __attribute__((vector_size(kLanes * sizeof(uint32_t))));
+
+inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// x in every lane. (x - 0 rather than 0 + x: the compiler may fold the
+// former to a plain broadcast, since it keeps -0.0 as it is.)
+inline VecF splat(float x) { return x - VecF{}; }
+
+inline VecF load(const float* p) {
+  VecF v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline void store(float* p, VecF v) { __builtin_memcpy(p, &v, sizeof(v)); }
+
+// Low and high halves of a vector.
+inline Vec4 low(Vec8 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3); }
+inline Vec4 high(Vec8 v) { return __builtin_shufflevector(v, v, 4, 5, 6, 7); }
+inline Vec8 low(Vec16 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+inline Vec8 high(Vec16 v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
+
+// Sum and maximum of the lanes, halving the width each step.
+inline float lane_sum(Vec4 v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+inline float lane_sum(Vec8 v) { return lane_sum(low(v) + high(v)); }
+inline float lane_sum(Vec16 v) { return lane_sum(low(v) + high(v)); }
+
+inline Vec4 vmax(Vec4 a, Vec4 b) { return a > b ? a : b; }
+inline Vec8 vmax(Vec8 a, Vec8 b) { return a > b ? a : b; }
+inline float lane_max(Vec4 v) {
+  const float a = v[0] > v[1] ? v[0] : v[1];
+  const float b = v[2] > v[3] ? v[2] : v[3];
+  return a > b ? a : b;
+}
+inline float lane_max(Vec8 v) { return lane_max(vmax(low(v), high(v))); }
+inline float lane_max(Vec16 v) { return lane_max(vmax(low(v), high(v))); }
+
+// The lane sums of four vectors, as lanes 0..3: transpose-and-add. Each step
+// puts the two halves of two vectors side by side and adds, so the four
+// reductions share their shuffles.
+inline Vec4 lane_sums4(Vec4 a, Vec4 b, Vec4 c, Vec4 d) {
+  const Vec4 ab =
+      __builtin_shufflevector(a, b, 0, 1, 4, 5) + __builtin_shufflevector(a, b, 2, 3, 6, 7);
+  const Vec4 cd =
+      __builtin_shufflevector(c, d, 0, 1, 4, 5) + __builtin_shufflevector(c, d, 2, 3, 6, 7);
+  return __builtin_shufflevector(ab, cd, 0, 2, 4, 6) + __builtin_shufflevector(ab, cd, 1, 3, 5, 7);
+}
+inline Vec4 lane_sums4(Vec8 a, Vec8 b, Vec8 c, Vec8 d) {
+  const Vec8 ab = __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11) +
+                  __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+  const Vec8 cd = __builtin_shufflevector(c, d, 0, 1, 2, 3, 8, 9, 10, 11) +
+                  __builtin_shufflevector(c, d, 4, 5, 6, 7, 12, 13, 14, 15);
+  return lane_sums4(low(ab), high(ab), low(cd), high(cd));
+}
+inline Vec4 lane_sums4(Vec16 a, Vec16 b, Vec16 c, Vec16 d) {
+  const Vec16 ab =
+      __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+      __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  const Vec16 cd =
+      __builtin_shufflevector(c, d, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+      __builtin_shufflevector(c, d, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  return lane_sums4(low(ab), high(ab), low(cd), high(cd));
+}
+
+// a . b over n floats. Two accumulators halve the dependency chain.
+inline float dot(const float* __restrict a, const float* __restrict b, int64_t n) {
+  VecF acc0{};
+  VecF acc1{};
+  int64_t d = 0;
+  for (; d + 2 * kLanes <= n; d += 2 * kLanes) {
+    acc0 += load(a + d) * load(b + d);
+    acc1 += load(a + d + kLanes) * load(b + d + kLanes);
+  }
+  if (d + kLanes <= n) {
+    acc0 += load(a + d) * load(b + d);
+    d += kLanes;
+  }
+  float tail = 0.0f;
+  for (; d < n; ++d) tail += a[d] * b[d];
+  return lane_sum(acc0 + acc1) + tail;
+}
+
+// out[i] = a . b_i for the 4 rows b_i = b + i * b_stride, sharing the loads
+// of a and one reduction of the four accumulators.
+inline void dot4(const float* __restrict a, const float* __restrict b, int64_t b_stride,
+                 int64_t n, float* out) {
+  const float* b0 = b;
+  const float* b1 = b + b_stride;
+  const float* b2 = b + 2 * b_stride;
+  const float* b3 = b + 3 * b_stride;
+  VecF acc0{};
+  VecF acc1{};
+  VecF acc2{};
+  VecF acc3{};
+  int64_t d = 0;
+  for (; d + kLanes <= n; d += kLanes) {
+    const VecF x = load(a + d);
+    acc0 += x * load(b0 + d);
+    acc1 += x * load(b1 + d);
+    acc2 += x * load(b2 + d);
+    acc3 += x * load(b3 + d);
+  }
+  float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (; d < n; ++d) {
+    tail[0] += a[d] * b0[d];
+    tail[1] += a[d] * b1[d];
+    tail[2] += a[d] * b2[d];
+    tail[3] += a[d] * b3[d];
+  }
+  const Vec4 sums = lane_sums4(acc0, acc1, acc2, acc3);
+  for (int i = 0; i < 4; ++i) out[i] = sums[i] + tail[i];
+}
+
+// s[j] = scale * q . k_j for the n key rows k_j = k + j * k_stride.
+inline void tile_scores(const float* q, const float* k, int64_t k_stride, int64_t n, int64_t dim,
+                        float scale, float* s) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    dot4(q, k + j * k_stride, k_stride, dim, s + j);
+    for (int i = 0; i < 4; ++i) s[j + i] *= scale;
+  }
+  for (; j < n; ++j) s[j] = dot(q, k + j * k_stride, dim) * scale;
+}
+
+// o += sum over j < n of w[j] * v_j, v_j = v + j * v_stride, over dim floats.
+// Each slice of o stays in registers across all n value rows.
+inline void accumulate_values(float* __restrict o, const float* __restrict w,
+                              const float* __restrict v, int64_t v_stride, int64_t n,
+                              int64_t dim) {
+  int64_t d = 0;
+  for (; d + 4 * kLanes <= dim; d += 4 * kLanes) {
+    VecF a0 = load(o + d);
+    VecF a1 = load(o + d + kLanes);
+    VecF a2 = load(o + d + 2 * kLanes);
+    VecF a3 = load(o + d + 3 * kLanes);
+    for (int64_t j = 0; j < n; ++j) {
+      const float* x = v + j * v_stride + d;
+      const VecF wj = splat(w[j]);
+      a0 += wj * load(x);
+      a1 += wj * load(x + kLanes);
+      a2 += wj * load(x + 2 * kLanes);
+      a3 += wj * load(x + 3 * kLanes);
+    }
+    store(o + d, a0);
+    store(o + d + kLanes, a1);
+    store(o + d + 2 * kLanes, a2);
+    store(o + d + 3 * kLanes, a3);
+  }
+  for (; d + kLanes <= dim; d += kLanes) {
+    VecF a = load(o + d);
+    for (int64_t j = 0; j < n; ++j) a += splat(w[j]) * load(v + j * v_stride + d);
+    store(o + d, a);
+  }
+  for (; d < dim; ++d) {
+    float a = o[d];
+    for (int64_t j = 0; j < n; ++j) a += w[j] * v[j * v_stride + d];
+    o[d] = a;
+  }
+}
+
+// y *= a over n floats.
+inline void scale_row(float* y, float a, int64_t n) {
+  const VecF va = splat(a);
+  int64_t d = 0;
+  for (; d + kLanes <= n; d += kLanes) store(y + d, load(y + d) * va);
+  for (; d < n; ++d) y[d] *= a;
+}
+
+// e^x per lane. x = n ln2 + r with |r| <= ln2 / 2; e^r from its Taylor
+// series to r^7 (truncation below 1e-8 relative, under float rounding); 2^n
+// built in the exponent bits. x < -87 (e^x < 2^-125) gives 0, -inf
+// included; NaN gives NaN.
+inline VecF exp_approx(VecF x) {
+  const float kLog2e = 1.44269504088896341f;
+  const float kLn2Hi = 0.693359375f;               // 355/512: n * kLn2Hi is exact.
+  const float kLn2Lo = -2.12194440054690583e-4f;   // ln 2 - kLn2Hi.
+  const float kRound = 12582912.0f;                // 1.5 * 2^23: adding it rounds to an integer.
+  const uint32_t kRoundBits = 0x4B400000u;         // Its bit pattern.
+  const VecF lo = splat(-87.0f);
+  const VecF hi = splat(88.0f);
+  VecF c = x < lo ? lo : x;  // NaN lanes stay NaN (comparisons are false).
+  c = c > hi ? hi : c;
+  const VecF t = c * kLog2e + kRound;  // kRound + n, exactly.
+  const VecF n = t - kRound;
+  const VecF r = (c - n * kLn2Hi) - n * kLn2Lo;
+  VecF poly = splat(1.0f / 5040.0f);
+  poly = poly * r + 1.0f / 720.0f;
+  poly = poly * r + 1.0f / 120.0f;
+  poly = poly * r + 1.0f / 24.0f;
+  poly = poly * r + 1.0f / 6.0f;
+  poly = poly * r + 0.5f;
+  poly = poly * r + 1.0f;
+  poly = poly * r + 1.0f;
+  VecU bits;
+  __builtin_memcpy(&bits, &t, sizeof(bits));
+  bits = (bits - kRoundBits + 127u) << 23;  // n + 127 in [1, 254]: a normal 2^n.
+  VecF pow2n;
+  __builtin_memcpy(&pow2n, &bits, sizeof(pow2n));
+  const VecF y = poly * pow2n;
+  return x < lo ? VecF{} : y;
+}
+
+inline float exp_approx(float x) {
+  VecF v = splat(x);
+  return exp_approx(v)[0];
+}
+
+// Largest of s[0..n), n >= 1. NaNs are skipped (they reach the result
+// through the exponentials instead).
+inline float max_of(const float* s, int64_t n) {
+  float m = s[0];
+  int64_t j = 0;
+  if (n >= kLanes) {
+    VecF acc = load(s);
+    for (j = kLanes; j + kLanes <= n; j += kLanes) {
+      const VecF v = load(s + j);
+      acc = v > acc ? v : acc;
+    }
+    m = lane_max(acc);
+  }
+  for (; j < n; ++j) m = s[j] > m ? s[j] : m;
+  return m;
+}
+
+// s[j] = e^(s[j] - m) for j < n; returns their sum.
+inline float exp_shifted_sum(float* s, int64_t n, float m) {
+  const VecF vm = splat(m);
+  VecF acc{};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const VecF e = exp_approx(load(s + j) - vm);
+    store(s + j, e);
+    acc += e;
+  }
+  float sum = lane_sum(acc);
+  for (; j < n; ++j) {
+    const float e = exp_approx(s[j] - m);
+    s[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+
+// Query rows [row_begin, row_end) of key/value head g in batch b; rows are
+// numbered i * n_rep + r for position row i and query head g * n_rep + r.
+void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int64_t row_begin,
+                  int64_t row_end) {
+  const int64_t num_rows = row_end - row_begin;  // 1..kSdpaMaxRowsPerBlock
+  const int64_t dim = p.head_dim;
+  const float* q[kSdpaMaxRowsPerBlock];
+  float* o[kSdpaMaxRowsPerBlock];
+  int64_t limit[kSdpaMaxRowsPerBlock];  // Row r attends to cache positions < limit[r].
+  float running_max[kSdpaMaxRowsPerBlock];
+  float running_sum[kSdpaMaxRowsPerBlock];
+  float scores[kTile];  // One row's scores, then weights, for the current tile.
+
+  int64_t max_limit = 0;
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const int64_t row = row_begin + r;
+    const int64_t i = row / n_rep;
+    const int64_t h = g * n_rep + row % n_rep;
+    q[r] = p.query + b * p.query_strides[0] + h * p.query_strides[1] + i * p.query_strides[2];
+    o[r] = p.out + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
+    limit[r] = p.input_pos[i * p.input_pos_stride] + 1;
+    if (limit[r] > max_limit) max_limit = limit[r];
+    running_max[r] = -__builtin_inff();
+    running_sum[r] = 0.0f;
+    for (int64_t d = 0; d < dim; ++d) o[r][d] = 0.0f;
+  }
+
+  const float* k_base = p.key_cache + b * p.key_cache_strides[0] + g * p.key_cache_strides[1];
+  const float* v_base = p.value_cache + b * p.value_cache_strides[0] + g * p.value_cache_strides[1];
+  const int64_t k_stride = p.key_cache_strides[2];
+  const int64_t v_stride = p.value_cache_strides[2];
+
+  for (int64_t j0 = 0; j0 < max_limit; j0 += kTile) {
+    const int64_t j1 = min_i64(j0 + kTile, max_limit);
+    const float* k = k_base + j0 * k_stride;
+    const float* v = v_base + j0 * v_stride;
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const int64_t n = min_i64(j1, limit[r]) - j0;  // Keys of this tile row r sees.
+      if (n <= 0) continue;
+      // The tile's key rows stay in L1 across the rows of the block.
+      tile_scores(q[r], k, k_stride, n, dim, p.scale, scores);
+      // Softmax numerators, rescaling what came before when the maximum rises.
+      const float tile_max = max_of(scores, n);
+      if (tile_max > running_max[r]) {
+        const float factor = exp_approx(running_max[r] - tile_max);  // 0 on the first tile.
+        running_sum[r] *= factor;
+        scale_row(o[r], factor, dim);
+        running_max[r] = tile_max;
+      }
+      // Scores all -inf so far: their weights are 0 once a finite score
+      // arrives (and a row with no finite score ends as NaN, like torch).
+      if (running_max[r] == -__builtin_inff()) continue;
+      running_sum[r] += exp_shifted_sum(scores, n, running_max[r]);
+      accumulate_values(o[r], scores, v, v_stride, n, dim);
+    }
+  }
+  for (int64_t r = 0; r < num_rows; ++r) scale_row(o[r], 1.0f / running_sum[r], dim);
+}
+
+void attend_range(const SdpaProblem& p, size_t begin, size_t end) {
+  const int64_t n_rep = p.q_heads / p.kv_heads;
+  const int64_t group_rows = n_rep * p.rows;
+  for (size_t item = begin; item < end; ++item) {
+    const int64_t w = static_cast<int64_t>(item);
+    const int64_t block = w % p.blocks_per_group;
+    const int64_t group = w / p.blocks_per_group;  // b * Hkv + g
+    const int64_t row_begin = block * p.rows_per_block;
+    const int64_t row_end = min_i64(row_begin + p.rows_per_block, group_rows);
+    if (row_begin < row_end) {
+      attend_block(p, group / p.kv_heads, group % p.kv_heads, n_rep, row_begin, row_end);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace torchlight::llm

@@ -1,0 +1,82 @@
+#include "kernels/llm/sdpa_dispatch.h"
+
+#include "extension/threadpool/threadpool.h"
+
+namespace torchlight::llm {
+namespace {
+
+constexpr size_t kMaxVariants = 3;
+
+struct VariantTable {
+  SdpaVariant items[kMaxVariants];
+  size_t count = 0;
+
+  void add(const char* name, SdpaAttendFn attend) { items[count++] = SdpaVariant{name, attend}; }
+};
+
+VariantTable detect_variants() {
+  VariantTable table;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  // libgcc's checks include the OS saving the wider registers (XGETBV).
+  const bool fma = __builtin_cpu_supports("fma");
+  if (fma && __builtin_cpu_supports("avx512f")) table.add("avx512", &sdpa_attend_avx512);
+  if (fma && __builtin_cpu_supports("avx2")) table.add("avx2", &sdpa_attend_avx2);
+#endif
+  table.add("generic", &sdpa_attend_generic);
+  return table;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Below about this many multiply-adds, waking the pool costs more than it saves.
+constexpr double kMinParallelWork = 32768;
+
+}  // namespace
+
+Span<const SdpaVariant> sdpa_variants() {
+  static const VariantTable table = detect_variants();  // Thread-safe, once.
+  return Span<const SdpaVariant>(table.items, table.count);
+}
+
+void sdpa_plan_work(SdpaProblem& p, size_t threads) {
+  const int64_t group_rows = (p.q_heads / p.kv_heads) * p.rows;
+  const int64_t groups = p.batch * p.kv_heads;
+  if (group_rows == 0 || groups == 0) {
+    p.rows_per_block = 1;
+    p.blocks_per_group = 0;
+    return;
+  }
+  int64_t blocks = ceil_div(group_rows, kSdpaMaxRowsPerBlock);
+  const int64_t wanted = ceil_div(static_cast<int64_t>(threads), groups);
+  if (blocks < wanted) blocks = wanted < group_rows ? wanted : group_rows;
+  // Even blocks: 12 rows make 6 + 6, not 8 + 4.
+  p.rows_per_block = ceil_div(group_rows, blocks);
+  p.blocks_per_group = ceil_div(group_rows, p.rows_per_block);
+}
+
+size_t sdpa_work_items(const SdpaProblem& p) {
+  return static_cast<size_t>(p.batch * p.kv_heads * p.blocks_per_group);
+}
+
+void sdpa_run(SdpaProblem& p, const SdpaVariant* variant) {
+  if (variant == nullptr) variant = &sdpa_variants()[0];
+  sdpa_plan_work(p, threadpool::num_threads());
+  const size_t items = sdpa_work_items(p);
+  // Work estimate: every row against (at most) the longest valid prefix,
+  // twice (scores, then values)
+  int64_t max_limit = 0;
+  for (int64_t i = 0; i < p.rows; ++i) {
+    const int64_t limit = p.input_pos[i * p.input_pos_stride] + 1;
+    if (limit > max_limit) max_limit = limit;
+  }
+  // (in double: the product of five sizes may overflow int64).
+  const double work = 2.0 * static_cast<double>(p.batch * p.q_heads * p.rows) *
+                      static_cast<double>(max_limit) * static_cast<double>(p.head_dim);
+  const size_t min_chunk = work < kMinParallelWork ? items : 1;
+  const SdpaAttendFn attend = variant->attend;
+  threadpool::parallel_for(items, min_chunk,
+                           [&p, attend](size_t begin, size_t end) { attend(p, begin, end); });
+}
+
+}  // namespace torchlight::llm

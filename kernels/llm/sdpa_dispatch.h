@@ -1,0 +1,38 @@
+// Running the attention loops of sdpa_with_kv_cache: which build of them
+// this CPU supports, how the work is cut, and the thread pool.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/llm/sdpa_problem.h"
+#include "runtime/core/span.h"
+
+namespace torchlight::llm {
+
+using SdpaAttendFn = void (*)(const SdpaProblem& p, size_t begin, size_t end);
+
+/// One build of the attention loops.
+struct SdpaVariant {
+  const char* name;  // "avx512", "avx2" or "generic"; static storage.
+  SdpaAttendFn attend;
+};
+
+/// The builds this binary holds that this CPU can run, fastest first; never
+/// empty ("generic" is last). Detected once; the table is static.
+Span<const SdpaVariant> sdpa_variants();
+
+/// Sets p.rows_per_block and p.blocks_per_group: blocks of up to
+/// kSdpaMaxRowsPerBlock rows (each key/value row is read once per block), cut
+/// smaller when there are fewer blocks than `threads`.
+void sdpa_plan_work(SdpaProblem& p, size_t threads);
+
+/// Number of work items of a planned problem: B * Hkv * blocks_per_group.
+size_t sdpa_work_items(const SdpaProblem& p);
+
+/// Plans `p` for the thread pool's threads and computes every output row with
+/// `variant` (null: sdpa_variants()[0]), spread over the pool. Small
+/// problems run on the calling thread. `variant` must come from
+/// sdpa_variants().
+void sdpa_run(SdpaProblem& p, const SdpaVariant* variant = nullptr);
+
+}  // namespace torchlight::llm

@@ -1,0 +1,62 @@
+// SdpaProblem: one validated call of torchlight::sdpa_with_kv_cache, as raw
+// pointers and strides, and the attention loops that run over it.
+//
+// The loops are compiled several times (sdpa_attend_*.cpp), each with its own
+// instruction-set flags, from one source (sdpa_attend_impl.h); sdpa_dispatch.h
+// picks the best one the CPU supports. This header is included by those
+// differently-flagged files, so it holds plain data and declarations only: an
+// inline function here could be emitted with AVX-512 instructions and then
+// shared with code that runs on any CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace torchlight::llm {
+
+/// Everything the attention loops read, after the kernel has checked shapes,
+/// dtypes and input_pos and written the new rows into the caches. Every
+/// pointer is borrowed from the kernel's arguments and must outlive the call.
+/// Strides are in elements, indexed [batch, head, row]; the last dimension
+/// (D) has stride 1 in every tensor.
+struct SdpaProblem {
+  const float* query;        // [B, Hq, T, D]
+  const float* key_cache;    // [B, Hkv, S, D], rows 0..max(input_pos) valid
+  const float* value_cache;  // [B, Hkv, S, D]
+  const int64_t* input_pos;  // [T], each in [0, S)
+  float* out;                // [B, Hq, T, D]
+
+  int64_t batch;     // B
+  int64_t q_heads;   // Hq
+  int64_t kv_heads;  // Hkv (> 0, divides Hq)
+  int64_t rows;      // T
+  int64_t head_dim;  // D
+  int64_t input_pos_stride;
+  int64_t query_strides[3];
+  int64_t key_cache_strides[3];
+  int64_t value_cache_strides[3];
+  int64_t out_strides[3];
+  float scale;  // Multiplies every q.k score.
+
+  // The work split (sdpa_plan_work). The query rows of one key/value head
+  // (Hq / Hkv heads times T rows, ordered row-major by (row, head), so rows
+  // that share a position sit together) are cut into `blocks_per_group`
+  // blocks of at most `rows_per_block` rows. One work item is one block:
+  // item = (b * Hkv + g) * blocks_per_group + block.
+  int64_t rows_per_block;
+  int64_t blocks_per_group;
+};
+
+/// Most query rows one work item holds; its scratch is sized by this.
+constexpr int64_t kSdpaMaxRowsPerBlock = 8;
+
+/// Computes out for work items [begin, end) of `p` (see SdpaProblem). Each
+/// variant is the same source built for one instruction set; they agree up
+/// to float rounding. Only call a variant the CPU supports (sdpa_dispatch.h).
+void sdpa_attend_generic(const SdpaProblem& p, size_t begin, size_t end);
+#if defined(__x86_64__)
+void sdpa_attend_avx2(const SdpaProblem& p, size_t begin, size_t end);
+void sdpa_attend_avx512(const SdpaProblem& p, size_t begin, size_t end);
+#endif
+
+}  // namespace torchlight::llm

@@ -1,0 +1,496 @@
+#include "kernels/optimized/gemm/gemm.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+
+#include "extension/threadpool/threadpool.h"
+#include "kernels/optimized/gemm/gemm_kernels.h"
+#include "runtime/core/result.h"
+
+namespace torchlight::optimized {
+
+using internal::Epilogue;
+using internal::GemmKernels;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Instruction set selection.
+
+const GemmKernels* kernels_of(GemmIsa isa) {
+  switch (isa) {
+#if defined(TL_GEMM_HAVE_X86_KERNELS)
+    case GemmIsa::kAvx512: return internal::avx512_gemm_kernels();
+    case GemmIsa::kAvx2: return internal::avx2_gemm_kernels();
+#endif
+    case GemmIsa::kPortable: return internal::portable_gemm_kernels();
+    default: return nullptr;
+  }
+}
+
+GemmIsa best_isa() {
+  if (gemm_isa_supported(GemmIsa::kAvx512)) return GemmIsa::kAvx512;
+  if (gemm_isa_supported(GemmIsa::kAvx2)) return GemmIsa::kAvx2;
+  return GemmIsa::kPortable;
+}
+
+// -1 until first use; then the GemmIsa in force.
+std::atomic<int> g_active_isa{-1};
+
+GemmIsa current_isa() {
+  int isa = g_active_isa.load(std::memory_order_acquire);
+  if (isa < 0) {
+    isa = static_cast<int>(best_isa());
+    g_active_isa.store(isa, std::memory_order_release);
+  }
+  return static_cast<GemmIsa>(isa);
+}
+
+// ---------------------------------------------------------------------------
+// Per-thread packing buffers, kept for reuse: packing needs a few hundred KB
+// per thread on every call, too much for the stack of a pool thread.
+
+float* thread_workspace(size_t floats) {
+  struct Buffer {
+    float* data = nullptr;
+    size_t floats = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (buffer.floats < floats) {
+    std::free(buffer.data);
+    constexpr size_t kAlign = 64;
+    const size_t bytes = (floats * sizeof(float) + kAlign - 1) / kAlign * kAlign;
+    buffer.data = static_cast<float*>(std::aligned_alloc(kAlign, bytes));
+    buffer.floats = buffer.data != nullptr ? floats : 0;
+  }
+  return buffer.data;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// Work below these sizes stays on one thread: waking a pool thread costs
+// microseconds on an idle machine (and up to a scheduler tick on a busy
+// one), more than splitting smaller work saves.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 21;  // Compute-bound paths.
+constexpr int64_t kMinChunkFloats = int64_t{1} << 18;   // Memory-bound: 1 MB a chunk.
+
+// ---------------------------------------------------------------------------
+// Epilogue-only passes.
+
+// C = beta * addend, elementwise (the addend may be C itself).
+void fill_from_addend(const GemmProblem& p) {
+  const ConstMatrix& d = p.addend;
+  const bool is_c = d.data == p.c && d.row_stride == p.ldc && d.col_stride == 1;
+  if (is_c && p.beta == 1.0f) return;
+  auto rows = [&](size_t begin, size_t end) {
+    for (int64_t i = static_cast<int64_t>(begin); i < static_cast<int64_t>(end); ++i) {
+      float* c = p.c + i * p.ldc;
+      const float* src = d.data + i * d.row_stride;
+      for (int64_t j = 0; j < p.n; ++j) c[j] = p.beta * src[j * d.col_stride];
+    }
+  };
+  const int64_t min_rows = max64(1, kMinChunkFloats / max64(p.n, 1));
+  threadpool::parallel_for(static_cast<size_t>(p.m), static_cast<size_t>(min_rows), rows);
+}
+
+// C = epilogue(0) everywhere: beta * bias row, the already filled C, or 0.
+void fill_without_product(const GemmProblem& p, const Epilogue& ep) {
+  if (ep.accumulate) return;  // C already holds beta * addend.
+  for (int64_t i = 0; i < p.m; ++i) {
+    float* c = p.c + i * p.ldc;
+    for (int64_t j = 0; j < p.n; ++j) c[j] = ep.bias != nullptr ? ep.beta * ep.bias[j] : 0.0f;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Matrix-vector path: m <= kGemvMaxRows, threads split the columns of C.
+
+void run_gemv(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep, bool nt) {
+  // Work unit: 16 weight rows (NT) or 64 columns (NN), aligned with the
+  // kernels' blocks.
+  const int64_t unit = nt ? 16 : 64;
+  const int64_t units = ceil_div(p.n, unit);
+  // Bandwidth-bound: chunks sized by the weight bytes they stream.
+  const int64_t min_units = max64(1, kMinChunkFloats / max64(unit * p.k, 1));
+  auto chunk = [&](size_t begin, size_t end) {
+    const int64_t j0 = static_cast<int64_t>(begin) * unit;
+    const int64_t j1 = min64(static_cast<int64_t>(end) * unit, p.n);
+    Epilogue e = ep;
+    if (e.bias != nullptr) e.bias += j0;
+    float* c = p.c + j0;
+    if (nt) {
+      const float* w = p.b.data + j0 * p.b.col_stride;
+      kern.gemv_nt(p.m, j1 - j0, p.k, p.a.data, p.a.row_stride, w, p.b.col_stride, c, p.ldc, e);
+    } else {
+      const float* b = p.b.data + j0;
+      kern.gemv_nn(p.m, j1 - j0, p.k, p.a.data, p.a.row_stride, b, p.b.row_stride, c, p.ldc, e);
+    }
+  };
+  threadpool::parallel_for(static_cast<size_t>(units), static_cast<size_t>(min_units), chunk);
+}
+
+// ---------------------------------------------------------------------------
+// Packed path.
+
+struct PackedPlan {
+  const GemmProblem* p;
+  const GemmKernels* kern;
+  Epilogue ep;
+  int64_t kc;       // Depth of each packed block (k split evenly).
+  int64_t m_split;  // Task grid: m_split x n_split blocks of C.
+  int64_t n_split;
+  std::atomic<bool> out_of_memory{false};
+};
+
+// A partial edge tile: the micro-kernel writes a full tile to `tile`, and
+// only the part inside C goes through the epilogue.
+void edge_tile(const PackedPlan& plan, int64_t kc, const float* ap, const float* bp, float* c,
+               int64_t rows, int64_t cols, const Epilogue& ep) {
+  constexpr int kMaxTile = 16 * 32;
+  alignas(64) float tile[kMaxTile];
+  const GemmKernels& kern = *plan.kern;
+  const Epilogue plain;
+  kern.micro(kc, ap, bp, tile, kern.nr, plain);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = c + r * plan.p->ldc;
+    for (int64_t j = 0; j < cols; ++j) {
+      float v = ep.alpha * tile[r * kern.nr + j];
+      if (ep.accumulate) v += row[j];
+      if (ep.bias != nullptr) v += ep.beta * ep.bias[j];
+      row[j] = v;
+    }
+  }
+}
+
+// One block of C, rows [m0, m1) x columns [n0, n1), over the whole of k,
+// in BLIS's loop order: for each NC columns, for each KC slice of k, pack
+// B's slice; for each MC rows, pack A's slice; then micro-tiles with the B
+// panel held in L1 while the A strips stream from L2.
+void run_packed_block(PackedPlan& plan, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const GemmProblem& p = *plan.p;
+  const GemmKernels& kern = *plan.kern;
+  const int64_t mr = kern.mr;
+  const int64_t nr = kern.nr;
+  const int64_t kc_max = plan.kc;
+  float* b_pack = thread_workspace(static_cast<size_t>(kc_max * (kern.nc + kern.mc)));
+  if (b_pack == nullptr) {
+    plan.out_of_memory.store(true, std::memory_order_relaxed);
+    return;
+  }
+  float* a_pack = b_pack + kc_max * kern.nc;
+
+  for (int64_t jc = n0; jc < n1; jc += kern.nc) {
+    const int64_t nc = min64(kern.nc, n1 - jc);
+    for (int64_t pc = 0; pc < p.k; pc += kc_max) {
+      const int64_t kc = min64(kc_max, p.k - pc);
+      kern.pack_b(kc, nc, p.b.data + pc * p.b.row_stride + jc * p.b.col_stride, p.b.row_stride,
+                  p.b.col_stride, b_pack);
+      // The first slice of k applies the bias; later ones add to C.
+      Epilogue ep = plan.ep;
+      if (pc > 0) {
+        ep.accumulate = true;
+        ep.bias = nullptr;
+      }
+      for (int64_t ic = m0; ic < m1; ic += kern.mc) {
+        const int64_t mc = min64(kern.mc, m1 - ic);
+        kern.pack_a(mc, kc, p.a.data + ic * p.a.row_stride + pc * p.a.col_stride, p.a.row_stride,
+                    p.a.col_stride, a_pack);
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t cols = min64(nr, nc - jr);
+          const float* bp = b_pack + (jr / nr) * kc * nr;
+          Epilogue tile_ep = ep;
+          if (tile_ep.bias != nullptr) tile_ep.bias += jc + jr;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            const int64_t rows = min64(mr, mc - ir);
+            const float* ap = a_pack + (ir / mr) * kc * mr;
+            float* c = p.c + (ic + ir) * p.ldc + jc + jr;
+            if (rows == mr && cols == nr) {
+              kern.micro(kc, ap, bp, c, p.ldc, tile_ep);
+            } else {
+              edge_tile(plan, kc, ap, bp, c, rows, cols, tile_ep);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Splits C into about kTasksPerThread blocks per thread, by columns first
+// (each task packs all of its rows of A, so splitting n keeps A's repacking
+// small), then by rows when there are too few column panels.
+constexpr int64_t kTasksPerThread = 2;
+
+bool run_packed(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
+  PackedPlan plan;
+  plan.p = &p;
+  plan.kern = &kern;
+  plan.ep = ep;
+  plan.kc = ceil_div(p.k, ceil_div(p.k, kern.kc));  // Even slices of k.
+  const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  const int64_t n_panels = ceil_div(p.n, kern.nr);
+  const int64_t m_strips = ceil_div(p.m, kern.mr);
+  plan.n_split = 1;
+  plan.m_split = 1;
+  if (threads > 1 && p.m * p.n * p.k >= kMinParallelMacs) {
+    const int64_t want = threads * kTasksPerThread;
+    plan.n_split = min64(want, max64(1, n_panels / 2));
+    plan.m_split = min64(ceil_div(want, plan.n_split), max64(1, m_strips / 2));
+  }
+  auto tasks = [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const int64_t tm = static_cast<int64_t>(t) / plan.n_split;
+      const int64_t tn = static_cast<int64_t>(t) % plan.n_split;
+      // Boundaries on whole strips and panels, so only the matrix's own
+      // edges make partial tiles.
+      const int64_t m0 = min64(p.m, m_strips * tm / plan.m_split * kern.mr);
+      const int64_t m1 = min64(p.m, m_strips * (tm + 1) / plan.m_split * kern.mr);
+      const int64_t n0 = min64(p.n, n_panels * tn / plan.n_split * kern.nr);
+      const int64_t n1 = min64(p.n, n_panels * (tn + 1) / plan.n_split * kern.nr);
+      if (m0 < m1 && n0 < n1) run_packed_block(plan, m0, m1, n0, n1);
+    }
+  };
+  threadpool::parallel_for(static_cast<size_t>(plan.m_split * plan.n_split), 1, tasks);
+  return !plan.out_of_memory.load(std::memory_order_relaxed);
+}
+
+// ---------------------------------------------------------------------------
+// Transposed-weight path (B's columns contiguous, m > kGemvMaxRows): only A
+// is packed, as panels of A^T (A is small next to the weight and reused by
+// every column); the micro-kernel reads each tile of weight rows in place
+// and keeps it in L1 while it meets every panel of the A block.
+
+constexpr int64_t kNtDepth = 512;  // Depth of a packed A block.
+constexpr int64_t kNtRows = 256;   // Rows of A per packed block.
+
+struct NtPlan {
+  const GemmProblem* p;
+  const GemmKernels* kern;
+  Epilogue ep;
+  int64_t kc;
+  int64_t mc;
+  int64_t m_split;
+  int64_t n_split;
+  std::atomic<bool> out_of_memory{false};
+};
+
+void run_nt_block(NtPlan& plan, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const GemmProblem& p = *plan.p;
+  const GemmKernels& kern = *plan.kern;
+  const int64_t mr = kern.mr;
+  const int64_t nr = kern.nr;
+  float* a_pack = thread_workspace(static_cast<size_t>(plan.kc * plan.mc));
+  if (a_pack == nullptr) {
+    plan.out_of_memory.store(true, std::memory_order_relaxed);
+    return;
+  }
+  const int64_t ldw = p.b.col_stride;
+  for (int64_t ic = m0; ic < m1; ic += plan.mc) {
+    const int64_t mc = min64(plan.mc, m1 - ic);
+    for (int64_t pc = 0; pc < p.k; pc += plan.kc) {
+      const int64_t kc = min64(plan.kc, p.k - pc);
+      // A^T[p][i] = A[i][p]: pack_b over A with its strides swapped.
+      kern.pack_b(kc, mc, p.a.data + ic * p.a.row_stride + pc * p.a.col_stride, p.a.col_stride,
+                  p.a.row_stride, a_pack);
+      Epilogue ep = plan.ep;
+      if (pc > 0) {
+        ep.accumulate = true;
+        ep.bias = nullptr;
+      }
+      for (int64_t jt = n0; jt < n1; jt += mr) {
+        const int64_t rows = min64(mr, n1 - jt);
+        const float* w = p.b.data + jt * ldw + pc;
+        Epilogue tile_ep = ep;
+        if (tile_ep.bias != nullptr) tile_ep.bias += jt;
+        for (int64_t ip = 0; ip < mc; ip += nr) {
+          kern.micro_nt(kc, w, ldw, rows, a_pack + (ip / nr) * kc * nr, min64(nr, mc - ip),
+                        p.c + (ic + ip) * p.ldc + jt, p.ldc, tile_ep);
+        }
+      }
+    }
+  }
+}
+
+bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
+  NtPlan plan;
+  plan.p = &p;
+  plan.kern = &kern;
+  plan.ep = ep;
+  plan.kc = ceil_div(p.k, ceil_div(p.k, kNtDepth));
+  plan.mc = kNtRows;
+  const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  const int64_t n_tiles = ceil_div(p.n, kern.mr);
+  const int64_t m_panels = ceil_div(p.m, kern.nr);
+  plan.n_split = 1;
+  plan.m_split = 1;
+  if (threads > 1 && p.m * p.n * p.k >= kMinParallelMacs) {
+    const int64_t want = threads * kTasksPerThread;
+    plan.n_split = min64(want, max64(1, n_tiles / 4));
+    plan.m_split = min64(ceil_div(want, plan.n_split), m_panels);
+  }
+  auto tasks = [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const int64_t tm = static_cast<int64_t>(t) / plan.n_split;
+      const int64_t tn = static_cast<int64_t>(t) % plan.n_split;
+      const int64_t m0 = min64(p.m, m_panels * tm / plan.m_split * kern.nr);
+      const int64_t m1 = min64(p.m, m_panels * (tm + 1) / plan.m_split * kern.nr);
+      const int64_t n0 = min64(p.n, n_tiles * tn / plan.n_split * kern.mr);
+      const int64_t n1 = min64(p.n, n_tiles * (tn + 1) / plan.n_split * kern.mr);
+      if (m0 < m1 && n0 < n1) run_nt_block(plan, m0, m1, n0, n1);
+    }
+  };
+  threadpool::parallel_for(static_cast<size_t>(plan.m_split * plan.n_split), 1, tasks);
+  return !plan.out_of_memory.load(std::memory_order_relaxed);
+}
+
+// ---------------------------------------------------------------------------
+
+Status check_problem(const GemmProblem& p) {
+  TL_CHECK_OR_RETURN(p.m >= 0 && p.n >= 0 && p.k >= 0, Error::kInvalidArgument,
+                     "gemm sizes must be non-negative, got m=%lld n=%lld k=%lld",
+                     static_cast<long long>(p.m), static_cast<long long>(p.n),
+                     static_cast<long long>(p.k));
+  if (p.m == 0 || p.n == 0) return Error::kOk;
+  TL_CHECK_OR_RETURN(p.c != nullptr && p.ldc >= p.n, Error::kInvalidArgument,
+                     "gemm output needs data and a row stride >= n=%lld, got %s and ldc=%lld",
+                     static_cast<long long>(p.n), p.c == nullptr ? "null" : "data",
+                     static_cast<long long>(p.ldc));
+  if (p.k > 0 && p.alpha != 0.0f) {
+    TL_CHECK_OR_RETURN(p.a.data != nullptr && p.b.data != nullptr, Error::kInvalidArgument,
+                       "gemm operand %s is null for m=%lld n=%lld k=%lld",
+                       p.a.data == nullptr ? "A" : "B", static_cast<long long>(p.m),
+                       static_cast<long long>(p.n), static_cast<long long>(p.k));
+  }
+  return Error::kOk;
+}
+
+// Runs a checked problem. False when a packing buffer could not be had.
+bool run_gemm(const GemmProblem& p) {
+  if (p.m == 0 || p.n == 0) return true;
+  const GemmKernels& kern = *kernels_of(current_isa());
+  Epilogue ep;
+  ep.alpha = p.alpha;
+  ep.beta = p.beta;
+  if (p.addend.data != nullptr && p.beta != 0.0f) {
+    if (p.addend.row_stride == 0 && p.addend.col_stride == 1) {
+      ep.bias = p.addend.data;  // One row for every row of C: fused.
+    } else {
+      fill_from_addend(p);
+      ep.accumulate = true;
+      ep.beta = 0.0f;
+    }
+  }
+  if (p.alpha == 0.0f || p.k == 0) {
+    fill_without_product(p, ep);
+    return true;
+  }
+  const bool a_rows_contiguous = p.a.col_stride == 1 || p.k == 1;
+  if (p.m <= kGemvMaxRows && a_rows_contiguous) {
+    if (p.b.row_stride == 1 || p.k == 1) {
+      run_gemv(p, kern, ep, /*nt=*/true);
+      return true;
+    }
+    if (p.b.col_stride == 1 || p.n == 1) {
+      run_gemv(p, kern, ep, /*nt=*/false);
+      return true;
+    }
+  }
+  if (kern.micro_nt != nullptr && p.b.row_stride == 1) {
+    return run_nt(p, kern, ep);
+  }
+  return run_packed(p, kern, ep);
+}
+
+Status out_of_memory(const GemmProblem& p) {
+  return Status::error(Error::kMemoryAllocationFailed,
+                       "gemm could not allocate its packing buffer for m=%lld n=%lld k=%lld",
+                       static_cast<long long>(p.m), static_cast<long long>(p.n),
+                       static_cast<long long>(p.k));
+}
+
+}  // namespace
+
+Status gemm(const GemmProblem& problem) {
+  TL_RETURN_IF_ERROR(check_problem(problem));
+  return run_gemm(problem) ? Status() : out_of_memory(problem);
+}
+
+Status gemm_batched(const GemmProblem& problem, int64_t batch, int64_t a_batch_stride,
+                    int64_t b_batch_stride, int64_t c_batch_stride,
+                    int64_t addend_batch_stride) {
+  TL_CHECK_OR_RETURN(batch >= 0, Error::kInvalidArgument, "gemm batch must be non-negative, got %lld",
+                     static_cast<long long>(batch));
+  TL_RETURN_IF_ERROR(check_problem(problem));
+  auto item = [&](int64_t i) {
+    GemmProblem p = problem;
+    if (p.a.data != nullptr) p.a.data += i * a_batch_stride;
+    if (p.b.data != nullptr) p.b.data += i * b_batch_stride;
+    if (p.addend.data != nullptr) p.addend.data += i * addend_batch_stride;
+    p.c += i * c_batch_stride;
+    return run_gemm(p);
+  };
+  if (batch == 0 || problem.m == 0 || problem.n == 0) return Error::kOk;
+  const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  const int64_t macs = problem.m * problem.n * problem.k;
+  // Small products gain nothing from splitting: one per thread instead
+  // (gemm's own parallel_for then runs inline).
+  const bool per_item_threads = threads == 1 || batch == 1 ||
+                                (macs >= (int64_t{1} << 22) && batch < 2 * threads);
+  if (per_item_threads) {
+    for (int64_t i = 0; i < batch; ++i) {
+      if (!item(i)) return out_of_memory(problem);
+    }
+    return Error::kOk;
+  }
+  std::atomic<bool> failed{false};
+  const int64_t min_items = max64(1, kMinParallelMacs / max64(macs, 1));
+  threadpool::parallel_for(static_cast<size_t>(batch), static_cast<size_t>(min_items),
+                           [&](size_t begin, size_t end) {
+                             for (size_t i = begin; i < end; ++i) {
+                               if (!item(static_cast<int64_t>(i))) failed.store(true);
+                             }
+                           });
+  return failed.load() ? out_of_memory(problem) : Status();
+}
+
+const char* to_string(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::kPortable: return "portable";
+    case GemmIsa::kAvx2: return "avx2";
+    case GemmIsa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+bool gemm_isa_supported(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::kPortable: return true;
+#if defined(TL_GEMM_HAVE_X86_KERNELS)
+    case GemmIsa::kAvx2:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case GemmIsa::kAvx512:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f");
+#endif
+    default: return false;
+  }
+}
+
+GemmIsa active_gemm_isa() { return current_isa(); }
+
+Status set_gemm_isa(GemmIsa isa) {
+  TL_CHECK_OR_RETURN(gemm_isa_supported(isa), Error::kNotSupported,
+                     "gemm instruction set '%s' is not supported by this build or CPU",
+                     to_string(isa));
+  g_active_isa.store(static_cast<int>(isa), std::memory_order_release);
+  return Error::kOk;
+}
+
+void reset_gemm_isa() { g_active_isa.store(static_cast<int>(best_isa()), std::memory_order_release); }
+
+}  // namespace torchlight::optimized

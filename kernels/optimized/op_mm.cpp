@@ -1,0 +1,59 @@
+// aten::mm.out for float32: out = self @ mat2 on gemm. Arguments are checked
+// as the portable kernel checks them (same messages); other dtypes and an
+// out whose rows are not contiguous go to the portable kernel.
+#include "kernels/optimized/gemm/gemm.h"
+#include "kernels/optimized/optimized_ops.h"
+#include "kernels/optimized/util/matrix_layout.h"
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/matmul.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::optimized {
+
+namespace {
+
+using portable::ArgSpec;
+using portable::ArgType;
+using portable::NamedTensor;
+
+// mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kMmOutArgs[] = {
+    {"self", ArgType::kTensor},
+    {"mat2", ArgType::kTensor},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+}  // namespace
+
+void mm_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kMmOutArgs));
+  portable::set_return(args, 3, *args[2]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor mat2{args[1]->to_tensor(), "mat2"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_matmul_operands(self, mat2, 2));
+  const ScalarType dtype = self.tensor.scalar_type();
+  if (dtype != ScalarType::kFloat) return portable::mm_out(ctx, args);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_same_dtype(out, dtype, "self"));
+  const SizesType out_sizes[] = {self.tensor.size(0), mat2.tensor.size(1)};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(out, out_sizes));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(out));
+  int64_t ldc = 0;
+  if (!rows_are_contiguous(out.tensor, 0, &ldc)) return portable::mm_out(ctx, args);
+
+  GemmProblem p;
+  p.m = out_sizes[0];
+  p.n = out_sizes[1];
+  p.k = self.tensor.size(1);
+  p.a = last_two_dims(self.tensor);
+  p.b = last_two_dims(mat2.tensor);
+  p.c = out.tensor.mutable_data_ptr<float>();
+  p.ldc = ldc;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, gemm(p));
+}
+
+}  // namespace torchlight::optimized

@@ -1,0 +1,31 @@
+// The kernel functions of the optimized library, for its table
+// (optimized_kernels.cpp) and for tests that call them directly.
+//
+// Each takes float32 operands onto gemm (gemm/gemm.h). Arguments are checked
+// with the portable library's helpers, so errors read the same; dtypes and
+// layouts these kernels do not speed up are handed to the portable kernel
+// of the same operator (linear, which has no portable kernel here, handles
+// every layout itself).
+#pragma once
+
+#include "runtime/core/evalue.h"
+#include "runtime/core/span.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace torchlight::optimized {
+
+/// aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+void mm_out(KernelContext& ctx, Span<EValue*> args);
+
+/// aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+void bmm_out(KernelContext& ctx, Span<EValue*> args);
+
+/// aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
+///                 Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+void addmm_out(KernelContext& ctx, Span<EValue*> args);
+
+/// aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *,
+///                  Tensor(a!) out) -> Tensor(a!)
+void linear_out(KernelContext& ctx, Span<EValue*> args);
+
+}  // namespace torchlight::optimized
