@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -183,8 +184,12 @@ class PyModule {
       }
     }
     // Unplanned outputs write into memory we own, sized for the upper bound.
+    // It outlives the call: the method keeps pointing at it, so the next run
+    // finds it bound (a per-call buffer would leave a dangling pointer that
+    // looks bound).
     MethodMeta meta = method->method_meta();
-    std::vector<std::vector<uint8_t>> output_storage(method->outputs_size());
+    std::vector<std::vector<uint8_t>>& output_storage = output_storage_[name];
+    output_storage.resize(method->outputs_size());
     for (size_t i = 0; i < method->outputs_size(); ++i) {
       if (take(meta.output_tag(i)) != Tag::kTensor) continue;
       TensorInfo info = take(meta.output_tensor_info(i));
@@ -245,6 +250,7 @@ class PyModule {
   }
 
   Module module_;
+  std::map<std::string, std::vector<std::vector<uint8_t>>> output_storage_;  // See execute().
 };
 
 std::vector<std::string> registered_kernels() {

@@ -269,7 +269,4 @@ def test_unsafe_views_keep_their_copy(runtime, model_cls, shape, config):
     reference = model_cls()
     if model_cls is ViewOfConstant:
         reference.load_state_dict(model.state_dict())
-    # One run with unplanned outputs: the bindings keep the first run's
-    # output binding, which dangles on the second (reported, not ours).
-    runs = 1 if not config.alloc_graph_output else 3
-    _run_like_eager(runtime, reference, prog, lambda: (torch.randn(shape),), runs=runs)
+    _run_like_eager(runtime, reference, prog, lambda: (torch.randn(shape),), runs=3)
