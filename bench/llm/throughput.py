@@ -122,6 +122,17 @@ def run_torchlight(pte: Path, tokenizer: str, prompt: str, new_tokens: int, thre
     return json.loads(stats.read_text())
 
 
+def run_eager_in_child(name: str, prompt_tokens: int, new_tokens: int, threads: int,
+                       workdir: Path) -> dict:
+    """run_eager in a fresh process whose BLAS and OpenMP pools have
+    `threads` threads: OpenBLAS ignores torch.set_num_threads."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, __file__, "--eager-child", name, str(prompt_tokens),
+                          str(new_tokens), str(threads), str(workdir)],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def run_eager(model, prompt_tokens: int, new_tokens: int, threads: int) -> dict:
     torch.set_num_threads(threads)
     vocab = model.config.vocab_size
@@ -149,7 +160,14 @@ def main() -> None:
                    help="prompt length in characters (0: ~128 tokens for each tokenizer)")
     p.add_argument("--new-tokens", type=int, default=64)
     p.add_argument("--workdir", type=Path, default=REPO / "build" / "bench-llm")
+    p.add_argument("--eager-child", nargs=5, metavar=("MODEL", "PROMPT", "NEW", "THREADS", "DIR"),
+                   help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.eager_child:
+        name, prompt_tokens, new_tokens, threads, workdir = args.eager_child
+        (_, model, _), = make_models([name], Path(workdir))
+        print(json.dumps(run_eager(model, int(prompt_tokens), int(new_tokens), int(threads))))
+        return
     if not CLI.exists():
         raise SystemExit(f"{CLI} is missing: run ./torchlight build first")
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -165,7 +183,8 @@ def main() -> None:
         prompt = PROMPT_TEXT[:chars]
         for t in threads:
             ours = run_torchlight(pte, tokenizer, prompt, args.new_tokens, t, args.workdir)
-            eager = run_eager(model, ours["prompt_tokens"], args.new_tokens, t)
+            eager = run_eager_in_child(name, ours["prompt_tokens"], args.new_tokens, t,
+                                       args.workdir)
             rows.append((name, t, ours, eager))
             print(f"  {t} thread(s): done", flush=True)
         pte.unlink()

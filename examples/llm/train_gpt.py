@@ -34,8 +34,23 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import torch
+
+def _threads_from_argv(argv) -> str:
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return "2"
+
+
+# OpenBLAS sizes its pool when it loads and ignores torch.set_num_threads;
+# extra BLAS threads spinning for a busy core waste CPU time (and with
+# --clock cpu, training budget), so pin it to --threads before torch loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads_from_argv(sys.argv))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 from torchlight.llm import GPT, GPTConfig, generate
 from torchlight.llm.corpus import train_val_split

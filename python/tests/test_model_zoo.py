@@ -157,8 +157,7 @@ def test_zoo_model_matches_eager(runtime, kernels, name):
     prog = torchlight.to_edge(ep).to_executorch(
         torchlight.ExecutorchBackendConfig(check_kernels=False))
     missing = prog.missing_kernels(kernels)
-    if missing:
-        pytest.xfail(f"{len(missing)} operators have no kernel yet: {', '.join(missing)}")
+    assert not missing, f"{len(missing)} operators have no kernel: {', '.join(missing)}"
     module = runtime.load(prog.buffer)
     with torch.no_grad():
         expected = model(*inputs)
