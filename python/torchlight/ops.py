@@ -83,8 +83,11 @@ def enum_code(value: Any) -> Optional[int]:
 
 
 def operator_name(op: OpOverload) -> Tuple[str, str]:
-    """("aten::add", "out"): the program's Operator name and overload."""
-    return op._schema.name, op._overloadname
+    """("aten::add", "out"): the program's Operator name and overload. The
+    default overload is written "" as the spec says ("aten::sym_numel"), not
+    torch's "default"; the runtime registers such kernels under both names."""
+    overload = op._overloadname
+    return op._schema.name, "" if overload == "default" else overload
 
 
 def qualified_name(op: OpOverload) -> str:
