@@ -117,12 +117,13 @@ Status TensorImpl::resize(Span<const SizesType> new_sizes) {
                          format_sizes(sizes(), have, sizeof(have)),
                          format_sizes(new_sizes, want, sizeof(want)));
   }
-  if (dynamism_ == TensorShapeDynamism::kDynamicBound && new_numel > capacity_numel_) {
+  const bool may_grow = dynamism_ == TensorShapeDynamism::kDynamicUnbound && !storage_bound_;
+  if (!may_grow && new_numel > capacity_numel_) {
     return Status::error(Error::kInvalidArgument,
-                         "sizes %s need %lld elements, more than the %lld planned",
+                         "sizes %s need %lld elements, more than the %lld %s",
                          format_sizes(new_sizes, want, sizeof(want)),
-                         static_cast<long long>(new_numel),
-                         static_cast<long long>(capacity_numel_));
+                         static_cast<long long>(new_numel), static_cast<long long>(capacity_numel_),
+                         storage_bound_ ? "its storage holds" : "planned");
   }
   // Checked before anything is written, so a failed resize changes nothing.
   StridesType new_strides[kMaxTensorDim];
@@ -136,8 +137,8 @@ Status TensorImpl::resize(Span<const SizesType> new_sizes) {
     strides_[i] = new_strides[i];
   }
   numel_ = new_numel;
-  if (dynamism_ == TensorShapeDynamism::kDynamicUnbound && new_numel > capacity_numel_) {
-    capacity_numel_ = new_numel;  // The caller rebinds data for unbound tensors.
+  if (may_grow && new_numel > capacity_numel_) {
+    capacity_numel_ = new_numel;  // The owner rebinds the data (see OwnedTensor).
   }
   return Error::kOk;
 }

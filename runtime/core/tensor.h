@@ -25,7 +25,7 @@ constexpr size_t kMaxTensorDim = 16;
 enum class TensorShapeDynamism : uint8_t {
   kStatic = 0,          // Sizes never change.
   kDynamicBound = 1,    // Sizes may shrink/grow within the planned capacity.
-  kDynamicUnbound = 2,  // No planned storage; data is bound at run time.
+  kDynamicUnbound = 2,  // Any size, as far as the bound storage allows.
 };
 
 class TensorImpl {
@@ -40,20 +40,35 @@ class TensorImpl {
   size_t dim() const { return dim_; }
   int64_t numel() const { return numel_; }
   size_t nbytes() const { return static_cast<size_t>(numel_) * element_size(type_); }
-  /// Elements the storage was planned for; resize() may not exceed it.
+  /// Elements the storage holds; resize() may not exceed it, except for a
+  /// kDynamicUnbound tensor whose storage is not bound (see bind_storage).
   int64_t capacity_numel() const { return capacity_numel_; }
+  /// Whether bind_storage() fixed the capacity.
+  bool storage_bound() const { return storage_bound_; }
   Span<const SizesType> sizes() const { return {sizes_, dim_}; }
   Span<const DimOrderType> dim_order() const { return {dim_order_, dim_}; }
   Span<const StridesType> strides() const { return {strides_, dim_}; }
   TensorShapeDynamism shape_dynamism() const { return dynamism_; }
   void* mutable_data() const { return data_; }
   const void* data() const { return data_; }
+  /// Repoints the data, keeping the capacity: for storage at least as large
+  /// (a view of the same elements).
   void set_data(void* data) { data_ = data; }
-
+  /// Binds storage of `capacity_numel` elements (planned memory, a constant,
+  /// a caller's buffer): from now on resize() never goes past it, whatever
+  /// the dynamism. The current sizes may exceed it until the next resize;
+  /// callers binding a smaller buffer resize (or refuse) right after.
+  void bind_storage(void* data, int64_t capacity_numel) {
+    data_ = data;
+    capacity_numel_ = capacity_numel;
+    storage_bound_ = true;
+  }
   /// Changes the sizes (same rank) and recomputes strides. Errors:
   /// kInvalidArgument for a rank change, a negative size, a STATIC tensor
-  /// whose sizes differ, more elements than the capacity, or sizes whose
-  /// strides overflow int64. A failed resize changes nothing.
+  /// whose sizes differ, more elements than the capacity (an unbound
+  /// kDynamicUnbound tensor grows its capacity instead: its owner rebinds
+  /// the data), or sizes whose strides overflow int64. A failed resize
+  /// changes nothing.
   Status resize(Span<const SizesType> new_sizes);
 
  private:
@@ -66,6 +81,7 @@ class TensorImpl {
   TensorShapeDynamism dynamism_;
   int64_t numel_;
   int64_t capacity_numel_;
+  bool storage_bound_ = false;
 };
 
 /// A copyable handle to a TensorImpl. A default-constructed Tensor is

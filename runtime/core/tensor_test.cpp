@@ -381,6 +381,27 @@ TEST(TensorImplTest, DynamicUnboundGrowsCapacity) {
   EXPECT_EQ(t.impl.capacity_numel(), 100);
 }
 
+// Bound storage (planned memory, a caller's buffer) caps every dynamism,
+// including DYNAMIC_UNBOUND, at the elements it holds.
+TEST(TensorImplTest, BoundStorageCapsResize) {
+  TensorStorage t({2, 2}, TensorShapeDynamism::kDynamicUnbound);
+  float buffer[6];
+  t.impl.bind_storage(buffer, 6);
+  EXPECT_TRUE(t.impl.storage_bound());
+  EXPECT_EQ(t.impl.data(), buffer);
+  EXPECT_EQ(t.impl.capacity_numel(), 6);
+  ASSERT_TRUE(resize(t.impl, {2, 3}).ok());
+  Status s = resize(t.impl, {2, 4});
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_STREQ(s.message(), "sizes [2, 4] need 8 elements, more than the 6 its storage holds");
+  EXPECT_THAT(vec(t.impl.sizes()), ElementsAreArray({2, 3}));
+
+  TensorStorage bound({4}, TensorShapeDynamism::kDynamicBound);
+  bound.impl.bind_storage(buffer, 2);  // A smaller buffer than planned.
+  ASSERT_TRUE(resize(bound.impl, {2}).ok());
+  EXPECT_EQ(resize(bound.impl, {3}).code(), Error::kInvalidArgument);
+}
+
 TEST(TensorImplTest, ResizeWithOverflowingNumelFails) {
   TensorStorage t({2, 2, 2}, TensorShapeDynamism::kDynamicUnbound);
   Status s = resize(t.impl, {kInt32Max, kInt32Max, kInt32Max});

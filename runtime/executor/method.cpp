@@ -80,10 +80,6 @@ Status Method::set_input(size_t index, const EValue& value) {
                        "the program expects",
                        index, name_len, method);
   }
-  Status resized = expected.resize(given.sizes());
-  if (!resized.ok()) {
-    return resized.with_context("input %zu of method '%.*s'", index, name_len, method);
-  }
   TL_CHECK_OR_RETURN(given.numel() == 0 || given.const_data_ptr() != nullptr,
                      Error::kInvalidArgument, "input %zu of method '%.*s' has no data", index,
                      name_len, method);
@@ -93,12 +89,34 @@ Status Method::set_input(size_t index, const EValue& value) {
                      Error::kInvalidProgram,
                      "input %zu of method '%.*s' is a constant tensor and cannot be set", index,
                      name_len, method);
-  if (spec->allocation_info() != nullptr) {  // Planned: copy into the arena.
-    if (given.nbytes() > 0 && expected.const_data_ptr() != given.const_data_ptr()) {
-      std::memcpy(expected.mutable_data_ptr(), given.const_data_ptr(), given.nbytes());
-    }
-  } else {  // Unplanned: borrow the caller's data.
-    expected.impl()->set_data(given.mutable_data_ptr());
+  const bool planned = spec->allocation_info() != nullptr;
+  if (!planned) {
+    // Borrow the caller's data: its elements are the capacity from now on.
+    // Until the resize below succeeds the sizes may not match the buffer,
+    // so the input counts as unset.
+    input_set_[index] = false;
+    TL_CHECK_OR_RETURN(
+        expected.shape_dynamism() != TensorShapeDynamism::kDynamicBound ||
+            given.numel() <= plan_numel(input_indices_[index]),
+        Error::kInvalidArgument,
+        "input %zu of method '%.*s' has sizes %s (%lld elements), more than the %lld the "
+        "program allows",
+        index, name_len, method, format_sizes(given.sizes(), got, sizeof(got)),
+        static_cast<long long>(given.numel()),
+        static_cast<long long>(plan_numel(input_indices_[index])));
+    expected.impl()->bind_storage(given.mutable_data_ptr(), given.numel());
+  }
+  // Planned storage keeps its capacity, so a larger input fails here.
+  Status resized = expected.resize(given.sizes());
+  if (!resized.ok()) {
+    return resized.with_context("input %zu of method '%.*s'", index, name_len, method);
+  }
+  if (planned && given.nbytes() > 0 && expected.const_data_ptr() != given.const_data_ptr()) {
+    TL_CHECK_OR_RETURN(given.numel() <= expected.impl()->capacity_numel(), Error::kInvalidArgument,
+                       "input %zu of method '%.*s' has %lld elements, more than the %lld planned",
+                       index, name_len, method, static_cast<long long>(given.numel()),
+                       static_cast<long long>(expected.impl()->capacity_numel()));
+    std::memcpy(expected.mutable_data_ptr(), given.const_data_ptr(), given.nbytes());
   }
   input_set_[index] = true;
   return Error::kOk;
@@ -117,9 +135,11 @@ Status Method::set_output_data_ptr(size_t index, void* data, size_t nbytes) {
   TL_CHECK_OR_RETURN(spec->allocation_info() == nullptr && spec->data_buffer_idx() == 0,
                      Error::kInvalidArgument,
                      "output %zu already has planned memory; it cannot be rebound", index);
+  // The caller's buffer is the capacity from now on: a kernel resizing the
+  // output (dynamic shapes) fails rather than write past it.
   TL_CHECK_OR_RETURN(nbytes >= t.nbytes(), Error::kInvalidArgument,
                      "output %zu needs %zu bytes, the buffer given has %zu", index, t.nbytes(), nbytes);
-  t.impl()->set_data(data);
+  t.impl()->bind_storage(data, static_cast<int64_t>(nbytes / t.element_size()));
   return Error::kOk;
 }
 
@@ -128,6 +148,14 @@ Result<const EValue*> Method::output(size_t index) const {
                      "method '%.*s' has %zu outputs; output index %zu is out of range",
                      static_cast<int>(name().size()), name().data(), num_outputs_, index);
   return &values_[output_indices_[index]];
+}
+
+int64_t Method::plan_numel(int32_t value_index) const {
+  const fb::Tensor* spec = plan_->values()->Get(static_cast<uint32_t>(value_index))->val_as_Tensor();
+  int64_t numel = 0;
+  // Valid: the loader checked these sizes.
+  if (spec->sizes() != nullptr) compute_numel({spec->sizes()->data(), spec->sizes()->size()}, &numel);
+  return spec->sizes() == nullptr ? 1 : numel;
 }
 
 const EValue& Method::input_value(size_t index) const { return values_[input_indices_[index]]; }
@@ -205,7 +233,7 @@ Status Method::free_value(const ResolvedInstruction& instruction) {
   if (instruction.b > 0) {
     input_set_[instruction.b - 1] = false;
   } else if (value.to_tensor().shape_dynamism() == TensorShapeDynamism::kDynamicUnbound) {
-    value.to_tensor().impl()->set_data(nullptr);
+    value.to_tensor().impl()->bind_storage(nullptr, 0);
   }
   return Error::kOk;
 }

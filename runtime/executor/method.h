@@ -104,6 +104,9 @@ class Method {
 
   Status execute_instruction(size_t index, size_t* next);
   Status jump_condition(uint32_t value_index, bool* holds) const;
+  // Elements of tensor value `value_index` at the sizes the file gives (the
+  // upper bound of a DYNAMIC_BOUND tensor).
+  int64_t plan_numel(int32_t value_index) const;
   Status free_value(const ResolvedInstruction& instruction);
 
   const Program* program_;

@@ -95,6 +95,12 @@ class MethodLoader {
 
   Status parse_value(size_t i, const fb::EValue* v) {
     EValue& out = method_.values_[i];
+    // Program::load checks this for every plan; repeated here because the
+    // accessors below would dereference a missing table.
+    TL_CHECK_OR_RETURN(v->val_type() == fb::KernelTypes::NONE ||
+                           v->val_type() == fb::KernelTypes::Null || v->val() != nullptr,
+                       Error::kInvalidProgram, "value has type %s but no value data",
+                       fb::EnumNameKernelTypes(v->val_type()));
     switch (v->val_type()) {
       case fb::KernelTypes::NONE:
       case fb::KernelTypes::Null:
@@ -227,6 +233,10 @@ class MethodLoader {
     TL_CHECK_OR_RETURN(slot != nullptr, Error::kMemoryAllocationFailed,
                        "method allocator is out of memory allocating a tensor");
     auto* impl = new (slot) TensorImpl(type, dim, sizes, data, dim_order, strides, dynamism);
+    // Planned and constant storage holds exactly the file's sizes (locate()
+    // checked them against the arena), so no resize may go past them, not
+    // even for a DYNAMIC_UNBOUND tensor.
+    if (data != nullptr) impl->bind_storage(data, numel);
     *out = EValue(Tensor(impl));
     return Error::kOk;
   }
@@ -391,6 +401,9 @@ class MethodLoader {
     TL_ASSIGN_OR_RETURN(method_.instructions_, allocate<ResolvedInstruction>(n, "instructions"));
     method_.num_instructions_ = n;
     TL_RETURN_IF_ERROR(make_operator_names());
+    TL_ASSIGN_OR_RETURN(kernel_written_, allocate<bool>(method_.num_values_, "value flags"));
+    TL_ASSIGN_OR_RETURN(move_source_, allocate<bool>(method_.num_values_, "value flags"));
+    for (size_t v = 0; v < method_.num_values_; ++v) kernel_written_[v] = move_source_[v] = false;
 
     MissingOperators missing;
     for (size_t i = 0; i < n; ++i) {
@@ -399,6 +412,7 @@ class MethodLoader {
       Status status = resolve_instruction(instruction, &method_.instructions_[i], &missing);
       if (!status.ok()) return status.with_context("instruction %zu", i);
     }
+    TL_RETURN_IF_ERROR(check_constant_moves());
     if (missing.count > 0) {
       return Status::error(Error::kOperatorMissing, "%zu operator%s ha%s no kernel in this runtime: %s",
                            missing.count, missing.count == 1 ? "" : "s",
@@ -469,20 +483,68 @@ class MethodLoader {
     return t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
   }
 
-  // The last argument of a kernel call is its result (an out-variant returns
-  // its out argument), which the kernel writes: it must not be a constant.
-  Status check_result_is_writable(const flatbuffers::Vector<int32_t>* args) const {
-    if (args == nullptr || args->size() == 0) return Error::kOk;
-    const int32_t result = args->Get(args->size() - 1);
-    TL_CHECK_OR_RETURN(!is_constant_tensor(result), Error::kInvalidProgram,
-                       "result value %d is a constant tensor, which kernels may not write", result);
-    const fb::EValue* list = value_of_type(result, fb::KernelTypes::TensorList);
-    if (list != nullptr && list->val_as_TensorList()->items() != nullptr) {
-      for (int32_t item : *list->val_as_TensorList()->items()) {
-        TL_CHECK_OR_RETURN(!is_constant_tensor(item), Error::kInvalidProgram,
-                           "result list holds constant tensor value %d, which kernels may not write",
-                           item);
-      }
+  // Refuses a constant tensor at `value` (or among the items of a tensor
+  // list there), which a kernel writes, and marks the values written.
+  Status check_writable(int32_t value, const char* op, size_t position) {
+    TL_CHECK_OR_RETURN(!is_constant_tensor(value), Error::kInvalidProgram,
+                       "argument %zu of '%s' is constant tensor value %d, but the kernel writes "
+                       "that argument",
+                       position, op, value);
+    kernel_written_[value] = true;
+    const fb::EValue* list = value_of_type(value, fb::KernelTypes::TensorList);
+    if (list == nullptr) list = value_of_type(value, fb::KernelTypes::OptionalTensorList);
+    if (list == nullptr) return Error::kOk;
+    const auto* items = list->val_type() == fb::KernelTypes::TensorList
+                            ? list->val_as_TensorList()->items()
+                            : list->val_as_OptionalTensorList()->items();
+    if (items == nullptr) return Error::kOk;
+    for (int32_t item : *items) {
+      if (item < 0) continue;  // None in an optional list; parse_values checked the rest.
+      TL_CHECK_OR_RETURN(!is_constant_tensor(item), Error::kInvalidProgram,
+                         "argument %zu of '%s' is a list holding constant tensor value %d, but "
+                         "the kernel writes that argument",
+                         position, op, item);
+      kernel_written_[item] = true;
+    }
+    return Error::kOk;
+  }
+
+  // The positions `kernel` writes (its schema's out arguments, return slots
+  // and Tensor(a!) inputs) must not hold constants: a constant may be a
+  // read-only mapping of the file.
+  Status check_written_args(const Kernel& kernel, const char* op,
+                            const flatbuffers::Vector<int32_t>* args) {
+    const size_t count = args == nullptr ? 0 : args->size();
+    const WrittenArgs& written = kernel.written;
+    TL_CHECK_OR_RETURN(written.trailing <= count, Error::kInvalidProgram,
+                       "'%s' is called with %zu arguments, but its kernel writes its last %u",
+                       op, count, static_cast<unsigned>(written.trailing));
+    for (size_t k = count - written.trailing; k < count; ++k) {
+      TL_RETURN_IF_ERROR(check_writable(args->Get(static_cast<uint32_t>(k)), op, k));
+    }
+    for (size_t m = 0; m < written.num_mutated && m < WrittenArgs::kMaxMutated; ++m) {
+      const size_t k = written.mutated[m];
+      TL_CHECK_OR_RETURN(k < count, Error::kInvalidProgram,
+                         "'%s' is called with %zu arguments, but its kernel updates argument %zu "
+                         "in place",
+                         op, count, k);
+      TL_RETURN_IF_ERROR(check_writable(args->Get(static_cast<uint32_t>(k)), op, k));
+    }
+    return Error::kOk;
+  }
+
+  // A MoveCall makes its destination the source's tensor. Moving a constant
+  // where a kernel writes (or onward, through another move) would let that
+  // kernel write the constant, so it is refused once every instruction is
+  // known.
+  Status check_constant_moves() const {
+    for (size_t i = 0; i < method_.num_instructions_; ++i) {
+      const ResolvedInstruction& move = method_.instructions_[i];
+      if (move.kind != ResolvedInstruction::Kind::kMove || !is_constant_tensor(move.a)) continue;
+      TL_CHECK_OR_RETURN(!kernel_written_[move.b] && !move_source_[move.b], Error::kInvalidProgram,
+                         "instruction %zu moves constant tensor value %u into value %u, which %s",
+                         i, move.a, move.b,
+                         kernel_written_[move.b] ? "a kernel writes" : "is moved on");
     }
     return Error::kOk;
   }
@@ -497,6 +559,10 @@ class MethodLoader {
   Status resolve_instruction(const fb::Instruction* instruction, ResolvedInstruction* out,
                              MissingOperators* missing) {
     using Kind = ResolvedInstruction::Kind;
+    TL_CHECK_OR_RETURN(instruction->instr_args_type() == fb::InstructionArguments::NONE ||
+                           instruction->instr_args() != nullptr,
+                       Error::kInvalidProgram, "instruction is a %s with no arguments table",
+                       fb::EnumNameInstructionArguments(instruction->instr_args_type()));
     switch (instruction->instr_args_type()) {
       case fb::InstructionArguments::KernelCall: {
         const fb::KernelCall* call = instruction->instr_args_as_KernelCall();
@@ -506,7 +572,6 @@ class MethodLoader {
         out->kind = Kind::kKernel;
         out->name = operator_names_[op];
         TL_ASSIGN_OR_RETURN(out->args, resolve_args(call->args()));
-        TL_RETURN_IF_ERROR(check_result_is_writable(call->args()));
         TensorArgMeta metas[KernelKey::kMaxTensors];
         size_t num_metas = 0;
         for (EValue* arg : out->args) {
@@ -521,6 +586,7 @@ class MethodLoader {
         Result<const Kernel*> kernel = kernels_.resolve(out->name, {metas, num_metas});
         if (kernel.ok()) {
           out->kernel = kernel.get()->function;
+          TL_RETURN_IF_ERROR(check_written_args(*kernel.get(), out->name, call->args()));
         } else {
           missing->add(out->name, kernels_.has_kernel(out->name) ? " (not for these dtypes)" : "");
         }
@@ -542,6 +608,9 @@ class MethodLoader {
         const fb::MoveCall* call = instruction->instr_args_as_MoveCall();
         TL_RETURN_IF_ERROR(check_value_index(call->move_from(), "move source"));
         TL_RETURN_IF_ERROR(check_value_index(call->move_to(), "move destination"));
+        TL_CHECK_OR_RETURN(!is_constant_tensor(call->move_to()), Error::kInvalidProgram,
+                           "move destination value %d is a constant tensor", call->move_to());
+        move_source_[call->move_from()] = true;
         *out = ResolvedInstruction();
         out->kind = Kind::kMove;
         out->name = "move";
@@ -613,6 +682,8 @@ class MethodLoader {
   const char* method_name_ = "";
   const char** operator_names_ = nullptr;
   size_t num_operators_ = 0;
+  bool* kernel_written_ = nullptr;  // Per value: some kernel writes it.
+  bool* move_source_ = nullptr;     // Per value: some MoveCall reads it.
 };
 
 Result<Method> load_method_from_plan(const Program& program, const fb::ExecutionPlan* plan,

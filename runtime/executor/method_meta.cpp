@@ -52,6 +52,8 @@ Result<TensorInfo> MethodMeta::tensor_info(int32_t value_index) const {
                      value_index, to_string(tag));
   const fb::Tensor* t =
       plan_->values()->Get(static_cast<uint32_t>(value_index))->val_as_Tensor();
+  TL_CHECK_OR_RETURN(t != nullptr, Error::kInvalidProgram,
+                     "value %d has type Tensor but no tensor data", value_index);
   TensorInfo info;
   info.dtype = static_cast<ScalarType>(t->scalar_type());
   TL_CHECK_OR_RETURN(is_valid(info.dtype), Error::kInvalidProgram,

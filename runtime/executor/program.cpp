@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/executor/method_loader.h"
+#include "runtime/executor/plan_unions.h"
 #include "runtime/executor/program_header.h"
 #include "schema/program_generated.h"
 
@@ -95,6 +96,7 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   TL_CHECK_OR_RETURN(program->execution_plan() != nullptr, Error::kInvalidProgram,
                      "'%s' has no execution plans", name);
   TL_RETURN_IF_ERROR(check_segments(program, header, file_size, name));
+  TL_RETURN_IF_ERROR(check_union_values(program, name));
 
   // Constants from the segment are loaded once and kept; legacy constants
   // live inside the flatbuffer and need nothing more.

@@ -64,11 +64,42 @@ struct TensorArgMeta {
   DimOrderKind dim_order;  // kContiguous, kChannelsLast, or kAny for other.
 };
 
+/// The argument positions a kernel writes, from its operator's schema: the
+/// out arguments and return slots, which the calling convention puts last
+/// (`trailing` of them), and the `Tensor(a!)` inputs it updates in place
+/// (`mutated`, counted from the first argument). Method load refuses a
+/// program that passes a constant tensor at any of them. Written by hand
+/// per kernel today; a registry built from full schemas fills it the same.
+struct WrittenArgs {
+  static constexpr size_t kMaxMutated = 4;
+  uint8_t trailing = 2;  // The common out variant: `out`, then its return slot.
+  uint8_t num_mutated = 0;
+  uint8_t mutated[kMaxMutated] = {};
+};
+
+/// A kernel writing `num_outs` out arguments and one return slot after them
+/// (an op returning a tuple has one slot for the whole tuple).
+constexpr WrittenArgs writes_outs(uint8_t num_outs) {
+  WrittenArgs w;
+  w.trailing = static_cast<uint8_t>(num_outs + 1);
+  return w;
+}
+
+/// A kernel writing only its last argument: a return slot (prim scalar ops,
+/// sym_size) or an out argument with no return slot after it (et_view,
+/// split_copy's out list).
+constexpr WrittenArgs writes_last_only() {
+  WrittenArgs w;
+  w.trailing = 1;
+  return w;
+}
+
 struct Kernel {
   const char* name;  // "namespace::op.overload"; static storage.
   KernelFunction function;
   KernelPriority priority = KernelPriority::kPortable;
   KernelKey key = {};
+  WrittenArgs written = {};
 };
 
 class KernelRegistry {

@@ -201,3 +201,33 @@ std::unique_ptr<fb::ProgramT> make_program(const std::string& name, std::vector<
 }
 
 }  // namespace torchlight::testing
+
+namespace torchlight::testing {
+
+std::vector<uint8_t> program_with_hollow_union(fb::KernelTypes value_type,
+                                               fb::InstructionArguments instruction_type) {
+  flatbuffers::FlatBufferBuilder b;
+  // A null offset is simply not written, which is exactly the missing value.
+  const auto seven = fb::CreateEValue(b, fb::KernelTypes::Int, fb::CreateInt(b, 7).Union());
+  const auto hollow = value_type == fb::KernelTypes::NONE
+                          ? fb::CreateEValue(b, fb::KernelTypes::Null, fb::CreateNull(b).Union())
+                          : fb::CreateEValue(b, value_type, 0);
+  const auto values = b.CreateVector(std::vector<flatbuffers::Offset<fb::EValue>>{seven, hollow});
+  const auto instruction =
+      instruction_type == fb::InstructionArguments::NONE
+          ? fb::CreateInstruction(b, fb::InstructionArguments::MoveCall,
+                                  fb::CreateMoveCall(b, 0, 0).Union())
+          : fb::CreateInstruction(b, instruction_type, 0);
+  const auto chain = fb::CreateChain(
+      b, 0, 0, b.CreateVector(std::vector<flatbuffers::Offset<fb::Instruction>>{instruction}));
+  const auto plan = fb::CreateExecutionPlan(
+      b, b.CreateString("forward"), 0, values, b.CreateVector(std::vector<int32_t>{}),
+      b.CreateVector(std::vector<int32_t>{0}),
+      b.CreateVector(std::vector<flatbuffers::Offset<fb::Chain>>{chain}));
+  const auto program = fb::CreateProgram(
+      b, 0, b.CreateVector(std::vector<flatbuffers::Offset<fb::ExecutionPlan>>{plan}));
+  b.Finish(program, fb::ProgramIdentifier());
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+}  // namespace torchlight::testing

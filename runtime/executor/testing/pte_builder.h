@@ -52,3 +52,16 @@ std::unique_ptr<fb::ProgramT> make_program(const std::string& name, std::vector<
                                            std::vector<int64_t> arena_sizes);
 
 }  // namespace torchlight::testing
+
+namespace torchlight::testing {
+
+/// A one-method program ("forward") of two values, [Int 7, X], output 0,
+/// and one instruction, where X has union type `value_type` but no value
+/// table and the instruction has union type `instruction_type` but no
+/// arguments table. NONE keeps that union whole instead (X a Null value,
+/// the instruction a MoveCall 0 -> 0). Built with the raw builder: the
+/// object API cannot express a union type without its value.
+std::vector<uint8_t> program_with_hollow_union(fb::KernelTypes value_type,
+                                               fb::InstructionArguments instruction_type);
+
+}  // namespace torchlight::testing

@@ -1,0 +1,371 @@
+// Hostile programs (issue 9, section 2): each test crafts a .pte that used to
+// crash or corrupt memory, and checks the runtime now answers with an error
+// naming the problem. Run under ASan/UBSan too: a regression shows up there
+// as a report even where the old behaviour happened not to crash.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "extension/data_loader/buffer_data_loader.h"
+#include "runtime/executor/program.h"
+#include "runtime/executor/testing/pte_builder.h"
+#include "runtime/executor/testing/test_kernels.h"
+
+namespace torchlight {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace torchlight::testing;  // NOLINT: test builders.
+
+// A program and what its Method borrows, with arenas sized exactly as
+// planned so ASan sees any write past them.
+struct Loaded {
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<BufferDataLoader> loader;
+  std::unique_ptr<Program> program;
+  std::unique_ptr<TestMemory> memory;
+  StaticKernelRegistry<16> kernels;
+
+  Status load_program(std::vector<uint8_t> data) {
+    bytes = std::move(data);
+    loader = std::make_unique<BufferDataLoader>(bytes.data(), bytes.size(), "hostile.pte");
+    auto p = Program::load(loader.get());
+    if (!p.ok()) return p.status();
+    program = std::make_unique<Program>(std::move(p.get()));
+    register_test_kernels(kernels);
+    return Error::kOk;
+  }
+
+  Result<Method> method() {
+    auto meta = program->method_meta("forward");
+    if (!meta.ok()) return meta.status();
+    std::vector<size_t> sizes;
+    for (size_t i = 0; i < meta->num_planned_buffers(); ++i) {
+      sizes.push_back(static_cast<size_t>(meta->planned_buffer_size(i).get()));
+    }
+    memory = std::make_unique<TestMemory>(sizes);
+    return program->load_method("forward", &memory->manager, kernels);
+  }
+};
+
+// A float tensor over its own vector, for inputs.
+struct FloatTensor {
+  explicit FloatTensor(std::vector<float> values)
+      : data(std::move(values)), size(static_cast<int32_t>(data.size())) {
+    impl = std::make_unique<TensorImpl>(ScalarType::kFloat, 1, &size, data.data(), &order, &stride);
+  }
+  EValue value() const { return EValue(Tensor(impl.get())); }
+  std::vector<float> data;
+  int32_t size;
+  uint8_t order = 0;
+  int64_t stride = 1;
+  std::unique_ptr<TensorImpl> impl;
+};
+
+// --- Unions with a type but no value -----------------------------------------
+
+TEST(HostileProgramTest, ValueUnionWithoutItsTableFailsProgramLoad) {
+  const fb::KernelTypes types[] = {
+      fb::KernelTypes::Int,        fb::KernelTypes::Bool,       fb::KernelTypes::Double,
+      fb::KernelTypes::Tensor,     fb::KernelTypes::String,     fb::KernelTypes::IntList,
+      fb::KernelTypes::DoubleList, fb::KernelTypes::BoolList,   fb::KernelTypes::TensorList,
+      fb::KernelTypes::OptionalTensorList};
+  for (const fb::KernelTypes type : types) {
+    const std::string name = fb::EnumNameKernelTypes(type);
+    Loaded l;
+    Status status = l.load_program(program_with_hollow_union(type, fb::InstructionArguments::NONE));
+    EXPECT_EQ(status.code(), Error::kInvalidProgram) << name;
+    EXPECT_THAT(status.message(), HasSubstr("method 'forward': value 1 has type " + name +
+                                            " but no value data"));
+    EXPECT_THAT(status.message(), HasSubstr("hostile.pte"));
+  }
+}
+
+TEST(HostileProgramTest, InstructionUnionWithoutItsTableFailsProgramLoad) {
+  const fb::InstructionArguments kinds[] = {
+      fb::InstructionArguments::KernelCall, fb::InstructionArguments::DelegateCall,
+      fb::InstructionArguments::MoveCall, fb::InstructionArguments::JumpFalseCall,
+      fb::InstructionArguments::FreeCall};
+  for (const fb::InstructionArguments kind : kinds) {
+    const std::string name = fb::EnumNameInstructionArguments(kind);
+    Loaded l;
+    Status status = l.load_program(program_with_hollow_union(fb::KernelTypes::NONE, kind));
+    EXPECT_EQ(status.code(), Error::kInvalidProgram) << name;
+    EXPECT_THAT(status.message(),
+                HasSubstr("chain 0 instruction 0 is a " + name + " with no arguments table"));
+  }
+}
+
+// The same builder with every union whole makes a program that runs, so the
+// two tests above fail only for the missing table.
+TEST(HostileProgramTest, HollowUnionBuilderControlRuns) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(program_with_hollow_union(fb::KernelTypes::NONE,
+                                                       fb::InstructionArguments::NONE))
+                  .ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(method->output(0).get()->to_int(), 7);
+  EXPECT_TRUE(method->value(1).is_none());
+}
+
+// A Null value needs no table: nothing is read from it.
+TEST(HostileProgramTest, NullValueWithoutItsTableLoads) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(program_with_hollow_union(fb::KernelTypes::Null,
+                                                       fb::InstructionArguments::NONE))
+                  .ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  EXPECT_TRUE(method->value(1).is_none());
+}
+
+// --- Tensors that outgrow their storage ----------------------------------
+
+// out = x + x with x and out each given `x_spec` / `out_spec`.
+std::unique_ptr<fb::ProgramT> double_program(fb::EValueT x_spec, fb::EValueT out_spec,
+                                             int64_t arena_bytes) {
+  std::vector<fb::EValueT> values;
+  values.push_back(std::move(x_spec));
+  values.push_back(std::move(out_spec));
+  values.push_back(int_value(1));
+  std::vector<std::unique_ptr<fb::OperatorT>> ops;
+  ops.push_back(op("aten::add", "out"));
+  std::vector<fb::InstructionT> instructions;
+  instructions.push_back(kernel_call(0, {0, 0, 2, 1, 1}));
+  return make_program("forward", std::move(values), {0}, {1}, std::move(ops),
+                      std::move(instructions), {arena_bytes});
+}
+
+constexpr auto kUnbound = fb::TensorShapeDynamism::DYNAMIC_UNBOUND;
+constexpr auto kBound = fb::TensorShapeDynamism::DYNAMIC_BOUND;
+
+// x is DYNAMIC_UNBOUND but planned for 2 floats at the arena's end: a larger
+// input used to grow it and be copied past the arena.
+TEST(HostileProgramTest, PlannedUnboundInputCannotGrowPastItsPlan) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*double_program(
+                                 tensor_value(fb::ScalarType::FLOAT, {2}, 1, 8, 0, kUnbound),
+                                 tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0, 0, kUnbound), 16)))
+                  .ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor big({1, 2, 3, 4});
+  Status status = method->set_input(0, big.value());
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("input 0"));
+  EXPECT_THAT(status.message(), HasSubstr("need 4 elements, more than the 2"));
+  // Within the plan it still resizes, and the output follows.
+  FloatTensor small({1.5f});
+  ASSERT_TRUE(method->set_input(0, small.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  const Tensor out = method->output(0).get()->to_tensor();
+  ASSERT_EQ(out.numel(), 1);
+  EXPECT_EQ(out.const_data_ptr<float>()[0], 3.0f);
+}
+
+// out is DYNAMIC_UNBOUND, planned for 2 floats; the caller's 4-float input
+// made the kernel resize it to 4 and write 16 bytes into its 8.
+TEST(HostileProgramTest, PlannedUnboundOutputCannotGrowPastItsPlan) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*double_program(
+                                 tensor_value(fb::ScalarType::FLOAT, {2}, 0, 0, 0, kUnbound),
+                                 tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0, 0, kUnbound), 8)))
+                  .ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor big({1, 2, 3, 4});
+  ASSERT_TRUE(method->set_input(0, big.value()).ok());  // Borrowed: any size.
+  Status status = method->execute();
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("aten::add.out"));
+  EXPECT_THAT(status.message(), HasSubstr("need 4 elements, more than the 2"));
+}
+
+// out is DYNAMIC_BOUND [4] and bound by the caller. Binding a 1-float buffer
+// while out is [1] used to keep the capacity at 4, so a later [4] input
+// made the kernel write 16 bytes into the caller's 4.
+TEST(HostileProgramTest, CallerBufferIsTheCapacityOfABoundOutput) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*double_program(
+                                 tensor_value(fb::ScalarType::FLOAT, {4}, 1, 0, 0, kBound),
+                                 tensor_value(fb::ScalarType::FLOAT, {4}, 0, 0, 0, kBound), 16)))
+                  .ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  std::vector<float> roomy(4);
+  ASSERT_TRUE(method->set_output_data_ptr(0, roomy.data(), roomy.size() * sizeof(float)).ok());
+  FloatTensor one({1.5f});
+  ASSERT_TRUE(method->set_input(0, one.value()).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(roomy[0], 3.0f);
+
+  auto tight = std::make_unique<float[]>(1);  // Its own heap block, for ASan.
+  ASSERT_TRUE(method->set_output_data_ptr(0, tight.get(), sizeof(float)).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(tight[0], 3.0f);
+  FloatTensor four({1, 2, 3, 4});
+  ASSERT_TRUE(method->set_input(0, four.value()).ok());
+  Status status = method->execute();
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("need 4 elements, more than the 1 its storage holds"));
+  // A buffer for all four works again.
+  ASSERT_TRUE(method->set_output_data_ptr(0, roomy.data(), roomy.size() * sizeof(float)).ok());
+  ASSERT_TRUE(method->execute().ok());
+  EXPECT_EQ(roomy, std::vector<float>({2, 4, 6, 8}));
+}
+
+// A caller's buffer smaller than the output's current sizes is refused.
+TEST(HostileProgramTest, OutputBufferSmallerThanTheCurrentSizesIsRefused) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*double_program(
+                                 tensor_value(fb::ScalarType::FLOAT, {4}, 1, 0, 0, kBound),
+                                 tensor_value(fb::ScalarType::FLOAT, {4}, 0, 0, 0, kBound), 16)))
+                  .ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  float three[3];
+  Status status = method->set_output_data_ptr(0, three, sizeof(three));
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("needs 16 bytes, the buffer given has 12"));
+}
+
+// An unplanned DYNAMIC_BOUND input may not exceed the program's bound, and
+// a refused input leaves the method unable to run until set again.
+TEST(HostileProgramTest, UnplannedBoundInputKeepsTheProgramsBound) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*double_program(
+                                 tensor_value(fb::ScalarType::FLOAT, {2}, 0, 0, 0, kBound),
+                                 tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0, 0, kBound), 8)))
+                  .ok());
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  FloatTensor two({1, 2});
+  ASSERT_TRUE(method->set_input(0, two.value()).ok());
+  FloatTensor three({1, 2, 3});
+  Status status = method->set_input(0, three.value());
+  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("3 elements), more than the 2 the program allows"));
+  EXPECT_EQ(method->execute().code(), Error::kInvalidState);
+}
+
+// --- Kernels writing constants ----------------------------------------------
+
+// add_eh.pte: value 0 a constant [2], 1 the input x, 2 the planned output,
+// 3 alpha; its one instruction is add.out(x, constant, alpha, out, out).
+std::unique_ptr<fb::ProgramT> add_eh() { return unpack(read_fixture("add_eh.pte")); }
+std::vector<uint8_t> pack_add_eh(fb::ProgramT& object) { return pack(object, {{0, 0, 128, 63}}); }
+fb::KernelCallT* first_call(fb::ProgramT& object) {
+  return object.execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall();
+}
+
+TEST(HostileProgramTest, OutArgumentMayNotBeAConstantEvenIfTheReturnSlotIsNot) {
+  auto object = add_eh();
+  first_call(*object)->args = {1, 1, 3, 0, 2};  // out = the constant; return slot = value 2.
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(),
+              HasSubstr("argument 3 of 'aten::add.out' is constant tensor value 0, but the "
+                        "kernel writes that argument"));
+  EXPECT_THAT(method.status().message(), HasSubstr("instruction 0"));
+}
+
+TEST(HostileProgramTest, KernelCallTooShortForItsWrittenArguments) {
+  auto object = add_eh();
+  first_call(*object)->args = {2};
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_THAT(method.status().message(),
+              HasSubstr("'aten::add.out' is called with 1 arguments, but its kernel writes its "
+                        "last 2"));
+}
+
+TEST(HostileProgramTest, MoveIntoAConstantIsRefused) {
+  auto object = add_eh();
+  auto& instructions = object->execution_plan[0]->chains[0]->instructions;
+  instructions.push_back(std::make_unique<fb::InstructionT>(move_call(2, 0)));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(), HasSubstr("move destination value 0 is a constant tensor"));
+}
+
+TEST(HostileProgramTest, MovingAConstantWhereAKernelWritesIsRefused) {
+  // move constant -> out before add.out writes out: the kernel would write
+  // the constant's memory.
+  auto object = add_eh();
+  auto& instructions = object->execution_plan[0]->chains[0]->instructions;
+  instructions.insert(instructions.begin(), std::make_unique<fb::InstructionT>(move_call(0, 2)));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_THAT(method.status().message(),
+              HasSubstr("instruction 0 moves constant tensor value 0 into value 2, which a kernel "
+                        "writes"));
+
+  // Through an intermediate value: constant -> x, then x -> out.
+  auto chained = add_eh();
+  auto& list = chained->execution_plan[0]->chains[0]->instructions;
+  list.insert(list.begin(), std::make_unique<fb::InstructionT>(move_call(1, 2)));
+  list.insert(list.begin(), std::make_unique<fb::InstructionT>(move_call(0, 1)));
+  Loaded l2;
+  ASSERT_TRUE(l2.load_program(pack_add_eh(*chained)).ok());
+  auto method2 = l2.method();
+  ASSERT_FALSE(method2.ok());
+  EXPECT_THAT(method2.status().message(),
+              HasSubstr("moves constant tensor value 0 into value 1, which is moved on"));
+}
+
+// A kernel that updates its first argument in place (Tensor(a!) self) and
+// has no out argument: the registry entry says so.
+void scale_in_place(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_CHECK(ctx, args.size() == 2 && args[0]->is_tensor(), Error::kInvalidArgument,
+                  "expected (self, factor)");
+  const Tensor self = args[0]->to_tensor();
+  for (int64_t i = 0; i < self.numel(); ++i) {
+    self.mutable_data_ptr<float>()[i] *= static_cast<float>(args[1]->to_int());
+  }
+}
+
+WrittenArgs in_place_first() {
+  WrittenArgs w;
+  w.trailing = 0;
+  w.num_mutated = 1;
+  w.mutated[0] = 0;
+  return w;
+}
+
+TEST(HostileProgramTest, InPlaceArgumentFromTheRegistryMayNotBeAConstant) {
+  for (const bool on_constant : {true, false}) {
+    auto object = add_eh();
+    object->execution_plan[0]->operators.push_back(op("test::scale_", ""));
+    object->execution_plan[0]->chains[0]->instructions.push_back(
+        std::make_unique<fb::InstructionT>(kernel_call(1, {on_constant ? 0 : 2, 3})));
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+    ASSERT_TRUE(l.kernels
+                    .register_kernel({"test::scale_", scale_in_place, KernelPriority::kPortable,
+                                      KernelKey{}, in_place_first()})
+                    .ok());
+    auto method = l.method();
+    if (!on_constant) {
+      EXPECT_TRUE(method.ok()) << method.status().message();
+      continue;
+    }
+    ASSERT_FALSE(method.ok());
+    EXPECT_THAT(method.status().message(),
+                HasSubstr("argument 0 of 'test::scale_' is constant tensor value 0"));
+    EXPECT_THAT(method.status().message(), HasSubstr("instruction 1"));
+  }
+}
+
+}  // namespace
+}  // namespace torchlight
