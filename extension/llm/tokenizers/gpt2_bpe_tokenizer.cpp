@@ -1,5 +1,7 @@
 #include "extension/llm/tokenizers/gpt2_bpe_tokenizer.h"
 
+#include <algorithm>
+
 #include <climits>
 #include <cstdio>
 #include <unordered_set>
@@ -84,6 +86,10 @@ Result<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::load_from_contents(
   TL_CHECK_OR_RETURN(!entries.empty(), Error::kInvalidExternalData, "'%s' has no tokens",
                      vocab_name);
 
+  // In id order, which the token table needs to bound its size (JSON
+  // objects have no order).
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const VocabJsonEntry& a, const VocabJsonEntry& b) { return a.id < b.id; });
   const std::unordered_set<std::string> special(options.special_tokens.begin(),
                                                 options.special_tokens.end());
   std::string bytes;
@@ -110,8 +116,11 @@ Result<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::load_from_contents(
                              "'%s': tokens %d and %d have the same bytes \"%s\"", vocab_name,
                              t->tokens_.find(bytes), e.id, printable(bytes).c_str());
       case TokenTable::AddResult::kIdOutOfRange:
-        return Status::error(Error::kInvalidExternalData, "'%s': token \"%s\" has id %d, above %d",
-                             vocab_name, printable(e.key).c_str(), e.id, TokenTable::kMaxId);
+        return Status::error(Error::kInvalidExternalData,
+                             "'%s': token \"%s\" has id %d, but with %zu tokens below it ids "
+                             "stop at %d (a vocabulary this sparse is not a real one)",
+                             vocab_name, printable(e.key).c_str(), e.id, t->tokens_.size(),
+                             t->tokens_.accepted_id_limit() - 1);
     }
   }
   for (int b = 0; b < 256; ++b) {

@@ -157,6 +157,10 @@ TEST(Gpt2Bpe, LoadErrors) {
   expect_load_error("{\"a\": 0}", merges, Error::kInvalidExternalData, "single byte 0x00");
   expect_load_error("{\"\xE2\x82\xAC\": 0}", merges, Error::kInvalidExternalData,
                     "U+20AC, which is not in GPT-2's byte alphabet");
+  // One token with a huge id (JSON order puts it first): refused, not a
+  // 1 GiB id table.
+  expect_load_error("{\"zz\": 67108863, " + vocab.substr(1), merges,
+                    Error::kInvalidExternalData, "\"zz\" has id 67108863, but with");
   expect_load_error(vocab, merges + "a\n", Error::kInvalidExternalData, "line 8 is \"a\"");
   expect_load_error(vocab, merges + "a  b\n", Error::kInvalidExternalData, "one space");
   expect_load_error(vocab, merges + "a d\n", Error::kInvalidExternalData,

@@ -143,6 +143,11 @@ Result<std::unique_ptr<TiktokenTokenizer>> TiktokenTokenizer::load_from_contents
                        name, line_no, static_cast<long long>(rank),
                        static_cast<long long>(prev_rank), cut);
     prev_rank = rank;
+    TL_CHECK_OR_RETURN(rank < t->ranks_.accepted_id_limit(), Error::kInvalidExternalData,
+                       "'%s' line %zu: rank %lld skips too far ahead: after %zu ranks, ranks "
+                       "stop at %d (a rank file this sparse is not a real one)",
+                       name, line_no, static_cast<long long>(rank), t->ranks_.size(),
+                       t->ranks_.accepted_id_limit() - 1);
     const TokenTable::AddResult added = t->ranks_.add(static_cast<int32_t>(rank), bytes);
     TL_CHECK_OR_RETURN(added == TokenTable::AddResult::kAdded, Error::kInvalidExternalData,
                        "'%s' line %zu: token \"%s\" (rank %lld) repeats the token of rank %d",

@@ -135,6 +135,11 @@ TEST(Tiktoken, LoadErrors) {
   expect_error(good + "Y=Jj 400\n", Error::kInvalidExternalData, "not valid base64", any);
   expect_error(good + "eHl6 4x\n", Error::kInvalidExternalData, "not a non-negative integer", any);
   expect_error(good + "eHl6 999999999999\n", Error::kInvalidExternalData, "rank is above", any);
+  // A rank a few bytes long but 2^26 away: refused, not a 1 GiB table.
+  expect_error(good + "eHl6 67108863\n", Error::kInvalidExternalData,
+               "line 263: rank 67108863 skips too far ahead: after 262 ranks, ranks stop at "
+               "66059",
+               any);
   expect_error(good + "eHl6 100\n", Error::kInvalidExternalData,
                "rank 100 is not above the previous rank 261", any);
   expect_error(good + "YWI= 400\n", Error::kInvalidExternalData,

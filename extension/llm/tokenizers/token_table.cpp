@@ -31,7 +31,7 @@ void TokenTable::insert_index(int32_t id, uint64_t h) {
 }
 
 TokenTable::AddResult TokenTable::add(int32_t id, std::string_view token) {
-  if (id < 0 || id > kMaxId) return AddResult::kIdOutOfRange;
+  if (id < 0 || id >= accepted_id_limit()) return AddResult::kIdOutOfRange;
   if (contains(id)) return AddResult::kDuplicateId;
   if (static_cast<size_t>(id) >= entries_.size()) entries_.resize(static_cast<size_t>(id) + 1);
   const int32_t earlier = find(token);

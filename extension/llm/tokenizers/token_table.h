@@ -17,12 +17,16 @@ class TokenTable {
  public:
   /// Largest id a table accepts, so ids stay far from int32 overflow.
   static constexpr int32_t kMaxId = (1 << 26) - 1;
+  /// How far ids may run ahead of the tokens added: the id -> bytes table is
+  /// dense, so it stays proportional to the tokens a file really holds
+  /// instead of letting a few bytes naming id 2^26 cost a gigabyte.
+  static constexpr int32_t kMaxIdGap = 1 << 16;
 
   enum class AddResult {
     kAdded,
     kDuplicateId,     // `id` already has bytes; nothing changed
     kDuplicateBytes,  // the bytes already belong to another id; see add()
-    kIdOutOfRange,    // id < 0 or id > kMaxId; nothing changed
+    kIdOutOfRange,    // id < 0 or id >= accepted_id_limit(); nothing changed
   };
 
   /// Gives token `id` the bytes `bytes` (copied). When another id already has
@@ -48,6 +52,14 @@ class TokenTable {
 
   /// One past the largest id added (0 when empty).
   int32_t id_limit() const { return static_cast<int32_t>(entries_.size()); }
+
+  /// One past the largest id add() accepts now: kMaxIdGap past twice the
+  /// tokens added so far, and never above kMaxId. Loaders add ids in
+  /// increasing order (or sort them first), so dense vocabularies always fit.
+  int32_t accepted_id_limit() const {
+    const int64_t limit = 2 * static_cast<int64_t>(count_) + kMaxIdGap;
+    return limit > kMaxId ? kMaxId + 1 : static_cast<int32_t>(limit);
+  }
 
   /// Number of ids added.
   size_t size() const { return count_; }

@@ -39,6 +39,20 @@ TEST(TokenTable, RejectsDuplicatesAndRange) {
   EXPECT_EQ(t.bytes(7), "a");
 }
 
+// The id table is dense: an id far beyond the tokens added (a few bytes of
+// a hostile file) would cost gigabytes, so it is out of range.
+TEST(TokenTable, IdsMayNotRunFarAheadOfTheTokens) {
+  TokenTable t;
+  EXPECT_EQ(t.accepted_id_limit(), TokenTable::kMaxIdGap);
+  EXPECT_EQ(t.add(TokenTable::kMaxId, "far"), TokenTable::AddResult::kIdOutOfRange);
+  EXPECT_EQ(t.add(TokenTable::kMaxIdGap, "far"), TokenTable::AddResult::kIdOutOfRange);
+  EXPECT_EQ(t.id_limit(), 0) << "nothing allocated";
+  EXPECT_EQ(t.add(TokenTable::kMaxIdGap - 1, "last"), TokenTable::AddResult::kAdded);
+  // Each token added lets ids run two further.
+  EXPECT_EQ(t.accepted_id_limit(), TokenTable::kMaxIdGap + 2);
+  EXPECT_EQ(t.add(TokenTable::kMaxIdGap + 1, "next"), TokenTable::AddResult::kAdded);
+}
+
 TEST(TokenTable, ManyTokensSurviveRehashing) {
   TokenTable t;
   for (int i = 0; i < 20000; ++i) {
