@@ -14,6 +14,7 @@
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/linear_offsets.h"
 #include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/overlap.h"
 #include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::portable {
@@ -52,6 +53,10 @@ void embedding_out(KernelContext& ctx, Span<EValue*> args) {
   for (const NamedTensor* t : {&weight, &indices, &out}) {
     TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(*t));
   }
+  // Indices are read again while rows are written: an out planned over them
+  // would turn copied weights into unchecked row numbers.
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_no_overlap(out, indices));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_no_overlap(out, weight));
 
   const int64_t rows = weight.tensor.size(0);
   const int64_t count = indices.tensor.numel();

@@ -129,5 +129,37 @@ TEST(OpUpsampleTest, Errors) {
   EXPECT_THAT(s.message(), HasSubstr("argument 'input' has dtype int32"));
 }
 
+// A program can plan out over indices. The kernel reads each index again
+// while it writes rows, so out's first row (weights whose bytes make a huge
+// int64) would have become index 1 and been read from far outside weight.
+TEST(OpEmbeddingTest, OutOverlappingIndicesOrWeightIsRefused) {
+  std::vector<int64_t> shared(8, 0);
+  shared[1] = 1;
+  TestTensor weight(kF32, {2, 4}, {1e30, 1e30, 1e30, 1e30, 0, 0, 0, 0});
+  TestTensor indices(ScalarType::kLong, {2});
+  indices.impl().set_data(shared.data());
+  TestTensor out(kF32, {2, 4});
+  out.impl().set_data(shared.data() + 1);  // Starts inside indices: a partial overlap.
+  Status s = embedding(weight, indices, out);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("aten::embedding.out: argument 'out' overlaps the memory of "
+                                     "argument 'indices'"));
+  EXPECT_EQ(shared[1], 1) << "nothing written";
+
+  TestTensor over_weight(kF32, {2, 4});
+  over_weight.impl().set_data(weight.impl().mutable_data());
+  TestTensor separate(ScalarType::kLong, {2}, {1, 0});
+  s = embedding(weight, separate, over_weight);
+  EXPECT_THAT(s.message(), HasSubstr("argument 'out' overlaps the memory of argument 'weight'"));
+
+  // Adjacent but disjoint storage is fine.
+  TestTensor next_to(kF32, {2, 4});
+  next_to.impl().set_data(shared.data() + 2);
+  ASSERT_TRUE(embedding(weight, indices, next_to).ok());
+  const auto* rows = reinterpret_cast<const float*>(shared.data() + 2);
+  EXPECT_THAT(std::vector<float>(rows, rows + 8),
+              ElementsAre(1e30f, 1e30f, 1e30f, 1e30f, 0, 0, 0, 0));
+}
+
 }  // namespace
 }  // namespace torchlight::portable

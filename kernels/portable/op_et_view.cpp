@@ -52,8 +52,9 @@ void et_view_default(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_CHECK(ctx, shape.dim == out.tensor.dim(), Error::kInvalidArgument,
                   "argument 'size' has %zu entries, but 'out' is %zu-D", shape.dim,
                   out.tensor.dim());
+  // out's storage is self's: bound first, so the resize is checked against it.
+  out.tensor.impl()->bind_storage(self.tensor.mutable_data_ptr(), self.tensor.numel());
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
-  out.tensor.impl()->set_data(self.tensor.mutable_data_ptr());
 }
 
 void et_copy_index_tensor(KernelContext& ctx, Span<EValue*> args) {

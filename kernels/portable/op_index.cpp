@@ -37,6 +37,7 @@ void index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
   if (out.tensor.numel() == 0) return;
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, index.check_no_overlap_with(out));
   const int64_t size = static_cast<int64_t>(self.tensor.element_size());
   const char* from = self.tensor.const_data_ptr<char>();
   char* to = out.tensor.mutable_data_ptr<char>();

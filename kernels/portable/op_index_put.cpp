@@ -55,6 +55,7 @@ void index_put_out(KernelContext& ctx, Span<EValue*> args) {
   }
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(values));
   TL_KERNEL_RETURN_IF_ERROR(ctx, copy_reshape_to_out(self, StridedView(self.tensor), out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, index.check_no_overlap_with(out));
 
   // values' strides over the result shape, 0 where it broadcasts.
   const Span<const SizesType> shape = index.shape();

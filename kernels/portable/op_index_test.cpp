@@ -177,5 +177,66 @@ TEST(OpIndexTest, UndefinedTensorInNonOptionalList) {
   EXPECT_THAT(s.message(), HasSubstr("'tensors'"));
 }
 
+// A bool mask is counted once and then walked again while out is written;
+// an out planned over the mask could clear its bits and send the walk past
+// the mask's end. Both index and index_put refuse such an out.
+TEST(OpIndexHostileTest, OutOverlappingTheIndicesIsRefused) {
+  std::vector<float> shared(8, 0.0f);
+  TestTensor self(kF32, {4}, {1, 2, 3, 4});
+  TestTensor mask(ScalarType::kBool, {4});
+  std::memset(shared.data(), 1, 2);  // mask = {1, 1, 0, 0}
+  mask.impl().set_data(shared.data());
+  TestTensor out(kF32, {2});
+  out.impl().set_data(shared.data());
+  TensorList indices({&mask});
+  KernelArgs args{self.evalue(), indices.evalue(), out.evalue(), EValue()};
+  Status s = run_kernel(&index_tensor_out, "aten::index.Tensor_out", args);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("argument 'out' overlaps the memory of argument 'indices'"));
+
+  TestTensor values(kF32, {2}, {9, 9});
+  TestTensor put_out(kF32, {4});
+  put_out.impl().set_data(shared.data());
+  KernelArgs put{self.evalue(), indices.evalue(), values.evalue(), EValue(false),
+                 put_out.evalue(), EValue()};
+  s = run_kernel(&index_put_out, "aten::index_put.out", put);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("argument 'out' overlaps the memory of argument 'indices'"));
+
+  // Separate storage: the mask selects the first two elements. (index_put
+  // copied self into its out, over the mask, before refusing: reset it.)
+  std::memset(shared.data(), 0, 4);
+  std::memset(shared.data(), 1, 2);
+  TestTensor apart(kF32, {2});
+  apart.impl().set_data(shared.data() + 4);
+  KernelArgs ok{self.evalue(), indices.evalue(), apart.evalue(), EValue()};
+  ASSERT_TRUE(run_kernel(&index_tensor_out, "aten::index.Tensor_out", ok).ok());
+  EXPECT_THAT(std::vector<float>(shared.begin() + 4, shared.begin() + 6), ElementsAre(1, 2));
+}
+
+// nonzero counts, resizes out, then walks self again: an out over self
+// would turn written coordinates into new nonzero elements and more rows
+// than counted.
+TEST(OpIndexHostileTest, NonzeroOutOverlappingSelfIsRefused) {
+  std::vector<int64_t> shared(8, 0);
+  shared[0] = 5;
+  TestTensor self(kI64, {4});
+  self.impl().set_data(shared.data());
+  TestTensor out(kI64, {4, 1}, {}, kernel_test::dynamic_bound());
+  out.impl().set_data(shared.data() + 2);  // Overlaps self's last two elements.
+  KernelArgs args{self.evalue(), out.evalue(), EValue()};
+  Status s = run_kernel(&nonzero_out, "aten::nonzero.out", args);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("argument 'out' overlaps the memory of argument 'self'"));
+
+  TestTensor apart(kI64, {4, 1}, {}, kernel_test::dynamic_bound());
+  apart.impl().set_data(shared.data() + 4);
+  KernelArgs ok{self.evalue(), apart.evalue(), EValue()};
+  shared[4] = 7;
+  ASSERT_TRUE(run_kernel(&nonzero_out, "aten::nonzero.out", ok).ok());
+  EXPECT_THAT(apart.sizes(), ElementsAre(1, 1));
+  EXPECT_EQ(shared[4], 0) << "the one nonzero element is at index 0";
+}
+
 }  // namespace
 }  // namespace torchlight::portable

@@ -9,6 +9,7 @@
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/overlap.h"
 #include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::portable {
@@ -49,11 +50,14 @@ void nonzero_out(KernelContext& ctx, Span<EValue*> args) {
     TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, sizes));
     if (out.tensor.numel() == 0) return;
     TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+    // self is read again while rows are written: an out planned over it
+    // could add nonzero elements and make more rows than were counted.
+    TL_KERNEL_RETURN_IF_ERROR(ctx, check_no_overlap(out, self));
     char* dst = out.tensor.mutable_data_ptr<char>();
     const int64_t row_stride = out.tensor.strides()[0];
     const int64_t col_stride = out.tensor.strides()[1];
     int64_t row = 0;
-    for (CoordWalk w(self.tensor.sizes()); !w.done(); w.next()) {
+    for (CoordWalk w(self.tensor.sizes()); !w.done() && row < count; w.next()) {
       if (!is_nonzero(w)) continue;
       for (size_t d = 0; d < self.tensor.dim(); ++d) {
         internal::write_element<int64_t>(w[d], dst + (row * row_stride + d * col_stride) * 8);

@@ -46,6 +46,37 @@ TEST(PortableKernelsTest, TableListsEveryOperatorOfTheDefFile) {
   EXPECT_EQ(names, expected);
 }
 
+// What each kernel writes, as method load checks it against constants: out
+// variants their out and return slot, multi-output ops every out,
+// Tensor(a!) inputs by position, prim ops only their return slot.
+TEST(PortableKernelsTest, WrittenArgumentsFollowTheSchemas) {
+  auto written = [](const std::string& name) {
+    for (const Kernel& k : portable_kernels()) {
+      if (name == k.name) return k.written;
+    }
+    ADD_FAILURE() << "no kernel " << name;
+    return WrittenArgs{};
+  };
+  auto mutated = [](const WrittenArgs& w) {
+    std::vector<int> positions;
+    for (size_t i = 0; i < w.num_mutated; ++i) positions.push_back(w.mutated[i]);
+    return positions;
+  };
+  EXPECT_EQ(written("aten::add.out").trailing, 2);
+  EXPECT_EQ(written("aten::div.out_mode").trailing, 2);
+  EXPECT_EQ(written("aten::embedding.out").trailing, 2);
+  EXPECT_EQ(written("aten::max.dim_max").trailing, 3);
+  EXPECT_EQ(written("aten::topk.values").trailing, 3);
+  EXPECT_EQ(written("aten::native_layer_norm.out").trailing, 4);
+  EXPECT_EQ(written("aten::split_copy.Tensor_out").trailing, 1);
+  EXPECT_EQ(written("aten::sym_size.int").trailing, 1);
+  EXPECT_EQ(written("executorch_prim::add.Scalar").trailing, 1);
+  EXPECT_EQ(written("executorch_prim::et_view.default").trailing, 1);
+  EXPECT_THAT(mutated(written("aten::add.out")), ElementsAre());
+  EXPECT_THAT(mutated(written("executorch_prim::et_copy_index.tensor")), ElementsAre(0));
+  EXPECT_THAT(mutated(written("aten::_native_batch_norm_legit.out")), ElementsAre(3, 4));
+}
+
 // Room for every portable kernel, with spare.
 constexpr size_t kRoom = 1024;
 

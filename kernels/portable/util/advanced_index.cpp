@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kernels/portable/util/overlap.h"
 #include "runtime/core/result.h"
 #include "runtime/platform/assert.h"
 
@@ -153,20 +154,26 @@ Status AdvancedIndex::init(const Tensor& self, Span<const Tensor> indices,
   return Error::kOk;
 }
 
-void AdvancedIndex::seek_mask(Entry& entry, int64_t rank, int64_t* coord) {
+bool AdvancedIndex::seek_mask(Entry& entry, int64_t rank, int64_t* coord) {
   if (rank < entry.cursor_rank) {
     entry.cursor_rank = -1;
     entry.cursor_pos = -1;
   }
   const int64_t numel = entry.tensor.numel();
   while (entry.cursor_rank < rank) {
-    ++entry.cursor_pos;
-    TL_DEBUG_ASSERT(entry.cursor_pos < numel);
+    if (++entry.cursor_pos >= numel) return false;
     unravel(entry.tensor, entry.cursor_pos, coord);
     if (mask_at(entry.tensor, coord)) ++entry.cursor_rank;
   }
-  (void)numel;
   unravel(entry.tensor, entry.cursor_pos, coord);
+  return true;
+}
+
+Status AdvancedIndex::check_no_overlap_with(const NamedTensor& out) const {
+  for (size_t e = 0; e < num_entries_; ++e) {
+    TL_RETURN_IF_ERROR(check_no_overlap(out, NamedTensor{entries_[e].tensor, name_}));
+  }
+  return Error::kOk;
 }
 
 Status AdvancedIndex::target_offset(const int64_t* coord, Span<const StridesType> target_strides,
@@ -183,7 +190,8 @@ Status AdvancedIndex::target_offset(const int64_t* coord, Span<const StridesType
       // Its [count] shape is aligned with B's last dimension.
       const int64_t rank = entry.mask_count == 1 ? 0 : b[broadcast_.dim - 1];
       int64_t mask_coord[kMaxTensorDim];
-      seek_mask(entry, rank, mask_coord);
+      TL_CHECK_OR_RETURN(seek_mask(entry, rank, mask_coord), Error::kInvalidArgument,
+                         "a mask in argument '%s' lost true elements while indexing", name_);
       for (size_t k = 0; k < entry.num_dims; ++k) {
         at += mask_coord[k] * target_strides[entry.first_dim + k];
       }

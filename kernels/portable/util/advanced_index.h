@@ -48,6 +48,10 @@ class AdvancedIndex {
   /// The shape of self[indices].
   Span<const SizesType> shape() const { return shape_.span(); }
 
+  /// Errors: kInvalidArgument when `out` overlaps an index or mask tensor,
+  /// which for_each reads again while the caller writes `out`.
+  Status check_no_overlap_with(const NamedTensor& out) const;
+
   /// Calls fn(target_offset, other_offset) for every element of the result
   /// in row-major order: `target` has self's shape (self itself, or
   /// index_put's out) and target_offset is the element the result element
@@ -76,8 +80,9 @@ class AdvancedIndex {
   Status target_offset(const int64_t* coord, Span<const StridesType> target_strides,
                        int64_t* offset);
   // Moves a mask's cursor to its `rank`-th true element; writes the
-  // element's coordinates within the mask to `coord`.
-  void seek_mask(Entry& entry, int64_t rank, int64_t* coord);
+  // element's coordinates within the mask to `coord`. False when the mask
+  // has fewer true elements than counted by init (it changed since).
+  bool seek_mask(Entry& entry, int64_t rank, int64_t* coord);
 
   const char* name_ = "indices";
   Tensor self_;
