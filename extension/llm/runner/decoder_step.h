@@ -18,6 +18,11 @@
 
 namespace torchlight {
 
+/// Longest context (and largest vocabulary) the runner accepts: it keeps
+/// buffers of that many tokens, so a program claiming INT32_MAX would make
+/// it allocate gigabytes from a few bytes of metadata.
+constexpr int64_t kMaxLlmContext = int64_t{1} << 22;
+
 class DecoderStep {
  public:
   virtual ~DecoderStep() = default;

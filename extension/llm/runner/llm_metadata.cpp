@@ -45,10 +45,12 @@ Result<LlmMetadata> read_llm_metadata(Module* module) {
   };
   LlmMetadata metadata;
   if (has(LlmMetadata::kMaxSeqLen)) {
-    TL_ASSIGN_OR_RETURN(metadata.max_seq_len, one_int(module, LlmMetadata::kMaxSeqLen, 1, kMaxId));
+    TL_ASSIGN_OR_RETURN(metadata.max_seq_len,
+                        one_int(module, LlmMetadata::kMaxSeqLen, 1, kMaxLlmContext));
   }
   if (has(LlmMetadata::kVocabSize)) {
-    TL_ASSIGN_OR_RETURN(metadata.vocab_size, one_int(module, LlmMetadata::kVocabSize, 1, kMaxId));
+    TL_ASSIGN_OR_RETURN(metadata.vocab_size,
+                        one_int(module, LlmMetadata::kVocabSize, 1, kMaxLlmContext));
   }
   if (has(LlmMetadata::kBosId)) {
     TL_ASSIGN_OR_RETURN(metadata.bos_id, one_int(module, LlmMetadata::kBosId, -1, kMaxId));

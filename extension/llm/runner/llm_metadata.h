@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "extension/llm/runner/decoder_step.h"
 #include "extension/module/module.h"
 #include "runtime/core/result.h"
 
@@ -41,7 +42,8 @@ struct LlmMetadata {
 /// Errors: those of loading the program (kNotFound for a missing file, ...);
 /// kInvalidProgram naming the method when one takes inputs, returns other
 /// than it should (count or type), or returns a value out of range
-/// (max_seq_len / vocab_size < 1, an id < -1 or above 2^31).
+/// (max_seq_len / vocab_size < 1 or above kMaxLlmContext, an id < -1 or
+/// above 2^31).
 Result<LlmMetadata> read_llm_metadata(Module* module);
 
 }  // namespace torchlight

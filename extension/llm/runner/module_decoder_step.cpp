@@ -111,10 +111,17 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
     max_seq_len = max_tokens;
   }
   if (unbounded || max_tokens > max_seq_len) max_tokens = max_seq_len;
+  // The token buffers below, and the generator's, hold max_tokens and
+  // max_seq_len entries.
+  TL_CHECK_OR_RETURN(max_seq_len <= kMaxLlmContext, Error::kNotSupported,
+                     "forward's context is %" PRId64 " tokens; this runner supports at most "
+                     "%" PRId64,
+                     max_seq_len, kMaxLlmContext);
 
   const int64_t vocab = logits.sizes[2];
-  TL_CHECK_OR_RETURN(vocab >= 1, Error::kInvalidProgram,
-                     "forward's logits have a vocabulary of %" PRId64, vocab);
+  TL_CHECK_OR_RETURN(vocab >= 1 && vocab <= kMaxLlmContext, Error::kInvalidProgram,
+                     "forward's logits have a vocabulary of %" PRId64 "; expected 1 to %" PRId64,
+                     vocab, kMaxLlmContext);
   TL_CHECK_OR_RETURN(!metadata.vocab_size.has_value() || *metadata.vocab_size == vocab,
                      Error::kInvalidProgram,
                      "%s() says the vocabulary has %" PRId64 " tokens, but forward's logits "

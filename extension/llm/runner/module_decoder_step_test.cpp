@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <fstream>
 #include <string>
+#include <vector>
+
+#include "runtime/executor/testing/pte_builder.h"
 
 namespace torchlight {
 namespace {
@@ -50,6 +55,27 @@ TEST(ModuleDecoderStepTest, WrongInputCountIsInvalidProgram) {
   EXPECT_EQ(step.error(), Error::kInvalidProgram);
   EXPECT_NE(std::string(step.status().message()).find("takes 1 inputs"), std::string::npos)
       << step.status().message();
+}
+
+// A crafted program whose get_max_seq_len() says INT32_MAX: the runner
+// would size its token buffers from it, so the metadata is refused.
+TEST(ModuleDecoderStepTest, HugeMaxSeqLenIsRefused) {
+  std::vector<fb::EValueT> values;
+  values.push_back(testing::int_value(INT32_MAX));
+  auto program = testing::make_program(LlmMetadata::kMaxSeqLen, std::move(values), {}, {0}, {}, {},
+                                       {});
+  const std::vector<uint8_t> bytes = testing::pack(*program);
+  const std::string path = ::testing::TempDir() + "/huge_max_seq_len.pte";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  Module module(path);
+  auto metadata = read_llm_metadata(&module);
+  ASSERT_FALSE(metadata.ok());
+  EXPECT_EQ(metadata.error(), Error::kInvalidProgram);
+  EXPECT_NE(std::string(metadata.status().message())
+                .find("'get_max_seq_len' returns 2147483647, outside [1, 4194304]"),
+            std::string::npos)
+      << metadata.status().message();
 }
 
 }  // namespace

@@ -65,6 +65,12 @@ Result<std::unique_ptr<TextGenerator>> TextGenerator::create(DecoderStep* decode
                      "TextGenerator: the model reports a context of %" PRId64 ", %" PRId64
                      " tokens per step and a vocabulary of %d; each must be at least 1",
                      decoder->max_seq_len(), decoder->max_tokens_per_step(), vocab);
+  // The generator reserves buffers of the context's length up front.
+  TL_CHECK_OR_RETURN(decoder->max_seq_len() <= kMaxLlmContext && vocab <= kMaxLlmContext,
+                     Error::kNotSupported,
+                     "TextGenerator: the model reports a context of %" PRId64 " tokens and a "
+                     "vocabulary of %d; this runner supports at most %" PRId64 " of each",
+                     decoder->max_seq_len(), vocab, kMaxLlmContext);
   // A tokenizer smaller than the logits is fine (vocabularies are often
   // padded); a larger one could feed the model ids it has no embedding for.
   TL_CHECK_OR_RETURN(tokenizer->vocab_size() <= vocab, Error::kInvalidArgument,

@@ -1,8 +1,10 @@
 #include "extension/llm/runner/text_generator.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <climits>
 #include <functional>
 #include <string>
 #include <thread>
@@ -116,6 +118,22 @@ struct Transcript {
     };
   }
 };
+
+// A model claiming a context of INT32_MAX tokens (a few bytes of metadata)
+// used to make the generator reserve gigabytes and abort on bad_alloc.
+TEST(TextGeneratorTest, HugeContextOrVocabularyIsRefused) {
+  auto tok = bytes_with_specials();
+  FakeDecoder huge_context(INT32_MAX, 1, 258, alphabet);
+  auto g = TextGenerator::create(&huge_context, tok.get(), {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error(), Error::kNotSupported);
+  EXPECT_THAT(std::string(g.status().message()),
+              ::testing::HasSubstr("context of 2147483647 tokens"));
+  FakeDecoder huge_vocab(64, 1, static_cast<int32_t>(kMaxLlmContext + 1), alphabet);
+  EXPECT_EQ(TextGenerator::create(&huge_vocab, tok.get(), {}).error(), Error::kNotSupported);
+  FakeDecoder at_limit(kMaxLlmContext, 1, 258, alphabet);
+  EXPECT_TRUE(TextGenerator::create(&at_limit, tok.get(), {}).ok());
+}
 
 TEST(TextGeneratorTest, PrefillsOnceThenDecodesAndStopsOnEos) {
   auto tok = bytes_with_specials();
