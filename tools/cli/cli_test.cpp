@@ -16,6 +16,7 @@
 
 #include "extension/npy/npy.h"
 #include "extension/tensor/owned_tensor.h"
+#include "runtime/executor/testing/pte_builder.h"
 
 namespace torchlight {
 namespace {
@@ -284,6 +285,28 @@ TEST_F(CliTest, GarbageModel) {
   std::ofstream(garbage, std::ios::binary) << std::string(4096, '\x5a');
   expect_failure(run({"run", garbage}), garbage);
   expect_failure(run({"inspect", garbage}), garbage);
+}
+
+// A union with its type set and its table missing (issue 9): inspect and
+// run name the file and the value or instruction instead of crashing.
+TEST_F(CliTest, UnionWithoutItsTable) {
+  const std::vector<uint8_t> hollow_value = testing::program_with_hollow_union(
+      fb::KernelTypes::Tensor, fb::InstructionArguments::NONE);
+  const std::vector<uint8_t> hollow_instruction = testing::program_with_hollow_union(
+      fb::KernelTypes::NONE, fb::InstructionArguments::KernelCall);
+  const std::pair<const std::vector<uint8_t>*, const char*> cases[] = {
+      {&hollow_value, "value 1 has type Tensor but no value data"},
+      {&hollow_instruction, "instruction 0 is a KernelCall with no arguments table"}};
+  for (const auto& [bytes, why] : cases) {
+    const std::string file = path("hollow.pte");
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+    for (const char* command : {"inspect", "run"}) {
+      CliResult r = run({command, file});
+      expect_failure(r, file);
+      EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    }
+  }
 }
 
 TEST_F(CliTest, WrongInputDtype) {
