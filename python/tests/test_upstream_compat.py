@@ -59,7 +59,26 @@ class Splits(torch.nn.Module):
         return a * 2, b, c + 1, d[1], e[2], torch.unbind(x, dim=1)[4]
 
 
-
+def test_void_out_variants_carry_upstreams_return_list(runtime):
+    model, x = Splits(), torch.randn(4, 6)
+    prog = _export(model, (x,))
+    void_calls = 0
+    for plan, name, args in _kernel_calls(prog.buffer):
+        op = _lookup(name)
+        # Upstream's layout: every schema argument, then one return slot.
+        assert len(args) == len(op._schema.arguments) + 1, name
+        if op._schema.returns:
+            continue
+        void_calls += 1
+        out_index = [i for i, a in enumerate(op._schema.arguments) if a.is_out]
+        assert len(out_index) == 1
+        out, ret = args[out_index[0]], args[-1]
+        assert isinstance(plan.values[out].val, schema.TensorList)
+        assert isinstance(plan.values[ret].val, schema.TensorList)
+        assert ret != out  # A second value, as upstream's emitter writes...
+        assert plan.values[ret].val.items == plan.values[out].val.items  # ...naming the same.
+    assert void_calls >= 2
+    _check_close(runtime, prog, model, (x,))
 
 
 def test_every_kernel_call_has_upstreams_argument_count():
@@ -100,7 +119,13 @@ def _handmade_split(with_return: bool) -> schema.Program:
     return schema.Program(execution_plan=[plan])
 
 
-
+@pytest.mark.parametrize("with_return", [True, False], ids=["upstream-layout", "our-old-layout"])
+def test_split_kernel_reads_both_layouts(runtime, with_return):
+    data = serialize_pte(ProgramData(_handmade_split(with_return)))
+    x = torch.tensor([1.0, -2.0, 3.5, 4.0])
+    got = runtime.load(data).run("forward", [x])
+    want = torch.split(x, 2)
+    assert len(got) == 2 and all(torch.equal(g, w) for g, w in zip(got, want))
 
 
 # --- dim_order_ops ---------------------------------------------------------------------
@@ -112,7 +137,32 @@ class Casts(torch.nn.Module):
                 img.to(memory_format=torch.channels_last) + 1, img.contiguous().to(torch.bfloat16))
 
 
+def test_dim_order_ops_are_off_by_default_and_match_upstream_when_on(runtime):
+    model = Casts()
+    inputs = (torch.randn(3, 5) * 4, torch.randn(2, 3, 4, 4))
+    default = _export(model, inputs)
+    assert "aten::_to_copy.out" in default.operators()
+    assert not any(op.startswith("dim_order_ops::") for op in default.operators())
 
+    prog = _export(model, inputs, _skip_dim_order=False)
+    ops = prog.operators()
+    assert "dim_order_ops::_to_dim_order_copy.out" in ops
+    assert "aten::_to_copy.out" not in ops
+    for plan, name, args in _kernel_calls(prog.buffer):
+        if name == "dim_order_ops::_to_dim_order_copy.out":
+            # self, non_blocking, dim_order, out, out: upstream's out schema.
+            assert len(args) == 5 and args[3] == args[4]
+            order = plan.values[args[2]].val
+            out = plan.values[args[3]].val
+            assert isinstance(order, (schema.Null, schema.IntList))
+            if isinstance(order, schema.IntList):
+                # The argument names the layout the out tensor really has.
+                assert [plan.values[i].val.int_val for i in order.items] == out.dim_order
+    got = runtime.load(prog.buffer).run("forward", list(inputs))
+    want = model(*inputs)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w.contiguous(), **TOL)
 
 
 def test_dim_order_ops_match_torch_semantics():
