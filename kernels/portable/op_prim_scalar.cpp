@@ -155,6 +155,17 @@ void prim_mul_scalar(KernelContext& ctx, Span<EValue*> args) {
 void prim_floordiv_scalar(KernelContext& ctx, Span<EValue*> args) {
   binary_arith(ctx, args, Arith::kFloorDiv);
 }
+// executorch_prim::floordiv.int(int a, int b) -> int: upstream's runtime
+// registers this int-only form beside floordiv.Scalar; Python's // here too.
+void prim_floordiv_int(KernelContext& ctx, Span<EValue*> args) {
+  constexpr ArgSpec kIntArgs[] = {
+      {"a", ArgType::kInt}, {"b", ArgType::kInt}, {"result", ArgType::kReturn}};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kIntArgs));
+  int64_t result = 0;
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, int_arith(Arith::kFloorDiv, args[0]->to_int(), args[1]->to_int(), &result));
+  set_return(args, 2, EValue(result));
+}
 void prim_mod_scalar(KernelContext& ctx, Span<EValue*> args) {
   binary_arith(ctx, args, Arith::kMod);
 }

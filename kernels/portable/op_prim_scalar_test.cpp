@@ -44,6 +44,19 @@ TEST(OpPrimScalarTest, IntArithmeticStaysInt) {
   EXPECT_EQ(binary(&prim_add_scalar, "add", EValue(true), Int(1)).to_int(), 2);  // bool is int
 }
 
+TEST(OpPrimScalarTest, FloorDivIntIsPythonFloorDivisionOnInts) {
+  // Upstream's runtime registers executorch_prim::floordiv.int beside .Scalar.
+  const char* name = "executorch_prim::floordiv.int";
+  EXPECT_EQ(binary(&prim_floordiv_int, name, Int(7), Int(2)).to_int(), 7 / 2);
+  EXPECT_EQ(binary(&prim_floordiv_int, name, Int(-7), Int(2)).to_int(), -4);  // Python: -7 // 2
+  EXPECT_EQ(binary(&prim_floordiv_int, name, Int(7), Int(-2)).to_int(), -4);
+  Status s;
+  binary(&prim_floordiv_int, name, Int(1), Int(0), &s);
+  EXPECT_THAT(s.message(), HasSubstr("by zero"));
+  binary(&prim_floordiv_int, name, Dbl(1.0), Int(2), &s);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+}
+
 TEST(OpPrimScalarTest, MixedArithmeticIsDouble) {
   EValue r = binary(&prim_mul_scalar, "mul", Int(3), Dbl(0.5));
   ASSERT_TRUE(r.is_double());

@@ -1,6 +1,7 @@
 // aten::split_copy.Tensor_out: self cut along `dim` into pieces of
 // `split_size` (the last may be smaller), one per out tensor. The schema
-// returns nothing, so args = [self, split_size, dim, out]. Any dtype.
+// returns nothing, so args = [self, split_size, dim, out], and upstream
+// appends a copy of the out list as the return. Any dtype.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -21,7 +22,7 @@ constexpr ArgSpec kSplitCopyArgs[] = {
 }  // namespace
 
 void split_copy_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSplitCopyArgs));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_list_args(args, kSplitCopyArgs));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t split_size = args[1]->to_int();
   const Span<const Tensor> outs = args[3]->to_tensor_list();

@@ -1,7 +1,8 @@
 // aten::split_with_sizes_copy.out: self cut along `dim` into pieces of the
 // given sizes (which must add up to the dimension's size), one per out
 // tensor. torch.export lowers split and chunk to this. The schema returns
-// nothing, so args = [self, split_sizes, dim, out]. Any dtype.
+// nothing, so args = [self, split_sizes, dim, out], and upstream appends a
+// copy of the out list as the return. Any dtype.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -23,7 +24,7 @@ constexpr ArgSpec kSplitWithSizesCopyArgs[] = {
 }  // namespace
 
 void split_with_sizes_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSplitWithSizesCopyArgs));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_list_args(args, kSplitWithSizesCopyArgs));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> sizes = args[1]->to_int_list();
   const Span<const Tensor> outs = args[3]->to_tensor_list();

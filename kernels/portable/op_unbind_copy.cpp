@@ -1,6 +1,6 @@
 // aten::unbind_copy.int_out: each index of `dim` as its own tensor, that
 // dimension removed. The schema returns nothing, so args = [self, dim,
-// out]. Any dtype.
+// out], and upstream appends a copy of the out list as the return. Any dtype.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -17,7 +17,7 @@ constexpr ArgSpec kUnbindCopyArgs[] = {
 }  // namespace
 
 void unbind_copy_int_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnbindCopyArgs));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_list_args(args, kUnbindCopyArgs));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const Tensor> outs = args[2]->to_tensor_list();
   TL_KERNEL_CHECK(ctx, self.tensor.dim() > 0, Error::kInvalidArgument,

@@ -139,9 +139,12 @@ def test_tensor_list_kinds(runtime):
     assert isinstance(plan.values[tensor_second].val, schema.Tensor)
 
     (split,) = calls["aten::split_with_sizes_copy.out"]
-    assert _kinds(split) == ["Tensor", "IntList", "Int", "TensorList"]
+    # The schema returns nothing; as upstream's emitter does, a second
+    # TensorList naming the same out tensors follows `out`.
+    assert _kinds(split) == ["Tensor", "IntList", "Int", "TensorList", "TensorList"]
     assert [plan.values[i].val for i in split[1].items] == [schema.Int(1), schema.Int(3)]
     assert len(split[3].items) == 2
+    assert split[4].items == split[3].items
     _run_and_compare(runtime, prog, model, (x, idx))
 
 

@@ -28,6 +28,18 @@ class EdgeCompileConfig:
     # default: pass () to decompose everything (nn.Linear then becomes
     # permute_copy + addmm/mm), or [*DEFAULT_PRESERVE_OPS, op] to add one.
     preserve_ops: Sequence[OpOverload] = DEFAULT_PRESERVE_OPS
+    # Keep aten::_to_copy and aten::empty.memory_format instead of their
+    # dim_order_ops forms. Upstream's to_edge emits the dim_order_ops forms
+    # by default (its _skip_dim_order is False); ours keeps the aten ones by
+    # default so existing programs and kernel lists are unchanged. Pass False
+    # to write what upstream writes.
+    _skip_dim_order: bool = True
+    # The kernel library the program must run on: "torchlight" (this
+    # runtime), "executorch-portable" or "executorch-optimized" (upstream
+    # release 0.5's lists, python/torchlight/kernel_targets/). Preserved
+    # operators the target has no kernel for are decomposed, and
+    # to_executorch's kernel check uses the target's list.
+    kernel_target: str = "torchlight"
 
 
 @dataclass

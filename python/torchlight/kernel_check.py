@@ -68,6 +68,39 @@ def load_kernel_list(source: Union[str, os.PathLike, Iterable[str]]) -> Set[str]
     return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
 
+# --- Named targets -----------------------------------------------------------------
+
+TORCHLIGHT_TARGET = "torchlight"
+# Upstream ExecuTorch kernel libraries, as lists kept in kernel_targets/: each
+# target is the union of its files. The optimized library only overrides
+# some operators, so a runtime with it also links the portable library.
+UPSTREAM_TARGETS = {
+    "executorch-portable": ("executorch-portable.txt", "executorch-prim.txt"),
+    "executorch-optimized": ("executorch-optimized-only.txt", "executorch-portable.txt",
+                             "executorch-prim.txt"),
+}
+KERNEL_TARGETS = (TORCHLIGHT_TARGET,) + tuple(UPSTREAM_TARGETS)
+
+
+def _normalise(name: str) -> str:
+    """Programs write a default overload as "" ("ns::op"); lists may say "ns::op.default"."""
+    return name[:-len(".default")] if name.endswith(".default") else name
+
+
+def target_kernels(target: str) -> Optional[Set[str]]:
+    """The kernel names of a named target; None for "torchlight", whose list
+    is the build's (find_kernel_list). Raises ValueError for an unknown name."""
+    if target == TORCHLIGHT_TARGET:
+        return None
+    if target not in UPSTREAM_TARGETS:
+        raise ValueError(f"unknown kernel target {target!r}; known: {', '.join(KERNEL_TARGETS)}")
+    directory = Path(__file__).resolve().parent / "kernel_targets"
+    names: Set[str] = set()
+    for file in UPSTREAM_TARGETS[target]:
+        names |= {_normalise(n) for n in load_kernel_list(directory / file)}
+    return names
+
+
 def program_operators(program: schema.Program) -> Dict[str, List[str]]:
     """Operator name ("aten::add.out") -> methods calling it."""
     used: Dict[str, List[str]] = {}
@@ -80,18 +113,27 @@ def program_operators(program: schema.Program) -> Dict[str, List[str]]:
 
 
 def missing_kernels(program: schema.Program, registered: Set[str]) -> Dict[str, List[str]]:
+    names = {_normalise(n) for n in registered}
     return {op: methods for op, methods in program_operators(program).items()
-            if op not in registered}
+            if _normalise(op) not in names}
 
 
 def check_kernels(program: schema.Program, mode: Union[bool, str] = "auto",
-                  kernel_list=None) -> Optional[Set[str]]:
+                  kernel_list=None, target: str = TORCHLIGHT_TARGET) -> Optional[Set[str]]:
     """Raises MissingKernelsError listing every operator of `program` with no
     kernel. `mode` False skips the check; "auto" skips it when no kernel list
-    is given or found; True raises ExportError when none is found. Returns
-    the kernel names checked against (None when skipped)."""
+    is given or found; True raises ExportError when none is found. An
+    upstream `target` supplies its own list (so "auto" always checks) unless
+    `kernel_list` is given. Returns the kernel names checked against (None
+    when skipped)."""
     if mode is False:
         return None
+    if kernel_list is None and target != TORCHLIGHT_TARGET:
+        names = target_kernels(target)
+        missing = missing_kernels(program, names)
+        if missing:
+            raise MissingKernelsError(missing, f"target {target}")
+        return names
     source = kernel_list if kernel_list is not None else find_kernel_list()
     if source is None:
         if mode == "auto":

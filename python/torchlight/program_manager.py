@@ -20,13 +20,15 @@ from torch.export import ExportedProgram
 
 from torchlight.config import EdgeCompileConfig, ExecutorchBackendConfig
 from torchlight.delegation import Partitioner, to_backend_program
+from torchlight import ops
 from torchlight.kernel_check import (check_kernels, find_kernel_list, load_kernel_list,
-                                     missing_kernels)
+                                     missing_kernels, target_kernels)
 from torchlight.method_graph import MemorySummary, MethodGraph, extract_method
 from torchlight.passes.alias_views import alias_views
 from torchlight.passes.buffer_writes import plan_buffer_writes
 from torchlight.passes.control_flow import lower_control_flow
 from torchlight.passes.decompose import to_core_aten
+from torchlight.passes.dim_order import to_dim_order_ops
 from torchlight.passes.free_calls import plan_input_frees
 from torchlight.passes.emit import emit_program
 from torchlight.passes.in_place_calls import lower_in_place_calls
@@ -53,11 +55,28 @@ def to_edge(programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
     config = compile_config or EdgeCompileConfig()
     if isinstance(programs, ExportedProgram):
         programs = {"forward": programs}
+    preserve_ops = preserved_for_target(config.preserve_ops, config.kernel_target)
     edge = {}
     for name, ep in programs.items():
-        core = to_core_aten(ep, config.preserve_ops)
-        edge[name] = check_edge_program(core, config.preserve_ops, config._check_ir_validity)
+        core = to_core_aten(ep, preserve_ops)
+        core = check_edge_program(core, preserve_ops, config._check_ir_validity)
+        edge[name] = core if config._skip_dim_order else to_dim_order_ops(core)
     return EdgeProgramManager(edge, constant_methods, config)
+
+
+def preserved_for_target(preserve_ops, target: str) -> List:
+    """The operators of `preserve_ops` the kernel target can run whole: for
+    an upstream target, those whose out variant it has a kernel for (the
+    portable library has no aten::linear.out, so linear is decomposed)."""
+    names = target_kernels(target)
+    if names is None:
+        return list(preserve_ops)
+    kept = []
+    for op in preserve_ops:
+        out = ops.out_variant(op)
+        if out is not None and ops.qualified_name(out) in names:
+            kept.append(op)
+    return kept
 
 
 def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
@@ -121,7 +140,8 @@ class EdgeProgramManager:
         config = config or ExecutorchBackendConfig()
         methods = [lower_method(ep, name, config) for name, ep in self._programs.items()]
         data = emit_program(methods, self._constant_methods, config.emit_stacktrace)
-        check_kernels(data.program, config.check_kernels, config.kernel_list)
+        check_kernels(data.program, config.check_kernels, config.kernel_list,
+                      self.compile_config.kernel_target)
         return ExecutorchProgramManager(methods, data, config)
 
 

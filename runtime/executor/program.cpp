@@ -26,10 +26,11 @@ Status check_segments(const fb::Program* program, const ProgramHeader& header, u
   // Without a segment base only empty segments make sense (the reference
   // writer emits one for a program with no constants).
   const bool located = header.present && header.segment_base_offset != 0;
-  const uint64_t area = !located ? 0
-                        : header.segment_data_size != 0
-                            ? header.segment_data_size
-                            : file_size - header.segment_base_offset;
+  // A 24-byte header does not say how much segment data there is; the file
+  // end bounds it then.
+  const uint64_t area = !located                      ? 0
+                        : header.has_segment_data_size ? header.segment_data_size
+                                                       : file_size - header.segment_base_offset;
   for (flatbuffers::uoffset_t i = 0; i < segments->size(); ++i) {
     const fb::DataSegment* segment = segments->Get(i);
     TL_CHECK_OR_RETURN(segment != nullptr, Error::kInvalidProgram, "'%s': segment %u is null",

@@ -33,7 +33,10 @@ struct ProgramHeader {
   uint32_t length = 0;
   uint64_t program_size = 0;         // Bytes of flatbuffer data from offset 0.
   uint64_t segment_base_offset = 0;  // File offset of segment 0's base.
-  uint64_t segment_data_size = 0;    // 0 in older files.
+  // Release 0.5 and older write a 24-byte header without this field; then
+  // segments are bounded by the file instead.
+  bool has_segment_data_size = false;
+  uint64_t segment_data_size = 0;
 };
 
 struct ProgramSegment {

@@ -10,7 +10,10 @@ namespace {
 
 constexpr size_t kIdentifierOffset = 4;
 constexpr size_t kHeaderOffset = 8;
-constexpr uint32_t kMinHeaderLength = 32;
+// Release 0.5 headers end after segment_base_offset; newer ones add
+// segment_data_size.
+constexpr uint32_t kMinHeaderLength = 24;
+constexpr uint32_t kLengthWithDataSize = 32;
 
 uint32_t read_u32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
@@ -74,7 +77,6 @@ Status parse_program_header(Span<const uint8_t> prefix, uint64_t file_size, cons
   header->length = read_u32(h + 4);
   header->program_size = read_u64(h + 8);
   header->segment_base_offset = read_u64(h + 16);
-  header->segment_data_size = read_u64(h + 24);
 
   const auto ull = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   TL_CHECK_OR_RETURN(header->length >= kMinHeaderLength &&
@@ -83,6 +85,14 @@ Status parse_program_header(Span<const uint8_t> prefix, uint64_t file_size, cons
                      "'%s': extended header length %u is invalid (at least %u, and within the "
                      "%llu-byte file)",
                      name, header->length, kMinHeaderLength, ull(file_size));
+  if (header->length >= kLengthWithDataSize) {
+    TL_CHECK_OR_RETURN(prefix.size() >= kHeaderOffset + kLengthWithDataSize,
+                       Error::kInvalidProgram,
+                       "'%s' is truncated inside its %u-byte extended header", name,
+                       header->length);
+    header->has_segment_data_size = true;
+    header->segment_data_size = read_u64(h + 24);
+  }
   TL_CHECK_OR_RETURN(header->program_size > kHeaderOffset + header->length &&
                          header->program_size <= file_size,
                      Error::kInvalidProgram,
@@ -97,7 +107,8 @@ Status parse_program_header(Span<const uint8_t> prefix, uint64_t file_size, cons
                        "file end)",
                        name, ull(header->segment_base_offset), ull(header->program_size),
                        ull(file_size));
-    TL_CHECK_OR_RETURN(header->segment_data_size <= file_size - header->segment_base_offset,
+    TL_CHECK_OR_RETURN(!header->has_segment_data_size ||
+                           header->segment_data_size <= file_size - header->segment_base_offset,
                        Error::kInvalidProgram,
                        "'%s': %llu bytes of segment data at offset %llu run past the end of the "
                        "%llu-byte file",

@@ -39,6 +39,37 @@ TEST(ProgramHeaderTest, ParsesAllFields) {
   EXPECT_EQ(h.segment_data_size, 100u);
 }
 
+TEST(ProgramHeaderTest, ReleaseZeroFiveHeaderHasNoSegmentDataSize) {
+  // A 24-byte header ends after segment_base_offset; bytes 32..39 already
+  // belong to the flatbuffer and must not be read as a size.
+  ProgramHeader h;
+  auto b = header_bytes(24, 200, 256, UINT64_MAX);
+  ASSERT_TRUE(parse(b, 300, &h).ok());
+  EXPECT_TRUE(h.present);
+  EXPECT_EQ(h.length, 24u);
+  EXPECT_EQ(h.program_size, 200u);
+  EXPECT_EQ(h.segment_base_offset, 256u);
+  EXPECT_FALSE(h.has_segment_data_size);
+  EXPECT_EQ(h.segment_data_size, 0u);
+}
+
+TEST(ProgramHeaderTest, ThirtyTwoByteHeaderRecordsSegmentDataSize) {
+  ProgramHeader h;
+  ASSERT_TRUE(parse(header_bytes(32, 200, 256, 0), 300, &h).ok());
+  EXPECT_TRUE(h.has_segment_data_size);
+  EXPECT_EQ(h.segment_data_size, 0u);
+}
+
+TEST(ProgramHeaderTest, TwentyFourByteHeaderStillChecksProgramAndBase) {
+  ProgramHeader h;
+  EXPECT_THAT(parse(header_bytes(24, 301, 0, 0), 300, &h).message(), HasSubstr("file is 300"));
+  EXPECT_THAT(parse(header_bytes(24, 200, 100, 0), 300, &h).message(),
+              HasSubstr("segment base offset 100"));
+  EXPECT_THAT(parse(header_bytes(24, 200, 301, 0), 300, &h).message(),
+              HasSubstr("segment base offset 301"));
+  EXPECT_THAT(parse(header_bytes(24, 30, 0, 0), 300, &h).message(), HasSubstr("follow the header"));
+}
+
 TEST(ProgramHeaderTest, LongerHeadersAreAccepted) {
   ProgramHeader h;
   EXPECT_TRUE(parse(header_bytes(48, 200, 0, 0), 200, &h).ok());
@@ -65,6 +96,7 @@ TEST(ProgramHeaderTest, Rejections) {
   std::memcpy(other_magic.data() + 8, "eh01", 4);
   const Case cases[] = {
       {header_bytes(16, 200, 0, 0), 300, Error::kInvalidProgram, "header length 16"},
+      {header_bytes(23, 200, 0, 0), 300, Error::kInvalidProgram, "header length 23"},
       {header_bytes(32, 301, 0, 0), 300, Error::kInvalidProgram, "file is 300 bytes"},
       {header_bytes(32, 20, 0, 0), 300, Error::kInvalidProgram, "follow the header"},
       {header_bytes(32, 200, 100, 0), 300, Error::kInvalidProgram, "segment base offset 100"},
@@ -86,6 +118,17 @@ TEST(ProgramHeaderTest, TruncatedInsideHeader) {
   auto b = header_bytes(32, 200, 0, 0);
   b.resize(20);
   Status s = parse(b, 20, &h);
+  EXPECT_EQ(s.code(), Error::kInvalidProgram);
+  EXPECT_THAT(s.message(), HasSubstr("truncated"));
+}
+
+TEST(ProgramHeaderTest, ShortPrefixCannotHideSegmentDataSize) {
+  // A caller passing fewer prefix bytes than the header claims gets an
+  // error, not a read past the prefix.
+  ProgramHeader h;
+  auto b = header_bytes(32, 200, 256, 44);
+  b.resize(36);
+  Status s = parse(b, 300, &h);
   EXPECT_EQ(s.code(), Error::kInvalidProgram);
   EXPECT_THAT(s.message(), HasSubstr("truncated"));
 }

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "extension/data_loader/buffer_data_loader.h"
+#include "runtime/backend/backend_registry.h"
 #include "runtime/executor/testing/pte_builder.h"
+#include "runtime/executor/testing/test_kernels.h"
 
 namespace torchlight {
 namespace {
@@ -69,6 +71,111 @@ TEST(ProgramTest, LoadsExtendedHeaderAndConstantSegment) {
   std::memcpy(&value, data.get(), 4);
   EXPECT_EQ(value, 1.0f);
   EXPECT_EQ(program->method_meta("forward")->planned_buffer_size(0).get(), 32);
+}
+
+// Rewrites a file packed with a 32-byte header into release 0.5's layout: the
+// length field says 24 and the former segment_data_size bytes are padding.
+std::vector<uint8_t> with_24_byte_header(std::vector<uint8_t> bytes) {
+  testing::put_u32(bytes, 12, 24);
+  testing::put_u64(bytes, 32, 0);
+  return bytes;
+}
+
+TEST(ProgramTest, LoadsUpstreamReleaseZeroFiveXnnpackProgram) {
+  const auto bytes = read_fixture("mlp_xnnpack.pte");
+  auto program = load_bytes(bytes, "mlp_xnnpack.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  // Header fields as the spec decodes them (pte-format.md section 1,
+  // xnnpack-format.md section 8).
+  const ProgramHeader& header = program->header();
+  EXPECT_TRUE(header.present);
+  EXPECT_EQ(header.length, 24u);
+  EXPECT_EQ(header.program_size, 976u);
+  EXPECT_EQ(header.segment_base_offset, 1024u);
+  EXPECT_FALSE(header.has_segment_data_size);
+  ASSERT_EQ(program->num_segments(), 2u);
+  EXPECT_EQ(program->segment(0)->size, 0u);
+  EXPECT_EQ(program->segment(1)->offset, 0u);
+  EXPECT_EQ(program->segment(1)->size, 3584u);  // Ends exactly at the file end.
+  auto payload = program->load_segment(1, {DataLoader::SegmentKind::kBackend, 1});
+  ASSERT_TRUE(payload.ok()) << payload.status().message();
+  ASSERT_EQ(payload->size(), 3584u);
+  EXPECT_EQ(std::memcmp(static_cast<const uint8_t*>(payload->data()) + 4, "XH00", 4), 0);
+
+  auto meta = program->method_meta("forward");
+  ASSERT_TRUE(meta.ok()) << meta.status().message();
+  EXPECT_EQ(meta->num_inputs(), 1u);
+  EXPECT_EQ(meta->num_outputs(), 1u);
+  auto input = meta->input_tensor_info(0);
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(input->dtype, ScalarType::kFloat);
+  ASSERT_EQ(input->sizes.size(), 2u);
+  EXPECT_EQ(input->sizes[0], 2);
+  EXPECT_EQ(input->sizes[1], 16);
+  auto output = meta->output_tensor_info(0);
+  ASSERT_TRUE(output.ok());
+  ASSERT_EQ(output->sizes.size(), 2u);
+  EXPECT_EQ(output->sizes[0], 2);
+  EXPECT_EQ(output->sizes[1], 4);
+  EXPECT_EQ(meta->num_operators(), 0u);
+  ASSERT_EQ(meta->num_backends(), 1u);
+  EXPECT_EQ(meta->backend_name(0).get(), "XnnpackBackend");
+
+  // Without the backend, the method fails to load and says which backend.
+  std::vector<size_t> arenas;
+  for (size_t i = 0; i < meta->num_planned_buffers(); ++i) {
+    arenas.push_back(static_cast<size_t>(meta->planned_buffer_size(i).get()));
+  }
+  testing::TestMemory memory(arenas);
+  StaticKernelRegistry<1> kernels;
+  BackendRegistry backends;
+  auto method = program->load_method("forward", &memory.manager, kernels, &backends);
+  ASSERT_FALSE(method.ok());
+  EXPECT_THAT(method.status().message(), HasSubstr("XnnpackBackend"));
+  EXPECT_THAT(method.status().message(), HasSubstr("not registered"));
+}
+
+TEST(ProgramTest, TwentyFourByteHeaderWithSegments) {
+  auto object = unpack(read_fixture("add_eh.pte"));
+  const std::vector<uint8_t> second = {9, 8, 7, 6, 5};
+  auto bytes = with_24_byte_header(pack(*object, {{0, 0, 128, 63}, second}));
+  auto program = load_bytes(bytes, "eh24.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->header().length, 24u);
+  EXPECT_FALSE(program->header().has_segment_data_size);
+  auto data = program->constant_data(1, 4);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  float value = 0;
+  std::memcpy(&value, data.get(), 4);
+  EXPECT_EQ(value, 1.0f);
+  auto tail = program->load_segment(1, {DataLoader::SegmentKind::kBackend, 1});
+  ASSERT_TRUE(tail.ok()) << tail.status().message();
+  ASSERT_EQ(tail->size(), second.size());
+  EXPECT_EQ(std::memcmp(tail->data(), second.data(), second.size()), 0);
+
+  // Trailing bytes after the last segment are fine: the file bounds segments.
+  auto padded = bytes;
+  padded.resize(padded.size() + 100, 0);
+  EXPECT_TRUE(load_bytes(padded).ok());
+
+  // With the last segment cut short, the file end is the bound that fails.
+  auto truncated = bytes;
+  truncated.pop_back();
+  auto cut = load_bytes(truncated, "eh24_cut.pte");
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error(), Error::kInvalidProgram);
+  EXPECT_THAT(cut.status().message(), HasSubstr("segment 1"));
+  EXPECT_THAT(cut.status().message(), HasSubstr("eh24_cut.pte"));
+}
+
+TEST(ProgramTest, ThirtyTwoByteHeaderSegmentDataSizeIsBinding) {
+  // A recorded size of 0 is a size, not "unknown": segment 0 must fit in it.
+  auto object = unpack(read_fixture("add_eh.pte"));
+  auto bytes = pack(*object, {{0, 0, 128, 63}});
+  testing::put_u64(bytes, 32, 0);
+  auto program = load_bytes(bytes);
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(program.status().message(), HasSubstr("runs past the 0 bytes"));
 }
 
 TEST(ProgramTest, LoadsLegacyConstantBuffer) {

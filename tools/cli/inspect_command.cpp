@@ -38,7 +38,8 @@ Status print_program(const std::string& path, const Program& program,
         "eh00, " + plural(header.length, "byte", "bytes") + "; program " +
             plural(header.program_size, "byte", "bytes") + ", segment base " +
             with_commas(header.segment_base_offset) + ", segment data " +
-            plural(header.segment_data_size, "byte", "bytes"));
+            (header.has_segment_data_size ? plural(header.segment_data_size, "byte", "bytes")
+                                          : std::string("size not recorded (to the file end)")));
   } else {
     row(2, "extended header", "none (all data inline)");
   }

@@ -69,6 +69,14 @@ bool matches(const EValue& value, ArgType type);
 /// Tensor") or a Tensor argument is an undefined tensor.
 Status check_args(Span<EValue* const> args, Span<const ArgSpec> specs);
 
+/// For an out-variant whose schema returns nothing and ends with a Tensor[]
+/// `out` (split_copy.Tensor_out, unbind_copy.int_out...). Our layout is the
+/// schema's arguments alone; upstream's emitter appends a return slot, a
+/// second TensorList naming the same tensors. Accepts both. Errors: as
+/// check_args, and kInvalidArgument when the appended list names other
+/// tensors than `out`.
+Status check_void_out_list_args(Span<EValue* const> args, Span<const ArgSpec> specs);
+
 /// Writes the kernel's return value into args[index] (a kReturn slot that
 /// check_args has verified). Safe when the slot is the out argument itself.
 inline void set_return(Span<EValue* const> args, size_t index, const EValue& value) {

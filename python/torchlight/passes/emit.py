@@ -250,10 +250,12 @@ class _MethodEmitter:
                 args.append(self.argument(node.kwargs[ops.out_arguments(op)[0].name],
                                           fn_schema.returns[0].type))
                 self.node_values[node] = args[-1] if len(out_values) == 1 else out_values
-            elif len(fn_schema.returns) > 1:
-                args.append(self.add(schema.TensorList(out_values)))
-                self.node_values[node] = out_values
             else:
+                # Several returns, or none (split_copy.Tensor_out and the like
+                # return `()`): upstream's emitter appends the outs as one
+                # TensorList after the out argument, and its runtime counts
+                # that slot, so we write it too.
+                args.append(self.add(schema.TensorList(out_values)))
                 self.node_values[node] = out_values
         else:  # Computes a size: its result is an Int value the kernel writes.
             result = self.symbolic_result(node)

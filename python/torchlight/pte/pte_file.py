@@ -162,7 +162,7 @@ def serialize_pte(data: ProgramData, config: Optional[SerializeConfig] = None) -
 class ExtendedHeader:
     program_size: int
     segment_base_offset: int
-    segment_data_size: int
+    segment_data_size: Optional[int]  # None for a 24-byte (release 0.5) header.
     length: int = HEADER_LENGTH
 
 
@@ -262,7 +262,11 @@ def read_header(data: bytes) -> Optional[ExtendedHeader]:
     if data[8:12] != HEADER_MAGIC:
         return None
     (length,) = struct.unpack_from("<I", data, 12)
-    program_size, base, seg_size = struct.unpack_from("<QQQ", data, 16)
+    if length < 24:
+        raise ValueError(f"extended header length {length} is invalid (at least 24)")
+    program_size, base = struct.unpack_from("<QQ", data, 16)
+    # Release 0.5 writes 24-byte headers without segment_data_size.
+    seg_size = struct.unpack_from("<Q", data, 32)[0] if length >= 32 else None
     return ExtendedHeader(program_size, base, seg_size, length)
 
 

@@ -1,0 +1,96 @@
+// The dim-order forms of _to_copy and empty that upstream's to_edge emits by
+// default: dim_order_ops::_to_dim_order_copy.out (self converted to out's
+// dtype and written in out's layout, as aten::_to_copy.out) and
+// dim_order_ops::_empty_dim_order.out (only resizes, as aten::empty.out).
+// Their out variants drop dtype (out's dtype is the target) and take the
+// layout as `int[]? dim_order` instead of a memory format. The exporter has
+// already given out that dim order, so the argument is checked against out,
+// never acted on; None means "preserve", which out also already encodes.
+// Every dtype.
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/strided_view.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::portable {
+
+namespace {
+
+// _to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
+//                        int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kToDimOrderCopyArgs[] = {
+    {"self", ArgType::kTensor},
+    {"non_blocking", ArgType::kBool},
+    {"dim_order", ArgType::kOptionalIntList},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+// _empty_dim_order.out(SymInt[] size, *, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)
+constexpr ArgSpec kEmptyDimOrderArgs[] = {
+    {"size", ArgType::kIntList},
+    {"dim_order", ArgType::kOptionalIntList},
+    {"out", ArgType::kTensor},
+    {"out", ArgType::kReturn},
+};
+
+// Checks an int[]? dim_order argument: None, or a permutation of 0..n-1
+// for out's rank n that equals out's own dim order (the runtime cannot
+// re-lay out a planned tensor). Errors: kInvalidArgument naming 'dim_order'.
+Status check_dim_order_arg(const EValue& arg, const NamedTensor& out) {
+  if (arg.is_none()) return Error::kOk;
+  const Span<const int64_t> order = arg.to_int_list();
+  const size_t rank = out.tensor.dim();
+  TL_CHECK_OR_RETURN(order.size() == rank, Error::kInvalidArgument,
+                     "argument 'dim_order' has %zu entries; '%s' is %zu-D", order.size(), out.name,
+                     rank);
+  bool seen[kMaxTensorDim] = {};
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int64_t d = order[i];
+    TL_CHECK_OR_RETURN(d >= 0 && static_cast<size_t>(d) < rank && !seen[d],
+                       Error::kInvalidArgument,
+                       "argument 'dim_order' is not a permutation of 0..%zu (entry %zu is %lld)",
+                       rank == 0 ? 0 : rank - 1, i, static_cast<long long>(d));
+    seen[d] = true;
+  }
+  const Span<const DimOrderType> actual = out.tensor.dim_order();
+  for (size_t i = 0; i < rank; ++i) {
+    TL_CHECK_OR_RETURN(actual[i] == order[i], Error::kInvalidArgument,
+                       "argument 'dim_order' asks for dimension %lld at position %zu, but '%s' is "
+                       "laid out with dimension %u there; the program's tensor and the argument "
+                       "disagree",
+                       static_cast<long long>(order[i]), i, out.name,
+                       static_cast<unsigned>(actual[i]));
+  }
+  return Error::kOk;
+}
+
+}  // namespace
+
+void to_dim_order_copy_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kToDimOrderCopyArgs));
+  set_return(args, 4, *args[3]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_dim_order_arg(*args[2], out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, self.tensor.sizes()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, copy_view_converting(StridedView(out.tensor), out.tensor.scalar_type(), out.name,
+                                StridedView(self.tensor), self.tensor.scalar_type(), self.name));
+}
+
+void empty_dim_order_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEmptyDimOrderArgs));
+  set_return(args, 3, *args[2]);
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  ShapeBuffer shape;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, sizes_from_list(args[0]->to_int_list(), "size", &shape));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_dim_order_arg(*args[1], out));
+}
+
+}  // namespace torchlight::portable
