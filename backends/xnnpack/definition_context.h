@@ -28,7 +28,13 @@ struct ExternalValue {
   // The payload's shape: dynamic dims hold their upper bound.
   uint32_t rank;
   size_t dims[XNN_MAX_TENSOR_DIMS];
+  // Inputs: the shape XNNPACK was last reshaped to (kNoShape: none yet).
+  uint32_t bound_rank;
+  size_t bound_dims[XNN_MAX_TENSOR_DIMS];
 };
+
+/// ExternalValue::bound_rank before the first reshape.
+inline constexpr uint32_t kNoShape = 0xFFFFFFFFu;
 
 struct DefinitionContext {
   xnn_subgraph_t subgraph = nullptr;

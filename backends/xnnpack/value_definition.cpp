@@ -363,7 +363,7 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
     if (d.flags != 0) {
       ExternalValue& e = externals[(*num_externals)++];
       e = {d.external_id, d.datatype, d.flags == kExternalInput,
-           static_cast<uint32_t>(d.shape.rank), {}};
+           static_cast<uint32_t>(d.shape.rank), {}, kNoShape, {}};
       for (size_t k = 0; k < d.shape.rank; ++k) e.dims[k] = d.shape.dims[k];
     }
   }

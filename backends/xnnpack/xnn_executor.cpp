@@ -72,7 +72,7 @@ bool external_scalar_type(xnn_datatype t, ScalarType* out) {
 }
 
 XnnExecutor::XnnExecutor(xnn_runtime_t runtime, pthreadpool_t pool, FreeableBuffer payload,
-                         const ExternalValue* externals, xnn_external_value* bindings,
+                         ExternalValue* externals, xnn_external_value* bindings,
                          uint32_t num_externals)
     : runtime_(runtime), pool_(pool), payload_(std::move(payload)), externals_(externals),
       bindings_(bindings), num_externals_(num_externals) {}
@@ -82,27 +82,58 @@ XnnExecutor::~XnnExecutor() {
   if (runtime_ != nullptr) xnn_delete_runtime(runtime_);
 }
 
+void XnnExecutor::invalidate() {
+  prepared_ = false;
+  for (uint32_t i = 0; i < num_externals_; ++i) externals_[i].bound_rank = kNoShape;
+}
+
 Status XnnExecutor::execute(Span<EValue*> args) {
   // The runtime keeps the pool it was created with; a resized pool freed it.
   TL_CHECK_OR_RETURN(pool_ == nullptr || pool_ == threadpool::native_pool(), Error::kInvalidState,
                      "the thread pool was resized after this XNNPACK delegate was loaded; load "
                      "the method again");
+  Status status = bind_and_prepare(args);
+  if (!status.ok()) {
+    invalidate();
+    return status;
+  }
+  const xnn_status s = xnn_invoke_runtime(runtime_);
+  if (s != xnn_status_success) return internal_error(s, "invoke");
+  return Error::kOk;
+}
+
+Status XnnExecutor::bind_and_prepare(Span<EValue*> args) {
+  bool reshape = !prepared_;
+  bool setup = !prepared_;
   for (uint32_t i = 0; i < num_externals_; ++i) {
-    const ExternalValue& e = externals_[i];
+    ExternalValue& e = externals_[i];
     TL_ASSIGN_OR_RETURN(Tensor t, external_tensor(args, e));
-    bindings_[i] = {e.external_id, t.mutable_data_ptr<void>()};
+    void* data = t.mutable_data_ptr<void>();
+    setup = setup || bindings_[i].data != data;
+    bindings_[i] = {e.external_id, data};
     if (!e.is_input) continue;
     size_t dims[XNN_MAX_TENSOR_DIMS];
-    for (size_t d = 0; d < t.dim(); ++d) dims[d] = static_cast<size_t>(t.size(d));
+    bool same = e.bound_rank == t.dim();
+    for (size_t d = 0; d < t.dim(); ++d) {
+      dims[d] = static_cast<size_t>(t.size(d));
+      same = same && e.bound_dims[d] == dims[d];
+    }
+    if (same) continue;
     const xnn_status s = xnn_reshape_external_value(runtime_, e.external_id, t.dim(), dims);
     TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidArgument,
                        "XNNPACK cannot take input %u with shape of %zu dims (status %d)",
                        e.external_id, t.dim(), static_cast<int>(s));
+    e.bound_rank = static_cast<uint32_t>(t.dim());
+    for (size_t d = 0; d < t.dim(); ++d) e.bound_dims[d] = dims[d];
+    reshape = true;
   }
-  xnn_status s = xnn_reshape_runtime(runtime_);
-  TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidArgument,
-                     "XNNPACK cannot run with these input shapes (reshape status %d)",
-                     static_cast<int>(s));
+  if (reshape) {
+    const xnn_status s = xnn_reshape_runtime(runtime_);
+    TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidArgument,
+                       "XNNPACK cannot run with these input shapes (reshape status %d)",
+                       static_cast<int>(s));
+    setup = true;
+  }
   // Outputs take their shapes from XNNPACK before setup, so a resize that
   // fails leaves nothing half-written.
   for (uint32_t i = 0; i < num_externals_; ++i) {
@@ -110,7 +141,7 @@ Status XnnExecutor::execute(Span<EValue*> args) {
     if (e.is_input) continue;
     size_t num_dims = 0;
     size_t dims[XNN_MAX_TENSOR_DIMS];
-    s = xnn_get_external_value_shape(runtime_, e.external_id, &num_dims, dims);
+    const xnn_status s = xnn_get_external_value_shape(runtime_, e.external_id, &num_dims, dims);
     if (s != xnn_status_success) return internal_error(s, "output shape query");
     const Tensor t = args[e.external_id]->to_tensor();
     size_t numel = 1;
@@ -120,12 +151,15 @@ Status XnnExecutor::execute(Span<EValue*> args) {
     for (size_t d = 0; d < num_dims; ++d) sizes[d] = static_cast<SizesType>(dims[d]);
     Status resized = t.resize({sizes, num_dims});
     if (!resized.ok()) return resized.with_context("XNNPACK delegate output %u", e.external_id);
-    bindings_[i].data = t.mutable_data_ptr<void>();
+    void* data = t.mutable_data_ptr<void>();
+    setup = setup || bindings_[i].data != data;
+    bindings_[i].data = data;
   }
-  s = xnn_setup_runtime_v2(runtime_, num_externals_, bindings_);
-  if (s != xnn_status_success) return internal_error(s, "setup");
-  s = xnn_invoke_runtime(runtime_);
-  if (s != xnn_status_success) return internal_error(s, "invoke");
+  if (setup) {
+    const xnn_status s = xnn_setup_runtime_v2(runtime_, num_externals_, bindings_);
+    if (s != xnn_status_success) return internal_error(s, "setup");
+  }
+  prepared_ = true;
   return Error::kOk;
 }
 

@@ -27,14 +27,16 @@ class XnnExecutor {
   /// then outputs, each by ascending external id) and `bindings` (as many
   /// entries) live in the delegate's allocator and must outlive this.
   XnnExecutor(xnn_runtime_t runtime, pthreadpool_t pool, FreeableBuffer payload,
-              const ExternalValue* externals, xnn_external_value* bindings,
+              ExternalValue* externals, xnn_external_value* bindings,
               uint32_t num_externals);
   ~XnnExecutor();
   XnnExecutor(const XnnExecutor&) = delete;
   XnnExecutor& operator=(const XnnExecutor&) = delete;
 
   /// Binds args[external_id] for each external value, reshapes the runtime
-  /// to the inputs' shapes, resizes the outputs, and runs. Errors:
+  /// to the inputs' shapes, resizes the outputs, and runs. Reshape and setup
+  /// are skipped when shapes and data pointers match the previous call
+  /// (the usual case for a planned Method). Errors:
   /// kInvalidArgument (missing argument, rank), kInvalidType (not a tensor,
   /// wrong dtype, not contiguous), kInvalidState (thread pool replaced since
   /// init), kInternal (XNNPACK refused a step).
@@ -44,9 +46,15 @@ class XnnExecutor {
   xnn_runtime_t runtime_;
   pthreadpool_t pool_;
   FreeableBuffer payload_;
-  const ExternalValue* externals_;
+  // Everything but invoke: bind, reshape and set up as needed.
+  Status bind_and_prepare(Span<EValue*> args);
+  // Forgets the bound shapes and pointers so the next call starts afresh.
+  void invalidate();
+
+  ExternalValue* externals_;
   xnn_external_value* bindings_;
   uint32_t num_externals_;
+  bool prepared_ = false;  // Reshaped and set up for the bound shapes/pointers.
 };
 
 }  // namespace xnnpack

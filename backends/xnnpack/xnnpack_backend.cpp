@@ -90,6 +90,7 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory for an XNNPACK delegate of %u values", num_values);
   std::fill(id_map.get(), id_map.get() + num_values, xnnpack::kUndefinedValue);
+  for (uint32_t i = 0; i < num_externs; ++i) bindings[i] = {0, nullptr};
 
   DefinitionContext ctx;
   ctx.subgraph = subgraph.get();

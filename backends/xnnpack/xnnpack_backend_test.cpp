@@ -3,6 +3,8 @@
 #include "backends/xnnpack/xnnpack_backend.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "backends/xnnpack/payload_builder.h"
 #include "extension/module/module.h"
+#include "runtime/executor/testing/pte_builder.h"
 
 namespace torchlight {
 namespace xnnpack {
@@ -144,6 +147,34 @@ TEST(XnnpackBackendTest, LegacyHeaderlessPayloadReadsConstantBuffers) {
   expect_mlp_runs(mlp.builder.build_legacy(), mlp);
 }
 
+TEST(XnnpackBackendTest, NewBuffersOfTheSameShapeAreRebound) {
+  // Same shapes skip the reshape; new data pointers must still be seen.
+  Mlp mlp;
+  const auto payload = mlp.builder.build();
+  LoadedDelegate delegate(payload);
+  ASSERT_TRUE(delegate.status().ok());
+  for (uint32_t seed : {20u, 21u, 22u}) {
+    const std::vector<float> x = random_values(5 * 6, seed);
+    OwnedTensor in = float_tensor({5, 6}, x);
+    OwnedTensor out = float_tensor({5, 3});
+    ASSERT_TRUE(delegate.execute({in.evalue(), out.evalue()}).ok());
+    const auto expected = mlp_reference(x, 5, mlp.w1, mlp.b1, mlp.w2, mlp.b2, 6, 8, 3);
+    EXPECT_LT(relative_error(values_of(out), expected), 1e-5) << seed;
+  }
+  // A failed call (wrong shape) leaves the delegate usable.
+  OwnedTensor bad = float_tensor({5, 9});
+  Result<OwnedTensor> out =
+      OwnedTensor::make(ScalarType::kFloat, {5, 3}, TensorShapeDynamism::kDynamicBound);
+  ASSERT_TRUE(out.ok());
+  EXPECT_FALSE(delegate.execute({bad.evalue(), out->evalue()}).ok());
+  const std::vector<float> x = random_values(2 * 6, 23);
+  OwnedTensor in = float_tensor({2, 6}, x);
+  ASSERT_TRUE(delegate.execute({in.evalue(), out->evalue()}).ok());
+  ASSERT_EQ(out->tensor().size(0), 2);
+  const auto expected = mlp_reference(x, 2, mlp.w1, mlp.b1, mlp.w2, mlp.b2, 6, 8, 3);
+  EXPECT_LT(relative_error(values_of(*out), expected), 1e-5);
+}
+
 TEST(XnnpackBackendTest, WrongInputDtypeIsNamed) {
   Mlp mlp;
   const auto payload = mlp.builder.build();
@@ -176,6 +207,82 @@ TEST(XnnpackBackendTest, InputWithWrongInnerSizeIsRejected) {
   OwnedTensor out = float_tensor({5, 3});
   Status s = delegate.execute({in.evalue(), out.evalue()});
   EXPECT_EQ(s.code(), Error::kInvalidArgument);
+}
+
+// One fully-connected layer as a payload: x [rows, in] -> y [rows, out].
+std::vector<uint8_t> linear_payload(const std::vector<float>& w, const std::vector<float>& bias,
+                                    uint32_t rows, uint32_t in, uint32_t out) {
+  PayloadBuilder b;
+  const uint32_t x = b.input({rows, in}, 0);
+  const uint32_t wid = b.constant_f32({out, in}, w);
+  const uint32_t bid = b.constant_f32({out}, bias);
+  const uint32_t y = b.output({rows, out}, 1);
+  auto* fc = b.node<fb::XNNFullyConnectedT>(fb::XNodeUnion::XNNFullyConnected);
+  fc->input1_id = x, fc->filter_id = wid, fc->bias_id = bid, fc->output_id = y;
+  return b.build();
+}
+
+TEST(XnnpackBackendTest, MixedProgramAlternatesDelegatesAndPortableKernels) {
+  // forward(x) = fc2(2 * fc1(x)): fc1 and fc2 are XNNPACK delegates (payloads
+  // in segments 0 and 1), the doubling is the portable add kernel between.
+  namespace pb = ::torchlight::testing;
+  using ::torchlight::fb::ScalarType;
+  const auto w1 = random_values(8 * 6, 90), b1 = random_values(8, 91);
+  const auto w2 = random_values(3 * 8, 92), b2 = random_values(3, 93);
+  std::vector<::torchlight::fb::EValueT> values;
+  values.push_back(pb::tensor_value(ScalarType::FLOAT, {4, 6}, 1, 0));    // 0 x
+  values.push_back(pb::tensor_value(ScalarType::FLOAT, {4, 8}, 1, 96));   // 1 h
+  values.push_back(pb::tensor_value(ScalarType::FLOAT, {4, 8}, 1, 224));  // 2 r
+  values.push_back(pb::tensor_value(ScalarType::FLOAT, {4, 3}, 1, 352));  // 3 y
+  values.push_back(pb::int_value(1));                                      // 4 alpha
+  std::vector<std::unique_ptr<::torchlight::fb::OperatorT>> ops;
+  ops.push_back(pb::op("aten::add", "out"));
+  std::vector<::torchlight::fb::InstructionT> instructions;
+  instructions.push_back(pb::delegate_call(0, {0, 1}));
+  instructions.push_back(pb::kernel_call(0, {1, 1, 4, 2, 2}));
+  instructions.push_back(pb::delegate_call(1, {2, 3}));
+  auto program = pb::make_program("forward", std::move(values), {0}, {3}, std::move(ops),
+                                  std::move(instructions), {400});
+  for (uint32_t i = 0; i < 2; ++i) {
+    auto delegate = std::make_unique<::torchlight::fb::BackendDelegateT>();
+    delegate->id = kXnnpackBackendId;
+    delegate->processed = std::make_unique<::torchlight::fb::BackendDelegateDataReferenceT>();
+    delegate->processed->location = ::torchlight::fb::DataLocation::SEGMENT;
+    delegate->processed->index = i;
+    program->execution_plan[0]->delegates.push_back(std::move(delegate));
+  }
+  const auto bytes = pb::pack(*program, {linear_payload(w1, b1, 4, 6, 8),
+                                         linear_payload(w2, b2, 4, 8, 3)});
+  const std::string path = ::testing::TempDir() + "/xnnpack_mixed.pte";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  BackendRegistry registry;
+  ASSERT_TRUE(register_xnnpack_backend(registry).ok());
+  Module module(path, Module::LoadMode::kFile, nullptr, &registry);
+  const auto x = random_values(4 * 6, 94);
+  OwnedTensor input = float_tensor({4, 6}, x);
+  auto outputs = module.forward({input.evalue()});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().message();
+  const Tensor y = (*outputs)[0].to_tensor();
+  std::vector<float> got(y.const_data_ptr<float>(), y.const_data_ptr<float>() + 12);
+  // Reference: the same three steps in double precision.
+  std::vector<float> h(4 * 8), want(4 * 3);
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t o = 0; o < 8; ++o) {
+      double acc = b1[o];
+      for (size_t k = 0; k < 6; ++k) acc += double{x[r * 6 + k]} * w1[o * 6 + k];
+      h[r * 8 + o] = static_cast<float>(2 * acc);
+    }
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t o = 0; o < 3; ++o) {
+      double acc = b2[o];
+      for (size_t k = 0; k < 8; ++k) acc += double{h[r * 8 + k]} * w2[o * 8 + k];
+      want[r * 3 + o] = static_cast<float>(acc);
+    }
+  EXPECT_LT(relative_error(got, want), 1e-5);
+  std::remove(path.c_str());
 }
 
 }  // namespace
