@@ -36,6 +36,12 @@ struct ExternalValue {
 /// ExternalValue::bound_rank before the first reshape.
 inline constexpr uint32_t kNoShape = 0xFFFFFFFFu;
 
+/// A value's dims as the payload declares them (dynamic dims: upper bound).
+struct DeclaredShape {
+  uint32_t rank;
+  size_t dims[XNN_MAX_TENSOR_DIMS];
+};
+
 struct DefinitionContext {
   xnn_subgraph_t subgraph = nullptr;
   const fb_xnnpack::XNNGraph* graph = nullptr;  // Verified (graph_validation.h).
@@ -46,8 +52,9 @@ struct DefinitionContext {
   /// id_out -> XNNPACK value id, kUndefinedValue until defined; num_values long.
   uint32_t* id_map = nullptr;
   uint32_t num_values = 0;
-  /// Datatype of each defined value, indexed like id_map.
+  /// Datatype and declared shape of each defined value, indexed like id_map.
   xnn_datatype* datatypes = nullptr;
+  DeclaredShape* shapes = nullptr;
 
   /// The XNNPACK id for payload id `id`, used as `role` by node `node`.
   /// Errors: kInvalidProgram when `id` is out of range or not yet defined

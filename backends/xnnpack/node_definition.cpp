@@ -15,6 +15,15 @@ OutputRange output_range(const fb_xnnpack::XNode* node) {
   return {range->output_min(), range->output_max()};
 }
 
+Status check_spatial(std::initializer_list<uint32_t> values, uint32_t node, const char* what) {
+  for (uint32_t v : values) {
+    TL_CHECK_OR_RETURN(v <= kMaxSpatialParameter, Error::kInvalidProgram,
+                       "XNNPACK node %u: %s value %u exceeds the limit %u", node, what, v,
+                       kMaxSpatialParameter);
+  }
+  return Error::kOk;
+}
+
 Status define_nodes(const DefinitionContext& ctx) {
   const auto* nodes = ctx.graph->xnodes();
   const uint32_t count = nodes == nullptr ? 0 : nodes->size();

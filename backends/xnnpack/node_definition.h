@@ -7,6 +7,8 @@
 //                          softmax, scaled dot-product attention
 #pragma once
 
+#include <initializer_list>
+
 #include "backends/xnnpack/definition_context.h"
 
 namespace fb_xnnpack {
@@ -20,6 +22,14 @@ namespace xnnpack {
 /// table is missing, an id is out of range or undefined, or XNNPACK rejects
 /// it (shapes or datatypes that do not fit the op).
 Status define_nodes(const DefinitionContext& ctx);
+
+/// Largest kernel, stride, dilation, padding, adjustment or resize target a
+/// node may ask for; XNNPACK derives output shapes and buffers from them.
+inline constexpr uint32_t kMaxSpatialParameter = 1u << 16;
+
+/// kInvalidProgram naming `what` when any of `values` exceeds
+/// kMaxSpatialParameter.
+Status check_spatial(std::initializer_list<uint32_t> values, uint32_t node, const char* what);
 
 // The clamp range of a node: its output_min_max, else (-inf, +inf).
 struct OutputRange {

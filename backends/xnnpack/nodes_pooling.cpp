@@ -16,6 +16,11 @@ Status result(xnn_status s, uint32_t index) {
 Status define_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                       uint32_t index) {
   const auto* t = static_cast<const fb_xnnpack::_XNNPooling2D*>(node->xnode_union());
+  TL_RETURN_IF_ERROR(check_spatial(
+      {t->padding_top(), t->padding_right(), t->padding_bottom(), t->padding_left(),
+       t->pooling_height(), t->pooling_width(), t->stride_height(), t->stride_width(),
+       t->dilation_height(), t->dilation_width()},
+      index, "pooling window"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
   const OutputRange range = output_range(node);
@@ -40,6 +45,9 @@ Status define_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNode* nod
 Status define_argmax_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                              uint32_t index) {
   const auto* t = node->xnode_union_as_XNNArgMaxPooling2d();
+  TL_RETURN_IF_ERROR(check_spatial({t->padding_top(), t->padding_right(), t->padding_bottom(),
+                                    t->padding_left(), t->pooling_height(), t->pooling_width()},
+                                   index, "pooling window"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t values, ctx.value(t->output_value_id(), index, "value output"));
   TL_ASSIGN_OR_RETURN(uint32_t indices, ctx.value(t->output_index_id(), index, "index output"));

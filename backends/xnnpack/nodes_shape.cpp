@@ -78,6 +78,11 @@ Status define_pad(const DefinitionContext& ctx, const fb_xnnpack::XNode* node, u
   TL_CHECK_OR_RETURN(pre.size == post.size, Error::kInvalidProgram,
                      "XNNPACK node %u: pad has %zu pre and %zu post paddings", index, pre.size,
                      post.size);
+  for (size_t d = 0; d < pre.size; ++d) {
+    TL_RETURN_IF_ERROR(check_spatial({static_cast<uint32_t>(pre.values[d]),
+                                      static_cast<uint32_t>(post.values[d])},
+                                     index, "padding"));
+  }
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
   return result(xnn_define_static_constant_pad(ctx.subgraph, pre.values, post.values,
@@ -87,6 +92,7 @@ Status define_pad(const DefinitionContext& ctx, const fb_xnnpack::XNode* node, u
 
 Status define_resize(const DefinitionContext& ctx, const fb_xnnpack::XNode* node, uint32_t index) {
   const auto* t = node->xnode_union_as_XNNStaticResizeBilinear2D();
+  TL_RETURN_IF_ERROR(check_spatial({t->new_height(), t->new_width()}, index, "resize target"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
   return result(xnn_define_static_resize_bilinear_2d(ctx.subgraph, t->new_height(),

@@ -12,9 +12,12 @@ namespace {
 
 using fb_xnnpack::XNNDatatype;
 
-// Elements a constant may hold; far beyond any real weight, and keeps byte
-// counts from overflowing.
-constexpr uint64_t kMaxElements = uint64_t{1} << 40;
+// Largest value a payload may declare (16 GiB, beyond any real tensor):
+// XNNPACK plans memory from declared shapes, so an absurd one would have it
+// allocate absurdly or overflow its own size arithmetic.
+constexpr uint64_t kMaxValueBytes = uint64_t{1} << 34;
+constexpr uint64_t kMaxElements = kMaxValueBytes;
+constexpr uint64_t kMaxDim = (uint64_t{1} << 31) - 1;  // Fits a tensor's int32 sizes.
 
 bool is_4bit(xnn_datatype t) { return t == xnn_datatype_qcint4 || t == xnn_datatype_qbint4; }
 
@@ -52,6 +55,9 @@ Result<Shape> read_shape(const fb_xnnpack::XNNTensorValue* t, uint32_t index) {
   shape.rank = rank;
   for (uint32_t d = 0; d < rank; ++d) {
     shape.dims[d] = dims->Get(d);
+    TL_CHECK_OR_RETURN(shape.dims[d] <= kMaxDim, Error::kInvalidProgram,
+                       "XNNPACK value %u has size %zu in dim %u; the limit is %llu", index,
+                       shape.dims[d], d, static_cast<unsigned long long>(kMaxDim));
     shape.numel *= shape.dims[d];
     if (shape.numel > kMaxElements) shape.numel = kMaxElements + 1;  // Saturate.
   }
@@ -348,6 +354,10 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
                        "XNNPACK value %u uses the legacy dq_datatype field, which is not supported",
                        i);
     TL_ASSIGN_OR_RETURN(d.shape, read_shape(view.tensor, i));
+    TL_CHECK_OR_RETURN(d.shape.numel * element_bytes(d.datatype) <= kMaxValueBytes,
+                       Error::kInvalidProgram,
+                       "XNNPACK value %u declares more than %llu bytes", i,
+                       static_cast<unsigned long long>(kMaxValueBytes));
     if (view.tensor->constant_buffer_idx() != 0) {
       TL_ASSIGN_OR_RETURN(const uint8_t* data,
                           constant_bytes_at(ctx, view.tensor->constant_buffer_idx(),
@@ -360,6 +370,9 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
     TL_ASSIGN_OR_RETURN(uint32_t id, define_one(ctx, view, d));
     ctx.id_map[view.tensor->id_out()] = id;
     ctx.datatypes[view.tensor->id_out()] = d.datatype;
+    DeclaredShape& declared = ctx.shapes[view.tensor->id_out()];
+    declared.rank = static_cast<uint32_t>(d.shape.rank);
+    for (size_t k = 0; k < d.shape.rank; ++k) declared.dims[k] = d.shape.dims[k];
     if (d.flags != 0) {
       ExternalValue& e = externals[(*num_externals)++];
       e = {d.external_id, d.datatype, d.flags == kExternalInput,

@@ -82,10 +82,13 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
   // Load-time scratch; the delegate keeps none of it.
   std::unique_ptr<uint32_t[]> id_map(new (std::nothrow) uint32_t[num_values + 1]);
   std::unique_ptr<xnn_datatype[]> datatypes(new (std::nothrow) xnn_datatype[num_values + 1]);
+  std::unique_ptr<xnnpack::DeclaredShape[]> shapes(
+      new (std::nothrow) xnnpack::DeclaredShape[num_values + 1]);
   auto* externals = allocator->allocate_array<ExternalValue>(num_externs);
   auto* bindings = allocator->allocate_array<xnn_external_value>(num_externs);
   auto* executor_memory = allocator->allocate(sizeof(XnnExecutor), alignof(XnnExecutor));
-  TL_CHECK_OR_RETURN(id_map != nullptr && datatypes != nullptr && externals != nullptr &&
+  TL_CHECK_OR_RETURN(id_map != nullptr && datatypes != nullptr && shapes != nullptr &&
+                         externals != nullptr &&
                          bindings != nullptr && executor_memory != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory for an XNNPACK delegate of %u values", num_values);
@@ -100,6 +103,7 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
   ctx.id_map = id_map.get();
   ctx.num_values = num_values;
   ctx.datatypes = datatypes.get();
+  ctx.shapes = shapes.get();
   uint32_t num_externals = 0;
   TL_RETURN_IF_ERROR(xnnpack::define_values(ctx, externals, &num_externals));
   TL_RETURN_IF_ERROR(check_externals(externals, num_externals));

@@ -192,13 +192,31 @@ TEST(XnnpackMalformedTest, NodeXnnpackRejectsIsNamed) {
   EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNFullyConnected)"));
 }
 
-TEST(XnnpackMalformedTest, GraphXnnpackCannotBuildIsNamed) {
+TEST(XnnpackMalformedTest, FilterShapeDisagreeingWithNodeIsNamed) {
   Linear l;
   l.tensor(l.w)->dims = {12};  // A fully-connected filter must be 2-d.
   l.tensor(l.w)->num_dims = 1;
-  Status s = init_status(l.b.build());
-  EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("could not build a runtime"));
+  expect_error(l.b.build(), Error::kInvalidProgram, "filter must be 2-d");
+  Linear wide;
+  wide.tensor(wide.x)->dims = {2, 5};  // The filter expects 4 features.
+  expect_error(wide.b.build(), Error::kInvalidProgram, "input has 5 features");
+  Linear bias;
+  bias.tensor(bias.bias)->dims = {2};
+  expect_error(bias.b.build(), Error::kInvalidProgram, "bias has dims [2]");
+}
+
+TEST(XnnpackMalformedTest, ConvolutionChannelsBeyondFilterAreRejected) {
+  // XNNPACK would pack 9 * 1000 * 3 weights from a 3x3x3x2 filter.
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 4, 4, 2}, 0);
+  const uint32_t w = b.constant_f32({3, 3, 3, 2}, random_values(54, 1));
+  const uint32_t y = b.output({1, 4, 4, 3}, 1);
+  auto* c = b.node<fb::_XNNNodeConvT>(fb::XNodeUnion::XNNConv2d);
+  c->kernel_height = c->kernel_width = 3;
+  c->subsampling_height = c->subsampling_width = c->dilation_height = c->dilation_width = 1;
+  c->groups = 1, c->group_input_channels = 1000, c->group_output_channels = 3;
+  c->input1_id = x, c->filter_id = w, c->bias_id = kNone, c->output_id = y;
+  expect_error(b.build(), Error::kInvalidProgram, "filter has dims [3,3,3,2]");
 }
 
 fb::XNNQuantParamsUnion per_tensor(float scale, int32_t zp) {
