@@ -1,6 +1,7 @@
 #include "backends/xnnpack/value_definition.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "backends/xnnpack/value_view.h"
@@ -208,6 +209,9 @@ Result<uint32_t> define_per_channel(const DefinitionContext& ctx, const Definiti
     count = q->num_scales();
     TL_ASSIGN_OR_RETURN(const uint8_t* bytes,
                         constant_bytes_at(ctx, q->scale_buffer_idx(), count * 4, d.index, "scale"));
+    TL_CHECK_OR_RETURN(reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0,
+                       Error::kInvalidProgram, "XNNPACK value %u: scales are not 4-byte aligned",
+                       d.index);
     scales = reinterpret_cast<const float*>(bytes);
   } else if (q->scale() != nullptr) {
     count = q->scale()->size();
@@ -248,6 +252,9 @@ Result<uint32_t> define_blockwise(const DefinitionContext& ctx, const Definition
     count = q->num_scales();
     TL_ASSIGN_OR_RETURN(const uint8_t* bytes,
                         constant_bytes_at(ctx, q->scale_buffer_idx(), count * 2, d.index, "scale"));
+    TL_CHECK_OR_RETURN(reinterpret_cast<uintptr_t>(bytes) % alignof(uint16_t) == 0,
+                       Error::kInvalidProgram, "XNNPACK value %u: scales are not 2-byte aligned",
+                       d.index);
     bf16 = reinterpret_cast<const uint16_t*>(bytes);
   } else if (q->scale_bf16() != nullptr && q->scale_bf16()->size() != 0) {
     count = q->scale_bf16()->size();

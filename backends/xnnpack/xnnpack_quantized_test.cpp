@@ -172,6 +172,29 @@ TEST(XnnpackQuantizedTest, DynamicInt8ActivationsWithInt8ChannelWeights) {
   }
 }
 
+TEST(XnnpackQuantizedTest, ChannelScalesFromConstantDataAsUpstreamMainWrites) {
+  // upstream main moves per-channel scales to constant data (scale_buffer_idx).
+  const size_t in = 16, out = 4, rows = 3;
+  std::vector<int8_t> wq(out * in);
+  const auto wr = random_values(out * in, 55);
+  std::vector<float> scales(out), w(out * in);
+  for (size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>(std::lround(wr[i] * 127));
+  for (size_t o = 0; o < out; ++o) scales[o] = 0.02f * static_cast<float>(o + 2);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = wq[i] * scales[i / in];
+  PayloadBuilder b;
+  const uint32_t wi = b.constant_bytes(wq.data(), wq.size());
+  const uint32_t si = b.constant_bytes(scales.data(), scales.size() * sizeof(float));
+  fb::XNNQuantParamsUnion u;
+  auto* q = new fb::PerChannelQuantT();
+  q->channel_dim = 0;
+  q->scale_buffer_idx = si;
+  q->num_scales = static_cast<uint32_t>(out);
+  u.type = fb::XNNQuantParams::PerChannelQuant;
+  u.value = q;
+  const uint32_t filter = b.quantized(DT::xnn_datatype_qcint8, {uint32_t(out), uint32_t(in)}, std::move(u), 0, kNone, wi);
+  check_dynamic_linear(b, filter, w, rows, in, out, 56);
+}
+
 // Packs 4-bit values (0..15, already offset by 8) two per byte along each
 // row: element 2k in the low nibble, 2k+1 in the high one.
 std::vector<uint8_t> pack_nibbles(const std::vector<uint8_t>& v, size_t rows, size_t cols) {
