@@ -16,6 +16,7 @@
 #include "extension/llm/runner/peak_rss.h"
 #include "extension/llm/runner/tokenizer_loader.h"
 #include "extension/threadpool/threadpool.h"
+#include "tools/cli/cli_backends.h"
 #include "tools/cli/cli_report.h"
 #include "tools/cli/timing.h"
 
@@ -260,7 +261,8 @@ Result<std::string> tokenizer_spec(const LlmOptions& options, const LlmMetadata&
 Result<Session> load_session(const LlmOptions& options) {
   Session session;
   Stopwatch watch;
-  session.module = std::make_unique<Module>(options.model, options.load_mode);
+  session.module = std::make_unique<Module>(options.model, options.load_mode, nullptr,
+                                            cli_backends());
   Status loaded = session.module->load();
   if (!loaded.ok()) return blame(options.model, loaded);
   Result<LlmMetadata> metadata = read_llm_metadata(session.module.get());

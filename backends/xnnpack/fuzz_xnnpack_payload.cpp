@@ -1,0 +1,84 @@
+// Fuzz target: an XNNPACK delegate payload through XnnpackBackend::init
+// (header, Verifier, value and node checks, XNNPACK subgraph and runtime),
+// then, when it loads, one execute with zero-filled tensors of the declared
+// external shapes. Written in fuzz/'s style (LLVMFuzzerTestOneInput) so it
+// can join that folder's targets; xnnpack_fuzz_test.cpp replays seeds
+// through it in ordinary builds.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backends/xnnpack/graph_validation.h"
+#include "backends/xnnpack/payload_header.h"
+#include "backends/xnnpack/value_definition.h"
+#include "backends/xnnpack/value_view.h"
+#include "backends/xnnpack/xnn_executor.h"
+#include "backends/xnnpack/xnnpack_backend.h"
+#include "extension/memory/malloc_allocator.h"
+#include "extension/tensor/owned_tensor.h"
+#include "schema/xnnpack_generated.h"
+
+namespace {
+
+using namespace torchlight;
+
+// Caps what one input may allocate, so the fuzzer explores and does not OOM.
+constexpr int64_t kMaxExternalElements = int64_t{1} << 16;
+
+// Zero-filled tensors for every external value, by external id; false when
+// a shape is too large or a dtype cannot be bound.
+bool make_externals(const fb_xnnpack::XNNGraph* graph, std::vector<OwnedTensor>* tensors,
+                    std::vector<EValue>* args) {
+  args->assign(graph->num_externs(), EValue());
+  const auto* values = graph->xvalues();
+  for (uint32_t i = 0; values != nullptr && i < values->size(); ++i) {
+    Result<xnnpack::ValueView> view = xnnpack::view_value(values->Get(i), i);
+    if (!view.ok() || view->tensor->flags() == 0) continue;
+    ScalarType type;
+    const xnn_datatype datatype =
+        xnnpack::to_xnn_datatype(static_cast<int16_t>(view->tensor->datatype()));
+    if (!xnnpack::external_scalar_type(datatype, &type)) return false;
+    std::vector<SizesType> sizes;
+    int64_t numel = 1;
+    if (view->tensor->dims() != nullptr) {
+      for (uint32_t d : *view->tensor->dims()) {
+        numel *= d;
+        if (numel > kMaxExternalElements) return false;
+        sizes.push_back(static_cast<SizesType>(d));
+      }
+    }
+    // Outputs may shrink or grow within the declared bound.
+    Result<OwnedTensor> t = OwnedTensor::make(type, sizes, TensorShapeDynamism::kDynamicBound);
+    if (!t.ok()) return false;
+    tensors->push_back(std::move(t.get()));
+    (*args)[view->tensor->external_id()] = tensors->back().evalue();
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  MallocAllocator allocator;
+  BackendInitContext context;
+  context.runtime_allocator = &allocator;
+  FreeableBuffer processed(data, size, nullptr);
+  Result<DelegateHandle*> handle = xnnpack_backend().init(context, &processed, {});
+  if (!handle.ok()) return 0;
+  // init accepted it, so the same checks pass again here.
+  Result<xnnpack::PayloadSections> sections = xnnpack::parse_payload_sections({data, size});
+  Result<const fb_xnnpack::XNNGraph*> graph =
+      sections.ok() ? xnnpack::verify_graph(sections->flatbuffer)
+                    : Result<const fb_xnnpack::XNNGraph*>(sections.status());
+  std::vector<OwnedTensor> tensors;
+  tensors.reserve(graph.ok() ? graph.get()->num_externs() : 0);
+  std::vector<EValue> args;
+  if (graph.ok() && make_externals(graph.get(), &tensors, &args)) {
+    std::vector<EValue*> pointers;
+    for (EValue& v : args) pointers.push_back(&v);
+    BackendExecutionContext exec;
+    (void)xnnpack_backend().execute(exec, handle.get(), {pointers.data(), pointers.size()});
+  }
+  xnnpack_backend().destroy(handle.get());
+  return 0;
+}

@@ -1,0 +1,11 @@
+// The delegate backends the CLI offers to every program it loads.
+#pragma once
+
+#include "runtime/backend/backend_registry.h"
+
+namespace torchlight {
+
+/// A process-wide registry holding XnnpackBackend; built on first use.
+const BackendRegistry* cli_backends();
+
+}  // namespace torchlight
