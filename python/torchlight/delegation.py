@@ -20,7 +20,7 @@ from typing import Dict, List, Type
 import torch
 import torch.fx
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, OutputKind
+from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 
 from torchlight.errors import ExportError, node_error
 
@@ -180,6 +180,15 @@ def _constant_inputs(ep: ExportedProgram) -> Dict[str, tuple]:
     return found
 
 
+def _sync_placeholder_names(ep: ExportedProgram) -> None:
+    """deepcopy renames placeholders that shadow Python builtins ("input"
+    becomes "input_1"); point the signature at the names the graph has."""
+    placeholders = [n for n in ep.graph_module.graph.nodes if n.op == "placeholder"]
+    for node, spec in zip(placeholders, ep.graph_signature.input_specs):
+        if isinstance(spec.arg, TensorArgument) and spec.arg.name != node.name:
+            spec.arg = TensorArgument(name=node.name)
+
+
 def _drop_unused_constants(ep: ExportedProgram, constants: Dict[str, tuple]) -> None:
     """Removes constant placeholders nothing reads any more (their partition
     took a copy), with their signature entries and stored tensors."""
@@ -270,6 +279,7 @@ def to_backend_program(ep: ExportedProgram, partitioner: Partitioner) -> Exporte
     Raises ExportError for an unknown backend id or a non-convex partition.
     """
     ep = copy.deepcopy(ep)
+    _sync_placeholder_names(ep)
     result = partitioner.partition(ep)
     ep = result.tagged_exported_program
     gm = ep.graph_module

@@ -296,8 +296,8 @@ class _Serializer:
     # operators ---------------------------------------------------------------------------------
     def lower(self, node: torch.fx.Node) -> None:
         target = node.target
-        if node in self.fused:
-            return
+        if node in self.fused or _is_constant(node):
+            return  # Folded into its producer / into the constant its reader packs.
         if target in _IDENTITIES or target is operator.getitem:
             self.values[node] = self.values[node.args[0]]
         elif target in _CLAMPS:
