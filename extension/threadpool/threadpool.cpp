@@ -56,6 +56,8 @@ void run_chunk(void* arg, size_t index) {
 
 size_t num_threads() { return pool().threads; }
 
+pthreadpool* native_pool() { return pool().pool; }
+
 void set_num_threads(size_t n) {
   Pool& p = pool();
   if (n == 0) n = online_cores();

@@ -10,6 +10,8 @@
 
 #include <cstddef>
 
+struct pthreadpool;  // pthreadpool.h's pool type, so callers need not include it.
+
 namespace torchlight {
 namespace threadpool {
 
@@ -22,6 +24,11 @@ void set_num_threads(size_t n);
 
 /// A chunk of work: runs items [begin, end).
 using RangeFn = void (*)(void* context, size_t begin, size_t end);
+
+/// The underlying pool, for libraries that take a pthreadpool_t (XNNPACK),
+/// or null when the pool runs everything inline (one thread). Valid until
+/// the next set_num_threads().
+pthreadpool* native_pool();
 
 /// Calls fn(context, begin, end) over [0, n) in chunks of at least
 /// `min_chunk` items, spread over the pool's threads; returns when all are

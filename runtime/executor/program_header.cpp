@@ -10,7 +10,10 @@ namespace {
 
 constexpr size_t kIdentifierOffset = 4;
 constexpr size_t kHeaderOffset = 8;
-constexpr uint32_t kMinHeaderLength = 32;
+// Release 0.5 files end the header after segment_base_offset (24 bytes);
+// later ones add segment_data_size (32).
+constexpr uint32_t kMinHeaderLength = 24;
+constexpr uint32_t kHeaderLengthWithDataSize = 32;
 
 uint32_t read_u32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
@@ -74,7 +77,8 @@ Status parse_program_header(Span<const uint8_t> prefix, uint64_t file_size, cons
   header->length = read_u32(h + 4);
   header->program_size = read_u64(h + 8);
   header->segment_base_offset = read_u64(h + 16);
-  header->segment_data_size = read_u64(h + 24);
+  header->segment_data_size =
+      header->length >= kHeaderLengthWithDataSize ? read_u64(h + 24) : 0;
 
   const auto ull = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   TL_CHECK_OR_RETURN(header->length >= kMinHeaderLength &&

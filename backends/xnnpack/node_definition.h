@@ -1,0 +1,43 @@
+// Defines every XNode of a verified payload in the XNNPACK subgraph, in
+// list order, after define_values(). One file per group of node kinds:
+//   nodes_elementwise.cpp  unary and binary element-wise ops, convert
+//   nodes_linear.cpp       fully-connected, convolutions, batch matmul
+//   nodes_pooling.cpp      max/avg/argmax/global-average pooling
+//   nodes_shape.cpp        reshape, transpose, slice, pad, resize, concat,
+//                          softmax, scaled dot-product attention
+#pragma once
+
+#include "backends/xnnpack/definition_context.h"
+
+namespace fb_xnnpack {
+struct XNode;
+}
+
+namespace torchlight {
+namespace xnnpack {
+
+/// Errors: kInvalidProgram naming the node when its kind is unknown, its
+/// table is missing, an id is out of range or undefined, or XNNPACK rejects
+/// it (shapes or datatypes that do not fit the op).
+Status define_nodes(const DefinitionContext& ctx);
+
+// The clamp range of a node: its output_min_max, else (-inf, +inf).
+struct OutputRange {
+  float min;
+  float max;
+};
+OutputRange output_range(const fb_xnnpack::XNode* node);
+
+// Per group; each returns kNotFound (not an error yet) for kinds it does
+// not handle, so define_nodes can ask the next group.
+Status define_elementwise_node(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                               uint32_t index);
+Status define_linear_node(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                          uint32_t index);
+Status define_pooling_node(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                           uint32_t index);
+Status define_shape_node(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                         uint32_t index);
+
+}  // namespace xnnpack
+}  // namespace torchlight

@@ -1,0 +1,195 @@
+#include "backends/xnnpack/payload_builder.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+namespace torchlight {
+namespace xnnpack {
+namespace testing {
+namespace {
+
+constexpr size_t kAlign = 16;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+void put_le(std::vector<uint8_t>& out, size_t at, uint64_t v, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) out[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+PayloadBuilder::PayloadBuilder() {
+  graph.version = "0";
+  // constant_data[0] is the dummy upstream always writes.
+  graph.constant_data.push_back(std::make_unique<fb::ConstantDataOffsetT>());
+  blobs_.emplace_back();
+}
+
+uint32_t PayloadBuilder::value(fb::XNNDatatype type, std::vector<uint32_t> dims, uint32_t flags,
+                               uint32_t external_id, uint32_t constant) {
+  auto tensor = std::make_unique<fb::XNNTensorValueT>();
+  tensor->datatype = type;
+  tensor->num_dims = static_cast<uint32_t>(dims.size());
+  tensor->dims = std::move(dims);
+  tensor->flags = flags;
+  tensor->external_id = external_id;
+  tensor->constant_buffer_idx = constant;
+  tensor->id_out = static_cast<uint32_t>(graph.xvalues.size());
+  auto value = std::make_unique<fb::XValueT>();
+  value->xvalue_union.type = fb::XValueUnion::XNNTensorValue;
+  value->xvalue_union.value = tensor.release();
+  graph.xvalues.push_back(std::move(value));
+  if (flags == 1) graph.input_ids.push_back(graph.xvalues.size() - 1);
+  if (flags == 2) graph.output_ids.push_back(graph.xvalues.size() - 1);
+  if (flags != 0 && external_id + 1 > graph.num_externs) graph.num_externs = external_id + 1;
+  return static_cast<uint32_t>(graph.xvalues.size() - 1);
+}
+
+uint32_t PayloadBuilder::input(std::vector<uint32_t> dims, uint32_t external_id,
+                               fb::XNNDatatype type) {
+  return value(type, std::move(dims), 1, external_id);
+}
+
+uint32_t PayloadBuilder::output(std::vector<uint32_t> dims, uint32_t external_id,
+                                fb::XNNDatatype type) {
+  return value(type, std::move(dims), 2, external_id);
+}
+
+uint32_t PayloadBuilder::internal(std::vector<uint32_t> dims, fb::XNNDatatype type) {
+  return value(type, std::move(dims));
+}
+
+uint32_t PayloadBuilder::constant_f32(std::vector<uint32_t> dims, const std::vector<float>& values) {
+  const uint32_t idx = constant_bytes(values.data(), values.size() * sizeof(float));
+  return value(fb::XNNDatatype::xnn_datatype_fp32, std::move(dims), 0, kNone, idx);
+}
+
+uint32_t PayloadBuilder::quantized(fb::XNNDatatype type, std::vector<uint32_t> dims,
+                                   fb::XNNQuantParamsUnion quant, uint32_t flags,
+                                   uint32_t external_id, uint32_t constant) {
+  const uint32_t id = value(type, std::move(dims), flags, external_id, constant);
+  auto& slot = graph.xvalues.back()->xvalue_union;
+  auto q = std::make_unique<fb::XNNQuantizedTensorValueT>();
+  q->tensor_value.reset(static_cast<fb::XNNTensorValueT*>(slot.value));
+  slot.value = nullptr;
+  slot.type = fb::XValueUnion::NONE;
+  q->quant_params = std::move(quant);
+  slot.type = fb::XValueUnion::XNNQuantizedTensorValue;
+  slot.value = q.release();
+  return id;
+}
+
+uint32_t PayloadBuilder::constant_bytes(const void* data, size_t size) {
+  auto entry = std::make_unique<fb::ConstantDataOffsetT>();
+  entry->offset = constants_.size();
+  entry->size = size;
+  const auto* p = static_cast<const uint8_t*>(data);
+  constants_.insert(constants_.end(), p, p + size);
+  constants_.resize(align_up(constants_.size()), 0);
+  blobs_.emplace_back(p, p + size);
+  graph.constant_data.push_back(std::move(entry));
+  return static_cast<uint32_t>(graph.constant_data.size() - 1);
+}
+
+void PayloadBuilder::add_node(fb::XNodeUnion kind, void* table) {
+  auto node = std::make_unique<fb::XNodeT>();
+  node->xnode_union.type = kind;
+  node->xnode_union.value = table;
+  node->debug_handle = static_cast<uint32_t>(graph.xnodes.size());
+  graph.xnodes.push_back(std::move(node));
+}
+
+void PayloadBuilder::clamp_last(float min, float max) {
+  auto range = std::make_unique<fb::OutputMinMaxT>();
+  range->output_min = min;
+  range->output_max = max;
+  graph.xnodes.back()->output_min_max = std::move(range);
+}
+
+std::vector<uint8_t> PayloadBuilder::flatbuffer() const {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::XNNGraph::Pack(fbb, &graph), "XN01");
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+std::vector<uint8_t> PayloadBuilder::build() const {
+  const std::vector<uint8_t> fb = flatbuffer();
+  const size_t fb_offset = 32;
+  const size_t const_offset = fb_offset + align_up(fb.size());
+  std::vector<uint8_t> out(const_offset + constants_.size(), 0);
+  std::memcpy(&out[4], "XH00", 4);
+  put_le(out, 8, 30, 2);
+  put_le(out, 10, fb_offset, 4);
+  put_le(out, 14, fb.size(), 4);
+  put_le(out, 18, const_offset, 4);
+  put_le(out, 22, constants_.size(), 8);
+  std::memcpy(&out[fb_offset], fb.data(), fb.size());
+  if (!constants_.empty()) std::memcpy(&out[const_offset], constants_.data(), constants_.size());
+  return out;
+}
+
+std::vector<uint8_t> PayloadBuilder::build_legacy() const {
+  fb::XNNGraphT copy(graph);
+  copy.constant_data.clear();
+  for (const auto& blob : blobs_) {
+    auto buffer = std::make_unique<fb::BufferT>();
+    buffer->storage = blob;
+    copy.constant_buffer.push_back(std::move(buffer));
+  }
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::XNNGraph::Pack(fbb, &copy), "XN00");
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+LoadedDelegate::LoadedDelegate(const std::vector<uint8_t>& payload) {
+  FreeableBuffer processed(payload.data(), payload.size(), nullptr);
+  BackendInitContext context;
+  context.runtime_allocator = &allocator_;
+  Result<DelegateHandle*> handle = xnnpack_backend().init(context, &processed, {});
+  if (handle.ok()) {
+    handle_ = handle.get();
+  } else {
+    status_ = handle.status();
+  }
+}
+
+LoadedDelegate::~LoadedDelegate() {
+  if (handle_ != nullptr) xnnpack_backend().destroy(handle_);
+}
+
+Status LoadedDelegate::execute(std::vector<EValue> args) {
+  if (handle_ == nullptr) return status_;
+  std::vector<EValue*> pointers;
+  for (EValue& v : args) pointers.push_back(&v);
+  BackendExecutionContext context;
+  return xnnpack_backend().execute(context, handle_, {pointers.data(), pointers.size()});
+}
+
+OwnedTensor float_tensor(std::vector<SizesType> sizes, std::vector<float> values) {
+  size_t n = 1;
+  for (SizesType s : sizes) n *= static_cast<size_t>(s);
+  if (values.empty()) values.assign(n, 0.0f);
+  Result<OwnedTensor> t = OwnedTensor::from_values<float>(std::move(sizes), values);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t.get());
+}
+
+std::vector<float> values_of(const OwnedTensor& t) {
+  const float* p = t.tensor().const_data_ptr<float>();
+  return {p, p + t.tensor().numel()};
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::vector<float> out(n);
+  uint32_t state = seed * 2654435761u + 1;
+  for (float& v : out) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
+  }
+  return out;
+}
+
+}  // namespace testing
+}  // namespace xnnpack
+}  // namespace torchlight

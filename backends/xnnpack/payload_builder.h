@@ -1,0 +1,92 @@
+// Test helper: builds XNNPACK delegate payloads (header, flatbuffer,
+// constants) with the flatbuffers object API, and runs them through
+// XnnpackBackend without a program file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backends/xnnpack/xnnpack_backend.h"
+#include "extension/memory/malloc_allocator.h"
+#include "extension/tensor/owned_tensor.h"
+#include "schema/xnnpack_generated.h"
+
+namespace torchlight {
+namespace xnnpack {
+namespace testing {
+
+namespace fb = ::fb_xnnpack;
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+class PayloadBuilder {
+ public:
+  PayloadBuilder();
+
+  /// A value; returns its id. `constant` is a constant_data index (0: none).
+  uint32_t value(fb::XNNDatatype type, std::vector<uint32_t> dims, uint32_t flags = 0,
+                 uint32_t external_id = kNone, uint32_t constant = 0);
+  uint32_t input(std::vector<uint32_t> dims, uint32_t external_id,
+                 fb::XNNDatatype type = fb::XNNDatatype::xnn_datatype_fp32);
+  uint32_t output(std::vector<uint32_t> dims, uint32_t external_id,
+                  fb::XNNDatatype type = fb::XNNDatatype::xnn_datatype_fp32);
+  uint32_t internal(std::vector<uint32_t> dims,
+                    fb::XNNDatatype type = fb::XNNDatatype::xnn_datatype_fp32);
+  uint32_t constant_f32(std::vector<uint32_t> dims, const std::vector<float>& values);
+  /// A quantized value with `quant` as its parameters (the last value added
+  /// becomes quantized). Returns its id.
+  uint32_t quantized(fb::XNNDatatype type, std::vector<uint32_t> dims, fb::XNNQuantParamsUnion quant,
+                     uint32_t flags = 0, uint32_t external_id = kNone, uint32_t constant = 0);
+
+  /// Appends bytes to the constant region; returns the constant_data index.
+  uint32_t constant_bytes(const void* data, size_t size);
+
+  /// Adds a node of `kind` whose parameters table is `table` (owned).
+  template <typename T>
+  T* node(fb::XNodeUnion kind) {
+    T* table = new T();
+    add_node(kind, table);
+    return table;
+  }
+  /// Gives the last node an output_min_max table.
+  void clamp_last(float min, float max);
+
+  /// The payload: XH00 header, flatbuffer (identifier XN01), constants.
+  std::vector<uint8_t> build() const;
+  /// A legacy payload: the bare flatbuffer, constants in constant_buffer.
+  std::vector<uint8_t> build_legacy() const;
+  /// The bare flatbuffer bytes (identifier XN01).
+  std::vector<uint8_t> flatbuffer() const;
+
+  fb::XNNGraphT graph;
+
+ private:
+  void add_node(fb::XNodeUnion kind, void* table);
+  std::vector<uint8_t> constants_;
+  std::vector<std::vector<uint8_t>> blobs_;  // Per constant index, for legacy.
+};
+
+/// One initialised delegate plus the memory it lives in.
+class LoadedDelegate {
+ public:
+  /// Initialises from `payload` (borrowed; must outlive this object).
+  explicit LoadedDelegate(const std::vector<uint8_t>& payload);
+  ~LoadedDelegate();
+  const Status& status() const { return status_; }
+  Status execute(std::vector<EValue> args);
+
+ private:
+  MallocAllocator allocator_;
+  DelegateHandle* handle_ = nullptr;
+  Status status_;
+};
+
+/// An fp32 tensor with `values` (or zeros).
+OwnedTensor float_tensor(std::vector<SizesType> sizes, std::vector<float> values = {});
+std::vector<float> values_of(const OwnedTensor& t);
+/// Deterministic pseudo-random values in [-1, 1).
+std::vector<float> random_values(size_t n, uint32_t seed);
+
+}  // namespace testing
+}  // namespace xnnpack
+}  // namespace torchlight

@@ -1,0 +1,53 @@
+// XnnExecutor: one initialised XNNPACK delegate. Owns the XNNPACK runtime
+// and the payload (XNNPACK reads non-packed constants, such as a PReLU
+// slope or a constant add operand, by pointer for the runtime's life), and
+// binds the DelegateCall's tensors on every execute.
+#pragma once
+
+#include <xnnpack.h>
+
+#include <cstdint>
+
+#include "backends/xnnpack/definition_context.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/freeable_buffer.h"
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+
+namespace torchlight {
+namespace xnnpack {
+
+/// The tensor dtype an external value of datatype `t` binds to; false for
+/// datatypes that cannot be external (quantized weights, qdint8, ...).
+bool external_scalar_type(xnn_datatype t, ScalarType* out);
+
+class XnnExecutor {
+ public:
+  /// Takes ownership of `runtime` and `payload`. `externals` (inputs first,
+  /// then outputs, each by ascending external id) and `bindings` (as many
+  /// entries) live in the delegate's allocator and must outlive this.
+  XnnExecutor(xnn_runtime_t runtime, pthreadpool_t pool, FreeableBuffer payload,
+              const ExternalValue* externals, xnn_external_value* bindings,
+              uint32_t num_externals);
+  ~XnnExecutor();
+  XnnExecutor(const XnnExecutor&) = delete;
+  XnnExecutor& operator=(const XnnExecutor&) = delete;
+
+  /// Binds args[external_id] for each external value, reshapes the runtime
+  /// to the inputs' shapes, resizes the outputs, and runs. Errors:
+  /// kInvalidArgument (missing argument, rank), kInvalidType (not a tensor,
+  /// wrong dtype, not contiguous), kInvalidState (thread pool replaced since
+  /// init), kInternal (XNNPACK refused a step).
+  Status execute(Span<EValue*> args);
+
+ private:
+  xnn_runtime_t runtime_;
+  pthreadpool_t pool_;
+  FreeableBuffer payload_;
+  const ExternalValue* externals_;
+  xnn_external_value* bindings_;
+  uint32_t num_externals_;
+};
+
+}  // namespace xnnpack
+}  // namespace torchlight

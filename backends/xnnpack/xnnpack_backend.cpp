@@ -1,0 +1,141 @@
+#include "backends/xnnpack/xnnpack_backend.h"
+
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <utility>
+
+#include "backends/xnnpack/definition_context.h"
+#include "backends/xnnpack/graph_validation.h"
+#include "backends/xnnpack/node_definition.h"
+#include "backends/xnnpack/payload_header.h"
+#include "backends/xnnpack/value_definition.h"
+#include "backends/xnnpack/xnn_executor.h"
+#include "extension/threadpool/threadpool.h"
+#include "schema/xnnpack_generated.h"
+
+namespace torchlight {
+namespace {
+
+using xnnpack::DefinitionContext;
+using xnnpack::ExternalValue;
+using xnnpack::XnnExecutor;
+
+bool xnnpack_initialized() {
+  // xnn_initialize is idempotent; calling it once keeps the answer stable.
+  static const bool ok = xnn_initialize(nullptr) == xnn_status_success;
+  return ok;
+}
+
+struct SubgraphDeleter {
+  void operator()(xnn_subgraph* s) const { xnn_delete_subgraph(s); }
+};
+
+// Inputs before outputs, each by ascending external id: the order upstream
+// binds them in.
+bool binding_order(const ExternalValue& a, const ExternalValue& b) {
+  if (a.is_input != b.is_input) return a.is_input;
+  return a.external_id < b.external_id;
+}
+
+Status check_externals(const ExternalValue* externals, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    ScalarType type;
+    TL_CHECK_OR_RETURN(xnnpack::external_scalar_type(externals[i].datatype, &type),
+                       Error::kInvalidProgram,
+                       "XNNPACK external value %u has datatype %d, which cannot be bound to a "
+                       "tensor",
+                       externals[i].external_id, static_cast<int>(externals[i].datatype));
+  }
+  return Error::kOk;
+}
+
+}  // namespace
+
+bool XnnpackBackend::is_available() const { return xnnpack_initialized(); }
+
+Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
+                                             FreeableBuffer* processed,
+                                             Span<const CompileSpec> /*compile_specs*/) const {
+  // Upstream writes no compile specs and its runtime ignores any.
+  TL_CHECK_OR_RETURN(processed != nullptr, Error::kInvalidArgument, "no XNNPACK payload");
+  TL_ASSIGN_OR_RETURN(xnnpack::PayloadSections sections,
+                      xnnpack::parse_payload_sections(processed->bytes()));
+  TL_ASSIGN_OR_RETURN(const fb_xnnpack::XNNGraph* graph,
+                      xnnpack::verify_graph(sections.flatbuffer));
+  TL_CHECK_OR_RETURN(xnnpack_initialized(), Error::kNotSupported,
+                     "XNNPACK does not initialise on this CPU");
+  MemoryAllocator* allocator = context.runtime_allocator;
+  TL_CHECK_OR_RETURN(allocator != nullptr, Error::kDelegateMemoryAllocationFailed,
+                     "no runtime allocator for the XNNPACK delegate");
+
+  const uint32_t num_externs = graph->num_externs();
+  const uint32_t num_values = graph->xvalues() == nullptr ? 0 : graph->xvalues()->size();
+  xnn_subgraph_t raw_subgraph = nullptr;
+  xnn_status s = xnn_create_subgraph(num_externs, 0, &raw_subgraph);
+  TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kDelegateMemoryAllocationFailed,
+                     "XNNPACK could not create a subgraph (status %d)", static_cast<int>(s));
+  std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw_subgraph);
+
+  // Load-time scratch; the delegate keeps none of it.
+  std::unique_ptr<uint32_t[]> id_map(new (std::nothrow) uint32_t[num_values + 1]);
+  std::unique_ptr<xnn_datatype[]> datatypes(new (std::nothrow) xnn_datatype[num_values + 1]);
+  auto* externals = allocator->allocate_array<ExternalValue>(num_externs);
+  auto* bindings = allocator->allocate_array<xnn_external_value>(num_externs);
+  auto* executor_memory = allocator->allocate(sizeof(XnnExecutor), alignof(XnnExecutor));
+  TL_CHECK_OR_RETURN(id_map != nullptr && datatypes != nullptr && externals != nullptr &&
+                         bindings != nullptr && executor_memory != nullptr,
+                     Error::kDelegateMemoryAllocationFailed,
+                     "out of memory for an XNNPACK delegate of %u values", num_values);
+  std::fill(id_map.get(), id_map.get() + num_values, xnnpack::kUndefinedValue);
+
+  DefinitionContext ctx;
+  ctx.subgraph = subgraph.get();
+  ctx.graph = graph;
+  ctx.sections = sections;
+  ctx.allocator = allocator;
+  ctx.id_map = id_map.get();
+  ctx.num_values = num_values;
+  ctx.datatypes = datatypes.get();
+  uint32_t num_externals = 0;
+  TL_RETURN_IF_ERROR(xnnpack::define_values(ctx, externals, &num_externals));
+  TL_RETURN_IF_ERROR(check_externals(externals, num_externals));
+  TL_RETURN_IF_ERROR(xnnpack::define_nodes(ctx));
+
+  pthreadpool_t pool = threadpool::native_pool();
+  xnn_runtime_t runtime = nullptr;
+  s = xnn_create_runtime_v3(subgraph.get(), /*weights_cache=*/nullptr, pool, /*flags=*/0,
+                            &runtime);
+  TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidProgram,
+                     "XNNPACK could not build a runtime for the delegate's graph (status %d)",
+                     static_cast<int>(s));
+  std::sort(externals, externals + num_externals, binding_order);
+  auto* executor = new (executor_memory)
+      XnnExecutor(runtime, pool, std::move(*processed), externals, bindings, num_externals);
+  return static_cast<DelegateHandle*>(executor);
+}
+
+Status XnnpackBackend::execute(BackendExecutionContext& /*context*/, DelegateHandle* handle,
+                               Span<EValue*> args) const {
+  TL_CHECK_OR_RETURN(handle != nullptr, Error::kDelegateInvalidHandle,
+                     "XNNPACK delegate handle is null");
+  return static_cast<XnnExecutor*>(handle)->execute(args);
+}
+
+void XnnpackBackend::destroy(DelegateHandle* handle) const {
+  // The memory belongs to the runtime allocator; only the destructor runs.
+  if (handle != nullptr) static_cast<XnnExecutor*>(handle)->~XnnExecutor();
+}
+
+const XnnpackBackend& xnnpack_backend() {
+  static const XnnpackBackend backend;
+  return backend;
+}
+
+Status register_xnnpack_backend(BackendRegistry& registry) {
+  return registry.register_backend(kXnnpackBackendId, &xnnpack_backend());
+}
+
+}  // namespace torchlight

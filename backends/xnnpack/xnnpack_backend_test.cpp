@@ -1,0 +1,184 @@
+// XnnpackBackend end to end: upstream's release-0.5 MLP program through
+// Module, and the same graph built here in header and legacy payloads.
+#include "backends/xnnpack/xnnpack_backend.h"
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "backends/xnnpack/payload_builder.h"
+#include "extension/module/module.h"
+
+namespace torchlight {
+namespace xnnpack {
+namespace testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<float> read_floats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> out(bytes.size() / sizeof(float));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+  return out;
+}
+
+// Largest |a - b| relative to the largest |b|: the fixture tolerance is
+// 1e-4 of the output's magnitude.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
+  }
+  return worst / std::max(scale, 1e-30);
+}
+
+TEST(XnnpackBackendTest, RunsUpstreamMlpProgramWithinToleranceOfEager) {
+  BackendRegistry registry;
+  ASSERT_TRUE(register_xnnpack_backend(registry).ok());
+  Module module(std::string(TORCHLIGHT_FIXTURES_DIR) + "/mlp_xnnpack.pte", Module::LoadMode::kFile,
+                nullptr, &registry);
+  const std::vector<float> x = read_floats(std::string(TORCHLIGHT_FIXTURES_DIR) +
+                                           "/mlp_xnnpack.input0.bin");
+  const std::vector<float> expected = read_floats(std::string(TORCHLIGHT_FIXTURES_DIR) +
+                                                  "/mlp_xnnpack.output0.bin");
+  ASSERT_EQ(x.size(), 32u);
+  ASSERT_EQ(expected.size(), 8u);
+  OwnedTensor input = float_tensor({2, 16}, x);
+  // Twice: the second run reuses the runtime built at load.
+  for (int run = 0; run < 2; ++run) {
+    auto outputs = module.forward({input.evalue()});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().message();
+    ASSERT_EQ(outputs->size(), 1u);
+    const Tensor y = (*outputs)[0].to_tensor();
+    ASSERT_EQ(y.dim(), 2u);
+    EXPECT_EQ(y.size(0), 2);
+    EXPECT_EQ(y.size(1), 4);
+    std::vector<float> got(y.const_data_ptr<float>(), y.const_data_ptr<float>() + 8);
+    EXPECT_LT(relative_error(got, expected), 1e-4);
+  }
+}
+
+TEST(XnnpackBackendTest, ProgramWithoutRegisteredBackendNamesIt) {
+  BackendRegistry registry;
+  Module module(std::string(TORCHLIGHT_FIXTURES_DIR) + "/mlp_xnnpack.pte", Module::LoadMode::kFile,
+                nullptr, &registry);
+  Status status = module.load_method("forward");
+  EXPECT_EQ(status.code(), Error::kBackendMissing);
+  EXPECT_THAT(status.message(), HasSubstr("XnnpackBackend"));
+}
+
+// relu(x W1^T + b1) W2^T + b2, computed directly.
+std::vector<float> mlp_reference(const std::vector<float>& x, size_t rows, const std::vector<float>& w1,
+                                 const std::vector<float>& b1, const std::vector<float>& w2,
+                                 const std::vector<float>& b2, size_t in, size_t hidden,
+                                 size_t out) {
+  std::vector<float> h(rows * hidden), y(rows * out);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t j = 0; j < hidden; ++j) {
+      double acc = b1[j];
+      for (size_t k = 0; k < in; ++k) acc += double{x[r * in + k]} * w1[j * in + k];
+      h[r * hidden + j] = static_cast<float>(std::max(acc, 0.0));
+    }
+    for (size_t j = 0; j < out; ++j) {
+      double acc = b2[j];
+      for (size_t k = 0; k < hidden; ++k) acc += double{h[r * hidden + k]} * w2[j * hidden + k];
+      y[r * out + j] = static_cast<float>(acc);
+    }
+  }
+  return y;
+}
+
+struct Mlp {
+  PayloadBuilder builder;
+  std::vector<float> w1 = random_values(8 * 6, 1), b1 = random_values(8, 2);
+  std::vector<float> w2 = random_values(3 * 8, 3), b2 = random_values(3, 4);
+  Mlp() {
+    const uint32_t x = builder.input({5, 6}, 0);
+    const uint32_t w1_id = builder.constant_f32({8, 6}, w1);
+    const uint32_t b1_id = builder.constant_f32({8}, b1);
+    const uint32_t h = builder.internal({5, 8});
+    const uint32_t w2_id = builder.constant_f32({3, 8}, w2);
+    const uint32_t b2_id = builder.constant_f32({3}, b2);
+    const uint32_t y = builder.output({5, 3}, 1);
+    auto* fc1 = builder.node<fb::XNNFullyConnectedT>(fb::XNodeUnion::XNNFullyConnected);
+    fc1->input1_id = x, fc1->filter_id = w1_id, fc1->bias_id = b1_id, fc1->output_id = h;
+    builder.clamp_last(0.0f, INFINITY);
+    auto* fc2 = builder.node<fb::XNNFullyConnectedT>(fb::XNodeUnion::XNNFullyConnected);
+    fc2->input1_id = h, fc2->filter_id = w2_id, fc2->bias_id = b2_id, fc2->output_id = y;
+  }
+};
+
+void expect_mlp_runs(const std::vector<uint8_t>& payload, const Mlp& mlp) {
+  LoadedDelegate delegate(payload);
+  ASSERT_TRUE(delegate.status().ok()) << delegate.status().message();
+  // Rows 5, then fewer (dynamic reshape of the input), then 5 again.
+  for (size_t rows : {5u, 1u, 3u, 5u}) {
+    const std::vector<float> x = random_values(rows * 6, 10 + rows);
+    OwnedTensor in = float_tensor({static_cast<SizesType>(rows), 6}, x);
+    Result<OwnedTensor> out = OwnedTensor::make(ScalarType::kFloat, {5, 3},
+                                                TensorShapeDynamism::kDynamicBound);
+    ASSERT_TRUE(out.ok());
+    Status s = delegate.execute({in.evalue(), out->evalue()});
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(out->tensor().size(0), static_cast<SizesType>(rows));
+    const auto expected = mlp_reference(x, rows, mlp.w1, mlp.b1, mlp.w2, mlp.b2, 6, 8, 3);
+    EXPECT_LT(relative_error(values_of(*out), expected), 1e-5) << rows << " rows";
+  }
+}
+
+TEST(XnnpackBackendTest, HeaderPayloadMatchesReferenceAndReshapesPerCall) {
+  Mlp mlp;
+  expect_mlp_runs(mlp.builder.build(), mlp);
+}
+
+TEST(XnnpackBackendTest, LegacyHeaderlessPayloadReadsConstantBuffers) {
+  Mlp mlp;
+  expect_mlp_runs(mlp.builder.build_legacy(), mlp);
+}
+
+TEST(XnnpackBackendTest, WrongInputDtypeIsNamed) {
+  Mlp mlp;
+  const auto payload = mlp.builder.build();
+  LoadedDelegate delegate(payload);
+  ASSERT_TRUE(delegate.status().ok());
+  Result<OwnedTensor> in = OwnedTensor::make(ScalarType::kInt, {5, 6});
+  OwnedTensor out = float_tensor({5, 3});
+  Status s = delegate.execute({in->evalue(), out.evalue()});
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("input 0"));
+}
+
+TEST(XnnpackBackendTest, MissingArgumentIsNamed) {
+  Mlp mlp;
+  const auto payload = mlp.builder.build();
+  LoadedDelegate delegate(payload);
+  ASSERT_TRUE(delegate.status().ok());
+  OwnedTensor in = float_tensor({5, 6});
+  Status s = delegate.execute({in.evalue()});
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("output 1 is missing"));
+}
+
+TEST(XnnpackBackendTest, InputWithWrongInnerSizeIsRejected) {
+  Mlp mlp;
+  const auto payload = mlp.builder.build();
+  LoadedDelegate delegate(payload);
+  ASSERT_TRUE(delegate.status().ok());
+  OwnedTensor in = float_tensor({5, 7});
+  OwnedTensor out = float_tensor({5, 3});
+  Status s = delegate.execute({in.evalue(), out.evalue()});
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace xnnpack
+}  // namespace torchlight
