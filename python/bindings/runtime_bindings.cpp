@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/test_backend/test_backend.h"
+#include "backends/xnnpack/xnnpack_backend.h"
 #include "extension/module/module.h"
 #include "kernels/all_kernels.h"
 #include "runtime/backend/backend_registry.h"
@@ -50,6 +51,7 @@ const BackendRegistry& backends() {
   static BackendRegistry* registry = [] {
     auto* r = new BackendRegistry();
     check(register_test_backend(*r));
+    check(register_xnnpack_backend(*r));
     return r;
   }();
   return *registry;

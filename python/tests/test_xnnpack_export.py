@@ -464,9 +464,10 @@ class _CheckDelegates(torch.fx.Interpreter):
     """Runs an exported program eagerly; at each delegate call also runs our
     payload with the reader and compares it with the partition's own graph."""
 
-    def __init__(self, gm):
+    def __init__(self, gm, rel=1e-4):
         super().__init__(gm)
         self.checked = 0
+        self.rel = rel
 
     def call_function(self, target, args, kwargs):
         result = super().call_function(target, args, kwargs)
@@ -476,7 +477,7 @@ class _CheckDelegates(torch.fx.Interpreter):
             inputs = list(args[1:])
             reference.check(p, len(inputs) + len(result))
             for actual, expected in zip(reference.run(p, inputs), result, strict=True):
-                _close(actual, expected)
+                _close(actual, expected, self.rel)
             self.checked += 1
         return result
 

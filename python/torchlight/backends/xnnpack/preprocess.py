@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.fx
 
-from torchlight.backends.xnnpack import payload, schema
+from torchlight.backends.xnnpack import payload, quant, schema
 from torchlight.delegation import BackendDetails, CompileSpec, PreprocessResult, register_backend
 from torchlight.errors import node_error
 
@@ -40,7 +40,8 @@ NCHW, NHWC = "nchw", "nhwc"
 TO_NHWC = (0, 2, 3, 1)  # physical NHWC dim j holds logical NCHW dim TO_NHWC[j]
 TO_NCHW = (0, 3, 1, 2)  # logical NCHW dim d sits at physical NHWC position TO_NCHW[d]
 
-FP32 = 1  # XNNDatatype.xnn_datatype_fp32
+# XNNDatatype numbers (the payload's numbering).
+FP32, QINT8, QINT32, QCINT8, QCINT32, QDINT8 = 1, 3, 5, 6, 7, 9
 
 _UNARY_KINDS = {
     aten.sigmoid.default: "XNNSigmoid", aten.tanh.default: "XNNTanh",
@@ -141,8 +142,8 @@ def _constant(gm: torch.fx.GraphModule, node) -> torch.Tensor:
     if node.op == "get_attr":
         return getattr(gm, node.target).detach()
     if node.op == "call_function" and node.args and isinstance(node.args[0], torch.fx.Node):
-        base = _constant(gm, node.args[0])
-        return node.target(base, *node.args[1:], **node.kwargs)
+        args = [_constant(gm, a) if isinstance(a, torch.fx.Node) else a for a in node.args]
+        return node.target(*args, **node.kwargs)
     raise node_error(node, "is not a constant the XNNPACK delegate can pack")
 
 
@@ -151,8 +152,9 @@ def _is_constant(node) -> bool:
         return False
     if node.op == "get_attr":
         return True
-    return node.op == "call_function" and bool(node.args) and node.target in _FOLDABLE \
-        and _is_constant(node.args[0])
+    return node.op == "call_function" and bool(node.args) and \
+        (node.target in _FOLDABLE or node.target in quant.DEQUANTIZE) and \
+        _is_constant(node.args[0])
 
 
 _FOLDABLE = _RESHAPES | _PERMUTES
@@ -174,11 +176,15 @@ class _Serializer:
         self.converted: Dict[Tuple[int, str], int] = {}
         self.constant_ids: Dict[Tuple[str, str], int] = {}
         self.fused: Dict[torch.fx.Node, torch.fx.Node] = {}  # activation -> producer
+        self.quant: Dict[int, tuple] = {}  # value id -> (kind, params) of quantized values
+        self.float_of: Dict[int, int] = {}  # qint8 value id -> its fp32 conversion
         self.debug_handle = 0
 
     # values ------------------------------------------------------------------------------------
     def new_value(self, dims: Sequence[int], data: Optional[bytes] = None,
-                  external_id: int = INVALID_ID, flags: int = 0, datatype: int = FP32) -> int:
+                  external_id: int = INVALID_ID, flags: int = 0, datatype: int = FP32,
+                  quant_params=None) -> int:
+        """A new value; `quant_params` is (XNNQuantParams member name, table)."""
         value_id = len(self.xvalues)
         tensor = self.T("XNNTensorValue")()
         tensor.datatype = datatype
@@ -193,8 +199,20 @@ class _Serializer:
         tensor.flags = flags
         tensor.idOut = value_id
         xvalue = self.T("XValue")()
-        xvalue.xvalueUnionType = schema.table("XValueUnion").XValueUnion.XNNTensorValue
-        xvalue.xvalueUnion = tensor
+        unions = schema.table("XValueUnion").XValueUnion
+        if quant_params is None:
+            xvalue.xvalueUnionType = unions.XNNTensorValue
+            xvalue.xvalueUnion = tensor
+        else:
+            quantized = self.T("XNNQuantizedTensorValue")()
+            quantized.tensorValue = tensor
+            kind, params = quant_params
+            quantized.quantParamsType = getattr(schema.table("XNNQuantParams").XNNQuantParams,
+                                                kind)
+            quantized.quantParams = params
+            xvalue.xvalueUnionType = unions.XNNQuantizedTensorValue
+            xvalue.xvalueUnion = quantized
+            self.quant[value_id] = quant_params
         self.xvalues.append(xvalue)
         self.tensors.append(tensor)
         return value_id
@@ -215,16 +233,49 @@ class _Serializer:
     def layout(self, node: torch.fx.Node) -> str:
         return self.values[node][1] if node in self.values else NCHW
 
-    def value(self, node, layout: str = NCHW) -> int:
-        """The id of `node`'s value in `layout` (NHWC only means something for 4-D)."""
+    def per_tensor(self, scale: float, zero_point: int):
+        params = self.T("PerTensorQuant")()
+        params.scale, params.zeroPoint = float(scale), int(zero_point)
+        return "PerTensorQuant", params
+
+    def per_channel(self, scales: torch.Tensor, channel_dim: int):
+        params = self.T("PerChannelQuant")()
+        params.scale = [float(v) for v in scales.to(torch.float32).reshape(-1)]
+        params.channelDim = channel_dim
+        return "PerChannelQuant", params
+
+    def to_float(self, value_id: int) -> int:
+        """An fp32 copy (XNNConvert) of a quantized value."""
+        if value_id not in self.float_of:
+            out = self.new_value(list(self.tensors[value_id].dims))
+            self.emit("XNNConvert", "_XNNNode1x1", inputId=value_id, outputId=out, flags=0)
+            self.float_of[value_id] = out
+        return self.float_of[value_id]
+
+    def quantized(self, node) -> bool:
+        """Whether `node` reads as a static qint8 value (a dequantize of one)."""
+        return isinstance(node, torch.fx.Node) and node in self.values and \
+            self.values[node][0] in self.quant and \
+            self.quant[self.values[node][0]][0] == "PerTensorQuant"
+
+    def value(self, node, layout: str = NCHW, keep_quantized: bool = False) -> int:
+        """The id of `node`'s value in `layout` (NHWC only means something for 4-D);
+        fp32 unless keep_quantized."""
         if not isinstance(node, torch.fx.Node):
             return self.scalar(node)
+        if node in self.values and not keep_quantized and self.values[node][0] in self.quant:
+            value_id, have = self.values[node]
+            converted = self.to_float(value_id)
+            return self._relayout_cached(node, converted, have, layout)
         if node not in self.values and _is_constant(node):
             tensor = _constant(self.gm, node)
             if layout == NHWC and tensor.dim() == 4:
                 return self.constant(tensor.permute(TO_NHWC), (node.name, NHWC))
             return self.constant(tensor, (node.name, NCHW))
         value_id, have = self.values[node]
+        return self._relayout_cached(node, value_id, have, layout)
+
+    def _relayout_cached(self, node, value_id: int, have: str, layout: str) -> int:
         if have == layout or len(_shape(node)) != 4:
             return value_id
         key = (value_id, layout)
@@ -237,7 +288,9 @@ class _Serializer:
         nhwc_dims = _perm(nchw_dims, TO_NHWC)
         src, dst = (nchw_dims, nhwc_dims) if want == NHWC else (nhwc_dims, nchw_dims)
         perm = TO_NHWC if want == NHWC else TO_NCHW
-        out = self.new_value(dst)
+        source = self.tensors[value_id]
+        out = self.new_value(dst, datatype=source.datatype,
+                             quant_params=self.quant.get(value_id))
         if [d for d in src if d != 1] == [d for d in dst if d != 1] and \
                 [i for i in perm if src[i] != 1] == sorted(i for i in perm if src[i] != 1):
             # Only size-1 dims move: the bytes are already in order.
@@ -248,12 +301,13 @@ class _Serializer:
                       inputId=value_id, outputId=out, flags=0)
         return out
 
-    def define(self, node: torch.fx.Node, layout: str = NCHW) -> int:
+    def define(self, node: torch.fx.Node, layout: str = NCHW, datatype: int = FP32,
+               quant_params=None) -> int:
         """A new internal value for `node`'s result, in `layout`."""
         dims = _shape(node)
         if layout == NHWC:
             dims = _perm(dims, TO_NHWC)
-        value_id = self.new_value(dims)
+        value_id = self.new_value(dims, datatype=datatype, quant_params=quant_params)
         self.values[node] = (value_id, layout)
         return value_id
 
@@ -283,22 +337,53 @@ class _Serializer:
             return user
         return None
 
-    def output_of(self, node: torch.fx.Node, layout: str = NCHW):
-        """(output id, min/max) for `node`, folding a following clamp."""
+    def output_of(self, node: torch.fx.Node, layout: str = NCHW, requantize=None):
+        """(output id, min/max) for `node`, folding a following clamp. With
+        `requantize` (the quantize node the result goes to), the output is
+        that node's qint8 value."""
         activation = self.fusable_activation(node)
-        out = self.define(node, layout)
+        if requantize is not None:
+            scale, zero_point = requantize.args[1:3]
+            out = self.define(requantize, layout, QINT8, self.per_tensor(scale, zero_point))
+            self.fused[requantize] = node
+        else:
+            out = self.define(node, layout)
         if activation is None:
             return out, None
         self.fused[activation] = node
-        self.values[activation] = self.values[node]
+        if requantize is None:
+            self.values[activation] = self.values[node]
         return out, _clamp_bounds(activation)
+
+    def requantize_of(self, node: torch.fx.Node, inputs) -> Optional[torch.fx.Node]:
+        """The static quantize node `node`'s result goes to (maybe through a
+        clamp), if all of `inputs` are static qint8 values: then `node` runs
+        quantized."""
+        if not inputs or not all(self.quantized(i) for i in inputs):
+            return None
+        last = self.fusable_activation(node) or node
+        if len(last.users) != 1:
+            return None
+        (user,) = last.users
+        return user if user.target in quant.STATIC_QUANTIZE else None
 
     # operators ---------------------------------------------------------------------------------
     def lower(self, node: torch.fx.Node) -> None:
         target = node.target
         if node in self.fused or _is_constant(node):
             return  # Folded into its producer / into the constant its reader packs.
-        if target in _IDENTITIES or target is operator.getitem:
+        if target in quant.STATIC_QUANTIZE:
+            layout = self.layout(node.args[0])
+            x = self.value(node.args[0], layout)
+            self.emit("XNNConvert", "_XNNNode1x1", inputId=x,
+                      outputId=self.define(node, layout, QINT8, self.per_tensor(*node.args[1:3])),
+                      flags=0)
+        elif target in quant.STATIC_DEQUANTIZE:
+            self.values[node] = self.values[node.args[0]]
+        elif target in quant.CHOOSE_QPARAMS + quant.DYNAMIC_QUANTIZE + quant.DYNAMIC_DEQUANTIZE \
+                or (target is operator.getitem and node.args[0].target in quant.CHOOSE_QPARAMS):
+            return  # The dynamic pattern: its linear converts its input itself.
+        elif target in _IDENTITIES or target is operator.getitem:
             self.values[node] = self.values[node.args[0]]
         elif target in _CLAMPS:
             layout = self.layout(node.args[0])
@@ -374,8 +459,12 @@ class _Serializer:
         four_d = all(len(_shape(a)) == 4 for a in tensors) and len(_shape(node)) == 4
         layout = NHWC if four_d and any(self.layout(a) == NHWC for a in tensors
                                         if a in self.values) else NCHW
-        a, b = (self.value(x, layout) for x in operands)
-        out, min_max = self.output_of(node, layout)
+        requantize = None
+        if node.target in (aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor) and \
+                len(tensors) == 2:
+            requantize = self.requantize_of(node, tensors)
+        a, b = (self.value(x, layout, keep_quantized=requantize is not None) for x in operands)
+        out, min_max = self.output_of(node, layout, requantize)
         self.emit(_BINARY_KINDS[node.target], "_XNNNode2x1", min_max, input1Id=a, input2Id=b,
                   outputId=out, flags=0)
 
@@ -390,6 +479,12 @@ class _Serializer:
             else:
                 bias, (x, weight) = None, node.args[:2]
             w = _constant(self.gm, weight).t()  # mat2 is [in, out]; store [out, in]
+        if quant.is_qdq(weight) and weight.target in quant.DEQUANTIZE:
+            if _is_dynamic(x):
+                return self.lower_dynamic_linear(node, x, weight, bias)
+            requantize = self.requantize_of(node, [x])
+            if requantize is not None:
+                return self.lower_quantized(node, x, weight, bias, requantize, "fc")
         x_id = self.value(x)
         filter_id = self.constant(w, (weight.name, "fc"))
         bias_id = INVALID_ID if bias is None else self.value(bias)
@@ -400,6 +495,10 @@ class _Serializer:
     def lower_convolution(self, node: torch.fx.Node) -> None:
         x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = \
             node.args
+        if not transposed and quant.is_qdq(weight) and weight.target in quant.DEQUANTIZE:
+            requantize = self.requantize_of(node, [x])
+            if requantize is not None:
+                return self.lower_quantized(node, x, weight, bias, requantize, "conv")
         w = _constant(self.gm, weight)
         stride, padding, dilation = _pairs(stride), _pairs(padding), _pairs(dilation)
         x_id = self.value(x, NHWC)
@@ -429,6 +528,96 @@ class _Serializer:
                   dilationHeight=dilation[0], dilationWidth=dilation[1],
                   groupInputChannels=group_in, groupOutputChannels=group_out, groups=groups,
                   adjustmentHeight=adjust[0], adjustmentWidth=adjust[1], input1Id=x_id,
+                  filterId=filter_id, biasId=bias_id, outputId=out, flags=0)
+
+    def quantized_weight(self, weight: torch.fx.Node, layout: str):
+        """(int8 weights in XNNPACK's layout, scales per output channel or a
+        single scale, channel dim, kind) of a dequantized constant weight."""
+        w = _constant(self.gm, weight.args[0])
+        zero_points = weight.args[2]
+        if isinstance(zero_points, torch.fx.Node):
+            zero_points = _constant(self.gm, zero_points)
+        if torch.any(torch.as_tensor(zero_points) != 0):
+            raise node_error(weight, "weights with non-zero zero points are not supported "
+                                     "by XNNPACK")
+        per_channel = weight.target in quant.DEQUANTIZE_PER_CHANNEL
+        if per_channel and weight.args[3] != 0:
+            raise node_error(weight, "per-channel weights must be quantized along dim 0")
+        scales = weight.args[1]
+        if isinstance(scales, torch.fx.Node):
+            scales = _constant(self.gm, scales)
+        scales = torch.as_tensor(scales, dtype=torch.float64).reshape(-1)
+        return w, scales, per_channel
+
+    def lower_quantized(self, node, x, weight, bias, requantize, what: str) -> None:
+        """qs8 convolution / fully-connected: qint8 input and output, int8
+        weights (per tensor or per output channel), int32 bias."""
+        w, w_scales, per_channel = self.quantized_weight(weight, NCHW)
+        x_scale = self.quant[self.values[x][0]][1].scale
+        layout = NHWC if what == "conv" else NCHW
+        x_id = self.value(x, layout, keep_quantized=True)
+        if what == "conv":
+            _, _, stride, padding, dilation, _, _, groups = node.args[1:]
+            oc, icg, kh, kw = w.shape
+            depthwise = groups > 1 and icg == 1
+            kind = "XNNDepthwiseConv2d" if depthwise else "XNNConv2d"
+            w = w.permute(1, 2, 3, 0) if depthwise else w.permute(0, 2, 3, 1)
+            channel_dim = 3 if depthwise else 0
+        else:
+            oc, channel_dim = w.shape[0], 0
+        w = w.contiguous().to(torch.int8)
+        if per_channel:
+            filter_quant = self.per_channel(w_scales, channel_dim)
+            filter_type = QCINT8
+        else:
+            filter_quant = self.per_tensor(float(w_scales[0]), 0)
+            filter_type = QINT8
+        filter_id = self.new_value(list(w.shape), w.numpy().tobytes(), datatype=filter_type,
+                                   quant_params=filter_quant)
+        bias_id = INVALID_ID
+        if bias is not None:
+            b = _constant(self.gm, bias).to(torch.float64).reshape(-1)
+            bias_scales = x_scale * w_scales.expand(oc) if per_channel \
+                else torch.full((oc,), x_scale * float(w_scales[0]), dtype=torch.float64)
+            b_q = torch.round(b / bias_scales).clamp(-2 ** 31, 2 ** 31 - 1).to(torch.int32)
+            if per_channel:
+                bias_quant, bias_type = self.per_channel(bias_scales, 0), QCINT32
+            else:
+                bias_quant, bias_type = self.per_tensor(float(bias_scales[0]), 0), QINT32
+            bias_id = self.new_value([oc], b_q.numpy().tobytes(), datatype=bias_type,
+                                     quant_params=bias_quant)
+        out, min_max = self.output_of(node, layout, requantize)
+        if what == "fc":
+            self.emit("XNNFullyConnected", "XNNFullyConnected", min_max, input1Id=x_id,
+                      filterId=filter_id, biasId=bias_id, outputId=out, flags=0)
+            return
+        stride, padding, dilation = _pairs(stride), _pairs(padding), _pairs(dilation)
+        self.emit(kind, "_XNNNodeConv", min_max, paddingTop=padding[0], paddingRight=padding[1],
+                  paddingBottom=padding[0], paddingLeft=padding[1], kernelHeight=kh,
+                  kernelWidth=kw, subsamplingHeight=stride[0], subsamplingWidth=stride[1],
+                  dilationHeight=dilation[0], dilationWidth=dilation[1],
+                  groupInputChannels=icg, groupOutputChannels=oc // groups, groups=groups,
+                  adjustmentHeight=0, adjustmentWidth=0, input1Id=x_id, filterId=filter_id,
+                  biasId=bias_id, outputId=out, flags=0)
+
+    def lower_dynamic_linear(self, node, x, weight, bias) -> None:
+        """qd8-f32-qc8w: fp32 input -> XNNConvert -> qdint8 (per row) ->
+        fully-connected with int8 weights, fp32 bias and fp32 output."""
+        source = x.args[0].args[0]  # dequantize.tensor(quantize.tensor(source, ...))
+        w, w_scales, per_channel = self.quantized_weight(weight, NCHW)
+        x_id = self.value(source)
+        dynamic = self.T("PerTokenDynamicQuant")()
+        dynamic.numNonbatchDims = 1
+        qd = self.new_value(_shape(source), datatype=QDINT8,
+                            quant_params=("PerTokenDynamicQuant", dynamic))
+        self.emit("XNNConvert", "_XNNNode1x1", inputId=x_id, outputId=qd, flags=0)
+        w = w.contiguous().to(torch.int8)
+        scales = w_scales.expand(w.shape[0]) if not per_channel else w_scales
+        filter_id = self.new_value(list(w.shape), w.numpy().tobytes(), datatype=QCINT8,
+                                   quant_params=self.per_channel(scales, 0))
+        bias_id = INVALID_ID if bias is None else self.value(bias)
+        out, min_max = self.output_of(node)
+        self.emit("XNNFullyConnected", "XNNFullyConnected", min_max, input1Id=qd,
                   filterId=filter_id, biasId=bias_id, outputId=out, flags=0)
 
     def lower_pool(self, node: torch.fx.Node, kind: str) -> None:
@@ -481,6 +670,9 @@ class _Serializer:
     def lower_slice(self, node: torch.fx.Node) -> None:
         source = node.args[0]
         dims = _shape(source)
+        if dims == _shape(node):  # x[:, :] keeps everything: no node needed.
+            self.values[node] = self.values[source]
+            return
         rank = len(dims)
         dim = (node.args[1] if len(node.args) > 1 else 0) % rank
         start = node.args[2] if len(node.args) > 2 and node.args[2] is not None else 0
@@ -528,7 +720,8 @@ class _Serializer:
         input_ids = [self.values[n][0] for n in placeholders]
         output_ids = []
         for i, node in enumerate(outputs):
-            value_id = self.value(node, NCHW)
+            int8 = node.meta["val"].dtype == torch.int8  # A quantize leaving the partition.
+            value_id = self.value(node, NCHW, keep_quantized=int8)
             tensor = self.tensors[value_id]
             if tensor.flags or tensor.constantBufferIdx:
                 # Already external (an input passed through, or returned twice)
@@ -556,6 +749,11 @@ class _Serializer:
             entries.append(entry)
         xgraph.constantData = entries
         return payload.serialize(xgraph, region)
+
+
+def _is_dynamic(x) -> bool:
+    """x = dequantize.tensor(quantize.tensor(...)): the dynamic pattern."""
+    return isinstance(x, torch.fx.Node) and x.target in quant.DYNAMIC_DEQUANTIZE
 
 
 class XnnpackBackend(BackendDetails):

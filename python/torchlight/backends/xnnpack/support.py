@@ -61,6 +61,9 @@ def _constant(value, constants: Set[str]) -> bool:
         return value.name in constants
     if value.op == "call_function" and value.target in _FOLDABLE and value.args:
         return _constant(value.args[0], constants)
+    if value.op == "call_function" and value.target in quant.DEQUANTIZE and value.args:
+        return quant.unsupported_reason(value, constants) is None and \
+            quant.is_constant_node(value.args[0], constants)
     return False
 
 
