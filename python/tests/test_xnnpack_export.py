@@ -28,6 +28,8 @@ INVALID = 0xFFFFFFFF
 
 
 def _lower(model, inputs, partitioner=None, transform_and_lower=True):
+    # Many exports of the same forward would otherwise hit dynamo's recompile limit.
+    torch._dynamo.reset()
     ep = torch.export.export(model, tuple(inputs))
     partitioner = partitioner or XnnpackPartitioner()
     if transform_and_lower:

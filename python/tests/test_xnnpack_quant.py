@@ -26,6 +26,7 @@ from test_xnnpack_export import _CheckDelegates, _delegates, _kind_names
 
 
 def _quantize(model, inputs, per_channel=True, dynamic=False):
+    torch._dynamo.reset()
     m = torch.export.export_for_training(model.eval(), inputs).module()
     quantizer = XNNPACKQuantizer().set_global(
         get_symmetric_quantization_config(is_per_channel=per_channel, is_dynamic=dynamic))
@@ -37,6 +38,7 @@ def _quantize(model, inputs, per_channel=True, dynamic=False):
 
 
 def _export(quantized, inputs):
+    torch._dynamo.reset()
     ep = torch.export.export(quantized, inputs)
     edge = torchlight.to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
     return edge, edge.to_executorch()
