@@ -19,6 +19,7 @@
 #include "backends/test_backend/test_backend.h"
 #include "backends/xnnpack/xnnpack_backend.h"
 #include "extension/module/module.h"
+#include "extension/threadpool/threadpool.h"
 #include "kernels/all_kernels.h"
 #include "runtime/backend/backend_registry.h"
 #include "runtime/executor/method.h"
@@ -279,6 +280,12 @@ PYBIND11_MODULE(_torchlight_runtime, m) {
         "Names of every kernel in this runtime build.");
   m.def("registered_backends", &torchlight::registered_backends,
         "Ids of the delegate backends programs may use.");
+  // The shared worker pool (kernels and XNNPACK). Set it before loading any
+  // program: delegates built earlier keep the pool they were built with.
+  m.def("set_num_threads", &torchlight::threadpool::set_num_threads, py::arg("n"),
+        "Resizes the shared worker pool (0: one thread per core); call before loading.");
+  m.def("num_threads", &torchlight::threadpool::num_threads,
+        "Threads in the shared worker pool.");
   py::class_<PyModule>(m, "Module")
       .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("mmap") = true)
       .def("method_names", &PyModule::method_names)

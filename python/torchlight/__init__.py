@@ -21,11 +21,12 @@ from torchlight.delegation import (BackendDetails, CompileSpec, DelegationSpec,
 from torchlight.errors import ExportError
 from torchlight.kernel_check import MissingKernelsError
 from torchlight.method_graph import MemorySummary
-from torchlight.program_manager import (EdgeProgramManager, ExecutorchProgramManager, to_edge)
+from torchlight.program_manager import (EdgeProgramManager, ExecutorchProgramManager, to_edge,
+                                        to_edge_transform_and_lower)
 
 __all__ = [
     "BackendDetails", "CompileSpec", "DelegationSpec", "EdgeCompileConfig", "EdgeProgramManager",
     "ExecutorchBackendConfig", "ExecutorchProgramManager", "ExportError", "LoweredBackendModule",
     "MemorySummary", "MissingKernelsError", "Partitioner", "PartitionResult", "PreprocessResult",
-    "register_backend", "to_edge",
+    "register_backend", "to_edge", "to_edge_transform_and_lower",
 ]

@@ -20,6 +20,7 @@ from typing import Dict, List, Type
 import torch
 import torch.fx
 from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 
 from torchlight.errors import ExportError, node_error
 
@@ -62,6 +63,12 @@ class PreprocessResult:
 
 class BackendDetails(abc.ABC):
     """The ahead-of-time half of a backend."""
+
+    # When True, the partition's graph reads the parameters, buffers and
+    # lifted constants it uses as get_attr nodes of its own (the tensors are
+    # attributes of the graph module) instead of as delegate inputs, so the
+    # backend can pack them into its blob (as XNNPACK's payload does).
+    owns_constants: bool = False
 
     @staticmethod
     @abc.abstractmethod
@@ -155,8 +162,52 @@ def _check_convex(nodes: List[torch.fx.Node], tag: str) -> None:
             frontier.append(user)
 
 
+def _constant_inputs(ep: ExportedProgram) -> Dict[str, tuple]:
+    """Placeholder name -> (input spec, tensor) for every parameter, buffer
+    never written, and lifted constant of `ep`."""
+    signature = ep.graph_signature
+    mutated = {s.target for s in signature.output_specs if s.kind == OutputKind.BUFFER_MUTATION}
+    found = {}
+    for spec in signature.input_specs:
+        if spec.kind == InputKind.PARAMETER:
+            found[spec.arg.name] = (spec, ep.state_dict[spec.target])
+        elif spec.kind == InputKind.BUFFER and spec.target not in mutated:
+            value = (ep.state_dict[spec.target] if spec.persistent is not False
+                     and spec.target in ep.state_dict else ep.constants[spec.target])
+            found[spec.arg.name] = (spec, value)
+        elif spec.kind == InputKind.CONSTANT_TENSOR:
+            found[spec.arg.name] = (spec, ep.constants[spec.target])
+    return found
+
+
+def _sync_placeholder_names(ep: ExportedProgram) -> None:
+    """deepcopy renames placeholders that shadow Python builtins ("input"
+    becomes "input_1"); point the signature at the names the graph has."""
+    placeholders = [n for n in ep.graph_module.graph.nodes if n.op == "placeholder"]
+    for node, spec in zip(placeholders, ep.graph_signature.input_specs):
+        if isinstance(spec.arg, TensorArgument) and spec.arg.name != node.name:
+            spec.arg = TensorArgument(name=node.name)
+
+
+def _drop_unused_constants(ep: ExportedProgram, constants: Dict[str, tuple]) -> None:
+    """Removes constant placeholders nothing reads any more (their partition
+    took a copy), with their signature entries and stored tensors."""
+    graph = ep.graph_module.graph
+    for node in list(graph.nodes):
+        if node.op != "placeholder" or node.users or node.name not in constants:
+            continue
+        spec, _ = constants[node.name]
+        ep.graph_signature.input_specs.remove(spec)
+        still_used = any(s.target == spec.target for s in ep.graph_signature.input_specs)
+        if not still_used:
+            ep.state_dict.pop(spec.target, None)
+            ep.constants.pop(spec.target, None)
+        graph.erase_node(node)
+
+
 def _lower_partition(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node], tag: str,
-                     spec: DelegationSpec, number: int) -> None:
+                     spec: DelegationSpec, number: int,
+                     constants: Dict[str, tuple] = None) -> None:
     inside = set(nodes)
     # A tagged multi-output node brings its getitem readers along.
     for node in list(nodes):
@@ -167,11 +218,15 @@ def _lower_partition(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node], tag: 
     nodes = sorted(inside, key=order.__getitem__)
     _check_convex(nodes, tag)
 
+    details = backend_details(spec.backend_id)
+    constants = constants if details.owns_constants else {}
     inputs: List[torch.fx.Node] = []
+    owned: List[torch.fx.Node] = []
     for node in nodes:
         for used in node.all_input_nodes:
-            if used not in inside and used not in inputs:
-                inputs.append(used)
+            if used in inside or used in inputs or used in owned:
+                continue
+            (owned if used.op == "placeholder" and used.name in constants else inputs).append(used)
     outputs = [n for n in nodes if any(u not in inside for u in n.users)]
     if not outputs:
         return
@@ -182,12 +237,19 @@ def _lower_partition(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node], tag: 
         placeholder = sub.placeholder(node.name)
         placeholder.meta = dict(node.meta)
         env[node] = placeholder
+    for node in owned:
+        attr = sub.get_attr(node.name)
+        attr.meta = dict(node.meta)
+        env[node] = attr
     for node in nodes:
         env[node] = sub.node_copy(node, lambda n: env[n])
     sub.output(tuple(env[n] for n in outputs))
-    sub_module = torch.fx.GraphModule(gm, sub)
+    if owned:
+        sub_module = torch.fx.GraphModule({n.name: constants[n.name][1] for n in owned}, sub)
+    else:
+        sub_module = torch.fx.GraphModule(gm, sub)
 
-    result = backend_details(spec.backend_id).preprocess(sub_module, list(spec.compile_specs))
+    result = details.preprocess(sub_module, list(spec.compile_specs))
     lowered = LoweredBackendModule(spec.backend_id, result.processed_bytes, spec.compile_specs,
                                    sub_module)
     name = f"lowered_module_{number}"
@@ -217,17 +279,20 @@ def to_backend_program(ep: ExportedProgram, partitioner: Partitioner) -> Exporte
     Raises ExportError for an unknown backend id or a non-convex partition.
     """
     ep = copy.deepcopy(ep)
+    _sync_placeholder_names(ep)
     result = partitioner.partition(ep)
     ep = result.tagged_exported_program
     gm = ep.graph_module
+    constants = _constant_inputs(ep)
     number = sum(1 for n in gm.graph.nodes if n.op == "get_attr" and
                  n.target.startswith("lowered_module_"))
     for tag, spec in result.partition_tags.items():
         nodes = [n for n in gm.graph.nodes
                  if n.op == "call_function" and n.meta.get(DELEGATION_TAG) == tag]
         if nodes:
-            _lower_partition(gm, nodes, tag, spec, number)
+            _lower_partition(gm, nodes, tag, spec, number, constants)
             number += 1
+    _drop_unused_constants(ep, constants)
     gm.graph.lint()
     gm.recompile()
     return ep

@@ -14,7 +14,7 @@ against the runtime's kernel list.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from torch.export import ExportedProgram
 
@@ -77,6 +77,47 @@ def preserved_for_target(preserve_ops, target: str) -> List:
         if out is not None and ops.qualified_name(out) in names:
             kept.append(op)
     return kept
+
+
+def to_edge_transform_and_lower(
+        programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
+        transform_passes=None,
+        partitioner: Optional[Union[Sequence[Partitioner],
+                                    Mapping[str, Sequence[Partitioner]]]] = None,
+        constant_methods: Optional[Mapping[str, Any]] = None,
+        compile_config: Optional[EdgeCompileConfig] = None) -> "EdgeProgramManager":
+    """to_edge, then to_backend with each partitioner in turn (ExecuTorch's
+    verb). Operators a partitioner names in ops_to_not_decompose() (e.g.
+    linear for XNNPACK) are kept whole by to_edge, so the partitioner sees
+    them. `partitioner` is a list, or a dict of lists per method.
+    `transform_passes` (callables ExportedProgram -> ExportedProgram) run on
+    each edge program before partitioning."""
+    config = compile_config or EdgeCompileConfig()
+    if isinstance(programs, ExportedProgram):
+        programs = {"forward": programs}
+    if partitioner is None:
+        per_method = {name: [] for name in programs}
+    elif isinstance(partitioner, Mapping):
+        per_method = {name: list(partitioner.get(name, [])) for name in programs}
+    else:
+        per_method = {name: list(partitioner) for name in programs}
+    edge = {}
+    for name, ep in programs.items():
+        keep = preserved_for_target(config.preserve_ops, config.kernel_target)
+        for p in per_method[name]:
+            wanted = getattr(p, "ops_to_not_decompose", None)
+            if wanted is not None:
+                keep += [op for op in wanted(ep)[0] if op not in keep]
+        core = to_core_aten(ep, keep)
+        core = check_edge_program(core, keep, config._check_ir_validity)
+        if not config._skip_dim_order:
+            core = to_dim_order_ops(core)
+        for transform in transform_passes or ():
+            core = transform(core)
+        for p in per_method[name]:
+            core = to_backend_program(core, p)
+        edge[name] = core
+    return EdgeProgramManager(edge, constant_methods, config)
 
 
 def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:

@@ -76,6 +76,16 @@ TEST(ProgramHeaderTest, LongerHeadersAreAccepted) {
   EXPECT_EQ(h.length, 48u);
 }
 
+TEST(ProgramHeaderTest, Release05HeaderWithoutDataSizeIsAccepted) {
+  ProgramHeader h;
+  // 24 bytes: the bytes after segment_base_offset are program data, not a size.
+  auto b = header_bytes(24, 200, 256, 12345);
+  ASSERT_TRUE(parse(b, 356, &h).ok());
+  EXPECT_EQ(h.length, 24u);
+  EXPECT_EQ(h.segment_base_offset, 256u);
+  EXPECT_EQ(h.segment_data_size, 0u);
+}
+
 TEST(ProgramHeaderTest, NoMagicMeansNoHeader) {
   ProgramHeader h;
   auto b = header_bytes(32, 200, 0, 0);

@@ -1,0 +1,157 @@
+"""XNNPACK delegate speed: our exported, XNNPACK-delegated programs in our
+runtime against PyTorch eager, 1 and 2 threads, side by side in one run.
+
+    ./torchlight exec python3 bench/xnnpack_compare.py
+    ./torchlight exec python3 bench/xnnpack_compare.py --models mobilenet_v2 --runs 50
+
+Models: torchvision mobilenet_v2 and resnet18 (weights=None, seed 0, input
+1x3x224x224), float32, plus mobilenet_v2 statically quantized to int8 with
+PyTorch's XNNPACKQuantizer (per-channel). Each (model, threads) pair is
+timed in a fresh child process (the worker pool is sized before any program
+loads); latency is the median of --runs calls after --warmup calls. Also
+prints, per model, how many edge operators went to XNNPACK and how many
+stayed on portable kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import torchlight  # noqa: E402
+from torchlight.backends.xnnpack import XnnpackPartitioner  # noqa: E402
+from torchlight.delegation import call_delegate  # noqa: E402
+
+SHAPE = (1, 3, 224, 224)
+
+
+def _model(name: str):
+    import torchvision
+    torch.manual_seed(0)
+    base = name.replace("_int8", "")
+    model = getattr(torchvision.models, base)(weights=None).eval()
+    x = (torch.randn(SHAPE),)
+    if name.endswith("_int8"):
+        from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e
+        from torch.ao.quantization.quantizer.xnnpack_quantizer import (
+            XNNPACKQuantizer, get_symmetric_quantization_config)
+        m = torch.export.export_for_training(model, x).module()
+        m = prepare_pt2e(m, XNNPACKQuantizer().set_global(
+            get_symmetric_quantization_config(is_per_channel=True)))
+        for _ in range(4):
+            m(torch.randn(SHAPE))
+        model = convert_pt2e(m)
+    return model, x
+
+
+def _counts(edge) -> tuple:
+    """(operators in XNNPACK partitions, operators left to portable kernels)."""
+    gm = edge.exported_program().graph_module
+    delegated = portable = 0
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target is call_delegate:
+            lowered = getattr(gm, node.args[0].target)
+            delegated += sum(1 for n in lowered.original_module.graph.nodes
+                             if n.op == "call_function" and "getitem" not in str(n.target))
+        elif "getitem" not in str(node.target):
+            portable += 1
+    return delegated, portable
+
+
+def export(name: str, directory: Path) -> dict:
+    model, x = _model(name)
+    ep = torch.export.export(model, x)
+    edge = torchlight.to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+    prog = edge.to_executorch()
+    path = directory / f"{name}.pte"
+    prog.save(path)
+    delegated, portable = _counts(edge)
+    return {"path": str(path), "delegated": delegated, "portable": portable,
+            "portable_ops": prog.operators()}
+
+
+def _time(fn, warmup: int, runs: int) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def child(name: str, directory: str, threads: int, warmup: int, runs: int) -> dict:
+    import torchlight.runtime as rt
+    rt.extension().set_num_threads(threads)
+    torch.set_num_threads(threads)
+    model, x = _model(name)  # Seeded: the same weights and input the program was made from.
+    module = rt.load(str(Path(directory) / f"{name}.pte"))
+    inputs = list(x)
+    ours = _time(lambda: module.run("forward", inputs), warmup, runs)
+    with torch.inference_mode():
+        eager = _time(lambda: model(*x), warmup, runs)
+        expected = model(*x)
+    out = module.run("forward", inputs)[0]
+    error = float((out - expected).abs().max() / expected.abs().max().clamp(min=1e-30))
+    return {"ours_ms": ours, "eager_ms": eager, "rel_error": error,
+            "threads": rt.extension().num_threads()}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--models", default="mobilenet_v2,resnet18,mobilenet_v2_int8")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--runs", type=int, default=30)
+    p.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        name, directory, threads, warmup, runs = args.child
+        print(json.dumps(child(name, directory, int(threads), int(warmup), int(runs))))
+        return
+
+    with tempfile.TemporaryDirectory(prefix="xnnpack-bench-") as directory:
+        rows, counts = [], {}
+        for name in args.models.split(","):
+            info = export(name, Path(directory))
+            counts[name] = info
+            for threads in (int(t) for t in args.threads.split(",")):
+                result = subprocess.run(
+                    [sys.executable, __file__, "--child", name, directory, str(threads),
+                     str(args.warmup), str(args.runs)],
+                    capture_output=True, text=True, check=True)
+                rows.append((name, threads, json.loads(result.stdout.strip().splitlines()[-1])))
+
+    print(f"{'model':<20} {'threads':>7} {'eager ms':>9} {'ours ms':>8} {'ours/eager':>10} "
+          f"{'rel err':>8}")
+    for name, threads, r in rows:
+        print(f"{name:<20} {threads:>7} {r['eager_ms']:>9.2f} {r['ours_ms']:>8.2f} "
+              f"{r['ours_ms'] / r['eager_ms']:>10.2f} {r['rel_error']:>8.1e}")
+    print()
+    for name in counts:
+        best_eager = min(r["eager_ms"] for n, _, r in rows if n == name)
+        best_ours = min(r["ours_ms"] for n, _, r in rows if n == name)
+        print(f"{name}: best ours {best_ours:.2f} ms / best eager {best_eager:.2f} ms = "
+              f"{best_ours / best_eager:.2f}x")
+    print()
+    print(f"{'model':<20} {'XNNPACK ops':>11} {'portable ops':>12}  portable kernels")
+    for name, info in counts.items():
+        print(f"{name:<20} {info['delegated']:>11} {info['portable']:>12}  "
+              f"{', '.join(info['portable_ops']) or '-'}")
+
+
+if __name__ == "__main__":
+    main()

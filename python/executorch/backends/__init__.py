@@ -1,0 +1,1 @@
+"""executorch.backends: upstream delegate module paths."""
