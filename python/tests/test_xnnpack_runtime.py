@@ -1,6 +1,6 @@
-"""Upstream's release-0.5 MLP program and our XNNPACK-delegated programs run in our runtime (XnnpackBackend on
-Debian's XNNPACK) against PyTorch eager: float32 within 1e-4 of the
-output's magnitude; quantized programs within a few output quantization
+"""Upstream's release-0.5 MLP program and our XNNPACK-delegated programs run
+in our runtime (XnnpackBackend on Debian's XNNPACK) against PyTorch eager:
+float32 within 1e-4 of the output's magnitude; quantized programs within a few output quantization
 steps of PyTorch's q/dq graph."""
 
 from __future__ import annotations
