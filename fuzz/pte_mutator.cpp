@@ -346,7 +346,7 @@ void mutate_integer(const Site& site, std::mt19937_64& rng) {
   int64_t value;
   switch (rng() % 4) {
     case 0: value = kInteresting[rng() % (sizeof(kInteresting) / sizeof(kInteresting[0]))]; break;
-    case 1: value = old + static_cast<int64_t>(rng() % 9) - 4; break;
+    case 1: value = static_cast<int64_t>(static_cast<uint64_t>(old) + rng() % 9 - 4); break;  // Wraps.
     case 2: value = old ^ (int64_t(1) << (rng() % site.bits)); break;
     default: value = static_cast<int64_t>(rng() % 12) - 2; break;
   }
