@@ -171,6 +171,9 @@ class SiteCollector {
 
   void evalue(fb::EValueT* e) {
     fb::KernelTypesUnion& u = e->val;
+    // A kind with no table (a defect the runtime must reject) unpacks to a
+    // null value, which Pack would dereference: make it None.
+    if (u.value == nullptr) u.Reset();
     switch (u.type) {
       case fb::KernelTypes::Int: integer(&u.AsInt()->int_val); break;
       case fb::KernelTypes::Bool: {
@@ -215,6 +218,7 @@ class SiteCollector {
 
   void instruction(fb::InstructionT* instruction) {
     fb::InstructionArgumentsUnion& u = instruction->instr_args;
+    if (u.value == nullptr) u.Reset();  // As in evalue().
     switch (u.type) {
       case fb::InstructionArguments::KernelCall:
         integer(&u.AsKernelCall()->op_index);
