@@ -13,8 +13,25 @@
 namespace torchlight {
 namespace fuzz {
 
-/// True when `data` is a .pte with an EValue or Instruction whose union
-/// names a kind but has no table (crashes/method_meta/null_tensor_union_value.pte).
+// Bytes per element of the dtypes kernels store through typed pointers.
+inline size_t element_alignment(fb::ScalarType type) {
+  switch (type) {
+    case fb::ScalarType::SHORT: case fb::ScalarType::HALF: case fb::ScalarType::BFLOAT16:
+    case fb::ScalarType::UINT16: case fb::ScalarType::BITS16: return 2;
+    case fb::ScalarType::INT: case fb::ScalarType::FLOAT: case fb::ScalarType::UINT32:
+    case fb::ScalarType::QINT32: return 4;
+    case fb::ScalarType::LONG: case fb::ScalarType::DOUBLE: case fb::ScalarType::UINT64: return 8;
+    default: return 1;
+  }
+}
+
+/// True when `data` is a .pte that hits one of:
+/// - an EValue or Instruction whose union names a kind but has no table
+///   (crashes/method_meta/null_tensor_union_value.pte);
+/// - a planned tensor at an offset that is not a multiple of its element
+///   size (crashes/program/misaligned_planned_float.pte);
+/// - a planned arena above 64 MiB, which Module allocates unchecked
+///   (crashes/llm_metadata/planned_arena_2GiB.pte).
 inline bool hits_known_defect(const uint8_t* data, size_t size) {
   static const bool check_all = std::getenv("TORCHLIGHT_FUZZ_KNOWN") != nullptr;
   if (check_all) return false;
@@ -24,10 +41,21 @@ inline bool hits_known_defect(const uint8_t* data, size_t size) {
   if (program->execution_plan() == nullptr) return false;
   for (const fb::ExecutionPlan* plan : *program->execution_plan()) {
     if (plan == nullptr) continue;
+    if (plan->non_const_buffer_sizes() != nullptr) {
+      for (int64_t bytes : *plan->non_const_buffer_sizes()) {
+        if (bytes > (int64_t(64) << 20)) return true;
+      }
+    }
     if (plan->values() != nullptr) {
       for (const fb::EValue* value : *plan->values()) {
         if (value != nullptr && value->val_type() != fb::KernelTypes::NONE &&
             value->val() == nullptr) {
+          return true;
+        }
+        const fb::Tensor* tensor = value != nullptr ? value->val_as_Tensor() : nullptr;
+        if (tensor != nullptr && tensor->allocation_info() != nullptr &&
+            tensor->allocation_info()->memory_offset_low() %
+                    element_alignment(tensor->scalar_type()) != 0) {
           return true;
         }
       }

@@ -126,7 +126,7 @@ case "$1" in
   --list) targets; exit 0 ;;
   --smoke)
     shift
-    runs=2000
+    runs=20000
     [ "${1:-}" = --runs ] && runs="$2"
     status=0
     # From the seeds alone, with a fixed seed, so every CI run tries the
