@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "schema/program_generated.h"
 
@@ -42,7 +43,11 @@ inline bool hits_known_defect(const uint8_t* data, size_t size) {
   for (const fb::ExecutionPlan* plan : *program->execution_plan()) {
     if (plan == nullptr) continue;
     if (plan->non_const_buffer_sizes() != nullptr) {
-      for (int64_t bytes : *plan->non_const_buffer_sizes()) {
+      // memcpy: the verifier does not check 8-byte element alignment.
+      const auto* sizes = plan->non_const_buffer_sizes();
+      for (uint32_t i = 0; i < sizes->size(); ++i) {
+        int64_t bytes = 0;
+        std::memcpy(&bytes, sizes->Data() + i * sizeof(int64_t), sizeof(bytes));
         if (bytes > (int64_t(64) << 20)) return true;
       }
     }
