@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs inside the toolchain after both builds: the gtest suites plain and
-# under ASan/UBSan, then the Python tests. Ends with one summary line.
+# Runs inside the toolchain after the builds: the gtest suites plain and
+# under ASan/UBSan, a short smoke run of every fuzzer (when build/fuzz has
+# them), then the Python tests. Ends with one summary line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs="${TORCHLIGHT_JOBS:-$(nproc)}"
@@ -28,6 +29,18 @@ for config in release asan; do
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   count "$log"
 done
+
+if [ -d build/fuzz/bin ] && [ $# -eq 0 ]; then
+  # A fixed number of runs per target from a fixed seed (about a minute in
+  # all); the long campaigns are bench/fuzz_campaign.sh.
+  echo "=== fuzz smoke ==="
+  log="build/fuzz/smoke.log"
+  fuzz/run_fuzzer.sh --smoke 2>&1 | tee "$log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  passed=$((passed + $(grep -cE '^[a-z_0-9]+ +runs ' "$log")))
+  failed=$((failed + $(grep -cE ': FOUND' "$log")))
+  passed=$((passed - $(grep -cE ': FOUND' "$log")))
+fi
 
 if [ -d python/tests ] && [ $# -eq 0 ]; then
   echo "=== pytest ==="
