@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "extension/data_loader/buffer_data_loader.h"
-#include "fuzz/known_defects.h"
 #include "runtime/executor/program.h"
 
 namespace {
@@ -45,7 +44,6 @@ void inspect_method(const torchlight::MethodMeta& meta) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace torchlight;
-  if (fuzz::hits_known_defect(data, size)) return 0;
   BufferDataLoader loader(data, size, "fuzz.pte");
   // Default verification: MethodMeta's contract is a verified plan.
   Result<Program> program = Program::load(&loader);

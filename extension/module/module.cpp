@@ -1,6 +1,9 @@
 #include "extension/module/module.h"
 
+#include <cstdint>
 #include <cstdlib>
+
+#include <unistd.h>
 
 #include "extension/data_loader/file_data_loader.h"
 #include "extension/data_loader/mmap_data_loader.h"
@@ -26,13 +29,27 @@ struct Module::LoadedMethod {
   size_t planned_bytes = 0;
 };
 
+namespace {
+
+// The default planned-memory limit: what the machine has, or no limit where
+// the platform cannot say.
+size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return SIZE_MAX;
+  return static_cast<size_t>(pages) * static_cast<size_t>(page_size);
+}
+
+}  // namespace
+
 Module::Module(std::string path, LoadMode mode, const KernelRegistry* kernels,
                const BackendRegistry* backends, EventTracer* event_tracer)
     : path_(std::move(path)),
       mode_(mode),
       kernels_(kernels),
       backends_(backends),
-      event_tracer_(event_tracer) {}
+      event_tracer_(event_tracer),
+      planned_memory_limit_(physical_memory_bytes()) {}
 
 Module::~Module() {
   // Methods borrow the program, which borrows the loader: destroy in order.
@@ -89,6 +106,18 @@ Status Module::load_method(std::string_view method_name) {
     TL_ASSIGN_OR_RETURN(kernels_, all_kernels());
   }
   TL_ASSIGN_OR_RETURN(MethodMeta meta, program_->method_meta(method_name));
+
+  size_t total = 0;
+  for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
+    TL_ASSIGN_OR_RETURN(const int64_t size, meta.planned_buffer_size(i));
+    TL_CHECK_OR_RETURN(size >= 0 && static_cast<uint64_t>(size) <= planned_memory_limit_ - total,
+                       Error::kMemoryAllocationFailed,
+                       "method '%.*s' asks for %lld bytes in planned arena %zu, over the limit of "
+                       "%zu bytes for all its arenas (Module::set_planned_memory_limit)",
+                       static_cast<int>(method_name.size()), method_name.data(),
+                       static_cast<long long>(size), i, planned_memory_limit_);
+    total += static_cast<size_t>(size);
+  }
 
   auto loaded = std::make_unique<LoadedMethod>();
   for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {

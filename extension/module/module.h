@@ -75,6 +75,13 @@ class Module {
   /// Bytes of planned arenas allocated for `method_name` (0 if not loaded).
   size_t planned_bytes(std::string_view method_name) const;
 
+  /// The most planned-arena bytes one method may ask for. The sizes come
+  /// from the file, so a few bytes could otherwise ask for any amount; a
+  /// method over the limit fails to load with kMemoryAllocationFailed.
+  /// Default: the machine's physical memory.
+  void set_planned_memory_limit(size_t bytes) { planned_memory_limit_ = bytes; }
+  size_t planned_memory_limit() const { return planned_memory_limit_; }
+
  private:
   struct LoadedMethod;
 
@@ -85,6 +92,7 @@ class Module {
   EventTracer* event_tracer_;
   std::unique_ptr<DataLoader> loader_;
   std::unique_ptr<Program> program_;
+  size_t planned_memory_limit_;
   std::map<std::string, std::unique_ptr<LoadedMethod>, std::less<>> methods_;
 };
 

@@ -100,5 +100,22 @@ TEST(ModuleTest, UnknownMethod) {
   EXPECT_THAT(out.status().message(), HasSubstr("'decode'"));
 }
 
+TEST(ModuleTest, PlannedArenasAboveTheLimitAreRefused) {
+  // add.pte plans one 48-byte arena.
+  Module tight(fixture("add.pte"));
+  EXPECT_GE(tight.planned_memory_limit(), size_t{1} << 20);  // The machine's memory by default.
+  tight.set_planned_memory_limit(47);
+  Status status = tight.load_method("forward");
+  EXPECT_EQ(status.code(), Error::kMemoryAllocationFailed);
+  EXPECT_THAT(status.message(), HasSubstr("48 bytes in planned arena 0"));
+  EXPECT_THAT(status.message(), HasSubstr("limit of 47 bytes"));
+  EXPECT_FALSE(tight.is_method_loaded("forward"));
+
+  Module exact(fixture("add.pte"));
+  exact.set_planned_memory_limit(48);
+  EXPECT_TRUE(exact.load_method("forward").ok());
+  EXPECT_EQ(exact.planned_bytes("forward"), 48u);
+}
+
 }  // namespace
 }  // namespace torchlight

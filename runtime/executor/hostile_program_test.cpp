@@ -367,5 +367,38 @@ TEST(HostileProgramTest, InPlaceArgumentFromTheRegistryMayNotBeAConstant) {
   }
 }
 
+// --- Found by the fuzzers (fuzz/regressions) ----------------------------------
+
+// A float planned at an odd offset: kernels stored floats at a misaligned
+// address (undefined behaviour; UBSan reported it in aten::mean.out).
+TEST(HostileProgramTest, MisalignedPlannedTensorIsRefused) {
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*double_program(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 1),
+                                                  tensor_value(fb::ScalarType::FLOAT, {2}, 1, 12),
+                                                  24)))
+                  .ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method.status().message(), HasSubstr("not aligned to its 4-byte elements"));
+}
+
+// An operator whose name was empty counted as already listed among the
+// missing operators, so its instruction kept no kernel and execute called
+// address 0. Empty names and names cut short by a NUL are refused.
+TEST(HostileProgramTest, OperatorWithoutAUsableNameIsRefused) {
+  for (const std::string& name : {std::string(), std::string("aten::add\0x", 11)}) {
+    auto program = double_program(tensor_value(fb::ScalarType::FLOAT, {2}, 1, 0),
+                                  tensor_value(fb::ScalarType::FLOAT, {2}, 1, 8), 16);
+    program->execution_plan[0]->operators[0]->name = name;
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack(*program)).ok());
+    auto method = l.method();
+    ASSERT_FALSE(method.ok()) << "operator name of " << name.size() << " bytes";
+    EXPECT_EQ(method.error(), Error::kInvalidProgram);
+    EXPECT_THAT(method.status().message(), HasSubstr("operator 0 has"));
+  }
+}
+
 }  // namespace
 }  // namespace torchlight

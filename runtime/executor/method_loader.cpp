@@ -1,5 +1,6 @@
 #include "runtime/executor/method_loader.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -229,6 +230,15 @@ class MethodLoader {
                        "tensor has invalid shape dynamism %d", static_cast<int>(dynamism));
 
     TL_ASSIGN_OR_RETURN(void* data, tensor_data(t, nbytes));
+    // Kernels reach elements through typed pointers, so a planned offset or
+    // constant that is not a multiple of the element size is refused here.
+    const size_t alignment = element_size(type);
+    TL_CHECK_OR_RETURN(data == nullptr || alignment <= 1 ||
+                           reinterpret_cast<uintptr_t>(data) % alignment == 0,
+                       Error::kInvalidProgram,
+                       "%s tensor data is not aligned to its %zu-byte elements (planned offset or "
+                       "constant offset in the file)",
+                       to_string(type), alignment);
     void* slot = memory_->method_allocator->allocate(sizeof(TensorImpl), alignof(TensorImpl));
     TL_CHECK_OR_RETURN(slot != nullptr, Error::kMemoryAllocationFailed,
                        "method allocator is out of memory allocating a tensor");
@@ -429,8 +439,13 @@ class MethodLoader {
     TL_ASSIGN_OR_RETURN(operator_names_, allocate<const char*>(num_operators_, "operator names"));
     for (size_t i = 0; i < num_operators_; ++i) {
       const fb::Operator* op = operators->Get(static_cast<uint32_t>(i));
-      TL_CHECK_OR_RETURN(op != nullptr && op->name() != nullptr, Error::kInvalidProgram,
-                         "operator %zu has no name", i);
+      TL_CHECK_OR_RETURN(op != nullptr && op->name() != nullptr && op->name()->size() > 0,
+                         Error::kInvalidProgram, "operator %zu has no name", i);
+      // A NUL inside a name would make lookups and messages see a shorter one.
+      TL_CHECK_OR_RETURN(std::strlen(op->name()->c_str()) == op->name()->size() &&
+                             (op->overload() == nullptr ||
+                              std::strlen(op->overload()->c_str()) == op->overload()->size()),
+                         Error::kInvalidProgram, "operator %zu has a NUL byte inside its name", i);
       const size_t name_len = op->name()->size();
       const size_t overload_len = op->overload() == nullptr ? 0 : op->overload()->size();
       TL_ASSIGN_OR_RETURN(char* text, allocate<char>(name_len + overload_len + 2, "operator name"));
@@ -454,7 +469,11 @@ class MethodLoader {
     char text[Status::kMaxMessage - 64] = "";
 
     void add(const char* name, const char* why) {
-      if (std::strstr(text, name) != nullptr) return;
+      // Compare quoted names: a bare substring test would take "add.out" as
+      // already listed inside "aten::add.out" and leave its kernel unresolved.
+      char needle[Status::kMaxMessage];
+      snprintf(needle, sizeof(needle), "'%s'", name);
+      if (std::strstr(text, needle) != nullptr) return;
       ++count;
       if (used >= sizeof(text)) return;
       int n = snprintf(text + used, sizeof(text) - used, "%s'%s'%s", used ? ", " : "", name, why);
