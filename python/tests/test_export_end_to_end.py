@@ -154,7 +154,7 @@ def test_dynamic_batch_dimension(runtime):
         (actual,) = module.run("forward", [x, y])
         assert actual.shape == (n, 3, 4)
         assert torch.equal(actual, expected)
-    with pytest.raises(RuntimeError, match="more than the .* planned"):
+    with pytest.raises(RuntimeError, match="more than the .* its storage holds"):
         module.run("forward", [torch.randn(17, 3, 4), torch.randn(17, 3, 4)])
 
 

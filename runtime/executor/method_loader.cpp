@@ -442,9 +442,10 @@ class MethodLoader {
       TL_CHECK_OR_RETURN(op != nullptr && op->name() != nullptr && op->name()->size() > 0,
                          Error::kInvalidProgram, "operator %zu has no name", i);
       // A NUL inside a name would make lookups and messages see a shorter one.
-      TL_CHECK_OR_RETURN(std::strlen(op->name()->c_str()) == op->name()->size() &&
-                             (op->overload() == nullptr ||
-                              std::strlen(op->overload()->c_str()) == op->overload()->size()),
+      const auto has_nul = [](const flatbuffers::String* s) {
+        return std::memchr(s->data(), '\0', s->size()) != nullptr;
+      };
+      TL_CHECK_OR_RETURN(!has_nul(op->name()) && (op->overload() == nullptr || !has_nul(op->overload())),
                          Error::kInvalidProgram, "operator %zu has a NUL byte inside its name", i);
       const size_t name_len = op->name()->size();
       const size_t overload_len = op->overload() == nullptr ? 0 : op->overload()->size();
