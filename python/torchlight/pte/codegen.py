@@ -60,16 +60,19 @@ def _cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "torchlight"
 
 
-def _generate(schema: Path, flatc: str) -> Path:
-    """Runs flatc into a cache directory (atomically) and returns it."""
+def generate_python(schema: Path, flatc: str, prefix: str, marker: str) -> Path:
+    """Runs `flatc --python --gen-object-api` on `schema` into a cache
+    directory named `prefix`-<hash of the schema and flatc's version>,
+    atomically, and returns it. `marker` is a generated file (relative to the
+    directory) whose presence means the directory is complete."""
     version = subprocess.run([flatc, "--version"], capture_output=True, text=True,
                              check=False).stdout.strip()
     key = hashlib.sha256(schema.read_bytes() + version.encode()).hexdigest()[:16]
-    target = _cache_root() / f"schema-py-{key}"
-    if (target / "torchlight" / "fb" / "Program.py").is_file():
+    target = _cache_root() / f"{prefix}-{key}"
+    if (target / marker).is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="schema-py-", dir=target.parent))
+    scratch = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=target.parent))
     try:
         result = subprocess.run([flatc, "--python", "--gen-object-api", "-o", str(scratch),
                                  str(schema)], capture_output=True, text=True, check=False)
@@ -79,7 +82,7 @@ def _generate(schema: Path, flatc: str) -> Path:
             scratch.rename(target)
         except OSError:
             # Another process won the race; its copy is identical.
-            if not (target / "torchlight" / "fb" / "Program.py").is_file():
+            if not (target / marker).is_file():
                 raise
     finally:
         if scratch.exists():
@@ -92,7 +95,8 @@ def load() -> types.ModuleType:
     existing = sys.modules.get(_PACKAGE)
     if existing is not None:
         return existing
-    generated = _generate(schema_path(), flatc_path()) / "torchlight" / "fb"
+    generated = generate_python(schema_path(), flatc_path(), "schema-py",
+                                "torchlight/fb/Program.py") / "torchlight" / "fb"
     spec = importlib.util.spec_from_file_location(
         _PACKAGE, generated / "__init__.py", submodule_search_locations=[str(generated)])
     module = importlib.util.module_from_spec(spec)

@@ -9,18 +9,14 @@ TORCHLIGHT_CACHE_DIR are shared with torchlight.pte.codegen.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import types
 from pathlib import Path
 
-from torchlight.pte.codegen import SchemaCodegenError, _cache_root, flatc_path
+from torchlight.pte.codegen import SchemaCodegenError, flatc_path, generate_python
 
 PACKAGE = "fb_xnnpack"
 FILE_IDENTIFIER = b"XN01"
@@ -35,38 +31,13 @@ def schema_path() -> Path:
     return path
 
 
-def _generate(schema: Path, flatc: str) -> Path:
-    version = subprocess.run([flatc, "--version"], capture_output=True, text=True,
-                             check=False).stdout.strip()
-    key = hashlib.sha256(schema.read_bytes() + version.encode()).hexdigest()[:16]
-    target = _cache_root() / f"xnnpack-py-{key}"
-    marker = target / PACKAGE / "XNNGraph.py"
-    if marker.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="xnnpack-py-", dir=target.parent))
-    try:
-        result = subprocess.run([flatc, "--python", "--gen-object-api", "-o", str(scratch),
-                                 str(schema)], capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            raise SchemaCodegenError(f"flatc failed on {schema}:\n{result.stderr}{result.stdout}")
-        try:
-            scratch.rename(target)
-        except OSError:
-            if not marker.is_file():  # Another process won the race with the same code.
-                raise
-    finally:
-        if scratch.exists():
-            shutil.rmtree(scratch, ignore_errors=True)
-    return target
-
-
 def load() -> types.ModuleType:
     """The generated `fb_xnnpack` package, generating it if needed."""
     existing = sys.modules.get(PACKAGE)
     if existing is not None:
         return existing
-    generated = _generate(schema_path(), flatc_path()) / PACKAGE
+    generated = generate_python(schema_path(), flatc_path(), "xnnpack-py",
+                                f"{PACKAGE}/XNNGraph.py") / PACKAGE
     spec = importlib.util.spec_from_file_location(
         PACKAGE, generated / "__init__.py", submodule_search_locations=[str(generated)])
     module = importlib.util.module_from_spec(spec)
