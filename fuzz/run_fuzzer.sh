@@ -35,6 +35,7 @@ dict_for() {
     llm_metadata) echo fuzz/dict/llm_metadata.dict ;;
     npy) echo fuzz/dict/npy.dict ;;
     tokenizer_*) echo fuzz/dict/tokenizer.dict ;;
+    xnnpack_payload) echo fuzz/dict/xnnpack.dict ;;
   esac
 }
 

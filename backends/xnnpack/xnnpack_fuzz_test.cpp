@@ -51,7 +51,7 @@ void replay_with_flips(const std::vector<uint8_t>& payload) {
 
 TEST(XnnpackFuzzTest, SeedCorpusPayload) {
   const std::string path =
-      std::string(TORCHLIGHT_SOURCE_DIR) + "/backends/xnnpack/fuzz_corpus/mlp_xnnpack_payload.bin";
+      std::string(TORCHLIGHT_SOURCE_DIR) + "/fuzz/corpus/xnnpack_payload/mlp_xnnpack_payload.bin";
   std::ifstream in(path, std::ios::binary);
   ASSERT_TRUE(in.good()) << path;
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,9 +1,8 @@
 // Fuzz target: an XNNPACK delegate payload through XnnpackBackend::init
 // (header, Verifier, value and node checks, XNNPACK subgraph and runtime),
 // then, when it loads, one execute with zero-filled tensors of the declared
-// external shapes. Written in fuzz/'s style (LLVMFuzzerTestOneInput) so it
-// can join that folder's targets; xnnpack_fuzz_test.cpp replays seeds
-// through it in ordinary builds.
+// external shapes. backends/xnnpack/xnnpack_fuzz_test.cpp also replays the
+// seed with every byte flipped through it in ordinary builds.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
