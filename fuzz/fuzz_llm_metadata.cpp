@@ -36,6 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     Module module(temp_path(), Module::LoadMode::kFile);
     module.set_planned_memory_limit(size_t{64} << 20);  // The fuzzer's 2 GiB budget.
+    module.set_max_steps(100000);  // As program_runner: a looping program ends well within 1 s.
     Result<LlmMetadata> metadata = read_llm_metadata(&module);
     if (metadata.ok()) {
       volatile size_t n = metadata.get().eos_ids.size() + metadata.get().tokenizer.size();

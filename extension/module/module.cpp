@@ -142,8 +142,14 @@ Status Module::load_method(std::string_view method_name) {
   TL_ASSIGN_OR_RETURN(Method method, program_->load_method(method_name, &loaded->memory, *kernels_,
                                                            backends_, event_tracer_));
   loaded->method = std::make_unique<Method>(std::move(method));
+  loaded->method->set_max_steps(max_steps_);
   methods_.emplace(std::string(method_name), std::move(loaded));
   return Error::kOk;
+}
+
+void Module::set_max_steps(uint64_t steps) {
+  max_steps_ = steps;
+  for (auto& entry : methods_) entry.second->method->set_max_steps(steps);
 }
 
 Result<Method*> Module::method(std::string_view method_name) {

@@ -82,6 +82,10 @@ class Module {
   void set_planned_memory_limit(size_t bytes) { planned_memory_limit_ = bytes; }
   size_t planned_memory_limit() const { return planned_memory_limit_; }
 
+  /// The instruction cap of every method this Module loads (a program may
+  /// loop through backward jumps; see Method::set_max_steps).
+  void set_max_steps(uint64_t steps);
+
  private:
   struct LoadedMethod;
 
@@ -93,6 +97,7 @@ class Module {
   std::unique_ptr<DataLoader> loader_;
   std::unique_ptr<Program> program_;
   size_t planned_memory_limit_;
+  uint64_t max_steps_ = Method::kDefaultMaxSteps;
   std::map<std::string, std::unique_ptr<LoadedMethod>, std::less<>> methods_;
 };
 

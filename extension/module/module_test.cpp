@@ -117,5 +117,20 @@ TEST(ModuleTest, PlannedArenasAboveTheLimitAreRefused) {
   EXPECT_EQ(exact.planned_bytes("forward"), 48u);
 }
 
+TEST(ModuleTest, MaxStepsReachesEveryMethod) {
+  Module m(fixture("add.pte"));
+  m.set_max_steps(0);  // Not even the one add may run.
+  auto a = OwnedTensor::from_values<float>({1}, {1.0f});
+  auto b = OwnedTensor::from_values<float>({1}, {2.0f});
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto out = m.forward({a->evalue(), b->evalue()});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error(), Error::kOutOfResources);
+  m.set_max_steps(10);  // Applies to the already loaded method too.
+  out = m.forward({a->evalue(), b->evalue()});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_THAT(floats((*out)[0]), ElementsAre(3.0f));
+}
+
 }  // namespace
 }  // namespace torchlight
