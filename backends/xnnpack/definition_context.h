@@ -67,5 +67,10 @@ struct DefinitionContext {
 /// A failing XNNPACK call as a Status naming `what` and XNNPACK's status.
 Status xnn_error(xnn_status status, const char* what, uint32_t index);
 
+/// The Status of defining node `index` (kOk, or the named XNNPACK failure).
+inline Status node_result(xnn_status status, uint32_t index) {
+  return status == xnn_status_success ? Status(Error::kOk) : xnn_error(status, "node", index);
+}
+
 }  // namespace xnnpack
 }  // namespace torchlight

@@ -12,10 +12,6 @@ namespace {
 
 using fb_xnnpack::XNodeUnion;
 
-Status result(xnn_status s, uint32_t index) {
-  return s == xnn_status_success ? Status(Error::kOk) : xnn_error(s, "node", index);
-}
-
 // XNNPACK packs weights using the node's channel counts and trusts the
 // filter and bias to be that large; a smaller one would be read past.
 Status check_dims(const DeclaredShape& shape, std::initializer_list<uint64_t> expected,
@@ -70,7 +66,7 @@ Status define_fully_connected(const DefinitionContext& ctx, const fb_xnnpack::XN
       ctx, t->bias_id(),
       (t->flags() & XNN_FLAG_TRANSPOSE_WEIGHTS) != 0 ? w.dims[1] : w.dims[0], index));
   const OutputRange range = output_range(node);
-  return result(xnn_define_fully_connected(ctx.subgraph, range.min, range.max, in, filter, bias,
+  return node_result(xnn_define_fully_connected(ctx.subgraph, range.min, range.max, in, filter, bias,
                                            out, t->flags()),
                 index);
 }
@@ -110,7 +106,7 @@ Status define_convolution(const DefinitionContext& ctx, const fb_xnnpack::XNode*
     // Depthwise: groups = input channels, each producing
     // group_output_channels / group_input_channels outputs.
     const uint32_t multiplier = t->group_output_channels() / t->group_input_channels();
-    return result(xnn_define_depthwise_convolution_2d(
+    return node_result(xnn_define_depthwise_convolution_2d(
                       ctx.subgraph, t->padding_top(), t->padding_right(), t->padding_bottom(),
                       t->padding_left(), t->kernel_height(), t->kernel_width(),
                       t->subsampling_height(), t->subsampling_width(), t->dilation_height(),
@@ -120,7 +116,7 @@ Status define_convolution(const DefinitionContext& ctx, const fb_xnnpack::XNode*
   }
   if (kind == XNodeUnion::XNNConvTranspose2d) {
     // The stride fields carry the upsampling factors.
-    return result(xnn_define_deconvolution_2d(
+    return node_result(xnn_define_deconvolution_2d(
                       ctx.subgraph, t->padding_top(), t->padding_right(), t->padding_bottom(),
                       t->padding_left(), t->adjustment_height(), t->adjustment_width(),
                       t->kernel_height(), t->kernel_width(), t->subsampling_height(),
@@ -129,7 +125,7 @@ Status define_convolution(const DefinitionContext& ctx, const fb_xnnpack::XNode*
                       range.min, range.max, in, filter, bias, out, t->flags()),
                   index);
   }
-  return result(xnn_define_convolution_2d(
+  return node_result(xnn_define_convolution_2d(
                     ctx.subgraph, t->padding_top(), t->padding_right(), t->padding_bottom(),
                     t->padding_left(), t->kernel_height(), t->kernel_width(),
                     t->subsampling_height(), t->subsampling_width(), t->dilation_height(),
@@ -145,7 +141,7 @@ Status define_batch_matmul(const DefinitionContext& ctx, const fb_xnnpack::XNode
   TL_ASSIGN_OR_RETURN(uint32_t a, ctx.value(t->input1_id(), index, "input 1"));
   TL_ASSIGN_OR_RETURN(uint32_t b, ctx.value(t->input2_id(), index, "input 2"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(xnn_define_batch_matrix_multiply(ctx.subgraph, a, b, out, t->flags()), index);
+  return node_result(xnn_define_batch_matrix_multiply(ctx.subgraph, a, b, out, t->flags()), index);
 }
 
 }  // namespace

@@ -9,10 +9,6 @@ namespace {
 
 using fb_xnnpack::XNodeUnion;
 
-Status result(xnn_status s, uint32_t index) {
-  return s == xnn_status_success ? Status(Error::kOk) : xnn_error(s, "node", index);
-}
-
 Status define_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                       uint32_t index) {
   const auto* t = static_cast<const fb_xnnpack::_XNNPooling2D*>(node->xnode_union());
@@ -26,14 +22,14 @@ Status define_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNode* nod
   const OutputRange range = output_range(node);
   if (node->xnode_union_type() == XNodeUnion::XNNAvgPooling2d) {
     // Average pooling takes no dilation.
-    return result(xnn_define_average_pooling_2d(
+    return node_result(xnn_define_average_pooling_2d(
                       ctx.subgraph, t->padding_top(), t->padding_right(), t->padding_bottom(),
                       t->padding_left(), t->pooling_height(), t->pooling_width(),
                       t->stride_height(), t->stride_width(), range.min, range.max, in, out,
                       t->flags()),
                   index);
   }
-  return result(xnn_define_max_pooling_2d(ctx.subgraph, t->padding_top(), t->padding_right(),
+  return node_result(xnn_define_max_pooling_2d(ctx.subgraph, t->padding_top(), t->padding_right(),
                                           t->padding_bottom(), t->padding_left(),
                                           t->pooling_height(), t->pooling_width(),
                                           t->stride_height(), t->stride_width(),
@@ -51,7 +47,7 @@ Status define_argmax_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNo
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t values, ctx.value(t->output_value_id(), index, "value output"));
   TL_ASSIGN_OR_RETURN(uint32_t indices, ctx.value(t->output_index_id(), index, "index output"));
-  return result(xnn_define_argmax_pooling_2d(ctx.subgraph, t->padding_top(), t->padding_right(),
+  return node_result(xnn_define_argmax_pooling_2d(ctx.subgraph, t->padding_top(), t->padding_right(),
                                              t->padding_bottom(), t->padding_left(),
                                              t->pooling_height(), t->pooling_width(), in, values,
                                              indices, t->flags()),
@@ -71,7 +67,7 @@ Status define_global_average_pooling(const DefinitionContext& ctx, const fb_xnnp
   const xnn_status s =
       xnn_define_global_average_pooling_2d(ctx.subgraph, range.min, range.max, in, out, t->flags());
 #pragma GCC diagnostic pop
-  return result(s, index);
+  return node_result(s, index);
 }
 
 }  // namespace

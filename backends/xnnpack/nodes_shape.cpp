@@ -12,10 +12,6 @@ namespace {
 
 using fb_xnnpack::XNodeUnion;
 
-Status result(xnn_status s, uint32_t index) {
-  return s == xnn_status_success ? Status(Error::kOk) : xnn_error(s, "node", index);
-}
-
 // Copies a payload list into a zero-filled array of XNN_MAX_TENSOR_DIMS, so
 // XNNPACK reading one entry per input dim never reads past the payload.
 struct DimList {
@@ -41,7 +37,7 @@ Status define_transpose(const DefinitionContext& ctx, const fb_xnnpack::XNode* n
   TL_ASSIGN_OR_RETURN(DimList perm, dim_list(t->perm(), index, "perm"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(
+  return node_result(
       xnn_define_static_transpose(ctx.subgraph, perm.size, perm.values, in, out, t->flags()),
       index);
 }
@@ -52,7 +48,7 @@ Status define_reshape(const DefinitionContext& ctx, const fb_xnnpack::XNode* nod
   TL_ASSIGN_OR_RETURN(DimList shape, dim_list(t->new_shape(), index, "new_shape"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(
+  return node_result(
       xnn_define_static_reshape(ctx.subgraph, shape.size, shape.values, in, out, t->flags()),
       index);
 }
@@ -66,7 +62,7 @@ Status define_slice(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                      sizes.size);
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(xnn_define_static_slice(ctx.subgraph, offsets.size, offsets.values, sizes.values,
+  return node_result(xnn_define_static_slice(ctx.subgraph, offsets.size, offsets.values, sizes.values,
                                         in, out, t->flags()),
                 index);
 }
@@ -85,7 +81,7 @@ Status define_pad(const DefinitionContext& ctx, const fb_xnnpack::XNode* node, u
   }
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(xnn_define_static_constant_pad(ctx.subgraph, pre.values, post.values,
+  return node_result(xnn_define_static_constant_pad(ctx.subgraph, pre.values, post.values,
                                                t->padding_value(), in, out, t->flags()),
                 index);
 }
@@ -95,7 +91,7 @@ Status define_resize(const DefinitionContext& ctx, const fb_xnnpack::XNode* node
   TL_RETURN_IF_ERROR(check_spatial({t->new_height(), t->new_width()}, index, "resize target"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(xnn_define_static_resize_bilinear_2d(ctx.subgraph, t->new_height(),
+  return node_result(xnn_define_static_resize_bilinear_2d(ctx.subgraph, t->new_height(),
                                                      t->new_width(), in, out, t->flags()),
                 index);
 }
@@ -127,7 +123,7 @@ Status define_concatenate(const DefinitionContext& ctx, const fb_xnnpack::XNode*
       s = xnn_define_concatenate5(ctx.subgraph, axis, in[0], in[1], in[2], in[3], in[4], out,
                                   t->flags());
   }
-  return result(s, index);
+  return node_result(s, index);
 }
 
 Status define_softmax(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
@@ -135,7 +131,7 @@ Status define_softmax(const DefinitionContext& ctx, const fb_xnnpack::XNode* nod
   const auto* t = node->xnode_union_as_XNNSoftmax();
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(xnn_define_softmax(ctx.subgraph, in, out, t->flags()), index);
+  return node_result(xnn_define_softmax(ctx.subgraph, in, out, t->flags()), index);
 }
 
 Status define_attention(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
@@ -147,7 +143,7 @@ Status define_attention(const DefinitionContext& ctx, const fb_xnnpack::XNode* n
   TL_ASSIGN_OR_RETURN(uint32_t scale, ctx.value(t->scale_id(), index, "scale"));
   TL_ASSIGN_OR_RETURN(uint32_t mask, ctx.value(t->mask_id(), index, "mask"));
   TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
-  return result(xnn_define_scaled_dot_product_attention(ctx.subgraph,
+  return node_result(xnn_define_scaled_dot_product_attention(ctx.subgraph,
                                                         xnn_attention_logits_cap_type_none,
                                                         nullptr, q, k, v, scale, mask, out,
                                                         t->flags()),
