@@ -8,6 +8,7 @@
 #include "runtime/backend/backend_registry.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/executor/program.h"
+#include "runtime/executor/unaligned_vector.h"
 #include "runtime/kernel/kernel_registry.h"
 #include "schema/program_generated.h"
 
@@ -129,7 +130,7 @@ class MethodLoader {
         const auto* items = v->val_as_DoubleList()->items();
         const size_t count = items == nullptr ? 0 : items->size();
         TL_ASSIGN_OR_RETURN(double* copy, allocate<double>(count, "list doubles"));
-        for (size_t k = 0; k < count; ++k) copy[k] = items->Get(static_cast<uint32_t>(k));
+        for (size_t k = 0; k < count; ++k) copy[k] = unaligned_get(items, k);
         out = EValue(Span<const double>(copy, count));
         return Error::kOk;
       }
@@ -160,7 +161,7 @@ class MethodLoader {
     TL_ASSIGN_OR_RETURN(EValue** boxed, allocate<EValue*>(count, "list items"));
     TL_ASSIGN_OR_RETURN(int64_t* scratch, allocate<int64_t>(count, "list ints"));
     for (size_t k = 0; k < count; ++k) {
-      const int64_t index = items->Get(static_cast<uint32_t>(k));
+      const int64_t index = unaligned_get(items, k);
       TL_CHECK_OR_RETURN(value_of_type(index, fb::KernelTypes::Int) != nullptr,
                          Error::kInvalidProgram,
                          "int list item %zu refers to value %lld, which is not an Int value", k,

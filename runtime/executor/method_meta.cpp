@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "runtime/executor/unaligned_vector.h"
 #include "schema/program_generated.h"
 
 namespace torchlight {
@@ -107,7 +108,7 @@ Result<int64_t> MethodMeta::planned_buffer_size(size_t index) const {
   TL_CHECK_OR_RETURN(index < num_planned_buffers(), Error::kInvalidArgument,
                      "planned buffer index %zu is out of range (%zu buffers)", index,
                      num_planned_buffers());
-  const int64_t size = plan_->non_const_buffer_sizes()->Get(static_cast<uint32_t>(index + 1));
+  const int64_t size = unaligned_get(plan_->non_const_buffer_sizes(), index + 1);
   TL_CHECK_OR_RETURN(size >= 0, Error::kInvalidProgram, "planned buffer %zu has negative size %lld",
                      index, static_cast<long long>(size));
   return size;
