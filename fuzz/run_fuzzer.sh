@@ -135,7 +135,15 @@ case "$1" in
     work_root="$repo/build/fuzz/smoke"
     rm -rf "$work_root"
     for t in $(targets); do
-      fuzz_one "$t" "$runs" 1 12 1 || status=1
+      if ! fuzz_one "$t" "$runs" 1 12 1; then
+        # A target with open findings (reproducers in crashes/T, each listed in
+        # crashes/README.md) is reported but does not fail CI until they are fixed.
+        if [ -n "$(ls -A "$repo/fuzz/crashes/$t" 2>/dev/null)" ]; then
+          echo "$t: has open findings (fuzz/crashes/$t); not failing the smoke"
+        else
+          status=1
+        fi
+      fi
     done
     exit $status
     ;;
