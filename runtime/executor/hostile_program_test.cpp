@@ -7,6 +7,7 @@
 
 #include "extension/data_loader/buffer_data_loader.h"
 #include "runtime/executor/program.h"
+#include "runtime/executor/testing/loaded_program.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
 
@@ -15,37 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using namespace torchlight::testing;  // NOLINT: test builders.
-
-// A program and what its Method borrows, with arenas sized exactly as
-// planned so ASan sees any write past them.
-struct Loaded {
-  std::vector<uint8_t> bytes;
-  std::unique_ptr<BufferDataLoader> loader;
-  std::unique_ptr<Program> program;
-  std::unique_ptr<TestMemory> memory;
-  StaticKernelRegistry<16> kernels;
-
-  Status load_program(std::vector<uint8_t> data) {
-    bytes = std::move(data);
-    loader = std::make_unique<BufferDataLoader>(bytes.data(), bytes.size(), "hostile.pte");
-    auto p = Program::load(loader.get());
-    if (!p.ok()) return p.status();
-    program = std::make_unique<Program>(std::move(p.get()));
-    register_test_kernels(kernels);
-    return Error::kOk;
-  }
-
-  Result<Method> method() {
-    auto meta = program->method_meta("forward");
-    if (!meta.ok()) return meta.status();
-    std::vector<size_t> sizes;
-    for (size_t i = 0; i < meta->num_planned_buffers(); ++i) {
-      sizes.push_back(static_cast<size_t>(meta->planned_buffer_size(i).get()));
-    }
-    memory = std::make_unique<TestMemory>(sizes);
-    return program->load_method("forward", &memory->manager, kernels);
-  }
-};
 
 // A float tensor over its own vector, for inputs.
 struct FloatTensor {
@@ -72,7 +42,8 @@ TEST(HostileProgramTest, ValueUnionWithoutItsTableFailsProgramLoad) {
   for (const fb::KernelTypes type : types) {
     const std::string name = fb::EnumNameKernelTypes(type);
     Loaded l;
-    Status status = l.load_program(program_with_hollow_union(type, fb::InstructionArguments::NONE));
+    Status status = l.load_program(
+        program_with_hollow_union(type, fb::InstructionArguments::NONE), "hostile.pte");
     EXPECT_EQ(status.code(), Error::kInvalidProgram) << name;
     EXPECT_THAT(status.message(), HasSubstr("method 'forward': value 1 has type " + name +
                                             " but no value data"));

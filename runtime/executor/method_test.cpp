@@ -9,6 +9,7 @@
 #include "runtime/backend/backend_registry.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/executor/program.h"
+#include "runtime/executor/testing/loaded_program.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
 
@@ -17,39 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using namespace torchlight::testing;  // NOLINT: test builders.
-
-// A program plus everything a Method borrows, kept alive together.
-struct Loaded {
-  std::vector<uint8_t> bytes;
-  std::unique_ptr<BufferDataLoader> loader;
-  std::unique_ptr<Program> program;
-  std::unique_ptr<TestMemory> memory;
-  StaticKernelRegistry<16> kernels;
-  BackendRegistry backends;
-  TestAddBackend backend;
-
-  Status load_program(std::vector<uint8_t> data) {
-    bytes = std::move(data);
-    loader = std::make_unique<BufferDataLoader>(bytes.data(), bytes.size(), "test.pte");
-    auto p = Program::load(loader.get());
-    if (!p.ok()) return p.status();
-    program = std::make_unique<Program>(std::move(p.get()));
-    register_test_kernels(kernels);
-    TL_RETURN_IF_ERROR(backends.register_backend("TestAddBackend", &backend));
-    return Error::kOk;
-  }
-
-  Result<Method> method(const char* name = "forward", size_t method_bytes = 1 << 16) {
-    auto meta = program->method_meta(name);
-    if (!meta.ok()) return meta.status();
-    std::vector<size_t> sizes;
-    for (size_t i = 0; i < meta->num_planned_buffers(); ++i) {
-      sizes.push_back(static_cast<size_t>(meta->planned_buffer_size(i).get()));
-    }
-    memory = std::make_unique<TestMemory>(sizes, method_bytes);
-    return program->load_method(name, &memory->manager, kernels, &backends);
-  }
-};
 
 // A float tensor over caller memory, for inputs.
 struct FloatTensor {
