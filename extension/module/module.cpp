@@ -107,21 +107,15 @@ Status Module::load_method(std::string_view method_name) {
   }
   TL_ASSIGN_OR_RETURN(MethodMeta meta, program_->method_meta(method_name));
 
-  size_t total = 0;
+  auto loaded = std::make_unique<LoadedMethod>();
   for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
     TL_ASSIGN_OR_RETURN(const int64_t size, meta.planned_buffer_size(i));
-    TL_CHECK_OR_RETURN(size >= 0 && static_cast<uint64_t>(size) <= planned_memory_limit_ - total,
+    TL_CHECK_OR_RETURN(static_cast<uint64_t>(size) <= planned_memory_limit_ - loaded->planned_bytes,
                        Error::kMemoryAllocationFailed,
                        "method '%.*s' asks for %lld bytes in planned arena %zu, over the limit of "
                        "%zu bytes for all its arenas (Module::set_planned_memory_limit)",
                        static_cast<int>(method_name.size()), method_name.data(),
                        static_cast<long long>(size), i, planned_memory_limit_);
-    total += static_cast<size_t>(size);
-  }
-
-  auto loaded = std::make_unique<LoadedMethod>();
-  for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
-    TL_ASSIGN_OR_RETURN(const int64_t size, meta.planned_buffer_size(i));
     constexpr size_t kAlignment = 64;
     const size_t rounded = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
     auto* bytes = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded));
