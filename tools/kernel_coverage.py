@@ -40,7 +40,7 @@ def read_kernels(path):
             names = {line.strip() for line in f if line.strip() and not line.startswith("#")}
         return names, f"{path} ({len(names)} kernels)"
     with open(PORTABLE_OPS_DEF) as f:
-        names = set(re.findall(r'^\s*TL_PORTABLE_OP\("([^"]+)"', f.read(), re.MULTILINE))
+        names = set(re.findall(r'^\s*TL_PORTABLE_OP(?:_PREPARE)?\("([^"]+)"', f.read(), re.MULTILINE))
     return names, (f"{os.path.relpath(PORTABLE_OPS_DEF, REPO)} ({len(names)} kernels; "
                    f"{path} does not exist yet, build the project to list every "
                    "registered kernel)")

@@ -30,6 +30,7 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/gemm/gemm.h"
+#include "kernels/optimized/gemm/owned_workspace.h"
 #include "kernels/portable/portable_ops.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/tensor.h"
@@ -95,7 +96,9 @@ void run_ours(benchmark::State& state, Shape s, size_t threads, GemmIsa isa, boo
   const std::vector<float> w = random_floats(s.n * s.k, 2);
   const std::vector<float> bias = random_floats(s.n, 3);
   std::vector<float> c(static_cast<size_t>(s.m * s.n));
+  static optimized::OwnedGemmWorkspace workspace(16);
   optimized::GemmProblem p;
+  p.workspace = workspace.get();
   p.m = s.m;
   p.n = s.n;
   p.k = s.k;

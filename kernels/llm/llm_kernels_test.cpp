@@ -12,7 +12,7 @@ TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAtCustomPriority) {
   const Span<const Kernel> kernels = llm_kernels();
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_STREQ(kernels[0].name, kSdpa);
-  EXPECT_EQ(kernels[0].function, &llm::sdpa_with_kv_cache_out);
+  EXPECT_EQ(kernels[0].eval, &llm::sdpa_with_kv_cache_out);
   EXPECT_EQ(kernels[0].priority, KernelPriority::kCustom);
   EXPECT_EQ(kernels[0].key.num_tensors, 0u);
 }
@@ -26,7 +26,7 @@ TEST(LlmKernelsTest, RegistersOnceAndRejectsDuplicates) {
   const TensorArgMeta meta[] = {kF32, kF32, kF32, kF32, kF32, kI64, kF32};
   Result<const Kernel*> kernel = registry.resolve(kSdpa, Span<const TensorArgMeta>(meta));
   ASSERT_TRUE(kernel.ok());
-  EXPECT_EQ((*kernel)->function, &llm::sdpa_with_kv_cache_out);
+  EXPECT_EQ((*kernel)->eval, &llm::sdpa_with_kv_cache_out);
   const Status again = register_llm_kernels(registry);
   EXPECT_EQ(again.code(), Error::kInvalidArgument);
 }

@@ -6,6 +6,7 @@
 // Checks as the portable kernel; other dtypes and an out whose rows are not
 // contiguous go to the portable kernel.
 #include "kernels/optimized/gemm/gemm.h"
+#include "kernels/optimized/util/gemm_scratch.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/optimized/util/matrix_layout.h"
 #include "kernels/portable/portable_ops.h"
@@ -65,6 +66,7 @@ void addmm_out(KernelContext& ctx, Span<EValue*> args) {
   int64_t self_strides[2];
   broadcast_strides(self.tensor, out_sizes, self_strides);
   GemmProblem p;
+  p.workspace = gemm_workspace(ctx);
   p.m = out_sizes[0];
   p.n = out_sizes[1];
   p.k = mat1.tensor.size(1);

@@ -3,6 +3,7 @@
 // Checks as the portable kernel; other dtypes and an out whose rows are not
 // contiguous go to the portable kernel.
 #include "kernels/optimized/gemm/gemm.h"
+#include "kernels/optimized/util/gemm_scratch.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/optimized/util/matrix_layout.h"
 #include "kernels/portable/portable_ops.h"
@@ -48,6 +49,7 @@ void bmm_out(KernelContext& ctx, Span<EValue*> args) {
   if (!rows_are_contiguous(out.tensor, 1, &ldc)) return portable::bmm_out(ctx, args);
 
   GemmProblem p;
+  p.workspace = gemm_workspace(ctx);
   p.m = out_sizes[1];
   p.n = out_sizes[2];
   p.k = self.tensor.size(2);

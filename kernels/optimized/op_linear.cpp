@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/optimized/gemm/gemm.h"
+#include "kernels/optimized/util/gemm_scratch.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/optimized/util/matrix_layout.h"
 #include "kernels/portable/util/broadcast.h"
@@ -113,6 +114,7 @@ void linear_out(KernelContext& ctx, Span<EValue*> args) {
   if (m == 0 || n == 0) return;
 
   GemmProblem p;
+  p.workspace = gemm_workspace(ctx);
   p.m = m;
   p.n = n;
   p.k = k;

@@ -2,6 +2,7 @@
 // as the portable kernel checks them (same messages); other dtypes and an
 // out whose rows are not contiguous go to the portable kernel.
 #include "kernels/optimized/gemm/gemm.h"
+#include "kernels/optimized/util/gemm_scratch.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/optimized/util/matrix_layout.h"
 #include "kernels/portable/portable_ops.h"
@@ -46,6 +47,7 @@ void mm_out(KernelContext& ctx, Span<EValue*> args) {
   if (!rows_are_contiguous(out.tensor, 0, &ldc)) return portable::mm_out(ctx, args);
 
   GemmProblem p;
+  p.workspace = gemm_workspace(ctx);
   p.m = out_sizes[0];
   p.n = out_sizes[1];
   p.k = self.tensor.size(1);

@@ -1,34 +1,40 @@
 #include "kernels/optimized/optimized_kernels.h"
 
 #include "kernels/optimized/optimized_ops.h"
+#include "kernels/optimized/util/gemm_scratch.h"
+#include "kernels/schemas/op_schemas.h"
 
 namespace torchlight {
 
 namespace {
 
-// A key requiring float32 for the first `count` tensor arguments, any
-// layout. Tensors are counted as the executor lists them: every tensor
-// argument in schema order (an absent optional one is skipped), then the
-// returned out.
-constexpr KernelKey float_key(size_t count) {
+// A key requiring float32 at the given schema positions, any layout.
+template <size_t N>
+constexpr KernelKey float_key(const uint8_t (&args)[N]) {
   KernelKey key;
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < N; ++i) {
+    key.tensors[i].arg = args[i];
     key.tensors[i].any_dtype = false;
     key.tensors[i].dtype = ScalarType::kFloat;
   }
-  key.num_tensors = count;
+  key.num_tensors = N;
   return key;
 }
 
 constexpr KernelPriority kPriority = KernelPriority::kOptimized;
 
-// Keys cover only the tensors every call has: linear's optional bias would
-// shift out's position, so its key names input and weight.
+// Keys name schema positions: addmm(self, mat1, mat2, beta, alpha, out),
+// linear(input, weight, bias?, out) with the optional bias left free. Each
+// prepares its gemm packing workspace as method scratch.
 constexpr Kernel kKernels[] = {
-    {"aten::addmm.out", &optimized::addmm_out, kPriority, float_key(4)},
-    {"aten::bmm.out", &optimized::bmm_out, kPriority, float_key(3)},
-    {"aten::linear.out", &optimized::linear_out, kPriority, float_key(2)},
-    {"aten::mm.out", &optimized::mm_out, kPriority, float_key(3)},
+    {"aten::addmm.out", &optimized::addmm_out, kPriority, float_key({0, 1, 2, 5}),
+     &schemas::katen__addmm_out, &optimized::prepare_gemm_scratch},
+    {"aten::bmm.out", &optimized::bmm_out, kPriority, float_key({0, 1, 2}), &schemas::katen__bmm_out,
+     &optimized::prepare_gemm_scratch},
+    {"aten::linear.out", &optimized::linear_out, kPriority, float_key({0, 1, 3}),
+     &schemas::katen__linear_out, &optimized::prepare_gemm_scratch},
+    {"aten::mm.out", &optimized::mm_out, kPriority, float_key({0, 1, 2}), &schemas::katen__mm_out,
+     &optimized::prepare_gemm_scratch},
 };
 
 }  // namespace

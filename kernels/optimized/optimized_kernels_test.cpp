@@ -56,33 +56,42 @@ TEST(OptimizedKernelsTest, FloatResolvesToOptimizedOtherDtypesToPortable) {
                                         meta(ScalarType::kFloat), meta(ScalarType::kFloat)};
   Result<const Kernel*> mm = registry.resolve("aten::mm.out", {f32, 3});
   ASSERT_TRUE(mm.ok());
-  EXPECT_EQ(mm.get()->function, &optimized::mm_out);
+  EXPECT_EQ(mm.get()->eval, &optimized::mm_out);
   mm = registry.resolve("aten::mm.out", {f32_permuted, 3});
   ASSERT_TRUE(mm.ok());
-  EXPECT_EQ(mm.get()->function, &optimized::mm_out);
+  EXPECT_EQ(mm.get()->eval, &optimized::mm_out);
   mm = registry.resolve("aten::mm.out", {f16, 3});
   ASSERT_TRUE(mm.ok());
-  EXPECT_EQ(mm.get()->function, &portable::mm_out);
+  EXPECT_EQ(mm.get()->eval, &portable::mm_out);
 
-  Result<const Kernel*> addmm = registry.resolve("aten::addmm.out", {f32, 4});
+  // Metas follow schema positions: addmm's beta and alpha are not tensors.
+  const TensorArgMeta scalar = {ScalarType::kFloat, DimOrderKind::kAny, false};
+  const TensorArgMeta f32_addmm[] = {f32[0], f32[0], f32[0], scalar, scalar, f32[0]};
+  const TensorArgMeta f32_linear_no_bias[] = {f32[0], f32[0], scalar, f32[0]};
+  const TensorArgMeta f32_linear_f16_out[] = {f32[0], f32[0], scalar, f16[0]};
+  Result<const Kernel*> addmm = registry.resolve("aten::addmm.out", f32_addmm);
   ASSERT_TRUE(addmm.ok());
-  EXPECT_EQ(addmm.get()->function, &optimized::addmm_out);
+  EXPECT_EQ(addmm.get()->eval, &optimized::addmm_out);
   Result<const Kernel*> bmm = registry.resolve("aten::bmm.out", {f16, 3});
   ASSERT_TRUE(bmm.ok());
-  EXPECT_EQ(bmm.get()->function, &portable::bmm_out);
-  // linear without bias: input, weight, out (3 tensors).
-  Result<const Kernel*> linear = registry.resolve("aten::linear.out", {f32, 3});
+  EXPECT_EQ(bmm.get()->eval, &portable::bmm_out);
+  // linear without bias: the key skips the absent bias and checks out.
+  Result<const Kernel*> linear = registry.resolve("aten::linear.out", f32_linear_no_bias);
   ASSERT_TRUE(linear.ok());
-  EXPECT_EQ(linear.get()->function, &optimized::linear_out);
+  EXPECT_EQ(linear.get()->eval, &optimized::linear_out);
+  linear = registry.resolve("aten::linear.out", f32_linear_f16_out);
+  ASSERT_TRUE(linear.ok());
+  EXPECT_EQ(linear.get()->eval, &portable::linear_out);
 }
 
 TEST(OptimizedKernelsTest, AllKernelsPicksOptimizedForFloat) {
   Result<const KernelRegistry*> registry = all_kernels();
   ASSERT_TRUE(registry.ok()) << registry.status().message();
+  // By schema position: linear(input, weight, bias, out) with a float bias.
   const TensorArgMeta f32[] = {meta(ScalarType::kFloat), meta(ScalarType::kFloat),
-                               meta(ScalarType::kFloat)};
+                               meta(ScalarType::kFloat), meta(ScalarType::kFloat)};
   for (std::string_view name : {"aten::mm.out", "aten::bmm.out", "aten::linear.out"}) {
-    Result<const Kernel*> kernel = registry.get()->resolve(name, {f32, 3});
+    Result<const Kernel*> kernel = registry.get()->resolve(name, {f32, 4});
     ASSERT_TRUE(kernel.ok()) << name;
     EXPECT_EQ(kernel.get()->priority, KernelPriority::kOptimized) << name;
   }

@@ -8,6 +8,7 @@
 // non-contiguous tensors rounds alpha * other to half first, so it can
 // differ from ours by one unit in the last place when alpha != 1).
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/arith_fast_path.h"
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/elementwise.h"
@@ -85,6 +86,14 @@ void add_scalar_out(KernelContext& ctx, Span<EValue*> args) {
                                 return opmath_add(a, addend);
                               }));
   });
+}
+
+Status add_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return arith_fast_path::prepare_arith<arith_fast_path::kAddOut, add_out>(args, call);
+}
+
+Status add_scalar_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return arith_fast_path::prepare_arith<arith_fast_path::kAddScalarOut, add_scalar_out>(args, call);
 }
 
 }  // namespace torchlight::portable

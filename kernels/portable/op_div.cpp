@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/arith_fast_path.h"
 #include "kernels/portable/util/binary_ops.h"
 #include "kernels/portable/util/elementwise_spec.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -138,6 +139,14 @@ void floor_divide_out(KernelContext& ctx, Span<EValue*> args) {
 
 void floor_divide_scalar_out(KernelContext& ctx, Span<EValue*> args) {
   div_with_mode<true>(ctx, args, RoundingMode::kFloor);
+}
+
+Status div_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return arith_fast_path::prepare_arith<arith_fast_path::kDivOut, div_out>(args, call);
+}
+
+Status div_scalar_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return arith_fast_path::prepare_arith<arith_fast_path::kDivScalarOut, div_scalar_out>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -7,6 +7,7 @@
 // *tensor* `other`; here a tensor operand is always converted to the common
 // dtype first, which can differ by one unit in the last place.)
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/arith_fast_path.h"
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/elementwise.h"
@@ -79,6 +80,14 @@ void mul_scalar_out(KernelContext& ctx, Span<EValue*> args) {
                                 return opmath_mul(a, factor);
                               }));
   });
+}
+
+Status mul_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return arith_fast_path::prepare_arith<arith_fast_path::kMulOut, mul_out>(args, call);
+}
+
+Status mul_scalar_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return arith_fast_path::prepare_arith<arith_fast_path::kMulScalarOut, mul_scalar_out>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -23,7 +23,7 @@ using ::testing::ElementsAre;
 std::set<std::string> def_file_operators() {
   std::ifstream in(TORCHLIGHT_PORTABLE_OPS_DEF);
   EXPECT_TRUE(in.good()) << TORCHLIGHT_PORTABLE_OPS_DEF;
-  const std::regex line(R"re(^TL_PORTABLE_OP\("([^"]+)",)re");
+  const std::regex line(R"re(^TL_PORTABLE_OP(?:_PREPARE)?\("([^"]+)",)re");
   std::set<std::string> names;
   std::string text;
   std::smatch match;
@@ -37,7 +37,9 @@ TEST(PortableKernelsTest, TableListsEveryOperatorOfTheDefFile) {
   std::set<std::string> names;
   for (const Kernel& k : portable_kernels()) {
     EXPECT_TRUE(names.insert(k.name).second) << "listed twice: " << k.name;
-    EXPECT_NE(k.function, nullptr);
+    EXPECT_NE(k.eval, nullptr);
+    ASSERT_NE(k.schema, nullptr);
+    EXPECT_EQ(std::string(k.schema->name), k.name);
     EXPECT_EQ(k.priority, KernelPriority::kPortable);
     EXPECT_EQ(k.key.num_tensors, 0u);
   }
@@ -46,35 +48,36 @@ TEST(PortableKernelsTest, TableListsEveryOperatorOfTheDefFile) {
   EXPECT_EQ(names, expected);
 }
 
-// What each kernel writes, as method load checks it against constants: out
-// variants their out and return slot, multi-output ops every out,
-// Tensor(a!) inputs by position, prim ops only their return slot.
+// What each kernel writes, from its generated schema, as method load checks
+// it against constants: out variants their out and return slot,
+// multi-output ops every out, Tensor(a!) inputs, prim ops only their return
+// slot, and ops returning nothing their out list (plus the slot upstream
+// appends).
 TEST(PortableKernelsTest, WrittenArgumentsFollowTheSchemas) {
   auto written = [](const std::string& name) {
+    std::vector<int> positions;
     for (const Kernel& k : portable_kernels()) {
-      if (name == k.name) return k.written;
+      if (name != k.name) continue;
+      EXPECT_EQ(std::string(k.schema->name), name);
+      for (size_t i = 0; i < k.schema->num_args; ++i) {
+        if (k.schema->args[i].written) positions.push_back(static_cast<int>(i));
+      }
+      return positions;
     }
     ADD_FAILURE() << "no kernel " << name;
-    return WrittenArgs{};
-  };
-  auto mutated = [](const WrittenArgs& w) {
-    std::vector<int> positions;
-    for (size_t i = 0; i < w.num_mutated; ++i) positions.push_back(w.mutated[i]);
     return positions;
   };
-  EXPECT_EQ(written("aten::add.out").trailing, 2);
-  EXPECT_EQ(written("aten::div.out_mode").trailing, 2);
-  EXPECT_EQ(written("aten::embedding.out").trailing, 2);
-  EXPECT_EQ(written("aten::max.dim_max").trailing, 3);
-  EXPECT_EQ(written("aten::topk.values").trailing, 3);
-  EXPECT_EQ(written("aten::native_layer_norm.out").trailing, 4);
-  EXPECT_EQ(written("aten::split_copy.Tensor_out").trailing, 1);
-  EXPECT_EQ(written("aten::sym_size.int").trailing, 1);
-  EXPECT_EQ(written("executorch_prim::add.Scalar").trailing, 1);
-  EXPECT_EQ(written("executorch_prim::et_view.default").trailing, 1);
-  EXPECT_THAT(mutated(written("aten::add.out")), ElementsAre());
-  EXPECT_THAT(mutated(written("executorch_prim::et_copy_index.tensor")), ElementsAre(0));
-  EXPECT_THAT(mutated(written("aten::_native_batch_norm_legit.out")), ElementsAre(3, 4));
+  EXPECT_THAT(written("aten::add.out"), ElementsAre(3, 4));
+  EXPECT_THAT(written("aten::div.out_mode"), ElementsAre(3, 4));
+  EXPECT_THAT(written("aten::max.dim_max"), ElementsAre(3, 4, 5));
+  EXPECT_THAT(written("aten::native_layer_norm.out"), ElementsAre(5, 6, 7, 8));
+  EXPECT_THAT(written("aten::split_copy.Tensor_out"), ElementsAre(3));
+  EXPECT_THAT(written("aten::sym_size.int"), ElementsAre(2));
+  EXPECT_THAT(written("executorch_prim::add.Scalar"), ElementsAre(2));
+  EXPECT_THAT(written("executorch_prim::et_view.default"), ElementsAre(2));
+  EXPECT_THAT(written("executorch_prim::et_copy_index.tensor"), ElementsAre(0));
+  EXPECT_THAT(written("aten::_native_batch_norm_legit.out"), ElementsAre(3, 4, 8, 9, 10, 11));
+  EXPECT_THAT(written("aten::native_batch_norm.out"), ElementsAre(3, 4, 8, 9, 10, 11));
 }
 
 // Room for every portable kernel, with spare.
@@ -93,7 +96,7 @@ TEST(PortableKernelsTest, RegistersAndResolves) {
   TestTensor out(ScalarType::kFloat, {2});
   KernelArgs args{a.evalue(), a.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
   KernelContext ctx(nullptr, nullptr, (*add)->name);
-  (*add)->function(ctx, args.span());
+  (*add)->eval(ctx, args.span());
   ASSERT_FALSE(ctx.failed()) << ctx.status().message();
   EXPECT_THAT(out.values(), ElementsAre(2, 4));
 }

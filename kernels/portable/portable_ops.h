@@ -5,12 +5,16 @@
 
 #include "runtime/core/evalue.h"
 #include "runtime/core/span.h"
-#include "runtime/kernel/kernel_context.h"
+#include "runtime/kernel/kernel.h"
 
 namespace torchlight::portable {
 
 #define TL_PORTABLE_OP(op_name, function) void function(KernelContext& ctx, Span<EValue*> args);
+#define TL_PORTABLE_OP_PREPARE(op_name, function, prepare)     \
+  void function(KernelContext& ctx, Span<EValue*> args); \
+  Status prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 #include "kernels/portable/portable_ops.def"
+#undef TL_PORTABLE_OP_PREPARE
 #undef TL_PORTABLE_OP
 
 }  // namespace torchlight::portable

@@ -15,15 +15,16 @@
 # TL_PORTABLE_OP lines into <lines_var>, in file order.
 function(torchlight_read_portable_ops names_var lines_var)
   # Functions may be called from any directory: paths come from this file's.
-  file(STRINGS "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/portable_ops.def" def_lines REGEX "^TL_PORTABLE_OP\\(")
+  file(STRINGS "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/portable_ops.def" def_lines REGEX "^TL_PORTABLE_OP(_PREPARE)?\\(")
   set(names "")
   set(lines "")
   foreach(line IN LISTS def_lines)
-    if(NOT line MATCHES "^TL_PORTABLE_OP\\(\"([^\"]+)\", *[A-Za-z_][A-Za-z0-9_]*\\)$")
+    if(NOT line MATCHES "^TL_PORTABLE_OP(_PREPARE)?\\(\"([^\"]+)\", *[A-Za-z_][A-Za-z0-9_]*(, *[A-Za-z_][A-Za-z0-9_]*)?\\)$")
       message(FATAL_ERROR "portable_ops.def: malformed line '${line}'; expected "
-                          "TL_PORTABLE_OP(\"ns::op.overload\", function)")
+                          "TL_PORTABLE_OP(\"ns::op.overload\", function) or "
+                          "TL_PORTABLE_OP_PREPARE(\"ns::op.overload\", function, prepare)")
     endif()
-    list(APPEND names "${CMAKE_MATCH_1}")
+    list(APPEND names "${CMAKE_MATCH_2}")
     list(APPEND lines "${line}")
   endforeach()
   set(${names_var} "${names}" PARENT_SCOPE)

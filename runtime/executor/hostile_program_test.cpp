@@ -244,7 +244,8 @@ TEST(HostileProgramTest, OutArgumentMayNotBeAConstantEvenIfTheReturnSlotIsNot) {
   EXPECT_THAT(method.status().message(), HasSubstr("instruction 0"));
 }
 
-TEST(HostileProgramTest, KernelCallTooShortForItsWrittenArguments) {
+// The call is checked against the kernel's schema at load.
+TEST(HostileProgramTest, KernelCallTooShortForItsSchema) {
   auto object = add_eh();
   first_call(*object)->args = {2};
   Loaded l;
@@ -252,8 +253,9 @@ TEST(HostileProgramTest, KernelCallTooShortForItsWrittenArguments) {
   auto method = l.method();
   ASSERT_FALSE(method.ok());
   EXPECT_THAT(method.status().message(),
-              HasSubstr("'aten::add.out' is called with 1 arguments, but its kernel writes its "
-                        "last 2"));
+              HasSubstr("'aten::add.out' (schema add.out(Tensor self, Tensor other, *, Scalar "
+                        "alpha=1, Tensor(a!) out) -> Tensor(a!)): expected 5 arguments (self, "
+                        "other, alpha, out, result), got 1"));
 }
 
 TEST(HostileProgramTest, MoveIntoAConstantIsRefused) {
@@ -266,6 +268,29 @@ TEST(HostileProgramTest, MoveIntoAConstantIsRefused) {
   ASSERT_FALSE(method.ok());
   EXPECT_EQ(method.error(), Error::kInvalidProgram);
   EXPECT_THAT(method.status().message(), HasSubstr("move destination value 0 is a constant tensor"));
+}
+
+// Kernels are prepared for the kinds and dtypes values have at load, so a
+// MoveCall may not change them.
+TEST(HostileProgramTest, MoveThatChangesAValuesKindOrDtypeIsRefused) {
+  for (const bool move_int : {true, false}) {
+    auto program = add_eh();
+    auto& values = program->execution_plan[0]->values;
+    values.push_back(std::make_unique<fb::EValueT>(
+        move_int ? int_value(5) : tensor_value(fb::ScalarType::LONG, {1}, 1, 0)));
+    const int32_t from = static_cast<int32_t>(values.size() - 1);
+    auto& instructions = program->execution_plan[0]->chains[0]->instructions;
+    instructions.insert(instructions.begin(), std::make_unique<fb::InstructionT>(move_call(from, 2)));
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack_add_eh(*program)).ok());
+    auto method = l.method();
+    ASSERT_FALSE(method.ok());
+    EXPECT_EQ(method.error(), Error::kInvalidProgram);
+    EXPECT_THAT(method.status().message(),
+                HasSubstr(move_int ? "(Int) into value 2 (Tensor) would change the value's kind"
+                                   : "(int64 tensor) into value 2 (float32 tensor) would change the "
+                                     "value's dtype"));
+  }
 }
 
 TEST(HostileProgramTest, MovingAConstantWhereAKernelWritesIsRefused) {
@@ -306,12 +331,13 @@ void scale_in_place(KernelContext& ctx, Span<EValue*> args) {
   }
 }
 
-WrittenArgs in_place_first() {
-  WrittenArgs w;
-  w.trailing = 0;
-  w.num_mutated = 1;
-  w.mutated[0] = 0;
-  return w;
+// scale_(Tensor(a!) self, int factor) -> ()
+constexpr ArgSpec kScaleArgs[] = {{"self", ArgType::kTensor, true}, {"factor", ArgType::kInt}};
+constexpr OpSchema kScaleSchema{"test::scale_", "scale_(Tensor(a!) self, int factor) -> ()",
+                                kScaleArgs, 2, true};
+
+const OpSchema* in_place_first() {
+  return &kScaleSchema;
 }
 
 TEST(HostileProgramTest, InPlaceArgumentFromTheRegistryMayNotBeAConstant) {

@@ -25,7 +25,9 @@ Method::Method(Method&& other) noexcept
       num_instructions_(other.num_instructions_),
       delegates_(other.delegates_),
       num_delegates_(other.num_delegates_),
-      max_steps_(other.max_steps_) {
+      max_steps_(other.max_steps_),
+      scratch_(other.scratch_),
+      scratch_bytes_(other.scratch_bytes_) {
   // The moved-from Method no longer owns the delegates.
   other.num_delegates_ = 0;
   other.delegates_ = nullptr;
@@ -177,6 +179,10 @@ Status Method::execute() {
   }
   EventTracerEntry method_entry;
   if (event_tracer_ != nullptr) method_entry = event_tracer_->begin_method(name().data(), false);
+  // One context for the whole run: a kernel call only sets its name and
+  // state, and a Status is copied out only when something fails.
+  KernelContext context(memory_manager_->temp_allocator, event_tracer_, "");
+  context.set_scratch(scratch_, scratch_bytes_);
   size_t pc = 0;
   uint64_t steps = 0;
   Status status;
@@ -188,11 +194,33 @@ Status Method::execute() {
                              name_len, name().data(), static_cast<unsigned long long>(max_steps_));
       break;
     }
-    status = execute_instruction(pc, &pc);
+    const ResolvedInstruction& instruction = instructions_[pc];
+    if (instruction.kind == ResolvedInstruction::Kind::kKernel && event_tracer_ == nullptr) {
+      run_kernel(instruction, context);
+      if (context.failed()) {
+        status = instruction_failed(pc, context.status());
+        break;
+      }
+      ++pc;
+      continue;
+    }
+    status = execute_instruction(pc, &pc, context);
     if (!status.ok()) break;
   }
   if (event_tracer_ != nullptr) event_tracer_->end_method(method_entry);
   return status;
+}
+
+void Method::run_kernel(const ResolvedInstruction& instruction, KernelContext& context) const {
+  context.set_call(instruction.name, instruction.state);
+  instruction.kernel(context, instruction.args);
+  if (memory_manager_->temp_allocator != nullptr) memory_manager_->temp_allocator->reset();
+}
+
+Status Method::instruction_failed(size_t index, const Status& status) const {
+  Status failed = status;
+  return failed.with_context("method '%.*s', instruction %zu (%s)", static_cast<int>(name().size()),
+                             name().data(), index, instructions_[index].name);
 }
 
 // A JumpFalseCall's condition: a Bool, or a Bool tensor (torch.cond's
@@ -238,7 +266,7 @@ Status Method::free_value(const ResolvedInstruction& instruction) {
   return Error::kOk;
 }
 
-Status Method::execute_instruction(size_t index, size_t* next) {
+Status Method::execute_instruction(size_t index, size_t* next, KernelContext& context) {
   using Kind = ResolvedInstruction::Kind;
   const ResolvedInstruction& instruction = instructions_[index];
   *next = index + 1;
@@ -246,19 +274,16 @@ Status Method::execute_instruction(size_t index, size_t* next) {
   if (event_tracer_ != nullptr) entry = event_tracer_->begin_instruction(0, index, instruction.name);
   Status status;
   switch (instruction.kind) {
-    case Kind::kKernel: {
-      KernelContext context(memory_manager_->temp_allocator, event_tracer_, instruction.name);
-      instruction.kernel(context, instruction.args);
-      if (memory_manager_->temp_allocator != nullptr) memory_manager_->temp_allocator->reset();
-      status = context.status();
+    case Kind::kKernel:
+      run_kernel(instruction, context);
+      if (context.failed()) status = context.status();
       break;
-    }
     case Kind::kDelegate: {
       const LoadedDelegate& delegate = delegates_[instruction.delegate_index];
-      BackendExecutionContext context;
-      context.temp_allocator = memory_manager_->temp_allocator;
-      context.event_tracer = event_tracer_;
-      status = delegate.backend->execute(context, delegate.handle, instruction.args);
+      BackendExecutionContext backend_context;
+      backend_context.temp_allocator = memory_manager_->temp_allocator;
+      backend_context.event_tracer = event_tracer_;
+      status = delegate.backend->execute(backend_context, delegate.handle, instruction.args);
       if (memory_manager_->temp_allocator != nullptr) memory_manager_->temp_allocator->reset();
       break;
     }
@@ -282,11 +307,7 @@ Status Method::execute_instruction(size_t index, size_t* next) {
       event_tracer_->log_value(static_cast<size_t>(result - values_), *result);
     }
   }
-  if (!status.ok()) {
-    return status.with_context("method '%.*s', instruction %zu (%s)",
-                               static_cast<int>(name().size()), name().data(), index,
-                               instruction.name);
-  }
+  if (!status.ok()) return instruction_failed(index, status);
   return Error::kOk;
 }
 

@@ -30,7 +30,8 @@ struct ExecutionPlan;
 struct ResolvedInstruction {
   enum class Kind : uint8_t { kKernel, kDelegate, kMove, kJumpFalse, kFree };
   Kind kind = Kind::kKernel;
-  KernelFunction kernel = nullptr;  // kKernel.
+  KernelFunction kernel = nullptr;  // kKernel: the prepared eval.
+  const void* state = nullptr;      // kKernel: what its prepare stored.
   const char* name = "";            // Operator or backend id, for errors.
   uint32_t delegate_index = 0;      // kDelegate.
   Span<EValue*> args;               // kKernel, kDelegate: argument values.
@@ -102,7 +103,10 @@ class Method {
          EventTracer* event_tracer)
       : program_(program), plan_(plan), memory_manager_(memory_manager), event_tracer_(event_tracer) {}
 
-  Status execute_instruction(size_t index, size_t* next);
+  Status execute_instruction(size_t index, size_t* next, KernelContext& context);
+  void run_kernel(const ResolvedInstruction& instruction, KernelContext& context) const;
+  // The failure of instruction `index`, with the method and operator named.
+  Status instruction_failed(size_t index, const Status& status) const;
   Status jump_condition(uint32_t value_index, bool* holds) const;
   // Elements of tensor value `value_index` at the sizes the file gives (the
   // upper bound of a DYNAMIC_BOUND tensor).
@@ -126,6 +130,8 @@ class Method {
   LoadedDelegate* delegates_ = nullptr;
   size_t num_delegates_ = 0;
   uint64_t max_steps_ = kDefaultMaxSteps;
+  void* scratch_ = nullptr;  // Kernel workspace (see KernelContext::scratch).
+  size_t scratch_bytes_ = 0;
 };
 
 }  // namespace torchlight

@@ -50,7 +50,24 @@ class MethodLoader {
     TL_RETURN_IF_ERROR(bind_inputs_outputs());
     TL_RETURN_IF_ERROR(check_tensor_storage());
     TL_RETURN_IF_ERROR(init_delegates());
-    return resolve_instructions();
+    TL_RETURN_IF_ERROR(resolve_instructions());
+    return allocate_scratch();
+  }
+
+  // One workspace for every kernel's scratch, sized by the largest prepared
+  // call: instructions run one at a time, and threads of one kernel share
+  // its slice of it.
+  Status allocate_scratch() {
+    if (scratch_bytes_ == 0) return Error::kOk;
+    void* scratch = memory_->method_allocator->allocate(scratch_bytes_, kScratchAlignment);
+    TL_CHECK_OR_RETURN(scratch != nullptr, Error::kMemoryAllocationFailed,
+                       "method allocator is out of memory allocating %zu bytes of kernel scratch "
+                       "(%zu bytes used of %zu)",
+                       scratch_bytes_, memory_->method_allocator->used(),
+                       memory_->method_allocator->capacity());
+    method_.scratch_ = scratch;
+    method_.scratch_bytes_ = scratch_bytes_;
+    return Error::kOk;
   }
 
   template <typename T>
@@ -530,27 +547,39 @@ class MethodLoader {
     return Error::kOk;
   }
 
-  // The positions `kernel` writes (its schema's out arguments, return slots
+  // The arguments `kernel` writes (its schema's out arguments, return slot
   // and Tensor(a!) inputs) must not hold constants: a constant may be a
   // read-only mapping of the file.
   Status check_written_args(const Kernel& kernel, const char* op,
                             const flatbuffers::Vector<int32_t>* args) {
     const size_t count = args == nullptr ? 0 : args->size();
-    const WrittenArgs& written = kernel.written;
-    TL_CHECK_OR_RETURN(written.trailing <= count, Error::kInvalidProgram,
-                       "'%s' is called with %zu arguments, but its kernel writes its last %u",
-                       op, count, static_cast<unsigned>(written.trailing));
-    for (size_t k = count - written.trailing; k < count; ++k) {
+    for (size_t k = 0; k < count; ++k) {
+      if (!writes_arg(*kernel.schema, k)) continue;
       TL_RETURN_IF_ERROR(check_writable(args->Get(static_cast<uint32_t>(k)), op, k));
     }
-    for (size_t m = 0; m < written.num_mutated && m < WrittenArgs::kMaxMutated; ++m) {
-      const size_t k = written.mutated[m];
-      TL_CHECK_OR_RETURN(k < count, Error::kInvalidProgram,
-                         "'%s' is called with %zu arguments, but its kernel updates argument %zu "
-                         "in place",
-                         op, count, k);
-      TL_RETURN_IF_ERROR(check_writable(args->Get(static_cast<uint32_t>(k)), op, k));
+    return Error::kOk;
+  }
+
+  // Checks the call against the kernel's schema, then lets the kernel
+  // prepare it: everything that does not change between runs fails here,
+  // at load, with the operator and argument named.
+  Status prepare_call(const Kernel& kernel, ResolvedInstruction* out,
+                      const flatbuffers::Vector<int32_t>* args) {
+    Status checked = check_call(out->args, *kernel.schema);
+    if (!checked.ok()) return checked.with_context("'%s' (schema %s)", out->name, kernel.schema->text);
+    TL_RETURN_IF_ERROR(check_written_args(kernel, out->name, args));
+    PreparedCall call;
+    call.eval = kernel.eval;
+    if (kernel.prepare != nullptr) {
+      PrepareContext context(memory_->method_allocator, out->name);
+      Status prepared = kernel.prepare(context, out->args, &call);
+      if (!prepared.ok()) return prepared.with_context("'%s'", out->name);
+      TL_CHECK_OR_RETURN(call.eval != nullptr, Error::kInternal,
+                         "'%s': prepare chose no eval function", out->name);
     }
+    out->kernel = call.eval;
+    out->state = call.state;
+    if (call.scratch_bytes > scratch_bytes_) scratch_bytes_ = call.scratch_bytes;
     return Error::kOk;
   }
 
@@ -566,6 +595,26 @@ class MethodLoader {
                          "instruction %zu moves constant tensor value %u into value %u, which %s",
                          i, move.a, move.b,
                          kernel_written_[move.b] ? "a kernel writes" : "is moved on");
+    }
+    return Error::kOk;
+  }
+
+  // Kernels were prepared for the kinds and dtypes values have at load, so a
+  // MoveCall may not turn a value into another kind (or a tensor of another
+  // dtype).
+  Status check_move_keeps_kind(int32_t from, int32_t to) const {
+    const EValue& source = method_.values_[from];
+    const EValue& destination = method_.values_[to];
+    TL_CHECK_OR_RETURN(source.tag() == destination.tag(), Error::kInvalidProgram,
+                       "move from value %d (%s) into value %d (%s) would change the value's kind",
+                       from, to_string(source.tag()), to, to_string(destination.tag()));
+    if (source.is_tensor()) {
+      const ScalarType a = source.to_tensor().scalar_type();
+      const ScalarType b = destination.to_tensor().scalar_type();
+      TL_CHECK_OR_RETURN(a == b, Error::kInvalidProgram,
+                         "move from value %d (%s tensor) into value %d (%s tensor) would change "
+                         "the value's dtype",
+                         from, to_string(a), to, to_string(b));
     }
     return Error::kOk;
   }
@@ -593,21 +642,11 @@ class MethodLoader {
         out->kind = Kind::kKernel;
         out->name = operator_names_[op];
         TL_ASSIGN_OR_RETURN(out->args, resolve_args(call->args()));
-        TensorArgMeta metas[KernelKey::kMaxTensors];
-        size_t num_metas = 0;
-        for (EValue* arg : out->args) {
-          if (!arg->is_tensor() || num_metas == KernelKey::kMaxTensors) continue;
-          const Tensor t = arg->to_tensor();
-          metas[num_metas++] = {t.scalar_type(), is_contiguous_dim_order(t.dim_order())
-                                                     ? DimOrderKind::kContiguous
-                                                     : (is_channels_last_dim_order(t.dim_order())
-                                                            ? DimOrderKind::kChannelsLast
-                                                            : DimOrderKind::kAny)};
-        }
+        TensorArgMeta metas[kMaxKeyedArgs];
+        const size_t num_metas = describe_args(out->args, metas, kMaxKeyedArgs);
         Result<const Kernel*> kernel = kernels_.resolve(out->name, {metas, num_metas});
         if (kernel.ok()) {
-          out->kernel = kernel.get()->function;
-          TL_RETURN_IF_ERROR(check_written_args(*kernel.get(), out->name, call->args()));
+          TL_RETURN_IF_ERROR(prepare_call(*kernel.get(), out, call->args()));
         } else {
           missing->add(out->name, kernels_.has_kernel(out->name) ? " (not for these dtypes)" : "");
         }
@@ -631,6 +670,7 @@ class MethodLoader {
         TL_RETURN_IF_ERROR(check_value_index(call->move_to(), "move destination"));
         TL_CHECK_OR_RETURN(!is_constant_tensor(call->move_to()), Error::kInvalidProgram,
                            "move destination value %d is a constant tensor", call->move_to());
+        TL_RETURN_IF_ERROR(check_move_keeps_kind(call->move_from(), call->move_to()));
         move_source_[call->move_from()] = true;
         *out = ResolvedInstruction();
         out->kind = Kind::kMove;
@@ -705,6 +745,11 @@ class MethodLoader {
   size_t num_operators_ = 0;
   bool* kernel_written_ = nullptr;  // Per value: some kernel writes it.
   bool* move_source_ = nullptr;     // Per value: some MoveCall reads it.
+  size_t scratch_bytes_ = 0;        // The most any prepared call asked for.
+  // Arguments past this many are not described to kernel keys (no key
+  // names them: KernelKey positions are uint8_t, and schemas stay shorter).
+  static constexpr size_t kMaxKeyedArgs = 32;
+  static constexpr size_t kScratchAlignment = 64;  // A cache line; enough for AVX-512 loads.
 };
 
 Result<Method> load_method_from_plan(const Program& program, const fb::ExecutionPlan* plan,

@@ -196,7 +196,14 @@ TEST(MethodTest, WrongDtypeForKernelKeyIsReported) {
   object->execution_plan[0]->operators[0]->name = "test::keyed";
   Loaded l;
   ASSERT_TRUE(l.load_program(pack(*object)).ok());
+  static constexpr ArgSpec kArgs[] = {{"self", ArgType::kTensor},
+                                      {"other", ArgType::kTensor},
+                                      {"alpha", ArgType::kScalar},
+                                      {"out", ArgType::kTensor, true},
+                                      {"result", ArgType::kReturn, true}};
+  static constexpr OpSchema kSchema{"test::keyed.out", "keyed.out(...)", kArgs, 5, false};
   Kernel keyed{"test::keyed.out", [](KernelContext&, Span<EValue*>) {}};
+  keyed.schema = &kSchema;
   keyed.key.num_tensors = 1;
   keyed.key.tensors[0].any_dtype = false;
   keyed.key.tensors[0].dtype = ScalarType::kLong;

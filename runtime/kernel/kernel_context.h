@@ -1,5 +1,6 @@
-// KernelContext: what a kernel may use besides its arguments: temporary
-// memory (reset after every kernel) and a place to report failure.
+// KernelContext: what a kernel's eval may use besides its arguments: the
+// state its prepare left, the method's scratch workspace, temporary memory
+// (reset after every kernel) and a place to report failure.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,28 @@ class KernelContext {
   KernelContext(MemoryAllocator* temp_allocator, EventTracer* event_tracer,
                 const char* operator_name)
       : temp_allocator_(temp_allocator), event_tracer_(event_tracer), operator_name_(operator_name) {}
+
+  /// Set by the runtime before each eval (see PreparedCall).
+  void set_call(const char* operator_name, const void* state) {
+    operator_name_ = operator_name;
+    state_ = state;
+  }
+  void set_scratch(void* scratch, size_t bytes) {
+    scratch_ = scratch;
+    scratch_bytes_ = bytes;
+  }
+
+  /// What this instruction's prepare stored; null for kernels without one.
+  template <typename T>
+  const T* state() const {
+    return static_cast<const T*>(state_);
+  }
+
+  /// The method's workspace: at least the scratch_bytes this instruction's
+  /// prepare asked for, aligned to 64, shared by every instruction (its
+  /// contents do not survive the kernel).
+  void* scratch() const { return scratch_; }
+  size_t scratch_bytes() const { return scratch_bytes_; }
 
   /// Scratch memory valid until the kernel returns; null when none is left
   /// (the kernel then fails with kMemoryAllocationFailed).
@@ -39,6 +62,9 @@ class KernelContext {
   MemoryAllocator* temp_allocator_;
   EventTracer* event_tracer_;
   const char* operator_name_;
+  const void* state_ = nullptr;
+  void* scratch_ = nullptr;
+  size_t scratch_bytes_ = 0;
   Status status_;
 };
 

@@ -2,6 +2,7 @@
 // resolve() chooses among kernels by key match, priority and specificity.
 #include "runtime/kernel/kernel_registry.h"
 
+#include <deque>
 #include <string>
 #include <string_view>
 
@@ -36,15 +37,37 @@ KernelKey::TensorConstraint any(DimOrderKind order = DimOrderKind::kAny) {
   return c;
 }
 
+// Constraint i names argument i, so tests list arguments as tensors in order.
 KernelKey key(std::initializer_list<KernelKey::TensorConstraint> constraints) {
   KernelKey k;
-  for (const auto& c : constraints) k.tensors[k.num_tensors++] = c;
+  for (const auto& c : constraints) {
+    k.tensors[k.num_tensors] = c;
+    k.tensors[k.num_tensors].arg = static_cast<uint8_t>(k.num_tensors);
+    ++k.num_tensors;
+  }
   return k;
+}
+
+// Eight tensor arguments, enough for every key below.
+constexpr ArgSpec kTensorArgs[] = {{"a", ArgType::kTensor}, {"b", ArgType::kTensor},
+                                   {"c", ArgType::kTensor}, {"d", ArgType::kTensor},
+                                   {"e", ArgType::kTensor}, {"f", ArgType::kTensor},
+                                   {"g", ArgType::kTensor}, {"out", ArgType::kTensor, true}};
+
+// A schema named `name` (kept alive for the test binary's lifetime).
+const OpSchema* schema_named(const char* name) {
+  if (name == nullptr) return nullptr;
+  static std::deque<std::string> names;
+  static std::deque<OpSchema> schemas;
+  names.emplace_back(name);
+  schemas.push_back(OpSchema{names.back().c_str(), "test(...)", kTensorArgs, 8, false});
+  return &schemas.back();
 }
 
 Kernel kernel(const char* name, KernelFunction fn, KernelPriority priority = KernelPriority::kPortable,
               KernelKey k = {}) {
   Kernel result{name, fn};
+  result.schema = schema_named(name);
   result.priority = priority;
   result.key = k;
   return result;
@@ -63,7 +86,7 @@ KernelFunction resolved(const KernelRegistry& registry, std::string_view name,
     return nullptr;
   }
   EXPECT_EQ(std::string_view((*r)->name), name);
-  return (*r)->function;
+  return (*r)->eval;
 }
 
 TEST(KernelKeyTest, Specificity) {
@@ -99,7 +122,7 @@ TEST(KernelRegistryTest, ExternalStorage) {
   Kernel storage[2];
   KernelRegistry registry(Span<Kernel>(storage, 2));
   ASSERT_TRUE(registry.register_kernel(kernel("a::b", fn_int)).ok());
-  EXPECT_EQ(storage[0].function, &fn_int);
+  EXPECT_EQ(storage[0].eval, &fn_int);
   EXPECT_EQ(registry.kernels().data(), storage);
 }
 
@@ -110,6 +133,41 @@ TEST(KernelRegistryTest, RejectsNullNameOrFunction) {
   Status no_fn = registry.register_kernel(kernel("aten::add.out", nullptr));
   EXPECT_EQ(no_fn.code(), Error::kInvalidArgument);
   EXPECT_TRUE(registry.kernels().empty());
+}
+
+TEST(KernelRegistryTest, RejectsMissingOrMismatchedSchema) {
+  StaticKernelRegistry<4> registry;
+  Kernel none = kernel("aten::add.out", fn_portable);
+  none.schema = nullptr;
+  Status s = registry.register_kernel(none);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'aten::add.out' has no schema"));
+  Kernel other = kernel("aten::add.out", fn_portable);
+  other.schema = schema_named("aten::sub.out");
+  s = registry.register_kernel(other);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'aten::add.out' carries the schema of 'aten::sub.out'"));
+  EXPECT_TRUE(registry.kernels().empty());
+}
+
+TEST(KernelRegistryTest, RejectsKeyOnAnArgumentThatIsNotATensor) {
+  static constexpr ArgSpec kArgs[] = {{"self", ArgType::kTensor}, {"alpha", ArgType::kScalar},
+                               {"out", ArgType::kTensor, true}};
+  static constexpr OpSchema kSchema{"op::scaled", "scaled(...)", kArgs, 3, false};
+  StaticKernelRegistry<4> registry;
+  Kernel k{"op::scaled", fn_float};
+  k.schema = &kSchema;
+  k.key.num_tensors = 1;
+  k.key.tensors[0].arg = 1;
+  k.key.tensors[0].any_dtype = false;
+  Status s = registry.register_kernel(k);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("argument 'alpha', which is a Scalar, not a tensor"));
+  k.key.tensors[0].arg = 3;
+  s = registry.register_kernel(k);
+  EXPECT_THAT(s.message(), HasSubstr("key on argument 3, but its schema has 3"));
+  k.key.tensors[0].arg = 2;
+  EXPECT_TRUE(registry.register_kernel(k).ok());
 }
 
 TEST(KernelRegistryTest, RejectsKeyWithTooManyTensors) {

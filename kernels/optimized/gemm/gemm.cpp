@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/gemm/gemm_kernels.h"
@@ -48,25 +47,32 @@ GemmIsa current_isa() {
 }
 
 // ---------------------------------------------------------------------------
-// Per-thread packing buffers, kept for reuse: packing needs a few hundred KB
-// per thread on every call, too much for the stack of a pool thread.
+// Packing memory: the caller's workspace, one slot per task running at once.
+// A task claims a free slot for its whole block and releases it after, so
+// no buffer is allocated, and none is tied to a thread.
 
-float* thread_workspace(size_t floats) {
-  struct Buffer {
-    float* data = nullptr;
-    size_t floats = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffer;
-  if (buffer.floats < floats) {
-    std::free(buffer.data);
-    constexpr size_t kAlign = 64;
-    const size_t bytes = (floats * sizeof(float) + kAlign - 1) / kAlign * kAlign;
-    buffer.data = static_cast<float*>(std::aligned_alloc(kAlign, bytes));
-    buffer.floats = buffer.data != nullptr ? floats : 0;
+class SlotClaims {
+ public:
+  explicit SlotClaims(const GemmWorkspace& workspace) : workspace_(workspace) {}
+
+  // A free slot's memory, or null when every slot is taken (the split below
+  // never runs more tasks at once than there are slots).
+  float* claim(size_t* slot) {
+    for (size_t i = 0; i < workspace_.slots; ++i) {
+      const uint64_t bit = uint64_t{1} << i;
+      if ((in_use_.fetch_or(bit, std::memory_order_acquire) & bit) == 0) {
+        *slot = i;
+        return workspace_.data + i * workspace_.slot_floats;
+      }
+    }
+    return nullptr;
   }
-  return buffer.data;
-}
+  void release(size_t slot) { in_use_.fetch_and(~(uint64_t{1} << slot), std::memory_order_release); }
+
+ private:
+  const GemmWorkspace& workspace_;
+  std::atomic<uint64_t> in_use_{0};
+};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -143,6 +149,7 @@ struct PackedPlan {
   int64_t kc;       // Depth of each packed block (k split evenly).
   int64_t m_split;  // Task grid: m_split x n_split blocks of C.
   int64_t n_split;
+  SlotClaims* claims;
   std::atomic<bool> out_of_memory{false};
 };
 
@@ -176,7 +183,8 @@ void run_packed_block(PackedPlan& plan, int64_t m0, int64_t m1, int64_t n0, int6
   const int64_t mr = kern.mr;
   const int64_t nr = kern.nr;
   const int64_t kc_max = plan.kc;
-  float* b_pack = thread_workspace(static_cast<size_t>(kc_max * (kern.nc + kern.mc)));
+  size_t slot = 0;
+  float* b_pack = plan.claims->claim(&slot);
   if (b_pack == nullptr) {
     plan.out_of_memory.store(true, std::memory_order_relaxed);
     return;
@@ -218,6 +226,22 @@ void run_packed_block(PackedPlan& plan, int64_t m0, int64_t m1, int64_t n0, int6
       }
     }
   }
+  plan.claims->release(slot);
+}
+
+// Threads that may pack at once: the pool's, but no more than the
+// workspace has slots for.
+int64_t concurrent_tasks(const GemmWorkspace& workspace) {
+  return min64(static_cast<int64_t>(threadpool::num_threads()),
+               max64(1, static_cast<int64_t>(workspace.slots)));
+}
+
+// Runs `count` tasks as at most `concurrency` chunks, so no more tasks run at
+// once than there are workspace slots.
+template <typename F>
+void run_tasks(int64_t count, int64_t concurrency, const F& tasks) {
+  threadpool::parallel_for(static_cast<size_t>(count),
+                           static_cast<size_t>(ceil_div(count, max64(1, concurrency))), tasks);
 }
 
 // Splits C into about kTasksPerThread blocks per thread, by columns first
@@ -226,12 +250,14 @@ void run_packed_block(PackedPlan& plan, int64_t m0, int64_t m1, int64_t n0, int6
 constexpr int64_t kTasksPerThread = 2;
 
 bool run_packed(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
+  SlotClaims claims(p.workspace);
   PackedPlan plan;
   plan.p = &p;
   plan.kern = &kern;
   plan.ep = ep;
+  plan.claims = &claims;
   plan.kc = ceil_div(p.k, ceil_div(p.k, kern.kc));  // Even slices of k.
-  const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  const int64_t threads = concurrent_tasks(p.workspace);
   const int64_t n_panels = ceil_div(p.n, kern.nr);
   const int64_t m_strips = ceil_div(p.m, kern.mr);
   plan.n_split = 1;
@@ -254,7 +280,7 @@ bool run_packed(const GemmProblem& p, const GemmKernels& kern, const Epilogue& e
       if (m0 < m1 && n0 < n1) run_packed_block(plan, m0, m1, n0, n1);
     }
   };
-  threadpool::parallel_for(static_cast<size_t>(plan.m_split * plan.n_split), 1, tasks);
+  run_tasks(plan.m_split * plan.n_split, threads, tasks);
   return !plan.out_of_memory.load(std::memory_order_relaxed);
 }
 
@@ -275,6 +301,7 @@ struct NtPlan {
   int64_t mc;
   int64_t m_split;
   int64_t n_split;
+  SlotClaims* claims;
   std::atomic<bool> out_of_memory{false};
 };
 
@@ -283,7 +310,8 @@ void run_nt_block(NtPlan& plan, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   const GemmKernels& kern = *plan.kern;
   const int64_t mr = kern.mr;
   const int64_t nr = kern.nr;
-  float* a_pack = thread_workspace(static_cast<size_t>(plan.kc * plan.mc));
+  size_t slot = 0;
+  float* a_pack = plan.claims->claim(&slot);
   if (a_pack == nullptr) {
     plan.out_of_memory.store(true, std::memory_order_relaxed);
     return;
@@ -313,16 +341,19 @@ void run_nt_block(NtPlan& plan, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
       }
     }
   }
+  plan.claims->release(slot);
 }
 
 bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
+  SlotClaims claims(p.workspace);
   NtPlan plan;
   plan.p = &p;
   plan.kern = &kern;
   plan.ep = ep;
+  plan.claims = &claims;
   plan.kc = ceil_div(p.k, ceil_div(p.k, kNtDepth));
   plan.mc = kNtRows;
-  const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  const int64_t threads = concurrent_tasks(p.workspace);
   const int64_t n_tiles = ceil_div(p.n, kern.mr);
   const int64_t m_panels = ceil_div(p.m, kern.nr);
   plan.n_split = 1;
@@ -343,7 +374,7 @@ bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
       if (m0 < m1 && n0 < n1) run_nt_block(plan, m0, m1, n0, n1);
     }
   };
-  threadpool::parallel_for(static_cast<size_t>(plan.m_split * plan.n_split), 1, tasks);
+  run_tasks(plan.m_split * plan.n_split, threads, tasks);
   return !plan.out_of_memory.load(std::memory_order_relaxed);
 }
 
@@ -407,12 +438,41 @@ bool run_gemm(const GemmProblem& p) {
 
 Status out_of_memory(const GemmProblem& p) {
   return Status::error(Error::kMemoryAllocationFailed,
-                       "gemm could not allocate its packing buffer for m=%lld n=%lld k=%lld",
+                       "gemm has no free packing slot for m=%lld n=%lld k=%lld (its workspace has "
+                       "%zu slots of %zu floats; it needs one of %zu per thread)",
                        static_cast<long long>(p.m), static_cast<long long>(p.n),
-                       static_cast<long long>(p.k));
+                       static_cast<long long>(p.k), p.workspace.slots, p.workspace.slot_floats,
+                       gemm_slot_floats());
 }
 
 }  // namespace
+
+size_t gemm_slot_floats() {
+  size_t floats = static_cast<size_t>(kNtDepth * kNtRows);
+  for (GemmIsa isa : {GemmIsa::kPortable, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
+    const GemmKernels* kern = kernels_of(isa);
+    if (kern == nullptr) continue;
+    const size_t packed = static_cast<size_t>(kern->kc * (kern->nc + kern->mc));
+    if (packed > floats) floats = packed;
+  }
+  // Whole cache lines per slot, so slots never share one.
+  return (floats + 15) / 16 * 16;
+}
+
+size_t gemm_workspace_bytes(size_t threads) {
+  const size_t slots = threads == 0 ? 1 : (threads < kMaxGemmSlots ? threads : kMaxGemmSlots);
+  return gemm_slot_floats() * sizeof(float) * slots;
+}
+
+GemmWorkspace make_gemm_workspace(void* memory, size_t bytes) {
+  GemmWorkspace workspace;
+  const size_t slot_floats = gemm_slot_floats();
+  workspace.data = static_cast<float*>(memory);
+  workspace.slot_floats = slot_floats;
+  const size_t slots = memory == nullptr ? 0 : bytes / (slot_floats * sizeof(float));
+  workspace.slots = slots < kMaxGemmSlots ? slots : kMaxGemmSlots;
+  return workspace;
+}
 
 Status gemm(const GemmProblem& problem) {
   TL_RETURN_IF_ERROR(check_problem(problem));
@@ -425,8 +485,9 @@ Status gemm_batched(const GemmProblem& problem, int64_t batch, int64_t a_batch_s
   TL_CHECK_OR_RETURN(batch >= 0, Error::kInvalidArgument, "gemm batch must be non-negative, got %lld",
                      static_cast<long long>(batch));
   TL_RETURN_IF_ERROR(check_problem(problem));
-  auto item = [&](int64_t i) {
+  auto item = [&](int64_t i, const GemmWorkspace& workspace) {
     GemmProblem p = problem;
+    p.workspace = workspace;
     if (p.a.data != nullptr) p.a.data += i * a_batch_stride;
     if (p.b.data != nullptr) p.b.data += i * b_batch_stride;
     if (p.addend.data != nullptr) p.addend.data += i * addend_batch_stride;
@@ -442,17 +503,28 @@ Status gemm_batched(const GemmProblem& problem, int64_t batch, int64_t a_batch_s
                                 (macs >= (int64_t{1} << 22) && batch < 2 * threads);
   if (per_item_threads) {
     for (int64_t i = 0; i < batch; ++i) {
-      if (!item(i)) return out_of_memory(problem);
+      if (!item(i, problem.workspace)) return out_of_memory(problem);
     }
     return Error::kOk;
   }
+  // Each chunk of items packs in one workspace slot of its own, and there
+  // are no more chunks than slots.
   std::atomic<bool> failed{false};
-  const int64_t min_items = max64(1, kMinParallelMacs / max64(macs, 1));
+  SlotClaims claims(problem.workspace);
+  const int64_t slots = max64(1, static_cast<int64_t>(problem.workspace.slots));
+  const int64_t min_items =
+      max64(max64(1, kMinParallelMacs / max64(macs, 1)), ceil_div(batch, slots));
   threadpool::parallel_for(static_cast<size_t>(batch), static_cast<size_t>(min_items),
                            [&](size_t begin, size_t end) {
+                             size_t slot = 0;
+                             GemmWorkspace own;
+                             own.data = claims.claim(&slot);
+                             own.slot_floats = problem.workspace.slot_floats;
+                             own.slots = own.data == nullptr ? 0 : 1;
                              for (size_t i = begin; i < end; ++i) {
-                               if (!item(static_cast<int64_t>(i))) failed.store(true);
+                               if (!item(static_cast<int64_t>(i), own)) failed.store(true);
                              }
+                             if (own.data != nullptr) claims.release(slot);
                            });
   return failed.load() ? out_of_memory(problem) : Status();
 }

@@ -37,6 +37,26 @@ struct ConstMatrix {
   int64_t col_stride = 0;
 };
 
+/// Packing memory for gemm: `slots` slices of `slot_floats` floats, one for
+/// each task packing at once (so, one per thread). Borrowed from the caller:
+/// a kernel gets it from its method's scratch, so gemm never allocates.
+struct GemmWorkspace {
+  float* data = nullptr;  // 64-byte aligned.
+  size_t slot_floats = 0;
+  size_t slots = 0;
+};
+
+/// Slots are claimed through a 64-bit mask.
+constexpr size_t kMaxGemmSlots = 64;
+
+/// Floats one slot needs, for every instruction set (at most about 1.2 MB).
+size_t gemm_slot_floats();
+/// Bytes of a workspace for `threads` threads at once (0 counts as 1).
+size_t gemm_workspace_bytes(size_t threads);
+/// A workspace over `bytes` of `memory` (64-byte aligned): as many whole
+/// slots as fit.
+GemmWorkspace make_gemm_workspace(void* memory, size_t bytes);
+
 /// One product. Every pointer is borrowed for the duration of the call.
 struct GemmProblem {
   int64_t m = 0;
@@ -52,6 +72,9 @@ struct GemmProblem {
   /// be C itself. Ignored when null or beta == 0 (NaN in it does not
   /// propagate then, as in BLAS). alpha == 0 likewise skips the product.
   ConstMatrix addend;
+  /// Needed by products that pack (more than kGemvMaxRows rows); with fewer
+  /// slots than threads, gemm uses fewer threads.
+  GemmWorkspace workspace;
 };
 
 /// The largest m served by the matrix-vector path.
@@ -60,8 +83,7 @@ constexpr int64_t kGemvMaxRows = 16;
 /// Computes `problem` with the active instruction set on the threadpool's
 /// threads. Errors: kInvalidArgument for negative sizes, ldc < n, or a null
 /// data pointer of an operand with elements; kMemoryAllocationFailed when a
-/// thread's packing buffer (at most about 1.2 MB, kept per thread for
-/// reuse) cannot be allocated.
+/// product that packs has no workspace slot.
 Status gemm(const GemmProblem& problem);
 
 /// `batch` independent products: item i uses a, b, c and addend advanced

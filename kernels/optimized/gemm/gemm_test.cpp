@@ -18,9 +18,16 @@
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/optimized/gemm/owned_workspace.h"
 
 namespace torchlight::optimized {
 namespace {
+
+// Packing memory for up to 8 threads, more than any test uses.
+GemmWorkspace test_workspace() {
+  static OwnedGemmWorkspace workspace(8);
+  return workspace.get();
+}
 
 enum class Layout {
   kRowMajor,     // [rows, cols] with row stride cols (+ padding)
@@ -104,6 +111,7 @@ Result run_case(Shape s, Layout a_layout, Layout b_layout, Addend addend, float 
   r.c.assign(static_cast<size_t>(s.m * r.ldc + 1), 7.0f);
   std::vector<float> addend_storage;
   GemmProblem p;
+  p.workspace = test_workspace();
   p.m = s.m;
   p.n = s.n;
   p.k = s.k;
@@ -302,6 +310,7 @@ TEST_P(GemmTest, AlphaZeroIgnoresTheProduct) {
   std::vector<float> bias = {1.0f, 2.0f};
   std::vector<float> c(6, 9.0f);
   GemmProblem p;
+  p.workspace = test_workspace();
   p.m = 3;
   p.n = 2;
   p.k = 2;
@@ -334,6 +343,8 @@ TEST_P(GemmTest, BatchedMatchesOneByOne) {
     std::vector<float> c(static_cast<size_t>(batch * s.m * s.n), 0.0f);
     std::vector<float> expected(c.size(), 0.0f);
     GemmProblem p;
+    p.workspace = test_workspace();
+  p.workspace = test_workspace();
     p.m = s.m;
     p.n = s.n;
     p.k = s.k;
@@ -371,6 +382,7 @@ INSTANTIATE_TEST_SUITE_P(IsasAndThreads, GemmTest,
 
 TEST(GemmErrorsTest, NegativeSizeIsInvalidArgument) {
   GemmProblem p;
+  p.workspace = test_workspace();
   p.m = -1;
   const Status status = gemm(p);
   EXPECT_EQ(status.code(), Error::kInvalidArgument);
@@ -380,6 +392,7 @@ TEST(GemmErrorsTest, NegativeSizeIsInvalidArgument) {
 TEST(GemmErrorsTest, ShortRowStrideIsInvalidArgument) {
   float a = 1, b = 1, c[4] = {};
   GemmProblem p;
+  p.workspace = test_workspace();
   p.m = 2;
   p.n = 2;
   p.k = 1;
@@ -395,6 +408,7 @@ TEST(GemmErrorsTest, ShortRowStrideIsInvalidArgument) {
 TEST(GemmErrorsTest, NullOperandIsInvalidArgument) {
   float c[4] = {};
   GemmProblem p;
+  p.workspace = test_workspace();
   p.m = 2;
   p.n = 2;
   p.k = 3;
@@ -405,6 +419,38 @@ TEST(GemmErrorsTest, NullOperandIsInvalidArgument) {
   EXPECT_NE(std::string(status.message()).find("operand A is null"), std::string::npos)
       << status.message();
   EXPECT_EQ(gemm_batched(p, -2, 0, 0, 0).code(), Error::kInvalidArgument);
+}
+
+// gemm packs only in the caller's workspace: without one, a product that
+// packs fails with a clear error instead of allocating; with fewer slots
+// than threads it uses fewer threads and still gets the right answer.
+TEST(GemmWorkspaceTest, PackingNeedsTheCallersWorkspace) {
+  const int64_t m = 40, n = 24, k = 32;
+  std::vector<float> a(static_cast<size_t>(m * k), 1.0f);
+  std::vector<float> b(static_cast<size_t>(k * n), 0.5f);
+  std::vector<float> c(static_cast<size_t>(m * n), 0.0f);
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = {a.data(), k, 1};
+  p.b = {b.data(), n, 1};
+  p.c = c.data();
+  p.ldc = n;
+  const Status none = gemm(p);
+  EXPECT_EQ(none.code(), Error::kMemoryAllocationFailed);
+  EXPECT_NE(std::string(none.message()).find("no free packing slot"), std::string::npos)
+      << none.message();
+  OwnedGemmWorkspace one_slot(1);
+  p.workspace = one_slot.get();
+  ASSERT_EQ(p.workspace.slots, 1u);
+  threadpool::set_num_threads(2);
+  ASSERT_TRUE(gemm(p).ok());
+  ASSERT_TRUE(gemm_batched(p, 1, 0, 0, 0).ok());
+  threadpool::set_num_threads(0);
+  for (float v : c) ASSERT_EQ(v, 16.0f);
+  EXPECT_EQ(make_gemm_workspace(nullptr, 1 << 30).slots, 0u);
+  EXPECT_EQ(gemm_workspace_bytes(3), 3 * gemm_slot_floats() * sizeof(float));
 }
 
 TEST(GemmIsaTest, PortableIsAlwaysSupportedAndResetPicksTheBest) {

@@ -527,29 +527,21 @@ std::string run_case(const CaseSpec& spec, Span<const uint8_t> blob,
     args.push_back(frame.add(*out_list));
   }
 
-  // Resolve as the method loader does: the tensor arguments in order,
-  // counting the return slot as the out tensor it is in a program.
-  TensorArgMeta metas[KernelKey::kMaxTensors];
-  size_t num_metas = 0;
-  for (EValue* arg : args) {
-    if (!arg->is_tensor() || num_metas == KernelKey::kMaxTensors) continue;
-    const Tensor t = arg->to_tensor();
-    metas[num_metas++] = {t.scalar_type(), is_contiguous_dim_order(t.dim_order())
-                                               ? DimOrderKind::kContiguous
-                                               : (is_channels_last_dim_order(t.dim_order())
-                                                      ? DimOrderKind::kChannelsLast
-                                                      : DimOrderKind::kAny)};
-  }
+  // Resolve as the method loader does, by the arguments' positions.
+  TensorArgMeta metas[32];
+  const size_t num_metas = describe_args({args.data(), args.size()}, metas, 32);
   Result<const Kernel*> kernel = registry.resolve(spec.op, {metas, num_metas});
   if (!kernel.ok()) {
     return "no kernel: " + std::string(kernel.status().message()) + "\n";
   }
   if (return_slot != nullptr) *return_slot = EValue();
 
+  // Through the schema check, prepare and eval, as a loaded method runs it.
   static std::vector<uint8_t> temp_buffer(64 << 20);
+  static std::vector<uint8_t> method_buffer(64 << 20);
   MemoryAllocator temp(temp_buffer.data(), temp_buffer.size());
-  KernelContext ctx(&temp, nullptr, spec.op.c_str());
-  kernel.get()->function(ctx, {args.data(), args.size()});
+  MemoryAllocator method_memory(method_buffer.data(), method_buffer.size());
+  const Status status = call_kernel(*kernel.get(), {args.data(), args.size()}, &method_memory, &temp);
 
   for (const auto& [tensor, file] : frame.inputs) {
     std::optional<OwnedTensor> original = load_tensor(blob, file, &error);
@@ -560,12 +552,12 @@ std::string run_case(const CaseSpec& spec, Span<const uint8_t> blob,
   }
 
   if (spec.expect_error) {
-    if (!ctx.failed()) {
+    if (status.ok()) {
       failures << "  expected an error containing '" << spec.error_substring
                << "', but the kernel succeeded\n";
       return failures.str();
     }
-    const std::string message = ctx.status().message();
+    const std::string message = status.message();
     if (message.find(spec.error_substring) == std::string::npos) {
       failures << "  error message '" << message << "' lacks '" << spec.error_substring << "'\n";
     }
@@ -576,8 +568,8 @@ std::string run_case(const CaseSpec& spec, Span<const uint8_t> blob,
     return failures.str();
   }
 
-  if (ctx.failed()) {
-    failures << "  kernel failed: " << ctx.status().message() << "\n";
+  if (!status.ok()) {
+    failures << "  kernel failed: " << status.message() << "\n";
     return failures.str();
   }
   if (return_slot != nullptr &&

@@ -173,10 +173,14 @@ class KernelArgs {
   std::vector<EValue*> pointers_;
 };
 
-/// Runs `kernel` with a fresh context named `op_name`; returns what it
-/// reported (ok or the failure).
+/// Runs `kernel` with a fresh context named `op_name` and 16 MB of scratch
+/// (what a prepare would have sized); returns what it reported (ok or the
+/// failure).
 inline Status run_kernel(KernelFunction kernel, const char* op_name, KernelArgs& args) {
+  constexpr size_t kScratchBytes = size_t{16} << 20;
+  alignas(64) static uint8_t scratch[kScratchBytes];
   KernelContext ctx(nullptr, nullptr, op_name);
+  ctx.set_scratch(scratch, kScratchBytes);
   kernel(ctx, args.span());
   return ctx.status();
 }

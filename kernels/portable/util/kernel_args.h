@@ -18,39 +18,17 @@
 #include "runtime/core/span.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
+#include "runtime/kernel/op_schema.h"
 
 namespace torchlight::portable {
 
-/// What one schema argument must hold.
-enum class ArgType : uint8_t {
-  kTensor,          // A defined Tensor.
-  kOptionalTensor,  // A Tensor or None (an undefined Tensor also stands for None).
-  kScalar,          // Int, Double or Bool.
-  kOptionalScalar,  // A Scalar or None.
-  kInt,
-  kOptionalInt,     // Int or None.
-  kDouble,
-  kBool,
-  kOptionalBool,  // Bool or None.
-  kIntList,
-  kOptionalIntList,  // IntList or None.
-  kDoubleList,
-  kOptionalDoubleList,  // DoubleList or None.
-  kBoolList,
-  kTensorList,
-  kOptionalTensorList,
-  kString,
-  kOptionalString,  // String or None.
-  kReturn,  // A return slot: any value; the kernel overwrites it (set_return).
-};
-
-/// "Tensor", "Scalar", "int[]?"...: the schema's spelling, for messages.
-const char* to_string(ArgType type);
-
-struct ArgSpec {
-  const char* name;  // As in the schema ("self", "alpha"); static storage.
-  ArgType type;
-};
+// The argument kinds and checks live with the kernel interface
+// (runtime/kernel/op_schema.h); kernels name them unqualified.
+using ::torchlight::ArgSpec;
+using ::torchlight::ArgType;
+using ::torchlight::check_args;
+using ::torchlight::matches;
+using ::torchlight::to_string;
 
 /// A tensor argument with its schema name, so helpers can name it in errors.
 /// `name` has static storage.
@@ -58,16 +36,6 @@ struct NamedTensor {
   Tensor tensor;
   const char* name;
 };
-
-/// Whether `value` satisfies `type`.
-bool matches(const EValue& value, ArgType type);
-
-/// Checks `args` against `specs`. Errors (the caller adds the operator name):
-/// kInvalidArgument when the count differs ("expected 5 arguments (self,
-/// other, alpha, out, out), got 4") or an entry is null; kInvalidType when
-/// a value's tag does not match ("argument 'alpha' must be a Scalar, got
-/// Tensor") or a Tensor argument is an undefined tensor.
-Status check_args(Span<EValue* const> args, Span<const ArgSpec> specs);
 
 /// For an out-variant whose schema returns nothing and ends with a Tensor[]
 /// `out` (split_copy.Tensor_out, unbind_copy.int_out...). Our layout is the

@@ -37,12 +37,30 @@ void binary_float(KernelContext& ctx, Span<EValue*> args) {
   }
 }
 
+// The two operators' schemas, as torch spells them.
+constexpr ArgSpec kAddArgs[] = {{"self", ArgType::kTensor},
+                                {"other", ArgType::kTensor},
+                                {"alpha", ArgType::kScalar},
+                                {"out", ArgType::kTensor, true},
+                                {"result", ArgType::kReturn, true}};
+constexpr OpSchema kAddSchema{"aten::add.out",
+                              "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) "
+                              "-> Tensor(a!)",
+                              kAddArgs, 5, false};
+constexpr ArgSpec kMulArgs[] = {{"self", ArgType::kTensor},
+                                {"other", ArgType::kTensor},
+                                {"out", ArgType::kTensor, true},
+                                {"result", ArgType::kReturn, true}};
+constexpr OpSchema kMulSchema{"aten::mul.out",
+                              "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+                              kMulArgs, 4, false};
+
 }  // namespace
 
 void register_test_kernels(KernelRegistry& registry) {
   static const Kernel kKernels[] = {
-      {"aten::add.out", binary_float<false>},
-      {"aten::mul.out", binary_float<true>},
+      {"aten::add.out", binary_float<false>, KernelPriority::kPortable, KernelKey{}, &kAddSchema},
+      {"aten::mul.out", binary_float<true>, KernelPriority::kPortable, KernelKey{}, &kMulSchema},
   };
   Status status = registry.register_kernels(kKernels);
   (void)status;

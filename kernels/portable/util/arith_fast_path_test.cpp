@@ -1,0 +1,199 @@
+// The prepared add/sub/mul/div paths (arith_fast_path.h): prepare installs
+// them only for float/double tensors in the default dim order, and every
+// call gives bit-identical results to the reference kernel, including the
+// calls the fast eval hands back to it (broadcasting, resizing, Bool or
+// out-of-range scalars, a Scalar whose kind changed since load).
+#include "kernels/portable/util/arith_fast_path.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "kernels/portable/portable_kernels.h"
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/test_tensor.h"
+
+namespace torchlight::portable {
+namespace {
+
+using kernel_test::KernelArgs;
+using kernel_test::TestTensor;
+using ::testing::HasSubstr;
+
+const Kernel& portable_kernel(const char* name) {
+  for (const Kernel& k : portable_kernels()) {
+    if (std::string(k.name) == name) return k;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return portable_kernels()[0];
+}
+
+// What prepare installed for `args`.
+KernelFunction prepared_eval(const Kernel& kernel, KernelArgs& args) {
+  PrepareContext context(nullptr, kernel.name);
+  PreparedCall call;
+  call.eval = kernel.eval;
+  EXPECT_NE(kernel.prepare, nullptr) << kernel.name;
+  if (kernel.prepare == nullptr) return kernel.eval;
+  EXPECT_TRUE(kernel.prepare(context, args.span(), &call).ok());
+  return call.eval;
+}
+
+std::vector<double> random_values(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-4.0, 4.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = dist(rng);
+  return v;
+}
+
+bool same_bits(TestTensor& a, TestTensor& b) {
+  const Tensor x = a.tensor();
+  const Tensor y = b.tensor();
+  return x.nbytes() == y.nbytes() && std::memcmp(x.const_data_ptr(), y.const_data_ptr(), x.nbytes()) == 0;
+}
+
+struct Case {
+  const char* op;
+  bool scalar_other;
+  bool has_alpha;
+};
+constexpr Case kCases[] = {
+    {"aten::add.out", false, true},         {"aten::add.Scalar_out", true, true},
+    {"aten::sub.out", false, true},         {"aten::sub.Scalar_out", true, true},
+    {"aten::mul.out", false, false},        {"aten::mul.Scalar_out", true, false},
+    {"aten::div.out", false, false},        {"aten::div.Scalar_out", true, false},
+};
+
+// Runs `c` through the prepared eval and the reference on fresh outputs of
+// the same inputs and compares the bits. `other_sizes` shapes a tensor
+// `other`; `other_scalar` and `alpha` are the Scalar arguments.
+void expect_identical(const Case& c, ScalarType dtype, std::vector<SizesType> sizes,
+                      std::vector<SizesType> other_sizes, EValue other_scalar, EValue alpha,
+                      bool expect_fast) {
+  SCOPED_TRACE(std::string(c.op) + " " + to_string(dtype));
+  const Kernel& kernel = portable_kernel(c.op);
+  int64_t n = 1;
+  for (SizesType s : sizes) n *= s;
+  int64_t other_n = 1;
+  for (SizesType s : other_sizes) other_n *= s;
+  TestTensor self(dtype, sizes, random_values(static_cast<size_t>(n), 1));
+  TestTensor other(dtype, other_sizes, random_values(static_cast<size_t>(other_n), 2));
+  TestTensor fast_out(dtype, sizes);
+  TestTensor reference_out(dtype, sizes);
+  auto make_args = [&](TestTensor& out) {
+    const EValue second = c.scalar_other ? other_scalar : other.evalue();
+    if (c.has_alpha) {
+      return std::make_unique<KernelArgs>(
+          std::initializer_list<EValue>{self.evalue(), second, alpha, out.evalue(), EValue()});
+    }
+    return std::make_unique<KernelArgs>(
+        std::initializer_list<EValue>{self.evalue(), second, out.evalue(), EValue()});
+  };
+  auto fast_args = make_args(fast_out);
+  auto reference_args = make_args(reference_out);
+  const KernelFunction eval = prepared_eval(kernel, *fast_args);
+  EXPECT_EQ(eval != kernel.eval, expect_fast);
+  KernelContext fast_ctx(nullptr, nullptr, c.op);
+  eval(fast_ctx, fast_args->span());
+  KernelContext reference_ctx(nullptr, nullptr, c.op);
+  kernel.eval(reference_ctx, reference_args->span());
+  ASSERT_EQ(fast_ctx.failed(), reference_ctx.failed()) << reference_ctx.status().message();
+  if (reference_ctx.failed()) {
+    EXPECT_STREQ(fast_ctx.status().message(), reference_ctx.status().message());
+    return;
+  }
+  EXPECT_TRUE(same_bits(fast_out, reference_out));
+  const size_t out_slot = c.has_alpha ? 3 : 2;
+  EXPECT_TRUE((*fast_args)[out_slot + 1].is_tensor());  // The return slot names out.
+}
+
+TEST(ArithFastPathTest, FloatAndDoubleSameShapeTakeTheFastPathWithIdenticalResults) {
+  for (const Case& c : kCases) {
+    for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble}) {
+      expect_identical(c, dtype, {3, 5}, {3, 5}, EValue(2.5), EValue(int64_t{1}), true);
+      expect_identical(c, dtype, {3, 5}, {3, 5}, EValue(int64_t{-3}), EValue(0.75), true);
+      expect_identical(c, dtype, {0}, {0}, EValue(int64_t{2}), EValue(int64_t{2}), true);
+    }
+  }
+}
+
+TEST(ArithFastPathTest, OneElementOtherBroadcastsOnTheFastPath) {
+  for (const Case& c : kCases) {
+    if (c.scalar_other) continue;
+    expect_identical(c, ScalarType::kFloat, {4, 3}, {1}, EValue(), EValue(int64_t{2}), true);
+    expect_identical(c, ScalarType::kFloat, {4, 3}, {}, EValue(), EValue(int64_t{2}), true);
+    // Real broadcasting goes back to the reference kernel, same result.
+    expect_identical(c, ScalarType::kFloat, {4, 3}, {3}, EValue(), EValue(int64_t{2}), true);
+  }
+}
+
+TEST(ArithFastPathTest, ScalarsTheFastPathCannotHoldGoBackToTheReference) {
+  for (const Case& c : kCases) {
+    // A Bool Scalar: an error for sub, promotion rules elsewhere.
+    expect_identical(c, ScalarType::kFloat, {2, 2}, {2, 2}, EValue(true), EValue(true), true);
+    // An alpha too large for float: the reference reports the overflow.
+    expect_identical(c, ScalarType::kFloat, {2, 2}, {2, 2}, EValue(1e300), EValue(1e300), true);
+  }
+}
+
+TEST(ArithFastPathTest, OtherDtypesAndLayoutsKeepTheReferenceKernel) {
+  for (const Case& c : kCases) {
+    for (ScalarType dtype : {ScalarType::kInt, ScalarType::kLong, ScalarType::kHalf}) {
+      expect_identical(c, dtype, {2, 3}, {2, 3}, EValue(int64_t{2}), EValue(int64_t{1}), false);
+    }
+  }
+  const Kernel& add = portable_kernel("aten::add.out");
+  kernel_test::Layout channels_last = kernel_test::dim_order({0, 2, 3, 1});
+  TestTensor self(ScalarType::kFloat, {1, 2, 2, 2}, {}, channels_last);
+  TestTensor other(ScalarType::kFloat, {1, 2, 2, 2});
+  TestTensor out(ScalarType::kFloat, {1, 2, 2, 2});
+  KernelArgs args{self.evalue(), other.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
+  EXPECT_EQ(prepared_eval(add, args), add.eval);
+  // Mixed dtypes (float + double into double) stay on the reference too.
+  TestTensor f(ScalarType::kFloat, {2});
+  TestTensor d(ScalarType::kDouble, {2});
+  TestTensor d_out(ScalarType::kDouble, {2});
+  KernelArgs mixed{f.evalue(), d.evalue(), EValue(int64_t{1}), d_out.evalue(), EValue()};
+  EXPECT_EQ(prepared_eval(add, mixed), add.eval);
+}
+
+TEST(ArithFastPathTest, ResizedInputsGoThroughTheReferenceWhichResizesOut) {
+  const Kernel& mul = portable_kernel("aten::mul.out");
+  TestTensor self(ScalarType::kFloat, {4}, {1, 2, 3, 4}, kernel_test::dynamic_bound());
+  TestTensor other(ScalarType::kFloat, {4}, {2, 2, 2, 2}, kernel_test::dynamic_bound());
+  TestTensor out(ScalarType::kFloat, {4}, {}, kernel_test::dynamic_bound());
+  KernelArgs args{self.evalue(), other.evalue(), out.evalue(), EValue()};
+  const KernelFunction eval = prepared_eval(mul, args);
+  ASSERT_NE(eval, mul.eval);
+  // A later run with smaller inputs (a dynamic dim): out must follow.
+  const SizesType two[] = {2};
+  ASSERT_TRUE(self.impl().resize({two, 1}).ok());
+  ASSERT_TRUE(other.impl().resize({two, 1}).ok());
+  KernelContext ctx(nullptr, nullptr, "aten::mul.out");
+  eval(ctx, args.span());
+  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  EXPECT_EQ(out.sizes(), std::vector<SizesType>({2}));
+  EXPECT_EQ(out.values(), std::vector<double>({2, 4}));
+}
+
+TEST(ArithFastPathTest, ScalarKindChangedSinceLoadStillComputesCorrectly) {
+  // A Scalar argument a previous instruction computes may be an Int at load
+  // and a Double when the kernel runs.
+  const Kernel& add = portable_kernel("aten::add.Scalar_out");
+  TestTensor self(ScalarType::kFloat, {3}, {1, 2, 3});
+  TestTensor out(ScalarType::kFloat, {3});
+  KernelArgs args{self.evalue(), EValue(int64_t{1}), EValue(int64_t{1}), out.evalue(), EValue()};
+  const KernelFunction eval = prepared_eval(add, args);
+  args[1] = EValue(0.5);
+  KernelContext ctx(nullptr, nullptr, "aten::add.Scalar_out");
+  eval(ctx, args.span());
+  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  EXPECT_EQ(out.values(), std::vector<double>({1.5, 2.5, 3.5}));
+}
+
+}  // namespace
+}  // namespace torchlight::portable

@@ -1,0 +1,51 @@
+#include "runtime/kernel/kernel.h"
+
+#include "runtime/core/result.h"
+#include "runtime/core/tensor.h"
+
+namespace torchlight {
+
+size_t describe_args(Span<EValue* const> args, TensorArgMeta* metas, size_t capacity) {
+  size_t n = 0;
+  for (; n < args.size() && n < capacity; ++n) {
+    const EValue* arg = args[n];
+    if (arg == nullptr || !arg->is_tensor()) {
+      metas[n] = {ScalarType::kFloat, DimOrderKind::kAny, false};
+      continue;
+    }
+    const Tensor t = arg->to_tensor();
+    const DimOrderKind order = is_contiguous_dim_order(t.dim_order())      ? DimOrderKind::kContiguous
+                               : is_channels_last_dim_order(t.dim_order()) ? DimOrderKind::kChannelsLast
+                                                                            : DimOrderKind::kAny;
+    metas[n] = {t.scalar_type(), order, true};
+  }
+  return n;
+}
+
+Status call_kernel(const Kernel& kernel, Span<EValue*> args, MemoryAllocator* allocator,
+                   MemoryAllocator* temp_allocator) {
+  if (kernel.schema != nullptr) {
+    Status checked = check_call(args, *kernel.schema);
+    if (!checked.ok()) return checked.with_context("%s", kernel.name);
+  }
+  PreparedCall call;
+  call.eval = kernel.eval;
+  if (kernel.prepare != nullptr) {
+    PrepareContext prepare_context(allocator, kernel.name);
+    Status prepared = kernel.prepare(prepare_context, args, &call);
+    if (!prepared.ok()) return prepared.with_context("%s", kernel.name);
+  }
+  void* scratch = nullptr;
+  if (call.scratch_bytes > 0) {
+    scratch = allocator == nullptr ? nullptr : allocator->allocate(call.scratch_bytes, 64);
+    TL_CHECK_OR_RETURN(scratch != nullptr, Error::kMemoryAllocationFailed,
+                       "%s: no memory for %zu bytes of scratch", kernel.name, call.scratch_bytes);
+  }
+  KernelContext context(temp_allocator, nullptr, kernel.name);
+  context.set_call(kernel.name, call.state);
+  context.set_scratch(scratch, call.scratch_bytes);
+  call.eval(context, args);
+  return context.status();
+}
+
+}  // namespace torchlight

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Writes kernels/schemas/op_schemas.h: the schema of every operator a kernel
+library registers, as ArgSpec tables the runtime checks programs against.
+
+Operators come from kernels/portable/portable_ops.def and
+kernels/schemas/extra_schemas.txt; schemas from torch (aten) or from
+extra_schemas.txt (everything else, and corrections). Run inside the
+toolchain after changing either file:
+
+    ./torchlight exec python3 tools/kernel_schemas/generate_op_schemas.py
+
+With --check it writes nothing and fails when op_schemas.h is stale
+(python/tests/test_op_schemas.py runs that).
+"""
+import argparse
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PORTABLE_DEF = ROOT / "kernels/portable/portable_ops.def"
+EXTRA = ROOT / "kernels/schemas/extra_schemas.txt"
+OUTPUT = ROOT / "kernels/schemas/op_schemas.h"
+
+# Schema type spelling -> runtime ArgType. Enums (ScalarType, MemoryFormat,
+# Layout) travel as ints in a program.
+SCALAR_TYPES = {
+    "Tensor": "kTensor",
+    "Scalar": "kScalar",
+    "int": "kInt",
+    "SymInt": "kInt",
+    "ScalarType": "kInt",
+    "MemoryFormat": "kInt",
+    "Layout": "kInt",
+    "float": "kDouble",
+    "bool": "kBool",
+    "str": "kString",
+}
+OPTIONAL_TYPES = {
+    "kTensor": "kOptionalTensor",
+    "kScalar": "kOptionalScalar",
+    "kInt": "kOptionalInt",
+    "kDouble": "kOptionalDouble",
+    "kBool": "kOptionalBool",
+    "kString": "kOptionalString",
+}
+LIST_TYPES = {
+    "kInt": "kIntList",
+    "kDouble": "kDoubleList",
+    "kBool": "kBoolList",
+    "kTensor": "kTensorList",
+    "kOptionalTensor": "kOptionalTensorList",
+}
+OPTIONAL_LIST_TYPES = {
+    "kIntList": "kOptionalIntList",
+    "kDoubleList": "kOptionalDoubleList",
+}
+
+ARG_RE = re.compile(
+    r"^(?P<base>[A-Za-z]+)(?P<alias>\([a-z]!?\))?(?P<opt1>\?)?(?P<list>\[\d*\])?(?P<opt2>\?)?"
+    r"\s+(?P<name>\w+)(?:=.*)?$")
+
+
+def split_top_level(text):
+    """Splits on commas outside brackets (defaults like int[2] stride=[1, 1])."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current.strip())
+    return parts
+
+
+def arg_type(text, op):
+    m = ARG_RE.match(text)
+    if not m:
+        raise SystemExit(f"{op}: cannot parse argument '{text}'")
+    base = SCALAR_TYPES.get(m["base"])
+    if base is None:
+        raise SystemExit(f"{op}: argument '{text}' has type {m['base']}, which programs cannot carry")
+    kind = base
+    if m["opt1"]:
+        kind = OPTIONAL_TYPES[kind]
+    if m["list"]:
+        if kind not in LIST_TYPES:
+            raise SystemExit(f"{op}: no list form for argument '{text}'")
+        kind = LIST_TYPES[kind]
+    if m["opt2"]:
+        if kind not in OPTIONAL_LIST_TYPES:
+            raise SystemExit(f"{op}: no optional list form for argument '{text}'")
+        kind = OPTIONAL_LIST_TYPES[kind]
+    written = bool(m["alias"]) and "!" in m["alias"]
+    return m["name"], kind, written
+
+
+def parse_schema(qualified, text):
+    """(name, type, written) per argument, one return slot unless '-> ()'."""
+    m = re.match(r"^[^(]*\((?P<args>.*)\)\s*->\s*(?P<ret>.*)$", text)
+    if not m:
+        raise SystemExit(f"{qualified}: malformed schema '{text}'")
+    args = []
+    for part in split_top_level(m["args"]):
+        if part == "*":
+            continue
+        args.append(arg_type(part, qualified))
+    returns_nothing = m["ret"].strip() == "()"
+    if not returns_nothing:
+        # A tuple return is one slot in a program, as upstream's emitter writes it.
+        args.append(("result", "kReturn", True))
+    return args, returns_nothing
+
+
+def portable_ops():
+    ops = []
+    for line in PORTABLE_DEF.read_text().splitlines():
+        m = re.match(r'^TL_PORTABLE_OP(?:_PREPARE)?\("([^"]+)"', line)
+        if m:
+            ops.append(m[1])
+    return ops
+
+
+def extra_schemas():
+    schemas = {}
+    for line in EXTRA.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        qualified = line.split("(", 1)[0]
+        if "::" not in qualified:
+            raise SystemExit(f"extra_schemas.txt: '{line}' lacks a namespace")
+        schemas[qualified] = line.split("::", 1)[1]
+    return schemas
+
+
+def torch_schema(op):
+    import torch  # Only aten operators need torch.
+    ns, rest = op.split("::", 1)
+    name, _, overload = rest.partition(".")
+    packet = getattr(getattr(torch.ops, ns), name)
+    schema = str(getattr(packet, overload or "default")._schema)
+    return schema.split("::", 1)[1]
+
+
+def c_identifier(op):
+    return "k" + re.sub(r"\W", "_", op.replace("::", "__"))
+
+
+def generate():
+    extras = extra_schemas()
+    ops = sorted(set(portable_ops()) | set(extras))
+    out = [
+        "// Generated by tools/kernel_schemas/generate_op_schemas.py from torch's schemas and",
+        "// kernels/schemas/extra_schemas.txt; do not edit. One OpSchema per operator a",
+        "// kernel library registers; find_op_schema() looks one up at compile time.",
+        "#pragma once",
+        "",
+        "#include <string_view>",
+        "",
+        '#include "runtime/kernel/op_schema.h"',
+        "",
+        "namespace torchlight::schemas {",
+        "",
+    ]
+    names = []
+    for op in ops:
+        text = extras.get(op) or torch_schema(op)
+        args, returns_nothing = parse_schema(op, text)
+        ident = c_identifier(op)
+        names.append((op, ident))
+        specs = ", ".join(
+            f'{{"{n}", ArgType::{k}, {"true" if w else "false"}}}' for n, k, w in args)
+        out.append(f"inline constexpr ArgSpec {ident}_args[] = {{{specs}}};")
+        quoted = text.replace("\\", "\\\\").replace('"', '\\"')
+        out.append(f'inline constexpr OpSchema {ident}{{"{op}", "{quoted}", {ident}_args, '
+                   f'{len(args)}, {"true" if returns_nothing else "false"}}};')
+    out += ["", "// Sorted by name, for find_op_schema's binary search.",
+            "inline constexpr const OpSchema* kAllOpSchemas[] = {"]
+    out += [f"    &{ident}," for _, ident in names]
+    out += [
+        "};",
+        "",
+        "/// The schema of `name` (\"aten::add.out\"), or null when no kernel library has it.",
+        "constexpr const OpSchema* find_op_schema(std::string_view name) {",
+        "  size_t low = 0;",
+        "  size_t high = sizeof(kAllOpSchemas) / sizeof(kAllOpSchemas[0]);",
+        "  while (low < high) {",
+        "    const size_t mid = (low + high) / 2;",
+        "    const std::string_view probe = kAllOpSchemas[mid]->name;",
+        "    if (probe == name) return kAllOpSchemas[mid];",
+        "    if (probe < name) {",
+        "      low = mid + 1;",
+        "    } else {",
+        "      high = mid;",
+        "    }",
+        "  }",
+        "  return nullptr;",
+        "}",
+        "",
+        "}  // namespace torchlight::schemas",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if op_schemas.h is stale")
+    options = parser.parse_args()
+    text = generate()
+    if options.check:
+        if not OUTPUT.exists() or OUTPUT.read_text() != text:
+            print(f"{OUTPUT.relative_to(ROOT)} is stale: run {sys.argv[0]}", file=sys.stderr)
+            return 1
+        return 0
+    OUTPUT.write_text(text)
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
