@@ -551,6 +551,56 @@ class MethodLoader {
                          op, count, k);
       TL_RETURN_IF_ERROR(check_writable(args->Get(static_cast<uint32_t>(k)), op, k));
     }
+    return check_written_types(written, op, args);
+  }
+
+  static bool is_tensor_or_list(const EValue& v) {
+    return v.is_tensor() || v.is_tensor_list() || v.is_optional_tensor_list();
+  }
+
+  // A kernel replaces the whole value at a position it writes: an out
+  // variant's return slot gets a copy of its out tensor, a size op's slot an
+  // Int. So a written value must be of a kind the kernel writes, and one
+  // whose kind may change must not be read elsewhere in the same call (a
+  // fuzzed program gave view_copy its size list as the return slot; the
+  // list became a Tensor, and the kernel then read it as a list).
+  Status check_written_types(const WrittenArgs& written, const char* op,
+                             const flatbuffers::Vector<int32_t>* args) const {
+    const size_t count = args == nullptr ? 0 : args->size();
+    const size_t first_trailing = count - written.trailing;
+    const size_t num_mutated =
+        written.num_mutated < WrittenArgs::kMaxMutated ? written.num_mutated : WrittenArgs::kMaxMutated;
+    const auto is_mutated = [&](size_t k) {
+      for (size_t m = 0; m < num_mutated; ++m) {
+        if (written.mutated[m] == k) return true;
+      }
+      return false;
+    };
+    const auto is_written = [&](size_t k) { return k >= first_trailing || is_mutated(k); };
+    for (size_t k = 0; k < count; ++k) {
+      if (!is_written(k)) continue;
+      const int32_t index = args->Get(static_cast<uint32_t>(k));
+      const EValue& value = method_.values_[index];
+      // In-place arguments, out arguments and an out variant's return slot
+      // hold tensors. Only a kernel writing its last argument alone (a size
+      // or scalar op, et_view, split_copy) may put a scalar there.
+      const bool tensors_only = is_mutated(k) || written.trailing >= 2;
+      const bool allowed = tensors_only ? is_tensor_or_list(value)
+                                        : !(value.is_int_list() || value.is_double_list() ||
+                                            value.is_bool_list() || value.is_string());
+      TL_CHECK_OR_RETURN(allowed, Error::kInvalidProgram,
+                         "argument %zu of '%s' is %s value %d, but the kernel writes %s there", k,
+                         op, to_string(value.tag()), index,
+                         tensors_only ? "a tensor" : "a scalar or a tensor");
+      if (value.is_tensor()) continue;  // Stays a tensor: other positions may read it.
+      for (size_t j = 0; j < count; ++j) {
+        TL_CHECK_OR_RETURN(is_written(j) || args->Get(static_cast<uint32_t>(j)) != index,
+                           Error::kInvalidProgram,
+                           "argument %zu of '%s' reads %s value %d, which the kernel overwrites "
+                           "as argument %zu",
+                           j, op, to_string(value.tag()), index, k);
+      }
+    }
     return Error::kOk;
   }
 
