@@ -5,8 +5,8 @@
 Seeds are small on purpose (the whole corpus stays well under 2 MB): each
 covers one feature a fuzzer should start from. Programs come from our
 exporter (plain kernels, constants in a segment and inline, control flow,
-dynamic shapes, unplanned inputs, a delegate, multiple methods, LLM metadata
-methods) plus the upstream-written fixtures; tokenizer seeds are built here
+dtype casts (dim_order_ops), dynamic shapes, unplanned inputs, a delegate,
+multiple methods, LLM metadata methods) plus the upstream-written fixtures; tokenizer seeds are built here
 in each format, so no download is needed. Re-running rewrites the files;
 the output is deterministic for a given torch version.
 """
@@ -98,6 +98,14 @@ class Delegated(torch.nn.Module):
         return a * a, a
 
 
+class Casts(torch.nn.Module):
+    """dtype casts and a filled empty: dim_order_ops, as to_edge writes them by default."""
+
+    def forward(self, x, ids):
+        filled = torch.empty(ids.shape[0], 3, dtype=torch.int64).fill_(2)
+        return x.to(torch.float16), (ids.float() * x).int() + filled
+
+
 class Tiny(torch.nn.Module):
     max_seq_len = 8
 
@@ -124,6 +132,8 @@ def program_seeds() -> dict:
         "unplanned_inputs.pte": export(
             AddMul(), two, config=torchlight.ExecutorchBackendConfig(alloc_graph_input=False)),
         "embedding.pte": export(Embedding(), (torch.tensor([[1, 2, 3]]),)),
+        "casts_dim_order.pte": export(Casts(), (torch.randn(2, 3),
+                                                torch.tensor([[1, 2, 3], [4, 5, 6]]))),
         "mutable_buffer.pte": export(Buffer(), (torch.randn(2),)),
         "delegated.pte": export(Delegated(), two, partitioner=TestBackendPartitioner()),
         "delegated_inline.pte": export(

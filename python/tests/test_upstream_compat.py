@@ -137,32 +137,124 @@ class Casts(torch.nn.Module):
                 img.to(memory_format=torch.channels_last) + 1, img.contiguous().to(torch.bfloat16))
 
 
-def test_dim_order_ops_are_off_by_default_and_match_upstream_when_on(runtime):
+def _dim_order_args(prog):
+    """(dim_order argument, out tensor) of every dim_order_ops call: the
+    argument as a list of ints, or None."""
+    found = []
+    for plan, name, args in _kernel_calls(prog.buffer):
+        if not name.startswith("dim_order_ops::"):
+            continue
+        # _to_dim_order_copy.out(self, non_blocking, dim_order, out) and
+        # _empty_dim_order.out(size, dim_order, out), each with its return
+        # slot: upstream's out schemas.
+        assert len(args) == (5 if name == "dim_order_ops::_to_dim_order_copy.out" else 4)
+        assert args[-1] == args[-2]
+        order = plan.values[args[-3]].val
+        assert isinstance(order, (schema.Null, schema.IntList))
+        items = None if isinstance(order, schema.Null) else [
+            plan.values[i].val.int_val for i in order.items]
+        found.append((name, items, plan.values[args[-2]].val))
+    return found
+
+
+def test_dim_order_ops_are_on_by_default_as_upstream(runtime):
     model = Casts()
     inputs = (torch.randn(3, 5) * 4, torch.randn(2, 3, 4, 4))
-    default = _export(model, inputs)
-    assert "aten::_to_copy.out" in default.operators()
-    assert not any(op.startswith("dim_order_ops::") for op in default.operators())
-
-    prog = _export(model, inputs, _skip_dim_order=False)
+    prog = _export(model, inputs)
     ops = prog.operators()
     assert "dim_order_ops::_to_dim_order_copy.out" in ops
     assert "aten::_to_copy.out" not in ops
-    for plan, name, args in _kernel_calls(prog.buffer):
-        if name == "dim_order_ops::_to_dim_order_copy.out":
-            # self, non_blocking, dim_order, out, out: upstream's out schema.
-            assert len(args) == 5 and args[3] == args[4]
-            order = plan.values[args[2]].val
-            out = plan.values[args[3]].val
-            assert isinstance(order, (schema.Null, schema.IntList))
-            if isinstance(order, schema.IntList):
-                # The argument names the layout the out tensor really has.
-                assert [plan.values[i].val.int_val for i in order.items] == out.dim_order
+    calls = _dim_order_args(prog)
+    assert len(calls) == 6  # x.int().float() is two casts.
+    for name, order, out in calls:
+        # No memory_format (a dtype cast) is contiguous for upstream: the
+        # identity order, written out. channels_last too names the layout
+        # the out tensor really has (our planner lays tensors out
+        # contiguously), so every order here is the out's.
+        assert order == out.dim_order == list(range(len(out.sizes)))
     got = runtime.load(prog.buffer).run("forward", list(inputs))
     want = model(*inputs)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         torch.testing.assert_close(g, w.contiguous(), **TOL)
+
+    old = _export(model, inputs, _skip_dim_order=True)
+    assert "aten::_to_copy.out" in old.operators()
+    assert not any(op.startswith("dim_order_ops::") for op in old.operators())
+    for g, w in zip(runtime.load(old.buffer).run("forward", list(inputs)), want):
+        torch.testing.assert_close(g, w.contiguous(), **TOL)
+
+
+class ToDtype(torch.nn.Module):
+    def forward(self, x):
+        return x.to(torch.float16), x.to(torch.int32), x.to(torch.bool)
+
+
+class Float(torch.nn.Module):
+    def forward(self, i):
+        return i.float() / 3
+
+
+class ChannelsLast(torch.nn.Module):
+    def forward(self, img):
+        return img.contiguous(memory_format=torch.channels_last) * 2
+
+
+class Clone(torch.nn.Module):
+    def forward(self, x):
+        return x.clone() + 1, torch.clone(x, memory_format=torch.preserve_format)
+
+
+class EmptyFilled(torch.nn.Module):
+    def forward(self, x):
+        return torch.empty(x.shape[0], 4, dtype=torch.int64).fill_(7) + x.to(torch.int64)
+
+
+DEFAULT_EXPORTS = {
+    "to_dtype": (ToDtype(), (torch.randn(4, 3) * 3,), ["dim_order_ops::_to_dim_order_copy.out"]),
+    "float": (Float(), (torch.arange(-6, 6, dtype=torch.int32).reshape(3, 4),),
+              ["dim_order_ops::_to_dim_order_copy.out"]),
+    "channels_last": (ChannelsLast(), (torch.randn(2, 3, 4, 5),), []),
+    "clone": (Clone(), (torch.randn(2, 5),), []),
+    "empty": (EmptyFilled(), (torch.ones(3, 1),), ["dim_order_ops::_empty_dim_order.out",
+                                                  "dim_order_ops::_to_dim_order_copy.out"]),
+}
+
+
+@pytest.mark.parametrize("name", list(DEFAULT_EXPORTS))
+def test_default_export_runs_and_matches_eager(runtime, name):
+    model, inputs, dim_order_ops_wanted = DEFAULT_EXPORTS[name]
+    prog = _export(model, inputs)
+    ops = prog.operators()
+    for op in dim_order_ops_wanted:
+        assert op in ops
+    assert "aten::_to_copy.out" not in ops and "aten::empty.out" not in ops
+    for _, order, out in _dim_order_args(prog):
+        assert order is None or order == out.dim_order
+    got = runtime.load(prog.buffer).run("forward", list(inputs))
+    want = model(*inputs)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        # Exact: casts, copies and fills are exact, and so are the
+        # multiplications by 2 and integer additions after them.
+        if w.dtype.is_floating_point and name == "float":
+            torch.testing.assert_close(g, w.contiguous(), **TOL)
+        else:
+            assert torch.equal(g, w.contiguous())
+
+
+def test_portable_target_keeps_empty_its_list_lacks_the_dim_order_form(runtime):
+    model, inputs, _ = DEFAULT_EXPORTS["empty"]
+    portable = kernel_check.target_kernels("executorch-portable")
+    assert "dim_order_ops::_empty_dim_order.out" not in portable
+    prog = _export(model, inputs, kernel_target="executorch-portable")
+    ops = prog.operators()
+    assert "aten::empty.out" in ops and "dim_order_ops::_to_dim_order_copy.out" in ops
+    # to_executorch checked every operator against the portable list.
+    got = runtime.load(prog.buffer).run("forward", list(inputs))
+    assert torch.equal(got[0], model(*inputs))
 
 
 def test_dim_order_ops_match_torch_semantics():

@@ -29,11 +29,10 @@ class EdgeCompileConfig:
     # permute_copy + addmm/mm), or [*DEFAULT_PRESERVE_OPS, op] to add one.
     preserve_ops: Sequence[OpOverload] = DEFAULT_PRESERVE_OPS
     # Keep aten::_to_copy and aten::empty.memory_format instead of their
-    # dim_order_ops forms. Upstream's to_edge emits the dim_order_ops forms
-    # by default (its _skip_dim_order is False); ours keeps the aten ones by
-    # default so existing programs and kernel lists are unchanged. Pass False
-    # to write what upstream writes.
-    _skip_dim_order: bool = True
+    # dim_order_ops forms (_to_dim_order_copy, _empty_dim_order). False, the
+    # default, writes what upstream's to_edge writes by default; True gives
+    # the aten forms, as our exporter wrote before.
+    _skip_dim_order: bool = False
     # The kernel library the program must run on: "torchlight" (this
     # runtime), "executorch-portable" or "executorch-optimized" (upstream
     # release 0.5's lists, python/torchlight/kernel_targets/). Preserved

@@ -60,7 +60,8 @@ def to_edge(programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
     for name, ep in programs.items():
         core = to_core_aten(ep, preserve_ops)
         core = check_edge_program(core, preserve_ops, config._check_ir_validity)
-        edge[name] = core if config._skip_dim_order else to_dim_order_ops(core)
+        edge[name] = (core if config._skip_dim_order
+                      else to_dim_order_ops(core, target_kernels(config.kernel_target)))
     return EdgeProgramManager(edge, constant_methods, config)
 
 
@@ -111,7 +112,7 @@ def to_edge_transform_and_lower(
         core = to_core_aten(ep, keep)
         core = check_edge_program(core, keep, config._check_ir_validity)
         if not config._skip_dim_order:
-            core = to_dim_order_ops(core)
+            core = to_dim_order_ops(core, target_kernels(config.kernel_target))
         for transform in transform_passes or ():
             core = transform(core)
         for p in per_method[name]:

@@ -397,5 +397,77 @@ TEST(HostileProgramTest, OperatorWithoutAUsableNameIsRefused) {
   }
 }
 
+// A kernel replaces the value at a position it writes. The program fuzzer
+// gave view_copy.out its size list as the return slot and sum.IntList_out
+// its keepdim Bool: both became Tensors, then the kernel read them as a list
+// and a bool (a wild pointer, an invalid bool). Written positions must hold
+// what the kernel writes there.
+TEST(HostileProgramTest, ReturnSlotOfAnOutVariantMustHoldATensor) {
+  auto object = add_eh();
+  fb::IntListT sizes;
+  sizes.items = {3};
+  fb::EValueT list;
+  list.val.Set(sizes);
+  object->execution_plan[0]->values.push_back(std::make_unique<fb::EValueT>(list));  // Value 4: [alpha].
+  for (const int32_t slot : {3, 4}) {
+    first_call(*object)->args = {1, 1, 3, 2, slot};
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+    auto method = l.method();
+    ASSERT_FALSE(method.ok()) << "return slot " << slot;
+    EXPECT_EQ(method.error(), Error::kInvalidProgram);
+    EXPECT_THAT(method.status().message(),
+                HasSubstr("argument 4 of 'aten::add.out' is " +
+                          std::string(slot == 3 ? "Int" : "IntList") + " value " +
+                          std::to_string(slot) + ", but the kernel writes a tensor there"));
+    EXPECT_THAT(method.status().message(), HasSubstr("instruction 0"));
+  }
+}
+
+// test::numel_times(Tensor self, int k) -> int: writes only its result slot.
+void numel_times(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_CHECK(ctx, args.size() == 3 && args[0]->is_tensor() && args[1]->is_int(),
+                  Error::kInvalidArgument, "expected (self, k, result)");
+  *args[2] = EValue(args[0]->to_tensor().numel() * args[1]->to_int());
+}
+
+constexpr ArgSpec kNumelTimesArgs[] = {
+    {"self", ArgType::kTensor}, {"k", ArgType::kInt}, {"result", ArgType::kReturn, true}};
+constexpr OpSchema kNumelTimesSchema{"test::numel_times",
+                                     "numel_times(Tensor self, int k) -> int", kNumelTimesArgs, 3,
+                                     false};
+
+TEST(HostileProgramTest, ScalarResultSlotMayNotBeReadByTheSameCall) {
+  for (const bool result_is_input : {true, false}) {
+    auto object = add_eh();
+    object->execution_plan[0]->values.push_back(std::make_unique<fb::EValueT>(int_value(0)));  // Value 4: the result.
+    object->execution_plan[0]->operators.push_back(op("test::numel_times", ""));
+    object->execution_plan[0]->chains[0]->instructions.push_back(
+        std::make_unique<fb::InstructionT>(kernel_call(1, {1, 3, result_is_input ? 3 : 4})));
+    Loaded l;
+    ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+    ASSERT_TRUE(l.kernels
+                    .register_kernel({"test::numel_times", numel_times, KernelPriority::kPortable,
+                                      KernelKey{}, &kNumelTimesSchema})
+                    .ok());
+    auto method = l.method();
+    if (result_is_input) {
+      ASSERT_FALSE(method.ok());
+      EXPECT_EQ(method.error(), Error::kInvalidProgram);
+      EXPECT_THAT(method.status().message(),
+                  HasSubstr("instruction 1: argument 1 of 'test::numel_times' reads Int value 3, "
+                            "which the kernel overwrites as argument 2"));
+      continue;
+    }
+    // A fresh result slot: loads, and the kernel's Int lands in it.
+    ASSERT_TRUE(method.ok()) << method.status().message();
+    FloatTensor x({1, 2, 3});
+    ASSERT_TRUE(method->set_input(0, x.value()).ok());
+    ASSERT_TRUE(method->execute().ok());
+    ASSERT_TRUE(method->value(4).is_int());
+    EXPECT_EQ(method->value(4).to_int(), 3 * method->value(3).to_int());
+  }
+}
+
 }  // namespace
 }  // namespace torchlight

@@ -568,6 +568,7 @@ class MethodLoader {
     Status checked = check_call(out->args, *kernel.schema);
     if (!checked.ok()) return checked.with_context("'%s' (schema %s)", out->name, kernel.schema->text);
     TL_RETURN_IF_ERROR(check_written_args(kernel, out->name, args));
+    TL_RETURN_IF_ERROR(check_written_types(*kernel.schema, out->name, args));
     PreparedCall call;
     call.eval = kernel.eval;
     if (kernel.prepare != nullptr) {
@@ -580,6 +581,53 @@ class MethodLoader {
     out->kernel = call.eval;
     out->state = call.state;
     if (call.scratch_bytes > scratch_bytes_) scratch_bytes_ = call.scratch_bytes;
+    return Error::kOk;
+  }
+
+  static bool is_tensor_or_list(const EValue& v) {
+    return v.is_tensor() || v.is_tensor_list() || v.is_optional_tensor_list();
+  }
+
+  // A kernel replaces the whole value at a position it writes: an out
+  // variant's return slot gets a copy of its out tensor, a size op's slot an
+  // Int. So a written value must be of a kind the kernel writes, and one
+  // whose kind may change must not be read elsewhere in the same call (a
+  // fuzzed program gave view_copy its size list as the return slot; the
+  // list became a Tensor, and the kernel then read it as a list).
+  Status check_written_types(const OpSchema& schema, const char* op,
+                             const flatbuffers::Vector<int32_t>* args) const {
+    const size_t count = args == nullptr ? 0 : args->size();
+    // An out variant (it writes a tensor argument) copies a tensor into its
+    // return slot; only an op writing its return slot alone (a size or
+    // scalar op, et_view) or the slot upstream appends to an op returning
+    // nothing may hold a scalar there.
+    bool writes_tensor_args = false;
+    for (size_t k = 0; k < schema.num_args; ++k) {
+      writes_tensor_args |= schema.args[k].written && schema.args[k].type != ArgType::kReturn;
+    }
+    for (size_t k = 0; k < count; ++k) {
+      if (!writes_arg(schema, k)) continue;
+      const int32_t index = args->Get(static_cast<uint32_t>(k));
+      const EValue& value = method_.values_[index];
+      const bool is_return_slot = k >= schema.num_args || schema.args[k].type == ArgType::kReturn;
+      const bool tensors_only =
+          !is_return_slot || (writes_tensor_args && !schema.returns_nothing);
+      const bool allowed = tensors_only ? is_tensor_or_list(value)
+                                        : !(value.is_int_list() || value.is_double_list() ||
+                                            value.is_bool_list() || value.is_string());
+      TL_CHECK_OR_RETURN(allowed, Error::kInvalidProgram,
+                         "argument %zu of '%s' is %s value %d, but the kernel writes %s there", k,
+                         op, to_string(value.tag()), index,
+                         tensors_only ? "a tensor" : "a scalar or a tensor");
+      if (value.is_tensor()) continue;  // Stays a tensor: other positions may read it.
+      for (size_t j = 0; j < count; ++j) {
+        TL_CHECK_OR_RETURN(writes_arg(schema, j) || args->Get(static_cast<uint32_t>(j)) != index,
+                           Error::kInvalidProgram,
+                           "argument %zu of '%s' reads %s value %d, which the kernel overwrites "
+                           "as argument %zu",
+                           j, op, to_string(value.tag()), index, k);
+      }
+    }
     return Error::kOk;
   }
 

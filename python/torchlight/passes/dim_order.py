@@ -1,14 +1,24 @@
 """to_dim_order_ops: aten::_to_copy and aten::empty.memory_format become
-their dim_order_ops forms, as upstream's to_edge does unless told to skip.
+their dim_order_ops forms, as upstream's to_edge does by default (release
+0.5's MemoryFormatOpsPass; EdgeCompileConfig._skip_dim_order=True keeps the
+aten forms).
 
-The layout argument changes from a memory format to a dim order. Our
-emitter lays every planned tensor out contiguously, so a format that asks
-for another layout (channels_last) becomes the identity order: the argument
-then describes the out tensor the program really holds, which is what
-kernels (ours and upstream's) check it against. None (preserve) stays None.
+The layout argument changes from a memory format to a dim order, written
+as upstream writes it: no memory_format argument means contiguous (the
+identity order, written out), preserve_format means None. One difference:
+our emitter lays every planned tensor out contiguously, so a format asking
+for another layout (channels_last) also becomes the identity order, the
+layout the out tensor really has, which is what kernels (ours and
+upstream's) check the argument against. Upstream would write (0, 2, 3, 1)
+and plan a channels-last out tensor; the values are the same.
+
+A kernel target that lacks an operator's dim_order form (upstream's
+portable list has no _empty_dim_order.out) keeps the aten form there.
 """
 
 from __future__ import annotations
+
+from typing import Optional, Set
 
 import torch
 import torch.fx
@@ -20,11 +30,11 @@ _TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
 
 
 def _dim_order(node: torch.fx.Node):
-    memory_format = node.kwargs.get("memory_format")
+    # Upstream's default when the argument is absent is contiguous_format.
+    memory_format = node.kwargs.get("memory_format", torch.contiguous_format)
     if memory_format in (None, torch.preserve_format):
         return None
-    val = node.meta.get("val")
-    return list(range(val.dim()))
+    return list(range(node.meta["val"].dim()))
 
 
 def _replace(graph: torch.fx.Graph, node: torch.fx.Node, target, args) -> None:
@@ -37,20 +47,26 @@ def _replace(graph: torch.fx.Graph, node: torch.fx.Node, target, args) -> None:
     graph.erase_node(node)
 
 
-def to_dim_order_ops(ep: ExportedProgram) -> ExportedProgram:
-    """Rewrites `ep`'s graphs (and cond branches) in place; returns `ep`."""
-    to_copy = dim_order_ops.to_dim_order_copy()
-    empty = dim_order_ops.empty_dim_order()
+def to_dim_order_ops(ep: ExportedProgram, target_kernels: Optional[Set[str]] = None
+                     ) -> ExportedProgram:
+    """Rewrites `ep`'s graphs (and cond branches) in place; returns `ep`.
+    `target_kernels`: the kernel names of an upstream target (None: ours,
+    which has every dim_order kernel)."""
+    replacements = {
+        torch.ops.aten._to_copy.default: (dim_order_ops.to_dim_order_copy(),
+                                          "dim_order_ops::_to_dim_order_copy.out"),
+        torch.ops.aten.empty.memory_format: (dim_order_ops.empty_dim_order(),
+                                             "dim_order_ops::_empty_dim_order.out"),
+    }
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
         graph = module.graph
         for node in list(graph.nodes):
-            if node.op != "call_function":
+            if node.op != "call_function" or node.target not in replacements:
                 continue
-            if node.target == torch.ops.aten._to_copy.default:
-                _replace(graph, node, to_copy, (node.args[0],))
-            elif node.target == torch.ops.aten.empty.memory_format:
-                _replace(graph, node, empty, (node.args[0],))
+            target, kernel = replacements[node.target]
+            if target_kernels is None or kernel in target_kernels:
+                _replace(graph, node, target, (node.args[0],))
         module.recompile()
     return ep
