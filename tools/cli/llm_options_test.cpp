@@ -1,4 +1,4 @@
-#include "tools/cli/llm_command.h"
+#include "tools/cli/llm_options.h"
 
 #include <gtest/gtest.h>
 
