@@ -17,8 +17,9 @@ flatc's own Python generator ignores.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import struct
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import flatbuffers
 import numpy as np
@@ -29,6 +30,15 @@ from torchlight.pte.fbs_schema import Composite, FbsSchema, Field, TypeRef, load
 FILE_IDENTIFIER = b"ET12"
 # The largest `force_align` in program.fbs (constant and delegate data).
 FORCE_ALIGN = 16
+
+
+_INLINE_KINDS = ("scalar", "enum", "struct")
+
+
+@functools.lru_cache(maxsize=None)
+def _integer_limits(dtype: str) -> Tuple[int, int]:
+    limits = np.iinfo(np.dtype(dtype))
+    return int(limits.min), int(limits.max)
 
 
 class FlatbufferWriteError(ValueError):
@@ -73,40 +83,37 @@ class FlatbufferWriter:
         fields = self._matched_fields(table, obj)
         # Offsets (strings, vectors, tables) must be finished before the table starts.
         offsets: Dict[str, int] = {}
-        for f in fields:
-            value = getattr(obj, f.name)
-            if value is None or f.deprecated or f.type.kind in ("scalar", "enum", "struct"):
-                continue
-            offsets[f.name] = self._guarded(table, f, self._offset, f.type, value, f.force_align)
         b = self._b
-        b.StartObject(table.slot_count)
-        for f in fields:
-            value = getattr(obj, f.name)
-            if value is None or f.deprecated:
-                continue
-            kind = f.type.kind
-            if kind in ("scalar", "enum"):
-                scalar = self._fbs.scalar_of(f.type)
-                converted = self._guarded(table, f, self._scalar_value, f.type, value)
-                getattr(b, f"Prepend{scalar.method}Slot")(f.slot, converted, f.default)
-            elif kind == "struct":
-                offset = self._guarded(table, f, self._struct, f.type.name, value)
-                b.PrependStructSlot(f.slot, offset, 0)
-            elif kind == "union":
-                b.PrependUint8Slot(f.slot - 1, self._union_tag(f.type.name, value), 0)
-                b.PrependUOffsetTRelativeSlot(f.slot, offsets[f.name], 0)
-            else:
-                b.PrependUOffsetTRelativeSlot(f.slot, offsets[f.name], 0)
-        return b.EndObject()
-
-    def _guarded(self, table: Composite, f: Field, write, *args):
-        """Runs write(*args), naming the field in any error it raises."""
+        f = fields[0] if fields else None
         try:
-            return write(*args)
+            for f in fields:
+                value = getattr(obj, f.name)
+                if value is None or f.deprecated or f.type.kind in _INLINE_KINDS:
+                    continue
+                offsets[f.name] = self._offset(f.type, value, f.force_align)
+            b.StartObject(table.slot_count)
+            for f in fields:
+                value = getattr(obj, f.name)
+                if value is None or f.deprecated:
+                    continue
+                kind = f.type.kind
+                if kind in ("scalar", "enum"):
+                    scalar = self._fbs.scalar_of(f.type)
+                    getattr(b, f"Prepend{scalar.method}Slot")(
+                        f.slot, self._scalar_value(f.type, value), f.default)
+                elif kind == "struct":
+                    b.PrependStructSlot(f.slot, self._struct(f.type.name, value), 0)
+                elif kind == "union":
+                    b.PrependUint8Slot(f.slot - 1, self._union_tag(f.type.name, value), 0)
+                    b.PrependUOffsetTRelativeSlot(f.slot, offsets[f.name], 0)
+                else:
+                    b.PrependUOffsetTRelativeSlot(f.slot, offsets[f.name], 0)
         except FlatbufferWriteError:
             raise
         except (TypeError, ValueError, OverflowError, struct.error) as e:
+            # Names the field; errors from nested tables already name theirs.
             raise FlatbufferWriteError(f"{table.name}.{f.name}: {e}") from e
+        return b.EndObject()
 
     # --- Values ------------------------------------------------------------
 
@@ -116,8 +123,9 @@ class FlatbufferWriter:
             return bool(value)
         if scalar.is_float:
             return float(value)
-        number, limits = int(value), np.iinfo(np.dtype(scalar.dtype))
-        if not limits.min <= number <= limits.max:
+        number = int(value)
+        low, high = _integer_limits(scalar.dtype)
+        if not low <= number <= high:
             raise ValueError(f"{number} does not fit in a {scalar.name}")
         return number
 
