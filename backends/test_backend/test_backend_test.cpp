@@ -11,9 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "extension/memory/malloc_allocator.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 
@@ -126,47 +129,50 @@ TEST_F(TestBackendTest, RejectsWrongOrMissingVersionSpec) {
   const CompileSpec wrong[] = {{"version", {two, 1}}};
   Result<DelegateHandle*> handle = init(example_blob(), {wrong, 1});
   ASSERT_FALSE(handle.ok());
-  EXPECT_EQ(handle.error(), Error::kDelegateInvalidCompatibility);
-  EXPECT_THAT(handle.status().message(), HasSubstr("'version' is '2'"));
+  EXPECT_THAT(handle, ErrorIs(Error::kDelegateInvalidCompatibility, "'version' is '2'"));
 
   Result<DelegateHandle*> missing = init(example_blob(), {});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error(), Error::kDelegateInvalidCompatibility);
-  EXPECT_THAT(missing.status().message(), HasSubstr("no 'version' compile spec"));
+  EXPECT_THAT(missing, ErrorIs(Error::kDelegateInvalidCompatibility, "no 'version' compile spec"));
 }
 
 TEST_F(TestBackendTest, RejectsCorruptBlobs) {
   std::vector<uint8_t> bad_magic = example_blob();
   bad_magic[0] = 'X';
-  EXPECT_EQ(init(bad_magic).error(), Error::kDelegateInvalidCompatibility);
+  EXPECT_THAT(init(bad_magic),
+              ErrorIs(Error::kDelegateInvalidCompatibility, "does not start with the TLTB header"));
 
   BlobWriter version2;
   version2.header(2, 2, 5, 1, 3, /*version=*/2);
-  EXPECT_EQ(init(version2.bytes()).error(), Error::kDelegateInvalidCompatibility);
+  EXPECT_THAT(init(version2.bytes()),
+              ErrorIs(Error::kDelegateInvalidCompatibility,
+                      "the delegate blob is version 2, this backend implements 1"));
 
   std::vector<uint8_t> truncated = example_blob();
   truncated.pop_back();
   Result<DelegateHandle*> short_blob = init(truncated);
-  EXPECT_EQ(short_blob.error(), Error::kInvalidProgram);
-  EXPECT_THAT(short_blob.status().message(), HasSubstr("need exactly 104"));
+  EXPECT_THAT(short_blob, ErrorIs(Error::kInvalidProgram, "need exactly 104"));
 
   BlobWriter reads_undefined;  // Slot 2 is read before anything writes it.
   reads_undefined.header(1, 1, 3, 0, 1).instruction(1, 0, 2, 1).u32(1);
   Result<DelegateHandle*> undefined = init(reads_undefined.bytes());
-  EXPECT_EQ(undefined.error(), Error::kInvalidProgram);
-  EXPECT_THAT(undefined.status().message(), HasSubstr("reads slots 0 and 2"));
+  EXPECT_THAT(undefined, ErrorIs(Error::kInvalidProgram, "reads slots 0 and 2"));
 
   BlobWriter writes_input;
   writes_input.header(1, 1, 2, 0, 1).instruction(1, 0, 0, 0).u32(0);
-  EXPECT_EQ(init(writes_input.bytes()).error(), Error::kInvalidProgram);
+  EXPECT_THAT(init(writes_input.bytes()),
+              ErrorIs(Error::kInvalidProgram,
+                      "instruction 0 writes slot 0; expected a temporary in [1, 2)"));
 
   BlobWriter bad_opcode;
   bad_opcode.header(1, 1, 2, 0, 1).instruction(9, 0, 0, 1).u32(1);
-  EXPECT_EQ(init(bad_opcode.bytes()).error(), Error::kInvalidProgram);
+  EXPECT_THAT(init(bad_opcode.bytes()),
+              ErrorIs(Error::kInvalidProgram, "instruction 0 has unknown opcode 9"));
 
   BlobWriter huge;
   huge.header(1, 1, 1u << 30, 0, 0).u32(0);
-  EXPECT_EQ(init(huge.bytes()).error(), Error::kInvalidProgram);
+  EXPECT_THAT(init(huge.bytes()),
+              ErrorIs(Error::kInvalidProgram, "delegate blob counts are out of range"));
 }
 
 TEST_F(TestBackendTest, ChecksArgumentsAtExecute) {
@@ -176,13 +182,15 @@ TEST_F(TestBackendTest, ChecksArgumentsAtExecute) {
   FloatTensor y({3}, {1, 2, 3});
   FloatTensor out({4}, {0, 0, 0, 0});
   Status too_few = execute(handle.get(), {x.value(), x.value(), out.value()});
-  EXPECT_EQ(too_few.code(), Error::kInvalidArgument);
+  EXPECT_THAT(too_few,
+              ErrorIs(Error::kInvalidArgument,
+                      "the delegate takes 2 inputs and 2 outputs, got 3 arguments"));
   Status mismatched = execute(handle.get(), {x.value(), y.value(), out.value(), out.value()});
-  EXPECT_EQ(mismatched.code(), Error::kInvalidArgument);
-  EXPECT_THAT(mismatched.message(), HasSubstr("has 3 elements, input 0 has 4"));
+  EXPECT_THAT(mismatched, ErrorIs(Error::kInvalidArgument, "has 3 elements, input 0 has 4"));
   Status not_tensor = execute(handle.get(), {x.value(), EValue(int64_t{3}), out.value(),
                                              out.value()});
-  EXPECT_EQ(not_tensor.code(), Error::kInvalidType);
+  EXPECT_THAT(not_tensor,
+              ErrorIs(Error::kInvalidType, "delegate argument 1 must be a float32 tensor"));
 }
 
 }  // namespace

@@ -15,12 +15,15 @@
 
 #include "backends/xnnpack/payload_builder.h"
 #include "extension/module/module.h"
+#include "runtime/core/testing/error_matchers.h"
 #include "runtime/executor/testing/pte_builder.h"
 
 namespace torchlight {
 namespace xnnpack {
 namespace testing {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 
@@ -74,8 +77,7 @@ TEST(XnnpackBackendTest, ProgramWithoutRegisteredBackendNamesIt) {
   Module module(std::string(TORCHLIGHT_FIXTURES_DIR) + "/mlp_xnnpack.pte", Module::LoadMode::kFile,
                 nullptr, &registry);
   Status status = module.load_method("forward");
-  EXPECT_EQ(status.code(), Error::kBackendMissing);
-  EXPECT_THAT(status.message(), HasSubstr("XnnpackBackend"));
+  EXPECT_THAT(status, ErrorIs(Error::kBackendMissing, "XnnpackBackend"));
 }
 
 // relu(x W1^T + b1) W2^T + b2, computed directly.
@@ -183,8 +185,7 @@ TEST(XnnpackBackendTest, WrongInputDtypeIsNamed) {
   Result<OwnedTensor> in = OwnedTensor::make(ScalarType::kInt, {5, 6});
   OwnedTensor out = float_tensor({5, 3});
   Status s = delegate.execute({in->evalue(), out.evalue()});
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("input 0"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "input 0"));
 }
 
 TEST(XnnpackBackendTest, MissingArgumentIsNamed) {
@@ -194,8 +195,7 @@ TEST(XnnpackBackendTest, MissingArgumentIsNamed) {
   ASSERT_TRUE(delegate.status().ok());
   OwnedTensor in = float_tensor({5, 6});
   Status s = delegate.execute({in.evalue()});
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("output 1 is missing"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "output 1 is missing"));
 }
 
 TEST(XnnpackBackendTest, InputWithWrongInnerSizeIsRejected) {
@@ -206,7 +206,9 @@ TEST(XnnpackBackendTest, InputWithWrongInnerSizeIsRejected) {
   OwnedTensor in = float_tensor({5, 7});
   OwnedTensor out = float_tensor({5, 3});
   Status s = delegate.execute({in.evalue(), out.evalue()});
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s,
+              ErrorIs(Error::kInvalidArgument,
+                      "has size 7 in dim 1; the payload allows at most 6"));
 }
 
 // One fully-connected layer as a payload: x [rows, in] -> y [rows, out].

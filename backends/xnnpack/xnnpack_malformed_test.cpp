@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include "backends/xnnpack/payload_builder.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace xnnpack {
 namespace testing {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 
@@ -188,8 +191,7 @@ TEST(XnnpackMalformedTest, NodeXnnpackRejectsIsNamed) {
   // fp32 input and weights with an fp16 output is no valid combination.
   l.tensor(l.y)->datatype = fb::XNNDatatype::xnn_datatype_fp16;
   Status s = init_status(l.b.build());
-  EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNFullyConnected)"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidProgram, "XNNPACK node 0 (XNNFullyConnected)"));
 }
 
 TEST(XnnpackMalformedTest, FilterShapeDisagreeingWithNodeIsNamed) {

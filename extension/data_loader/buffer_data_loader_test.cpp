@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "extension/data_loader/temp_file_for_test.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 const DataLoader::SegmentInfo kInfo{};
 
@@ -50,8 +53,7 @@ TEST(BufferDataLoaderTest, BoundsChecks) {
   for (const auto& r : bad) {
     Result<FreeableBuffer> buffer = loader.load(r[0], r[1], kInfo);
     ASSERT_FALSE(buffer.ok()) << "offset " << r[0] << " size " << r[1];
-    EXPECT_EQ(buffer.error(), Error::kInvalidArgument);
-    EXPECT_NE(std::string(buffer.status().message()).find("'embedded.pte'"), std::string::npos);
+    EXPECT_THAT(buffer, ErrorIs(Error::kInvalidArgument, "'embedded.pte'"));
   }
   Result<FreeableBuffer> end = loader.load(100, 0, kInfo);
   ASSERT_TRUE(end.ok());
@@ -66,7 +68,7 @@ TEST(BufferDataLoaderTest, EmptyBuffer) {
   EXPECT_EQ(empty->size(), 0u);
   Result<FreeableBuffer> past = loader.load(0, 1, kInfo);
   ASSERT_FALSE(past.ok());
-  EXPECT_EQ(past.error(), Error::kInvalidArgument);
+  EXPECT_THAT(past, ErrorIs(Error::kInvalidArgument, "the data is only 0 bytes"));
 }
 
 TEST(BufferDataLoaderTest, UsableThroughTheInterface) {

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "extension/data_loader/temp_file_for_test.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 const DataLoader::SegmentInfo kInfo{};
 
@@ -74,7 +77,7 @@ TEST(FileDataLoaderTest, RejectsNonPowerOfTwoAlignment) {
   for (size_t alignment : {size_t{0}, size_t{3}, size_t{48}}) {
     Result<FileDataLoader> loader = FileDataLoader::from(file.path().c_str(), alignment);
     ASSERT_FALSE(loader.ok());
-    EXPECT_EQ(loader.error(), Error::kInvalidArgument);
+    EXPECT_THAT(loader, ErrorIs(Error::kInvalidArgument, "is not a power of two"));
   }
 }
 
@@ -88,7 +91,7 @@ TEST(FileDataLoaderTest, PastEndIsInvalidArgument) {
   for (const auto& r : bad) {
     Result<FreeableBuffer> buffer = loader->load(r[0], r[1], kInfo);
     ASSERT_FALSE(buffer.ok()) << "offset " << r[0] << " size " << r[1];
-    EXPECT_EQ(buffer.error(), Error::kInvalidArgument);
+    EXPECT_THAT(buffer, ErrorIs(Error::kInvalidArgument));
   }
   Result<FreeableBuffer> buffer = loader->load(90, 20, kInfo);
   ASSERT_FALSE(buffer.ok());
@@ -114,7 +117,7 @@ TEST(FileDataLoaderTest, MissingFileIsNotFound) {
   const char* path = "/tmp/torchlight_no_such_dir/missing.pte";
   Result<FileDataLoader> loader = FileDataLoader::from(path);
   ASSERT_FALSE(loader.ok());
-  EXPECT_EQ(loader.error(), Error::kNotFound);
+  EXPECT_THAT(loader, ErrorIs(Error::kNotFound));
   EXPECT_STREQ(loader.status().message(),
                "cannot open '/tmp/torchlight_no_such_dir/missing.pte': No such file or directory");
 }
@@ -122,8 +125,7 @@ TEST(FileDataLoaderTest, MissingFileIsNotFound) {
 TEST(FileDataLoaderTest, DirectoryIsAccessFailed) {
   Result<FileDataLoader> loader = FileDataLoader::from("/tmp");
   ASSERT_FALSE(loader.ok());
-  EXPECT_EQ(loader.error(), Error::kAccessFailed);
-  EXPECT_NE(std::string(loader.status().message()).find("'/tmp'"), std::string::npos);
+  EXPECT_THAT(loader, ErrorIs(Error::kAccessFailed, "'/tmp'"));
 }
 
 TEST(FileDataLoaderTest, EmptyFile) {
@@ -136,7 +138,7 @@ TEST(FileDataLoaderTest, EmptyFile) {
   EXPECT_EQ(empty->size(), 0u);
   Result<FreeableBuffer> past = loader->load(0, 1, kInfo);
   ASSERT_FALSE(past.ok());
-  EXPECT_EQ(past.error(), Error::kInvalidArgument);
+  EXPECT_THAT(past, ErrorIs(Error::kInvalidArgument, "the data is only 0 bytes"));
 }
 
 TEST(FileDataLoaderTest, FreeTwiceIsSafeAndBufferOutlivesLoader) {
@@ -165,8 +167,7 @@ TEST(FileDataLoaderTest, ShortReadWhenFileShrinks) {
   ASSERT_EQ(::truncate(file.path().c_str(), 500), 0);
   Result<FreeableBuffer> buffer = loader->load(400, 200, kInfo);
   ASSERT_FALSE(buffer.ok());
-  EXPECT_EQ(buffer.error(), Error::kAccessFailed);
-  EXPECT_NE(std::string(buffer.status().message()).find("short read"), std::string::npos);
+  EXPECT_THAT(buffer, ErrorIs(Error::kAccessFailed, "short read"));
 }
 
 TEST(FileDataLoaderTest, Movable) {
@@ -182,7 +183,7 @@ TEST(FileDataLoaderTest, Movable) {
   // The moved-from loader no longer owns the descriptor.
   Result<FreeableBuffer> stale = loader->load(0, 0, kInfo);
   ASSERT_FALSE(stale.ok());
-  EXPECT_EQ(stale.error(), Error::kInvalidState);
+  EXPECT_THAT(stale, ErrorIs(Error::kInvalidState, "FileDataLoader was moved from"));
 
   TempFile other(test_pattern(8));
   Result<FileDataLoader> second = FileDataLoader::from(other.path().c_str());

@@ -13,9 +13,12 @@
 #include <vector>
 
 #include "extension/data_loader/temp_file_for_test.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using MlockConfig = MmapDataLoader::MlockConfig;
 const DataLoader::SegmentInfo kInfo{};
@@ -66,7 +69,7 @@ TEST(MmapDataLoaderTest, PastEndIsInvalidArgument) {
   for (const auto& r : bad) {
     Result<FreeableBuffer> buffer = loader->load(r[0], r[1], kInfo);
     ASSERT_FALSE(buffer.ok()) << "offset " << r[0] << " size " << r[1];
-    EXPECT_EQ(buffer.error(), Error::kInvalidArgument);
+    EXPECT_THAT(buffer, ErrorIs(Error::kInvalidArgument));
     EXPECT_NE(std::string(buffer.status().message()).find(file.path()), std::string::npos);
   }
 }
@@ -74,7 +77,7 @@ TEST(MmapDataLoaderTest, PastEndIsInvalidArgument) {
 TEST(MmapDataLoaderTest, MissingFileIsNotFound) {
   Result<MmapDataLoader> loader = MmapDataLoader::from("/tmp/torchlight_no_such_file.pte");
   ASSERT_FALSE(loader.ok());
-  EXPECT_EQ(loader.error(), Error::kNotFound);
+  EXPECT_THAT(loader, ErrorIs(Error::kNotFound));
   EXPECT_STREQ(loader.status().message(),
                "cannot open '/tmp/torchlight_no_such_file.pte': No such file or directory");
 }
@@ -90,7 +93,7 @@ TEST(MmapDataLoaderTest, EmptyFileAndEmptyLoads) {
   EXPECT_EQ(empty->data(), nullptr);
   Result<FreeableBuffer> past = loader->load(0, 1, kInfo);
   ASSERT_FALSE(past.ok());
-  EXPECT_EQ(past.error(), Error::kInvalidArgument);
+  EXPECT_THAT(past, ErrorIs(Error::kInvalidArgument, "the data is only 0 bytes"));
 
   TempFile nonempty(test_pattern(10));
   Result<MmapDataLoader> other = MmapDataLoader::from(nonempty.path().c_str());
@@ -154,8 +157,7 @@ TEST(MmapDataLoaderTest, MlockFailureIsAnErrorOnlyWithUseMlock) {
   if (strict_buffer.ok()) {
     GTEST_SKIP() << "mlock ignores RLIMIT_MEMLOCK here (CAP_IPC_LOCK); failure path not testable";
   }
-  EXPECT_EQ(strict_buffer.error(), Error::kAccessFailed);
-  EXPECT_NE(std::string(strict_buffer.status().message()).find("mlock"), std::string::npos);
+  EXPECT_THAT(strict_buffer, ErrorIs(Error::kAccessFailed, "mlock"));
 }
 
 TEST(MmapDataLoaderTest, FreeTwiceIsSafeAndBufferOutlivesLoader) {
@@ -202,7 +204,7 @@ TEST(MmapDataLoaderTest, Movable) {
   EXPECT_EQ(0, std::memcmp(buffer->data(), contents.data(), 32));
   Result<FreeableBuffer> stale = loader->load(0, 0, kInfo);
   ASSERT_FALSE(stale.ok());
-  EXPECT_EQ(stale.error(), Error::kInvalidState);
+  EXPECT_THAT(stale, ErrorIs(Error::kInvalidState, "MmapDataLoader was moved from"));
 }
 
 }  // namespace

@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "extension/tensor/owned_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -73,8 +76,7 @@ TEST(ModuleTest, MissingFileNamesThePath) {
   Module m("/nonexistent/model.pte");
   auto out = m.forward({});
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error(), Error::kNotFound);
-  EXPECT_THAT(out.status().message(), HasSubstr("/nonexistent/model.pte"));
+  EXPECT_THAT(out, ErrorIs(Error::kNotFound, "/nonexistent/model.pte"));
 }
 
 TEST(ModuleTest, WrongInputCountAndDtype) {
@@ -82,22 +84,19 @@ TEST(ModuleTest, WrongInputCountAndDtype) {
   auto a = OwnedTensor::from_values<float>({1}, {1.0f});
   auto count = m.forward({a->evalue()});
   ASSERT_FALSE(count.ok());
-  EXPECT_EQ(count.error(), Error::kInvalidArgument);
-  EXPECT_THAT(count.status().message(), HasSubstr("takes 2 inputs, 1 were given"));
+  EXPECT_THAT(count, ErrorIs(Error::kInvalidArgument, "takes 2 inputs, 1 were given"));
 
   auto i = OwnedTensor::from_values<int64_t>({1}, {1});
   auto dtype = m.forward({a->evalue(), i->evalue()});
   ASSERT_FALSE(dtype.ok());
-  EXPECT_EQ(dtype.error(), Error::kInvalidType);
-  EXPECT_THAT(dtype.status().message(), HasSubstr("input 1"));
+  EXPECT_THAT(dtype, ErrorIs(Error::kInvalidType, "input 1"));
 }
 
 TEST(ModuleTest, UnknownMethod) {
   Module m(fixture("add.pte"));
   auto out = m.execute("decode", {});
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error(), Error::kNotFound);
-  EXPECT_THAT(out.status().message(), HasSubstr("'decode'"));
+  EXPECT_THAT(out, ErrorIs(Error::kNotFound, "'decode'"));
 }
 
 TEST(ModuleTest, PlannedArenasAboveTheLimitAreRefused) {
@@ -106,8 +105,7 @@ TEST(ModuleTest, PlannedArenasAboveTheLimitAreRefused) {
   EXPECT_GE(tight.planned_memory_limit(), size_t{1} << 20);  // The machine's memory by default.
   tight.set_planned_memory_limit(47);
   Status status = tight.load_method("forward");
-  EXPECT_EQ(status.code(), Error::kMemoryAllocationFailed);
-  EXPECT_THAT(status.message(), HasSubstr("48 bytes in planned arena 0"));
+  EXPECT_THAT(status, ErrorIs(Error::kMemoryAllocationFailed, "48 bytes in planned arena 0"));
   EXPECT_THAT(status.message(), HasSubstr("limit of 47 bytes"));
   EXPECT_FALSE(tight.is_method_loaded("forward"));
 
@@ -125,7 +123,7 @@ TEST(ModuleTest, MaxStepsReachesEveryMethod) {
   ASSERT_TRUE(a.ok() && b.ok());
   auto out = m.forward({a->evalue(), b->evalue()});
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error(), Error::kOutOfResources);
+  EXPECT_THAT(out, ErrorIs(Error::kOutOfResources));
   m.set_max_steps(10);  // Applies to the already loaded method too.
   out = m.forward({a->evalue(), b->evalue()});
   ASSERT_TRUE(out.ok()) << out.status().message();

@@ -1,4 +1,5 @@
 #include "extension/npy/npy_header.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,8 @@
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 // A version 1.0 file with `dict` as its header text (a '\n' is added).
 std::string npy_v1(const std::string& dict, const std::string& data = "") {
@@ -183,21 +186,21 @@ TEST(NpyHeaderTest, HeaderSize) {
   Result<size_t> short2 =
       npy_header_size({reinterpret_cast<const uint8_t*>(v2.data()), 11}, "x");
   ASSERT_FALSE(short2.ok());
-  EXPECT_EQ(short2.error(), Error::kInvalidExternalData);
+  EXPECT_THAT(short2,
+              ErrorIs(Error::kInvalidExternalData,
+                      "11 bytes, shorter than the 12-byte fixed header"));
 }
 
 TEST(NpyHeaderTest, FormatRejectsTypesNumpyLacks) {
   const SizesType sizes[] = {2};
   Result<std::string> bf16 = format_npy_header(ScalarType::kBFloat16, sizes);
   ASSERT_FALSE(bf16.ok());
-  EXPECT_EQ(bf16.error(), Error::kNotSupported);
-  EXPECT_NE(std::string(bf16.status().message()).find("bfloat16 has no NumPy dtype"),
-            std::string::npos);
+  EXPECT_THAT(bf16, ErrorIs(Error::kNotSupported, "bfloat16 has no NumPy dtype"));
   for (ScalarType type : {ScalarType::kQInt8, ScalarType::kQUInt4x2, ScalarType::kBits16,
                           ScalarType::kFloat8e4m3fn}) {
     Result<std::string> h = format_npy_header(type, sizes);
     ASSERT_FALSE(h.ok()) << to_string(type);
-    EXPECT_EQ(h.error(), Error::kNotSupported);
+    EXPECT_THAT(h, ErrorIs(Error::kNotSupported, "has no .npy equivalent"));
   }
 }
 

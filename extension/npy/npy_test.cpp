@@ -13,9 +13,12 @@
 #include "extension/tensor/tensor_fill.h"
 #include "extension/tensor/tensor_format.h"
 #include "runtime/core/half.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 // Files written by numpy 2.2 (np.save / numpy.lib.format.write_array) in the
 // toolchain, embedded byte for byte.
@@ -152,15 +155,10 @@ TEST(NpyTest, ReadsVersions2And3) {
 TEST(NpyTest, RejectsBigEndianAndFortranOrderFromNumpy) {
   Result<OwnedTensor> big = read_npy_bytes(span_of(kBigEndian), "big.npy");
   ASSERT_FALSE(big.ok());
-  EXPECT_EQ(big.error(), Error::kNotSupported);
-  EXPECT_NE(std::string(big.status().message()).find("'big.npy': big-endian dtype '>f4'"),
-            std::string::npos)
-      << big.status().message();
+  EXPECT_THAT(big, ErrorIs(Error::kNotSupported, "'big.npy': big-endian dtype '>f4'"));
   Result<OwnedTensor> fortran = read_npy_bytes(span_of(kFortran), "f.npy");
   ASSERT_FALSE(fortran.ok());
-  EXPECT_EQ(fortran.error(), Error::kNotSupported);
-  EXPECT_NE(std::string(fortran.status().message()).find("fortran_order True"),
-            std::string::npos);
+  EXPECT_THAT(fortran, ErrorIs(Error::kNotSupported, "fortran_order True"));
 }
 
 TEST(NpyTest, WritesWhatNumpyWrites) {
@@ -239,18 +237,17 @@ TEST(NpyTest, WriteErrors) {
   TempFile file({});
   Result<OwnedTensor> bf16 = OwnedTensor::make(ScalarType::kBFloat16, {2});
   Status s = write_npy(file.path(), bf16->tensor());
-  EXPECT_EQ(s.code(), Error::kNotSupported);
-  EXPECT_NE(std::string(s.message()).find("convert the tensor to float32"), std::string::npos)
-      << s.message();
+  EXPECT_THAT(s, ErrorIs(Error::kNotSupported, "convert the tensor to float32"));
   struct stat st;
   ASSERT_EQ(::stat(file.path().c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 0) << "nothing is written for an unsupported dtype";
 
-  EXPECT_EQ(write_npy(file.path(), Tensor()).code(), Error::kInvalidArgument);
+  EXPECT_THAT(write_npy(file.path(), Tensor()),
+              ErrorIs(Error::kInvalidArgument, "cannot save an undefined tensor as .npy"));
 
   Result<OwnedTensor> f = OwnedTensor::make(ScalarType::kFloat, {2});
   Status missing_dir = write_npy("/tmp/torchlight_no_such_dir/out.npy", f->tensor());
-  EXPECT_EQ(missing_dir.code(), Error::kAccessFailed);
+  EXPECT_THAT(missing_dir, ErrorIs(Error::kAccessFailed));
   EXPECT_STREQ(missing_dir.message(),
                "cannot create '/tmp/torchlight_no_such_dir/out.npy': No such file or directory");
 }
@@ -258,29 +255,26 @@ TEST(NpyTest, WriteErrors) {
 TEST(NpyTest, ReadFileErrors) {
   Result<OwnedTensor> missing = read_npy("/tmp/torchlight_no_such_file.npy");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error(), Error::kNotFound);
+  EXPECT_THAT(missing, ErrorIs(Error::kNotFound));
   EXPECT_STREQ(missing.status().message(),
                "cannot open '/tmp/torchlight_no_such_file.npy': No such file or directory");
   Result<OwnedTensor> dir = read_npy("/tmp");
   ASSERT_FALSE(dir.ok());
-  EXPECT_EQ(dir.error(), Error::kAccessFailed);
+  EXPECT_THAT(dir, ErrorIs(Error::kAccessFailed, "it is a directory"));
 
   // A header claiming ~4 GiB is rejected from the file size, before any
   // allocation of that size.
   TempFile huge_header(vec_of(std::string("\x93NUMPY\x02\x00\xf0\xff\xff\xff{}", 14)));
   Result<OwnedTensor> h = read_npy(huge_header.path());
   ASSERT_FALSE(h.ok());
-  EXPECT_EQ(h.error(), Error::kInvalidExternalData);
-  EXPECT_NE(std::string(h.status().message()).find("the header needs 4294967292 bytes"),
-            std::string::npos)
-      << h.status().message();
+  EXPECT_THAT(h, ErrorIs(Error::kInvalidExternalData, "the header needs 4294967292 bytes"));
 }
 
 TEST(NpyTest, DataShorterThanTheShapeNeeds) {
   std::string file = kF4x2x3.substr(0, kF4x2x3.size() - 1);
   Result<OwnedTensor> t = read_npy_bytes(span_of(file), "short.npy");
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.error(), Error::kInvalidExternalData);
+  EXPECT_THAT(t, ErrorIs(Error::kInvalidExternalData));
   EXPECT_STREQ(t.status().message(),
                "'short.npy': truncated .npy data: shape [2, 3] of float32 needs 24 bytes, the "
                "file has 23 after the header");
@@ -297,10 +291,7 @@ TEST(NpyTest, ShapeATensorCannotHoldIsAnErrorNamingTheFile) {
   file += dict;
   Result<OwnedTensor> t = read_npy_bytes(span_of(file), "zero.npy");
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.error(), Error::kInvalidArgument);
-  EXPECT_NE(std::string(t.status().message()).find("'zero.npy': the strides of sizes"),
-            std::string::npos)
-      << t.status().message();
+  EXPECT_THAT(t, ErrorIs(Error::kInvalidArgument, "'zero.npy': the strides of sizes"));
 }
 
 TEST(NpyTest, TrailingBytesAreIgnoredAndBoolsNormalised) {
@@ -326,7 +317,7 @@ TEST(NpyTest, EveryTruncationIsACleanError) {
       const std::string prefix = file->substr(0, length);
       Result<OwnedTensor> t = read_npy_bytes(span_of(prefix), "cut.npy");
       ASSERT_FALSE(t.ok()) << "length " << length;
-      EXPECT_EQ(t.error(), Error::kInvalidExternalData) << t.status().message();
+      EXPECT_THAT(t, ErrorIs(Error::kInvalidExternalData)) << t.status().message();
       EXPECT_EQ(std::string(t.status().message()).rfind("'cut.npy': ", 0), 0u)
           << t.status().message();
     }
@@ -337,7 +328,7 @@ TEST(NpyTest, EveryTruncationIsACleanError) {
     TempFile file(vec_of(kF4x2x3.substr(0, length)));
     Result<OwnedTensor> t = read_npy(file.path());
     ASSERT_FALSE(t.ok()) << "length " << length;
-    EXPECT_EQ(t.error(), Error::kInvalidExternalData);
+    EXPECT_THAT(t, ErrorIs(Error::kInvalidExternalData));
     EXPECT_NE(std::string(t.status().message()).find(file.path()), std::string::npos);
   }
 }

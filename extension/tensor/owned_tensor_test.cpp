@@ -1,4 +1,5 @@
 #include "extension/tensor/owned_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,8 @@
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 template <typename T>
 std::vector<T> vec(Span<const T> span) {
@@ -88,7 +91,7 @@ TEST(OwnedTensorTest, MakeRejectsBadShapesAndTypes) {
   for (const Case& c : cases) {
     Result<OwnedTensor> t = OwnedTensor::make(c.type, c.sizes);
     ASSERT_FALSE(t.ok()) << c.message_part;
-    EXPECT_EQ(t.error(), Error::kInvalidArgument);
+    EXPECT_THAT(t, ErrorIs(Error::kInvalidArgument));
     EXPECT_NE(std::string(t.status().message()).find(c.message_part), std::string::npos)
         << t.status().message();
   }
@@ -104,10 +107,7 @@ TEST(OwnedTensorTest, ChannelsLastDimOrder) {
   Result<OwnedTensor> bad =
       OwnedTensor::make_with_dim_order(ScalarType::kFloat, {2, 3, 4}, {0, 0, 1});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error(), Error::kInvalidArgument);
-  EXPECT_NE(std::string(bad.status().message()).find("[0, 0, 1] is not a permutation"),
-            std::string::npos)
-      << bad.status().message();
+  EXPECT_THAT(bad, ErrorIs(Error::kInvalidArgument, "[0, 0, 1] is not a permutation"));
   Result<OwnedTensor> short_order =
       OwnedTensor::make_with_dim_order(ScalarType::kFloat, {2, 3, 4}, {0, 1});
   ASSERT_FALSE(short_order.ok());
@@ -125,7 +125,7 @@ TEST(OwnedTensorTest, FromDataCopiesAndChecksSize) {
   Result<OwnedTensor> wrong =
       OwnedTensor::from_data(ScalarType::kInt, {2, 3}, values.data(), 20);
   ASSERT_FALSE(wrong.ok());
-  EXPECT_EQ(wrong.error(), Error::kInvalidArgument);
+  EXPECT_THAT(wrong, ErrorIs(Error::kInvalidArgument));
   EXPECT_STREQ(wrong.status().message(),
                "a int32 tensor of sizes [2, 3] holds 24 bytes, but 20 were given");
 
@@ -160,7 +160,7 @@ TEST(OwnedTensorTest, FromValuesPicksTheDtype) {
 
   Result<OwnedTensor> too_few = OwnedTensor::from_values<float>({2, 2}, {1.0f});
   ASSERT_FALSE(too_few.ok());
-  EXPECT_EQ(too_few.error(), Error::kInvalidArgument);
+  EXPECT_THAT(too_few, ErrorIs(Error::kInvalidArgument, "holds 16 bytes, but 4 were given"));
 }
 
 TEST(OwnedTensorTest, HandlesSurviveMoves) {
@@ -222,7 +222,7 @@ TEST(OwnedTensorTest, CopyOfIsDeep) {
 
   Result<OwnedTensor> undefined = OwnedTensor::copy_of(Tensor());
   ASSERT_FALSE(undefined.ok());
-  EXPECT_EQ(undefined.error(), Error::kInvalidArgument);
+  EXPECT_THAT(undefined, ErrorIs(Error::kInvalidArgument, "tensor is undefined"));
 }
 
 TEST(OwnedTensorTest, ResizeFollowsDynamism) {
@@ -231,7 +231,8 @@ TEST(OwnedTensorTest, ResizeFollowsDynamism) {
   const SizesType same[] = {2, 3};
   EXPECT_TRUE(fixed->resize(same).ok());
   const SizesType other[] = {3, 2};
-  EXPECT_EQ(fixed->resize(other).code(), Error::kInvalidArgument);
+  EXPECT_THAT(fixed->resize(other),
+              ErrorIs(Error::kInvalidArgument, "static tensor has sizes [2, 3], got [3, 2]"));
 
   Result<OwnedTensor> bound =
       OwnedTensor::make(ScalarType::kFloat, {4, 4}, TensorShapeDynamism::kDynamicBound);
@@ -240,7 +241,9 @@ TEST(OwnedTensorTest, ResizeFollowsDynamism) {
   ASSERT_TRUE(bound->resize(smaller).ok());
   EXPECT_EQ(bound->numel(), 8);
   const SizesType bigger[] = {5, 4};
-  EXPECT_EQ(bound->resize(bigger).code(), Error::kInvalidArgument);
+  EXPECT_THAT(bound->resize(bigger),
+              ErrorIs(Error::kInvalidArgument,
+                      "sizes [5, 4] need 20 elements, more than the 16 planned"));
 
   Result<OwnedTensor> grow =
       OwnedTensor::make(ScalarType::kInt, {2}, TensorShapeDynamism::kDynamicUnbound);
@@ -256,7 +259,8 @@ TEST(OwnedTensorTest, ResizeFollowsDynamism) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(handle.const_data_ptr()) % OwnedTensor::kDataAlignment,
             0u);
   const SizesType negative[] = {-1};
-  EXPECT_EQ(grow->resize(negative).code(), Error::kInvalidArgument);
+  EXPECT_THAT(grow->resize(negative),
+              ErrorIs(Error::kInvalidArgument, "negative, or the element count overflows"));
   EXPECT_EQ(handle.numel(), 1000);
 }
 

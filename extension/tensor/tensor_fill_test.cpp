@@ -8,9 +8,12 @@
 
 #include "extension/tensor/owned_tensor.h"
 #include "runtime/core/half.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 const ScalarType kSupported[] = {
     ScalarType::kBool,   ScalarType::kByte,     ScalarType::kChar,   ScalarType::kShort,
@@ -119,22 +122,23 @@ TEST(TensorFillTest, RandomIsDeterministic) {
 }
 
 TEST(TensorFillTest, Errors) {
-  EXPECT_EQ(fill_ones(Tensor()).code(), Error::kInvalidArgument);
-  EXPECT_EQ(fill_random(Tensor(), 1).code(), Error::kInvalidArgument);
+  EXPECT_THAT(fill_ones(Tensor()), ErrorIs(Error::kInvalidArgument, "tensor is undefined"));
+  EXPECT_THAT(fill_random(Tensor(), 1), ErrorIs(Error::kInvalidArgument, "tensor is undefined"));
   for (ScalarType type : {ScalarType::kQInt8, ScalarType::kFloat8e4m3fn, ScalarType::kBits16}) {
     Result<OwnedTensor> t = OwnedTensor::make(type, {2});
     ASSERT_TRUE(t.ok());
     Status s = fill_random(t->tensor(), 1);
-    EXPECT_EQ(s.code(), Error::kNotSupported) << to_string(type);
+    EXPECT_THAT(s, ErrorIs(Error::kNotSupported)) << to_string(type);
     EXPECT_NE(std::string(s.message()).find(to_string(type)), std::string::npos) << s.message();
-    EXPECT_EQ(fill_ones(t->tensor()).code(), Error::kNotSupported);
+    EXPECT_THAT(fill_ones(t->tensor()), ErrorIs(Error::kNotSupported, "is not supported"));
   }
   // A tensor with elements but no data bound.
   SizesType sizes[] = {2};
   DimOrderType dim_order[] = {0};
   StridesType strides[] = {1};
   TensorImpl impl(ScalarType::kFloat, 1, sizes, nullptr, dim_order, strides);
-  EXPECT_EQ(fill_ones(Tensor(&impl)).code(), Error::kInvalidArgument);
+  EXPECT_THAT(fill_ones(Tensor(&impl)),
+              ErrorIs(Error::kInvalidArgument, "tensor has 2 elements but no data"));
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ import torch.fx
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 
+from torchlight import ops
 from torchlight.errors import ExportError, node_error
 
 DELEGATION_TAG = "delegation_tag"
@@ -112,12 +113,10 @@ class LoweredBackendModule(torch.nn.Module):
         return self.original_module(*args)
 
 
+@ops.mark_delegate_call
 def call_delegate(lowered: LoweredBackendModule, *args, out=None):
     """Graph marker for a delegate call: results are a tuple, read with getitem."""
     return lowered(*args)
-
-
-call_delegate._torchlight_delegate = True
 
 
 def _stable_topological_sort(graph: torch.fx.Graph) -> None:

@@ -17,6 +17,19 @@ from torch._ops import OpOverload
 
 from torchlight.pte.schema import ScalarType
 
+# --- Constants ------------------------------------------------------------------------
+
+# Namespace of the scalar-arithmetic operators runtimes register for SymInt
+# math (upstream's prim ops), and the overload they take.
+PRIM_NAMESPACE = "executorch_prim"
+PRIM_OVERLOAD = "Scalar"
+# torch's name for an operator's unnamed overload; programs write "" instead.
+TORCH_DEFAULT_OVERLOAD = "default"
+# torch.fx node.meta key holding the source traceback of a node.
+STACK_TRACE = "stack_trace"
+# Attribute that marks a function as a delegate-call graph marker.
+_DELEGATE_MARKER = "_torchlight_delegate"
+
 # --- Markers used in lowered graphs ----------------------------------------------
 
 
@@ -32,6 +45,17 @@ def alloc(sizes: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
 
 def is_alloc(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and node.target is alloc
+
+
+def mark_delegate_call(fn: Callable) -> Callable:
+    """Marks `fn` as the graph marker of a delegate call (see delegation.py)."""
+    setattr(fn, _DELEGATE_MARKER, True)
+    return fn
+
+
+def is_delegate_call(target: Any) -> bool:
+    """Whether a node's target is a delegate-call marker."""
+    return bool(getattr(target, _DELEGATE_MARKER, False))
 
 
 # --- dtype and enum codes ----------------------------------------------------------
@@ -87,7 +111,7 @@ def operator_name(op: OpOverload) -> Tuple[str, str]:
     default overload is written "" as the spec says ("aten::sym_numel"), not
     torch's "default"; the runtime registers such kernels under both names."""
     overload = op._overloadname
-    return op._schema.name, "" if overload == "default" else overload
+    return op._schema.name, "" if overload == TORCH_DEFAULT_OVERLOAD else overload
 
 
 def qualified_name(op: OpOverload) -> str:
@@ -202,4 +226,4 @@ def is_symbolic_function(target: Callable) -> bool:
 def symbolic_operator_name(target: Callable) -> Tuple[str, str]:
     """("executorch_prim::mul", "Scalar") for operator.mul: the names runtimes
     register scalar arithmetic under."""
-    return f"executorch_prim::{target.__name__}", "Scalar"
+    return f"{PRIM_NAMESPACE}::{target.__name__}", PRIM_OVERLOAD

@@ -1,5 +1,6 @@
 // Tests for BackendRegistry (backend_registry.h).
 #include "runtime/backend/backend_registry.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <string>
 #include <string_view>
@@ -9,6 +10,8 @@
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 
@@ -68,8 +71,7 @@ TEST(BackendRegistryTest, RejectsDuplicateNames) {
   // Another object under the same name (compared by content) is refused.
   const std::string same = "TestBackend";
   Status s = registry.register_backend(same.c_str(), &b);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'TestBackend'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'TestBackend'"));
   EXPECT_THAT(s.message(), HasSubstr("twice"));
   EXPECT_EQ(registry.size(), 1u);
   EXPECT_EQ(registry.find("TestBackend"), &a);
@@ -80,8 +82,12 @@ TEST(BackendRegistryTest, RejectsDuplicateNames) {
 TEST(BackendRegistryTest, RejectsNullNameOrBackend) {
   BackendRegistry registry;
   FakeBackend a(true);
-  EXPECT_EQ(registry.register_backend(nullptr, &a).code(), Error::kInvalidArgument);
-  EXPECT_EQ(registry.register_backend("Name", nullptr).code(), Error::kInvalidArgument);
+  EXPECT_THAT(registry.register_backend(nullptr, &a),
+              ErrorIs(Error::kInvalidArgument,
+                      "backend registered without a name or implementation"));
+  EXPECT_THAT(registry.register_backend("Name", nullptr),
+              ErrorIs(Error::kInvalidArgument,
+                      "backend registered without a name or implementation"));
   EXPECT_EQ(registry.size(), 0u);
   EXPECT_EQ(registry.find("Name"), nullptr);
 }
@@ -98,15 +104,15 @@ TEST(BackendRegistryTest, FullRegistryIsOutOfResources) {
   }
   EXPECT_EQ(registry.size(), BackendRegistry::kMaxBackends);
   Status s = registry.register_backend(names[BackendRegistry::kMaxBackends].c_str(), &backend);
-  EXPECT_EQ(s.code(), Error::kOutOfResources);
-  EXPECT_THAT(s.message(), HasSubstr("full"));
+  EXPECT_THAT(s, ErrorIs(Error::kOutOfResources, "full"));
   EXPECT_THAT(s.message(), HasSubstr("'Backend16'"));
   EXPECT_EQ(registry.size(), BackendRegistry::kMaxBackends);
   EXPECT_EQ(registry.find("Backend16"), nullptr);
   EXPECT_EQ(registry.find("Backend15"), &backend);
   EXPECT_EQ(registry.find("Backend0"), &backend);
   // A duplicate is still reported as a duplicate when full.
-  EXPECT_EQ(registry.register_backend("Backend3", &backend).code(), Error::kInvalidArgument);
+  EXPECT_THAT(registry.register_backend("Backend3", &backend),
+              ErrorIs(Error::kInvalidArgument, "backend 'Backend3' is registered twice"));
 }
 
 TEST(BackendRegistryTest, InterfaceDefaults) {
@@ -119,8 +125,8 @@ TEST(BackendRegistryTest, InterfaceDefaults) {
   EXPECT_EQ(exec_context.temp_allocator, nullptr);
   EXPECT_EQ(exec_context.event_tracer, nullptr);
   Result<DelegateHandle*> handle = iface.init(init_context, nullptr, {});
-  EXPECT_EQ(handle.error(), Error::kNotImplemented);
-  EXPECT_EQ(iface.execute(exec_context, nullptr, {}).code(), Error::kNotImplemented);
+  EXPECT_THAT(handle, ErrorIs(Error::kNotImplemented));
+  EXPECT_THAT(iface.execute(exec_context, nullptr, {}), ErrorIs(Error::kNotImplemented));
   iface.destroy(nullptr);  // The default destroy does nothing.
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "runtime/core/error.h"
 
@@ -33,12 +34,18 @@ class [[nodiscard]] Status {
   const char* message() const;
 
   /// Puts context in front of the message: "loading 'forward': <message>".
+  /// When the result does not fit, the contexts are cut in the middle
+  /// ("outer...inner: ") and the root cause (the message given to `error`)
+  /// is always kept whole: it is the part that says what actually failed.
   /// Returns *this so callers can write `return s.with_context(...)`.
   Status& with_context(const char* format, ...)
       __attribute__((format(printf, 2, 3)));
 
  private:
   Error code_;
+  // Length of the root cause, the tail of message_ that contexts never cut;
+  // 0 while message_ is empty (the root cause is then the code's name).
+  uint16_t root_length_ = 0;
   char message_[kMaxMessage];
 };
 

@@ -134,29 +134,96 @@ TEST(StatusTest, WithContextOnCodeOnlyStatusUsesCodeName) {
   EXPECT_STREQ(s.message(), "instruction 12: OperatorMissing");
 }
 
-TEST(StatusTest, WithContextTruncatesOldMessage) {
-  const std::string old(Status::kMaxMessage - 1, 'o');
-  Status s = Status::error(Error::kInternal, "%s", old.c_str());
+TEST(StatusTest, WithContextNeverCutsRootCause) {
+  // A root cause that fills the buffer leaves no room for context at all.
+  const std::string root(Status::kMaxMessage - 1, 'o');
+  Status s = Status::error(Error::kInternal, "%s", root.c_str());
   s.with_context("ctx");
-  const std::string msg = s.message();
-  EXPECT_EQ(msg.size(), Status::kMaxMessage - 1);
-  EXPECT_EQ(msg, "ctx: " + old.substr(0, Status::kMaxMessage - 1 - 5));
-}
-
-TEST(StatusTest, WithContextLongerThanBufferKeepsContextPrefix) {
-  const std::string ctx(Status::kMaxMessage + 10, 'c');
-  Status s = Status::error(Error::kInternal, "inner");
-  s.with_context("%s", ctx.c_str());
-  const std::string msg = s.message();
-  EXPECT_EQ(msg, ctx.substr(0, Status::kMaxMessage - 1));
+  EXPECT_EQ(std::string(s.message()), root);
   EXPECT_EQ(s.code(), Error::kInternal);
 }
 
-TEST(StatusTest, WithContextFillingBufferExactlyDropsOldMessage) {
+TEST(StatusTest, WithContextLongerThanBufferIsCutInTheMiddle) {
+  const std::string ctx = "outer" + std::string(Status::kMaxMessage + 10, 'c') + "inner";
+  Status s = Status::error(Error::kInternal, "root cause");
+  s.with_context("%s", ctx.c_str());
+  const std::string msg = s.message();
+  EXPECT_EQ(msg.size(), Status::kMaxMessage - 1);
+  EXPECT_THAT(msg, StartsWith("outer"));
+  EXPECT_THAT(msg, HasSubstr("..."));
+  // The context's own end is past the buffer, so vsnprintf already cut
+  // "inner"; what is kept whole is the separator and the root cause.
+  EXPECT_THAT(msg, ::testing::EndsWith("c: root cause"));
+  EXPECT_EQ(s.code(), Error::kInternal);
+}
+
+TEST(StatusTest, WithContextFillingBufferExactlyKeepsRootCause) {
   const std::string ctx(Status::kMaxMessage - 1, 'c');
   Status s = Status::error(Error::kInternal, "inner");
   s.with_context("%s", ctx.c_str());
-  EXPECT_EQ(std::string(s.message()), ctx);
+  const std::string msg = s.message();
+  EXPECT_EQ(msg.size(), Status::kMaxMessage - 1);
+  EXPECT_THAT(msg, HasSubstr("ccc...ccc"));
+  EXPECT_THAT(msg, ::testing::EndsWith("ccc: inner"));
+}
+
+TEST(StatusTest, WithContextFittingExactlyIsNotCut) {
+  // "<ctx>: root" with exactly kMaxMessage - 1 characters fits untouched.
+  const std::string ctx(Status::kMaxMessage - 1 - 2 - 4, 'c');
+  Status s = Status::error(Error::kInternal, "root");
+  s.with_context("%s", ctx.c_str());
+  EXPECT_EQ(std::string(s.message()), ctx + ": root");
+  // One more character of context forces a cut, and the root survives it.
+  Status t = Status::error(Error::kInternal, "root");
+  t.with_context("%sc", ctx.c_str());
+  const std::string msg = t.message();
+  EXPECT_EQ(msg.size(), Status::kMaxMessage - 1);
+  EXPECT_THAT(msg, HasSubstr("..."));
+  EXPECT_THAT(msg, ::testing::EndsWith("c: root"));
+}
+
+TEST(StatusTest, NestedLongContextsKeepLongRootCauseWhole) {
+  // A missing-operator list is the root cause; loaders wrap it several
+  // times with long contexts. The whole list must survive.
+  std::string root = "missing operators:";
+  for (int i = 0; i < 8; ++i) root += " aten::operator_number_" + std::to_string(i) + ".out,";
+  ASSERT_LT(root.size(), Status::kMaxMessage - 40);
+  Status s = Status::error(Error::kOperatorMissing, "%s", root.c_str());
+  const std::string pad(60, 'x');
+  for (int level = 0; level < 8; ++level) {
+    s.with_context("level %d %s", level, pad.c_str());
+    const std::string msg = s.message();
+    ASSERT_LE(msg.size(), Status::kMaxMessage - 1) << level;
+    EXPECT_THAT(msg, ::testing::EndsWith(": " + root)) << level;
+    // The newest context stays in front.
+    EXPECT_THAT(msg, StartsWith("level " + std::to_string(level) + " ")) << level;
+  }
+  const std::string msg = s.message();
+  EXPECT_EQ(msg.size(), Status::kMaxMessage - 1);
+  EXPECT_THAT(msg, HasSubstr("..."));
+  // The innermost context just before the root is kept (its end, at least).
+  EXPECT_THAT(msg, HasSubstr(pad.substr(0, 10) + ": missing operators:"));
+  EXPECT_EQ(s.code(), Error::kOperatorMissing);
+}
+
+TEST(StatusTest, NestedContextsOnCodeOnlyStatusKeepCodeName) {
+  Status s = Error::kOperatorMissing;
+  const std::string pad(150, 'p');
+  for (int level = 0; level < 5; ++level) s.with_context("%d %s", level, pad.c_str());
+  const std::string msg = s.message();
+  EXPECT_THAT(msg, StartsWith("4 p"));
+  EXPECT_THAT(msg, ::testing::EndsWith("pp: OperatorMissing"));
+  EXPECT_LE(msg.size(), Status::kMaxMessage - 1);
+}
+
+TEST(StatusTest, CopiedStatusCutsTheSameRootCause) {
+  std::string root(300, 'r');
+  Status a = Status::error(Error::kInvalidProgram, "%s", root.c_str());
+  a.with_context("first");
+  Status b = a;
+  b.with_context("%s", std::string(200, 's').c_str());
+  EXPECT_THAT(std::string(b.message()), ::testing::EndsWith(": " + root));
+  EXPECT_THAT(std::string(b.message()), StartsWith("sss"));
 }
 
 TEST(StatusTest, CopyKeepsCodeAndMessage) {

@@ -7,12 +7,15 @@
 #include <random>
 
 #include "extension/data_loader/buffer_data_loader.h"
+#include "runtime/core/testing/error_matchers.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using testing::read_fixture;
 
@@ -105,8 +108,7 @@ TEST(CorruptProgramTest, TruncationMessageNamesTheFile) {
   BufferDataLoader loader(prefix.data(), prefix.size(), "half_of_add.pte");
   auto program = Program::load(&loader);
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), ::testing::HasSubstr("half_of_add.pte"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "half_of_add.pte"));
 }
 
 TEST(CorruptProgramTest, RandomByteFlipsNeverCrash) {

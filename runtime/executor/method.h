@@ -1,8 +1,9 @@
 // Method: one loaded, runnable method of a Program.
 //
-// Load (method_load.cpp) turns the plan into values and a flat table of
-// resolved instructions; execute (method_execute.cpp) is a bounded loop over
-// that table that does no lookups. All memory comes from the MemoryManager.
+// Load (MethodLoader, method_loader.cpp) turns the plan into values and a
+// flat table of resolved instructions; execute (method.cpp) is a bounded
+// loop over that table that does no lookups. All memory comes from the
+// MemoryManager.
 #pragma once
 
 #include <cstddef>
@@ -96,7 +97,6 @@ class Method {
   const EValue& value(size_t index) const { return values_[index]; }
 
  private:
-  friend class Program;
   friend class MethodLoader;
 
   Method(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory_manager,

@@ -5,10 +5,13 @@
 
 #include <vector>
 
+#include "runtime/core/testing/error_matchers.h"
 #include "runtime/executor/testing/pte_builder.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 
@@ -128,8 +131,7 @@ TEST(ProgramHeaderTest, TruncatedInsideHeader) {
   auto b = header_bytes(32, 200, 0, 0);
   b.resize(20);
   Status s = parse(b, 20, &h);
-  EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("truncated"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidProgram, "truncated"));
 }
 
 TEST(ProgramHeaderTest, ShortPrefixCannotHideSegmentDataSize) {
@@ -139,8 +141,7 @@ TEST(ProgramHeaderTest, ShortPrefixCannotHideSegmentDataSize) {
   auto b = header_bytes(32, 200, 256, 44);
   b.resize(36);
   Status s = parse(b, 300, &h);
-  EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("truncated"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidProgram, "truncated"));
 }
 
 }  // namespace

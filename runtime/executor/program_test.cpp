@@ -7,11 +7,14 @@
 
 #include "extension/data_loader/buffer_data_loader.h"
 #include "runtime/backend/backend_registry.h"
+#include "runtime/core/testing/error_matchers.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 using testing::pack;
@@ -163,8 +166,7 @@ TEST(ProgramTest, TwentyFourByteHeaderWithSegments) {
   truncated.pop_back();
   auto cut = load_bytes(truncated, "eh24_cut.pte");
   ASSERT_FALSE(cut.ok());
-  EXPECT_EQ(cut.error(), Error::kInvalidProgram);
-  EXPECT_THAT(cut.status().message(), HasSubstr("segment 1"));
+  EXPECT_THAT(cut, ErrorIs(Error::kInvalidProgram, "segment 1"));
   EXPECT_THAT(cut.status().message(), HasSubstr("eh24_cut.pte"));
 }
 
@@ -195,11 +197,11 @@ TEST(ProgramTest, UnknownMethodListsTheOnesThatExist) {
   ASSERT_TRUE(program.ok());
   auto meta = program->method_meta("backward");
   ASSERT_FALSE(meta.ok());
-  EXPECT_EQ(meta.error(), Error::kNotFound);
-  EXPECT_THAT(meta.status().message(), HasSubstr("'backward'"));
+  EXPECT_THAT(meta, ErrorIs(Error::kNotFound, "'backward'"));
   EXPECT_THAT(meta.status().message(), HasSubstr("'forward'"));
   EXPECT_THAT(meta.status().message(), HasSubstr("add.pte"));
-  EXPECT_EQ(program->method_name(3).error(), Error::kInvalidArgument);
+  EXPECT_THAT(program->method_name(3),
+              ErrorIs(Error::kInvalidArgument, "'add.pte' has 1 methods; index 3 is out of range"));
 }
 
 TEST(ProgramTest, RepackedFixtureStillLoads) {
@@ -228,7 +230,8 @@ TEST(ProgramTest, NamedDataAndSegmentsAreReadable) {
   ASSERT_TRUE(data.ok()) << data.status().message();
   ASSERT_EQ(data->size(), 5u);
   EXPECT_EQ(std::vector<uint8_t>(data->bytes().begin(), data->bytes().end()), second);
-  EXPECT_EQ(program->named_data("bias").error(), Error::kNotFound);
+  EXPECT_THAT(program->named_data("bias"),
+              ErrorIs(Error::kNotFound, "'test.pte' has no named data 'bias'"));
 }
 
 // --- Bad files ----------------------------------------------------------------
@@ -237,8 +240,7 @@ TEST(ProgramErrorTest, TooShort) {
   std::vector<uint8_t> bytes = {1, 2, 3};
   auto program = load_bytes(bytes, "tiny.pte");
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), HasSubstr("tiny.pte"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "tiny.pte"));
   EXPECT_THAT(program.status().message(), HasSubstr("too short"));
 }
 
@@ -247,8 +249,7 @@ TEST(ProgramErrorTest, WrongIdentifier) {
   std::memcpy(bytes.data() + 4, "PK\x03\x04", 4);
   auto program = load_bytes(bytes, "zip.pte");
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), HasSubstr("not a .pte program"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "not a .pte program"));
   EXPECT_THAT(program.status().message(), HasSubstr("ET12"));
 }
 
@@ -257,8 +258,7 @@ TEST(ProgramErrorTest, OtherFormatVersionIsNotSupported) {
   std::memcpy(bytes.data() + 4, "ET99", 4);
   auto program = load_bytes(bytes);
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kNotSupported);
-  EXPECT_THAT(program.status().message(), HasSubstr("ET99"));
+  EXPECT_THAT(program, ErrorIs(Error::kNotSupported, "ET99"));
 }
 
 TEST(ProgramErrorTest, HeaderProgramSizePastEnd) {
@@ -266,8 +266,7 @@ TEST(ProgramErrorTest, HeaderProgramSizePastEnd) {
   testing::put_u64(bytes, 16, bytes.size() + 1);
   auto program = load_bytes(bytes);
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), HasSubstr("program is"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "program is"));
 }
 
 TEST(ProgramErrorTest, HeaderHugeSizesDoNotOverflow) {
@@ -276,11 +275,13 @@ TEST(ProgramErrorTest, HeaderHugeSizesDoNotOverflow) {
     testing::put_u64(bytes, field, UINT64_MAX);
     auto program = load_bytes(bytes);
     ASSERT_FALSE(program.ok()) << "field " << field;
-    EXPECT_EQ(program.error(), Error::kInvalidProgram);
+    EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "18446744073709551615"))
+        << "field " << field;
   }
   auto bytes = read_fixture("add_eh.pte");
   testing::put_u32(bytes, 12, UINT32_MAX);  // Header length.
-  EXPECT_EQ(load_bytes(bytes).error(), Error::kInvalidProgram);
+  EXPECT_THAT(load_bytes(bytes),
+              ErrorIs(Error::kInvalidProgram, "extended header length 4294967295 is invalid"));
 }
 
 TEST(ProgramErrorTest, SegmentPastEnd) {
@@ -291,8 +292,7 @@ TEST(ProgramErrorTest, SegmentPastEnd) {
   testing::put_u64(bytes, 32, 2);
   auto program = load_bytes(bytes);
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), HasSubstr("segment 0"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "segment 0"));
 }
 
 TEST(ProgramErrorTest, SegmentOffsetOverflow) {
@@ -319,8 +319,7 @@ TEST(ProgramErrorTest, SegmentOffsetOverflow) {
   out.resize(base + 4, 0);
   auto program = load_bytes(out);
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), HasSubstr("runs past"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "runs past"));
 }
 
 TEST(ProgramErrorTest, SegmentsWithoutHeader) {
@@ -339,8 +338,7 @@ TEST(ProgramErrorTest, ConstantSegmentIndexOutOfRange) {
   auto bytes = pack(*object, {{0, 0, 128, 63}});
   auto program = load_bytes(bytes);
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), HasSubstr("segment 7"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "segment 7"));
 }
 
 TEST(ProgramErrorTest, ConstantOffsetPastSegment) {
@@ -351,10 +349,12 @@ TEST(ProgramErrorTest, ConstantOffsetPastSegment) {
   ASSERT_TRUE(program.ok());  // Checked when a tensor asks for it.
   auto data = program->constant_data(1, 4);
   ASSERT_FALSE(data.ok());
-  EXPECT_EQ(data.error(), Error::kInvalidProgram);
-  EXPECT_THAT(data.status().message(), HasSubstr("runs past"));
-  EXPECT_EQ(program->constant_data(9, 4).error(), Error::kInvalidProgram);
-  EXPECT_EQ(program->constant_data(1, SIZE_MAX).error(), Error::kInvalidProgram);
+  EXPECT_THAT(data, ErrorIs(Error::kInvalidProgram, "runs past"));
+  EXPECT_THAT(program->constant_data(9, 4),
+              ErrorIs(Error::kInvalidProgram,
+                      "constant index 9 is out of range (the constant segment lists 2)"));
+  EXPECT_THAT(program->constant_data(1, SIZE_MAX),
+              ErrorIs(Error::kInvalidProgram, "runs past the 4-byte constant segment"));
 }
 
 TEST(ProgramErrorTest, FlatbufferCorruptionFailsVerification) {
@@ -362,8 +362,7 @@ TEST(ProgramErrorTest, FlatbufferCorruptionFailsVerification) {
   testing::put_u32(bytes, 0, static_cast<uint32_t>(bytes.size() + 100));  // Root past end.
   auto program = load_bytes(bytes, "bad_root.pte");
   ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.error(), Error::kInvalidProgram);
-  EXPECT_THAT(program.status().message(), HasSubstr("bad_root.pte"));
+  EXPECT_THAT(program, ErrorIs(Error::kInvalidProgram, "bad_root.pte"));
   EXPECT_THAT(program.status().message(), HasSubstr("verification"));
 }
 

@@ -1,4 +1,5 @@
 #include "tools/cli/arg_parser.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,8 @@
 namespace torchlight {
 namespace cli {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 ArgParser make_parser() {
   return ArgParser("run", {{"repeat"}, {"input", true, true}, {"verbose", false, false}});
@@ -55,26 +58,26 @@ TEST(ArgParserTest, Errors) {
   {
     ArgParser parser = make_parser();
     Status s = parser.parse({"--bogus"});
-    EXPECT_EQ(s.code(), Error::kInvalidArgument);
-    EXPECT_NE(std::string(s.message()).find("--bogus"), std::string::npos) << s.message();
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "--bogus"));
   }
   {
     ArgParser parser = make_parser();
-    EXPECT_EQ(parser.parse({"-x"}).code(), Error::kInvalidArgument);
+    EXPECT_THAT(parser.parse({"-x"}), ErrorIs(Error::kInvalidArgument, "unknown option '-x'"));
   }
   {
     ArgParser parser = make_parser();
     Status s = parser.parse({"--repeat"});
-    EXPECT_EQ(s.code(), Error::kInvalidArgument);
-    EXPECT_NE(std::string(s.message()).find("needs a value"), std::string::npos) << s.message();
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "needs a value"));
   }
   {
     ArgParser parser = make_parser();
-    EXPECT_EQ(parser.parse({"--repeat", "1", "--repeat", "2"}).code(), Error::kInvalidArgument);
+    EXPECT_THAT(parser.parse({"--repeat", "1", "--repeat", "2"}),
+                ErrorIs(Error::kInvalidArgument, "option '--repeat' was given more than once"));
   }
   {
     ArgParser parser = make_parser();
-    EXPECT_EQ(parser.parse({"--verbose=yes"}).code(), Error::kInvalidArgument);
+    EXPECT_THAT(parser.parse({"--verbose=yes"}),
+                ErrorIs(Error::kInvalidArgument, "option '--verbose' takes no value"));
   }
 }
 
@@ -86,8 +89,7 @@ TEST(ParseIntOptionTest, AcceptsOnlyWholeNumbersInRange) {
   for (const char* bad : {"0", "101", "abc", "", "3x", "1.5", "-2", "99999999999999999999999"}) {
     Result<int64_t> r = parse_int_option("repeat", bad, 1, 100);
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_EQ(r.error(), Error::kInvalidArgument);
-    EXPECT_NE(std::string(r.status().message()).find("--repeat"), std::string::npos);
+    EXPECT_THAT(r, ErrorIs(Error::kInvalidArgument, "--repeat"));
   }
 }
 

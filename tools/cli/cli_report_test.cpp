@@ -1,4 +1,5 @@
 #include "tools/cli/cli_report.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,8 @@
 namespace torchlight {
 namespace cli {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 TEST(DescribeTensorInfoTest, StaticDynamicAndUnbound) {
   const int32_t sizes[] = {8, 3};
@@ -40,7 +43,7 @@ TEST(WithCommasTest, GroupsThousands) {
 
 TEST(BlameTest, PrefixesTheFileOnce) {
   Status s = blame("a.npy", Status::error(Error::kInvalidType, "wrong dtype"));
-  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType));
   EXPECT_STREQ(s.message(), "a.npy: wrong dtype");
   Status named = blame("a.npy", Status::error(Error::kNotFound, "cannot open 'a.npy'"));
   EXPECT_STREQ(named.message(), "cannot open 'a.npy'");

@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/testing/error_matchers.h"
 #include "runtime/executor/testing/pte_builder.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 const std::string kFixtures = TORCHLIGHT_FIXTURES_DIR;
 
@@ -32,16 +35,14 @@ TEST(ModuleDecoderStepTest, MissingFileIsNotFound) {
   Module module(kFixtures + "/no_such_model.pte");
   auto metadata = read_llm_metadata(&module);
   ASSERT_FALSE(metadata.ok());
-  EXPECT_EQ(metadata.error(), Error::kNotFound);
-  EXPECT_NE(std::string(metadata.status().message()).find("no_such_model.pte"), std::string::npos)
-      << metadata.status().message();
+  EXPECT_THAT(metadata, ErrorIs(Error::kNotFound, "no_such_model.pte"));
 }
 
 TEST(ModuleDecoderStepTest, WrongInputDtypeNamesTheInputAndTheSignature) {
   Module module(kFixtures + "/add.pte");  // forward(float32 [1], float32 [1])
   auto step = ModuleDecoderStep::create(&module, LlmMetadata{});
   ASSERT_FALSE(step.ok());
-  EXPECT_EQ(step.error(), Error::kInvalidProgram);
+  EXPECT_THAT(step, ErrorIs(Error::kInvalidProgram));
   const std::string message = step.status().message();
   EXPECT_NE(message.find("input 0 (tokens)"), std::string::npos) << message;
   EXPECT_NE(message.find("float32"), std::string::npos) << message;
@@ -52,9 +53,7 @@ TEST(ModuleDecoderStepTest, WrongInputCountIsInvalidProgram) {
   Module module(kFixtures + "/add_eh.pte");  // forward(float32 [3])
   auto step = ModuleDecoderStep::create(&module, LlmMetadata{});
   ASSERT_FALSE(step.ok());
-  EXPECT_EQ(step.error(), Error::kInvalidProgram);
-  EXPECT_NE(std::string(step.status().message()).find("takes 1 inputs"), std::string::npos)
-      << step.status().message();
+  EXPECT_THAT(step, ErrorIs(Error::kInvalidProgram, "takes 1 inputs"));
 }
 
 // A crafted program whose get_max_seq_len() says INT32_MAX: the runner
@@ -71,11 +70,9 @@ TEST(ModuleDecoderStepTest, HugeMaxSeqLenIsRefused) {
   Module module(path);
   auto metadata = read_llm_metadata(&module);
   ASSERT_FALSE(metadata.ok());
-  EXPECT_EQ(metadata.error(), Error::kInvalidProgram);
-  EXPECT_NE(std::string(metadata.status().message())
-                .find("'get_max_seq_len' returns 2147483647, outside [1, 4194304]"),
-            std::string::npos)
-      << metadata.status().message();
+  EXPECT_THAT(metadata,
+              ErrorIs(Error::kInvalidProgram,
+                      "'get_max_seq_len' returns 2147483647, outside [1, 4194304]"));
 }
 
 }  // namespace

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "extension/llm/tokenizers/byte_tokenizer.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 constexpr int32_t kBos = 256;
 constexpr int32_t kEos = 257;
@@ -126,11 +129,10 @@ TEST(TextGeneratorTest, HugeContextOrVocabularyIsRefused) {
   FakeDecoder huge_context(INT32_MAX, 1, 258, alphabet);
   auto g = TextGenerator::create(&huge_context, tok.get(), {});
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.error(), Error::kNotSupported);
-  EXPECT_THAT(std::string(g.status().message()),
-              ::testing::HasSubstr("context of 2147483647 tokens"));
+  EXPECT_THAT(g, ErrorIs(Error::kNotSupported, "context of 2147483647 tokens"));
   FakeDecoder huge_vocab(64, 1, static_cast<int32_t>(kMaxLlmContext + 1), alphabet);
-  EXPECT_EQ(TextGenerator::create(&huge_vocab, tok.get(), {}).error(), Error::kNotSupported);
+  EXPECT_THAT(TextGenerator::create(&huge_vocab, tok.get(), {}),
+              ErrorIs(Error::kNotSupported, "this runner supports at most 4194304 of each"));
   FakeDecoder at_limit(kMaxLlmContext, 1, 258, alphabet);
   EXPECT_TRUE(TextGenerator::create(&at_limit, tok.get(), {}).ok());
 }
@@ -213,9 +215,7 @@ TEST(TextGeneratorTest, PromptLongerThanTheContextIsAnErrorBeforeAnyCall) {
   auto gen = make_generator(&model, tok.get());
   auto stats = gen->generate("abcd", greedy(), nullptr);  // 5 tokens with BOS
   ASSERT_FALSE(stats.ok());
-  EXPECT_EQ(stats.error(), Error::kInvalidArgument);
-  EXPECT_NE(std::string(stats.status().message()).find("5 tokens"), std::string::npos)
-      << stats.status().message();
+  EXPECT_THAT(stats, ErrorIs(Error::kInvalidArgument, "5 tokens"));
   EXPECT_NE(std::string(stats.status().message()).find("4 positions"), std::string::npos);
   EXPECT_TRUE(model.calls.empty());
 }
@@ -331,7 +331,8 @@ TEST(TextGeneratorTest, ChatTurnThatDoesNotFitIsOutOfResourcesAndResets) {
   EXPECT_EQ(gen->position(), 6);
   auto two = gen->continue_conversation("long", greedy(), nullptr);
   ASSERT_FALSE(two.ok());
-  EXPECT_EQ(two.error(), Error::kOutOfResources);
+  EXPECT_THAT(two,
+              ErrorIs(Error::kOutOfResources, "the conversation holds 6 of 8 positions; 4 more"));
   EXPECT_EQ(gen->position(), 0);
 }
 
@@ -358,7 +359,7 @@ TEST(TextGeneratorTest, RejectsATokenizerLargerThanTheModel) {
   FakeDecoder model(16, 16, 100, alphabet);
   auto gen = TextGenerator::create(&model, tok.get());
   ASSERT_FALSE(gen.ok());
-  EXPECT_EQ(gen.error(), Error::kInvalidArgument);
+  EXPECT_THAT(gen, ErrorIs(Error::kInvalidArgument));
   const std::string message = gen.status().message();
   EXPECT_NE(message.find("258"), std::string::npos) << message;
   EXPECT_NE(message.find("100"), std::string::npos) << message;
@@ -371,8 +372,7 @@ TEST(TextGeneratorTest, TokenTheTokenizerCannotDecodeIsAnError) {
   auto gen = make_generator(&model, tok->get());
   auto stats = gen->generate("a", greedy(), nullptr);
   ASSERT_FALSE(stats.ok());
-  EXPECT_EQ(stats.error(), Error::kInvalidArgument);
-  EXPECT_NE(std::string(stats.status().message()).find("299"), std::string::npos);
+  EXPECT_THAT(stats, ErrorIs(Error::kInvalidArgument, "299"));
 }
 
 TEST(TextGeneratorTest, ExtraEosIdsAndBosOverride) {
@@ -400,7 +400,9 @@ TEST(TextGeneratorTest, ExtraEosIdsAndBosOverride) {
   EXPECT_EQ(all.text, "ab.c");
 
   options.bos_id = 256;  // outside the model's vocabulary
-  EXPECT_EQ(TextGenerator::create(&model, tok->get(), options).error(), Error::kInvalidArgument);
+  EXPECT_THAT(TextGenerator::create(&model, tok->get(), options),
+              ErrorIs(Error::kInvalidArgument,
+                      "BOS id 256 is outside the model's vocabulary of 256"));
 }
 
 TEST(TextGeneratorTest, EmptyPromptNeedsABos) {
@@ -408,7 +410,8 @@ TEST(TextGeneratorTest, EmptyPromptNeedsABos) {
   ASSERT_TRUE(plain.ok());
   FakeDecoder model(16, 16, 258, alphabet);
   auto gen = make_generator(&model, plain->get());
-  EXPECT_EQ(gen->generate("", greedy(2), nullptr).error(), Error::kInvalidArgument);
+  EXPECT_THAT(gen->generate("", greedy(2), nullptr),
+              ErrorIs(Error::kInvalidArgument, "the prompt is empty and the model has no BOS"));
 
   auto tok = bytes_with_specials();
   auto with_bos = make_generator(&model, tok.get());
@@ -421,15 +424,17 @@ TEST(TextGeneratorTest, BadConfigAndDecoderFailuresAreErrors) {
   auto tok = bytes_with_specials();
   FakeDecoder model(16, 16, 258, alphabet);
   auto gen = make_generator(&model, tok.get());
-  EXPECT_EQ(gen->generate("a", greedy(-1, {""}), nullptr).error(), Error::kInvalidArgument);
+  EXPECT_THAT(gen->generate("a", greedy(-1, {""}), nullptr),
+              ErrorIs(Error::kInvalidArgument, "a stop string must not be empty"));
   GenerationConfig bad = greedy();
   bad.sampler.top_p = 0.0f;
-  EXPECT_EQ(gen->generate("a", bad, nullptr).error(), Error::kInvalidArgument);
+  EXPECT_THAT(gen->generate("a", bad, nullptr),
+              ErrorIs(Error::kInvalidArgument, "top_p is 0; expected a value in (0, 1]"));
 
   model.fail_at_call = 3;  // prefill and one decode step succeed
   auto stats = gen->generate("a", greedy(), nullptr);
   ASSERT_FALSE(stats.ok());
-  EXPECT_EQ(stats.error(), Error::kOperatorMissing);
+  EXPECT_THAT(stats, ErrorIs(Error::kOperatorMissing, "scripted failure"));
   EXPECT_EQ(gen->position(), 0);
 }
 

@@ -1,4 +1,5 @@
 #include "extension/llm/runner/tokenizer_loader.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 // A temporary directory, removed with its files.
 class TempDir {
@@ -128,10 +131,9 @@ TEST(TokenizerLoaderTest, Bytes) {
 TEST(TokenizerLoaderTest, MissingAndEmptySpecs) {
   auto missing = load_tokenizer("/no/such/tokenizer.model");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error(), Error::kNotFound);
-  EXPECT_NE(std::string(missing.status().message()).find("/no/such/tokenizer.model"),
-            std::string::npos);
-  EXPECT_EQ(load_tokenizer("").error(), Error::kInvalidArgument);
+  EXPECT_THAT(missing, ErrorIs(Error::kNotFound, "/no/such/tokenizer.model"));
+  EXPECT_THAT(load_tokenizer(""),
+              ErrorIs(Error::kInvalidArgument, "pass a tokenizer file or directory, or 'bytes'"));
 }
 
 TEST(TokenizerLoaderTest, TiktokenIsDetectedFromContentWhateverTheName) {
@@ -190,8 +192,7 @@ TEST(TokenizerLoaderTest, Gpt2VocabWithoutMergesIsNotFound) {
   const std::string vocab = dir.write("vocab.json", gpt2_vocab());
   auto loaded = load_tokenizer(vocab);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error(), Error::kNotFound);
-  EXPECT_NE(std::string(loaded.status().message()).find("merges.txt"), std::string::npos);
+  EXPECT_THAT(loaded, ErrorIs(Error::kNotFound, "merges.txt"));
 }
 
 TEST(TokenizerLoaderTest, UnrecognisedFilesSayWhatWasTried) {
@@ -199,15 +200,18 @@ TEST(TokenizerLoaderTest, UnrecognisedFilesSayWhatWasTried) {
   const std::string junk = dir.write("junk.dat", std::string("\x0A\x05garbage-bytes", 15));
   auto loaded = load_tokenizer(junk);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error(), Error::kInvalidExternalData);
+  EXPECT_THAT(loaded, ErrorIs(Error::kInvalidExternalData));
   const std::string message = loaded.status().message();
   EXPECT_NE(message.find("SentencePiece"), std::string::npos) << message;
   EXPECT_NE(message.find("llama2.c"), std::string::npos) << message;
 
   const std::string empty = dir.write("empty.bin", "");
-  EXPECT_EQ(load_tokenizer(empty).error(), Error::kInvalidExternalData);
+  EXPECT_THAT(load_tokenizer(empty),
+              ErrorIs(Error::kInvalidExternalData, "the tokenizer file is empty"));
   const std::string json = dir.write("weird.txt", "{\"a\": 0}");
-  EXPECT_EQ(load_tokenizer(json).error(), Error::kInvalidExternalData);
+  EXPECT_THAT(load_tokenizer(json),
+              ErrorIs(Error::kInvalidExternalData,
+                      "a JSON file that is not named *.json; a GPT-2"));
 }
 
 TEST(TokenizerLoaderTest, DirectoryWithoutATokenizer) {
@@ -215,7 +219,7 @@ TEST(TokenizerLoaderTest, DirectoryWithoutATokenizer) {
   dir.write("README", "nothing here");
   auto loaded = load_tokenizer(dir.path());
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error(), Error::kNotFound);
+  EXPECT_THAT(loaded, ErrorIs(Error::kNotFound, "the directory holds no tokenizer file"));
 }
 
 }  // namespace

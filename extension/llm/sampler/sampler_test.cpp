@@ -1,4 +1,5 @@
 #include "extension/llm/sampler/sampler.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,8 @@
 // that for a new/free mismatch.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 std::atomic<size_t> g_allocations{0};
 }  // namespace
 
@@ -205,7 +208,7 @@ TEST(Sampler, ErrorsNameTheProblem) {
   auto bad_config = [](SamplerConfig c, int32_t vocab, const char* part) {
     auto r = Sampler::create(vocab, c);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error(), Error::kInvalidArgument);
+    EXPECT_THAT(r, ErrorIs(Error::kInvalidArgument));
     EXPECT_NE(std::string(r.status().message()).find(part), std::string::npos)
         << r.status().message();
   };
@@ -233,7 +236,7 @@ TEST(Sampler, ErrorsNameTheProblem) {
                        float coin, const char* part) {
     auto r = s.sample_with_coin(span(logits), span(recent), coin);
     ASSERT_FALSE(r.ok()) << part;
-    EXPECT_EQ(r.error(), Error::kInvalidArgument);
+    EXPECT_THAT(r, ErrorIs(Error::kInvalidArgument));
     EXPECT_NE(std::string(r.status().message()).find(part), std::string::npos)
         << r.status().message();
   };

@@ -1,4 +1,5 @@
 #include "extension/llm/tokenizers/byte_tokenizer.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,8 @@
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using Ids = std::vector<int32_t>;
 
@@ -46,7 +49,7 @@ TEST(ByteTokenizerTest, DecodeRejectsIdsOutsideTheVocabulary) {
   for (int32_t id : {-1, 256, 1000}) {
     auto piece = tok->decode(-1, id);
     ASSERT_FALSE(piece.ok()) << id;
-    EXPECT_EQ(piece.error(), Error::kInvalidArgument);
+    EXPECT_THAT(piece, ErrorIs(Error::kInvalidArgument));
     EXPECT_NE(std::string(piece.status().message()).find(std::to_string(id)), std::string::npos);
   }
 }
@@ -54,9 +57,14 @@ TEST(ByteTokenizerTest, DecodeRejectsIdsOutsideTheVocabulary) {
 TEST(ByteTokenizerTest, BosAndEosOnlyWhenConfigured) {
   auto plain = make();
   Ids ids;
-  EXPECT_EQ(plain->encode("a", true, false, &ids).code(), Error::kInvalidArgument);
-  EXPECT_EQ(plain->encode("a", false, true, &ids).code(), Error::kInvalidArgument);
-  EXPECT_EQ(plain->encode("a", false, false, nullptr).code(), Error::kInvalidArgument);
+  EXPECT_THAT(plain->encode("a", true, false, &ids),
+              ErrorIs(Error::kInvalidArgument,
+                      "BOS requested, but this tokenizer has no BOS token"));
+  EXPECT_THAT(plain->encode("a", false, true, &ids),
+              ErrorIs(Error::kInvalidArgument,
+                      "EOS requested, but this tokenizer has no EOS token"));
+  EXPECT_THAT(plain->encode("a", false, false, nullptr),
+              ErrorIs(Error::kInvalidArgument, "null output ids"));
 
   auto with_specials = make({/*bos_id=*/256, /*eos_id=*/257});
   EXPECT_EQ(with_specials->vocab_size(), 258);
@@ -75,9 +83,13 @@ TEST(ByteTokenizerTest, BosAndEosOnlyWhenConfigured) {
 }
 
 TEST(ByteTokenizerTest, RejectsBadSpecialIds) {
-  EXPECT_EQ(ByteTokenizer::create({65, -1}).error(), Error::kInvalidArgument);  // a byte
-  EXPECT_EQ(ByteTokenizer::create({-1, 300}).error(), Error::kInvalidArgument);
-  EXPECT_EQ(ByteTokenizer::create({256, 256}).error(), Error::kInvalidArgument);
+  EXPECT_THAT(ByteTokenizer::create({65, -1}),
+              ErrorIs(Error::kInvalidArgument,
+                      "id must be -1 (none), 256 or 257, got 65"));  // a byte
+  EXPECT_THAT(ByteTokenizer::create({-1, 300}),
+              ErrorIs(Error::kInvalidArgument, "id must be -1 (none), 256 or 257, got 300"));
+  EXPECT_THAT(ByteTokenizer::create({256, 256}),
+              ErrorIs(Error::kInvalidArgument, "BOS and EOS must be different ids, both are 256"));
 }
 
 }  // namespace

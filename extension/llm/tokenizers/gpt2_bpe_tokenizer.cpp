@@ -279,17 +279,10 @@ Status Gpt2BpeTokenizer::encode(std::string_view text, bool bos, bool eos,
                      "encode: EOS requested, but this GPT-2 tokenizer has no EOS token");
   ids->clear();
   if (bos) ids->push_back(bos_id_);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const SpecialTokens::Match m =
-        allow_special_ ? specials_.find(text, pos)
-                       : SpecialTokens::Match{std::string_view::npos, 0, -1};
-    const size_t end = m.pos == std::string_view::npos ? text.size() : m.pos;
-    encode_ordinary(text.substr(pos, end - pos), ids);
-    if (m.pos == std::string_view::npos) break;
-    ids->push_back(m.id);
-    pos = m.pos + m.size;
-  }
+  encode_around_specials(specials_, allow_special_, text, ids,
+                         [this](std::string_view piece, std::vector<int32_t>* out) {
+                           encode_ordinary(piece, out);
+                         });
   if (eos) ids->push_back(eos_id_);
   return Error::kOk;
 }

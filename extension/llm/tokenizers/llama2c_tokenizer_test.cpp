@@ -7,9 +7,12 @@
 #include <vector>
 
 #include "extension/llm/tokenizers/tokenizer_test_util.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using testing::TempFile;
 using Ids = std::vector<int32_t>;
@@ -116,8 +119,10 @@ TEST(Llama2c, Decode) {
   EXPECT_EQ(*t->decode(1, kByte0 + 'A'), "A");
   EXPECT_EQ(*t->decode(5, kByte0 + 0), std::string(1, '\0'));
   EXPECT_EQ(*t->decode(5, 1), "\n<s>\n");
-  EXPECT_EQ(t->decode(5, 269).error(), Error::kInvalidArgument);
-  EXPECT_EQ(t->decode(5, -1).error(), Error::kInvalidArgument);
+  EXPECT_THAT(t->decode(5, 269),
+              ErrorIs(Error::kInvalidArgument, "token id 269 is outside the vocabulary [0, 269)"));
+  EXPECT_THAT(t->decode(5, -1),
+              ErrorIs(Error::kInvalidArgument, "token id -1 is outside the vocabulary [0, 269)"));
   const std::string text = "abc x\xC3\xA9\xE2\x82\xAC \xFF end";
   const Ids ids = encode(*t, text);
   std::string back;
@@ -157,7 +162,8 @@ TEST(Llama2c, LoadErrors) {
   Llama2cTokenizerOptions bad_bos;
   bad_bos.bos_id = 269;
   expect(good, Error::kInvalidArgument, "BOS id 269", bad_bos);
-  EXPECT_EQ(Llama2cTokenizer::load("/nonexistent/tokenizer.bin").error(), Error::kNotFound);
+  EXPECT_THAT(Llama2cTokenizer::load("/nonexistent/tokenizer.bin"),
+              ErrorIs(Error::kNotFound, "cannot open"));
 }
 
 // Every strict prefix of a tokenizer.bin fails cleanly once the vocabulary
@@ -169,7 +175,7 @@ TEST(Llama2c, EveryTruncationFailsCleanly) {
   for (size_t len = 0; len < good.size(); ++len) {
     auto r = Llama2cTokenizer::load_from_contents(good.substr(0, len), "tok.bin", sized);
     ASSERT_FALSE(r.ok()) << "length " << len;
-    ASSERT_EQ(r.error(), Error::kInvalidExternalData) << r.status().message();
+    ASSERT_THAT(r, ErrorIs(Error::kInvalidExternalData)) << r.status().message();
     ASSERT_NE(std::string(r.status().message()).find("tok.bin"), std::string::npos);
     auto unsized = Llama2cTokenizer::load_from_contents(good.substr(0, len), "tok.bin");
     if (unsized.ok()) {

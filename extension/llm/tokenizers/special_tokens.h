@@ -48,4 +48,24 @@ class SpecialTokens {
   bool first_byte_[256] = {};  // bytes that start some token: skip others fast
 };
 
+/// Appends the ids of `text` to `ids`: when `match_specials` is set, each
+/// special token found becomes its id; the stretches between (or the whole
+/// text) go through `encode_ordinary(std::string_view, std::vector<int32_t>*)`.
+/// The split GPT-2 BPE and tiktoken share.
+template <typename EncodeOrdinary>
+void encode_around_specials(const SpecialTokens& specials, bool match_specials,
+                            std::string_view text, std::vector<int32_t>* ids,
+                            const EncodeOrdinary& encode_ordinary) {
+  constexpr SpecialTokens::Match kNone{std::string_view::npos, 0, -1};
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const SpecialTokens::Match m = match_specials ? specials.find(text, pos) : kNone;
+    const size_t end = m.pos == std::string_view::npos ? text.size() : m.pos;
+    encode_ordinary(text.substr(pos, end - pos), ids);
+    if (m.pos == std::string_view::npos) break;
+    ids->push_back(m.id);
+    pos = m.pos + m.size;
+  }
+}
+
 }  // namespace torchlight

@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "extension/llm/tokenizers/tokenizer_test_util.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using testing::TempFile;
 using Ids = std::vector<int32_t>;
@@ -101,8 +104,10 @@ TEST(Tiktoken, SpecialTokens) {
   // Pieces "<|", "end", "|>", none of them merging: 7 byte tokens.
   EXPECT_EQ(encode(*ordinary, "<|end|>"), (Ids{'<', '|', 'e', 'n', 'd', '|', '>'}));
   EXPECT_EQ(*t->decode(-1, 302), "<|end|>x");
-  EXPECT_EQ(t->decode(-1, 262).error(), Error::kInvalidArgument);
-  EXPECT_EQ(t->decode(-1, 303).error(), Error::kInvalidArgument);
+  EXPECT_THAT(t->decode(-1, 262),
+              ErrorIs(Error::kInvalidArgument, "token id 262 is neither a rank nor a special"));
+  EXPECT_THAT(t->decode(-1, 303),
+              ErrorIs(Error::kInvalidArgument, "token id 303 is neither a rank nor a special"));
 }
 
 TEST(Tiktoken, DecodeRoundTripsAnyBytes) {
@@ -157,8 +162,8 @@ TEST(Tiktoken, LoadErrors) {
   TiktokenOptions bad_bos = small_options();
   bad_bos.bos_token = "<s>";
   expect_error(good, Error::kInvalidArgument, "BOS token \"<s>\"", bad_bos);
-  EXPECT_EQ(TiktokenTokenizer::load("/nonexistent.tiktoken", small_options()).error(),
-            Error::kNotFound);
+  EXPECT_THAT(TiktokenTokenizer::load("/nonexistent.tiktoken", small_options()),
+              ErrorIs(Error::kNotFound, "cannot open"));
 }
 
 // With the expected rank count, every cut of the file fails: inside a line
@@ -170,7 +175,7 @@ TEST(Tiktoken, EveryTruncationFails) {
     auto r = TiktokenTokenizer::load_from_contents(good.substr(0, len), "t.tiktoken",
                                                    small_options());
     ASSERT_FALSE(r.ok()) << "length " << len;
-    EXPECT_EQ(r.error(), Error::kInvalidExternalData);
+    EXPECT_THAT(r, ErrorIs(Error::kInvalidExternalData)) << "length " << len;
   }
   EXPECT_TRUE(TiktokenTokenizer::load_from_contents(good.substr(0, good.size() - 1), "t.tiktoken",
                                                     small_options())

@@ -1,4 +1,5 @@
 #include "extension/llm/tokenizers/vocab_json.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -6,6 +7,8 @@
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 TEST(VocabJson, ParsesKeysAndEscapes) {
   auto r = parse_vocab_json(
@@ -52,7 +55,7 @@ TEST(VocabJson, ErrorsNameFileLineAndProblem) {
   for (const Case& c : cases) {
     auto r = parse_vocab_json(c.json, "bad.json");
     ASSERT_FALSE(r.ok()) << c.json;
-    EXPECT_EQ(r.error(), Error::kInvalidExternalData) << c.json;
+    EXPECT_THAT(r, ErrorIs(Error::kInvalidExternalData)) << c.json;
     const std::string m = r.status().message();
     EXPECT_NE(m.find("bad.json"), std::string::npos) << m;
     EXPECT_NE(m.find(c.message_part), std::string::npos) << c.json << " -> " << m;

@@ -31,6 +31,7 @@ from torchlight.method_graph import MethodGraph, is_symbolic, upper_bound, upper
 from torchlight.passes import control_flow
 from torchlight.passes.free_calls import FREE_AFTER
 from torchlight.passes.memory_planning import ALLOCATION
+from torchlight.passes.out_variants import OUT_ALLOCS
 from torchlight.pte import schema
 from torchlight.pte.pte_file import ProgramData
 
@@ -80,7 +81,7 @@ def _strip_optional(t):
 
 
 def _frames(node: torch.fx.Node) -> schema.FrameList:
-    trace = node.meta.get("stack_trace") or ""
+    trace = node.meta.get(ops.STACK_TRACE) or ""
     frames = [schema.Frame(m["file"], int(m["line"]), m["func"], m["code"].strip())
               for m in re.finditer(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in '
                                    r'(?P<func>\S+)\n(?P<code>[^\n]*)', trace)]
@@ -245,7 +246,7 @@ class _MethodEmitter:
         args = [self.kernel_argument(self.schema_value(node, i, arg), arg)
                 for i, arg in enumerate(fn_schema.arguments)]
         if ops.is_out_variant(op):
-            out_values = [self.node_value(a) for a in node.meta["tl_out_allocs"]]
+            out_values = [self.node_value(a) for a in node.meta[OUT_ALLOCS]]
             if len(fn_schema.returns) == 1:
                 args.append(self.argument(node.kwargs[ops.out_arguments(op)[0].name],
                                           fn_schema.returns[0].type))
@@ -283,7 +284,7 @@ class _MethodEmitter:
                                for s in lowered.compile_specs]))
             self.delegate_index[key] = len(self.delegates) - 1
         inputs = [self.argument(a, torch.TensorType.get()) for a in node.args[1:]]
-        outputs = [self.node_value(a) for a in node.meta["tl_out_allocs"]]
+        outputs = [self.node_value(a) for a in node.meta[OUT_ALLOCS]]
         self.node_values[node] = outputs
         self.instruction(schema.DelegateCall(self.delegate_index[key], inputs + outputs))
 
@@ -402,7 +403,7 @@ class _MethodEmitter:
                 self.node_values[node] = self.node_value(node.args[0])[node.args[1]]
             elif ops.is_symbolic_function(node.target):
                 self.symbolic_call(node)
-            elif getattr(node.target, "_torchlight_delegate", False):
+            elif ops.is_delegate_call(node.target):
                 self.delegate_call(node)
             elif control_flow.is_control_flow(node.target):
                 self.control_flow(node)

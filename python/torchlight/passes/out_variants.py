@@ -88,7 +88,7 @@ def to_out_variants(method: MethodGraph) -> MethodGraph:
             continue
         if getattr(target, "_torchlight_control_flow", False):
             continue  # A jump marker (passes/control_flow.py).
-        if getattr(target, "_torchlight_delegate", False):
+        if ops.is_delegate_call(target):
             allocs = [_make_alloc(method, node, v) for v in tensor_values(node.meta["val"])]
             node.kwargs = {"out": tuple(allocs)}
             node.meta[OUT_ALLOCS] = allocs

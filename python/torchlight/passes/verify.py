@@ -75,5 +75,5 @@ def _check_graph(module: torch.fx.GraphModule, preserved, check_ir_validity: boo
         elif isinstance(target, HigherOrderOperator):
             problems.append((node, f"control flow ({target.name()}) is not supported; "
                                    f"torchlight lowers torch.cond only"))
-        elif not getattr(target, "_torchlight_delegate", False):
+        elif not ops.is_delegate_call(target):
             problems.append((node, "calls a Python function, which a .pte cannot run"))

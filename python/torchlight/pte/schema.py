@@ -2,9 +2,10 @@
 
 Fields are declared in the schema's order with its (snake_case) names, so a
 reader can hold this file next to the spec's table. The emitter builds these
-objects; serialize.py turns them into flatbuffer bytes and reader.py turns
-bytes back into them. Defaults match the schema's defaults, so a field left
-at its default is simply not written (as flatc would do).
+objects; flatbuffer_writer.py turns them into flatbuffer bytes and
+pte_file.py turns bytes back into them. Defaults match the schema's
+defaults, so a field left at its default is simply not written (as flatc
+would do).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-#include "tools/cli/llm_command.h"
+#include "tools/cli/llm_options.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,8 @@
 namespace torchlight {
 namespace cli {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 Result<LlmOptions> parse(const std::vector<std::string>& args) {
   ArgParser parser("llm", llm_option_specs());
@@ -20,7 +23,7 @@ Result<LlmOptions> parse(const std::vector<std::string>& args) {
 std::string error_of(const std::vector<std::string>& args) {
   Result<LlmOptions> o = parse(args);
   if (o.ok()) return "";
-  EXPECT_EQ(o.error(), Error::kInvalidArgument);
+  EXPECT_THAT(o, ErrorIs(Error::kInvalidArgument));
   return o.status().message();
 }
 
@@ -118,7 +121,7 @@ TEST(LlmCommandTest, StopStringEscapes) {
     EXPECT_EQ(out.get(), c.out) << c.in;
   }
   for (const char* bad : {"", "\\", "x\\", "\\x4", "\\xZZ", "\\e"}) {
-    EXPECT_EQ(unescape_stop_string(bad).error(), Error::kInvalidArgument) << bad;
+    EXPECT_THAT(unescape_stop_string(bad), ErrorIs(Error::kInvalidArgument)) << bad;
   }
 }
 
