@@ -347,6 +347,7 @@ xnn_datatype to_xnn_datatype(int16_t payload_datatype) {
 Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t* num_externals) {
   const auto* values = ctx.graph->xvalues();
   *num_externals = 0;
+  uint64_t activation_bytes = 0;  // Non-constant values; each is <= kMaxValueBytes.
   for (uint32_t i = 0; i < ctx.num_values; ++i) {
     TL_ASSIGN_OR_RETURN(ValueView view, view_value(values->Get(i), i));
     Definition d{};
@@ -370,6 +371,13 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
                           constant_bytes_at(ctx, view.tensor->constant_buffer_idx(),
                                             constant_bytes(d.datatype, d.shape), i, "data"));
       d.data = data;
+    } else {
+      activation_bytes += d.shape.numel * element_bytes(d.datatype);
+      TL_CHECK_OR_RETURN(activation_bytes <= ctx.max_value_bytes, Error::kInvalidProgram,
+                         "XNNPACK values 0..%u declare %llu bytes of tensors besides "
+                         "constants; the limit is %llu",
+                         i, static_cast<unsigned long long>(activation_bytes),
+                         static_cast<unsigned long long>(ctx.max_value_bytes));
     }
     // Verified: flags is 0, INPUT or OUTPUT, and external ids are unique.
     d.flags = view.tensor->flags();
@@ -377,6 +385,10 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
     TL_ASSIGN_OR_RETURN(uint32_t id, define_one(ctx, view, d));
     ctx.id_map[view.tensor->id_out()] = id;
     ctx.datatypes[view.tensor->id_out()] = d.datatype;
+    ctx.kinds[view.tensor->id_out()] = d.data != nullptr              ? ValueKind::kConstant
+                                       : d.flags == kExternalInput  ? ValueKind::kExternalInput
+                                       : d.flags == kExternalOutput ? ValueKind::kExternalOutput
+                                                                    : ValueKind::kInternal;
     DeclaredShape& declared = ctx.shapes[view.tensor->id_out()];
     declared.rank = static_cast<uint32_t>(d.shape.rank);
     for (size_t k = 0; k < d.shape.rank; ++k) declared.dims[k] = d.shape.dims[k];

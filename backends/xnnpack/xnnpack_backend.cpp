@@ -84,15 +84,21 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
   std::unique_ptr<xnn_datatype[]> datatypes(new (std::nothrow) xnn_datatype[num_values + 1]);
   std::unique_ptr<xnnpack::DeclaredShape[]> shapes(
       new (std::nothrow) xnnpack::DeclaredShape[num_values + 1]);
+  std::unique_ptr<xnnpack::ValueKind[]> kinds(new (std::nothrow) xnnpack::ValueKind[num_values + 1]);
+  std::unique_ptr<uint32_t[]> producers(new (std::nothrow) uint32_t[num_values + 1]);
+  std::unique_ptr<uint8_t[]> consumed(new (std::nothrow) uint8_t[num_values + 1]());
   auto* externals = allocator->allocate_array<ExternalValue>(num_externs);
   auto* bindings = allocator->allocate_array<xnn_external_value>(num_externs);
   auto* executor_memory = allocator->allocate(sizeof(XnnExecutor), alignof(XnnExecutor));
   TL_CHECK_OR_RETURN(id_map != nullptr && datatypes != nullptr && shapes != nullptr &&
+                         kinds != nullptr && producers != nullptr && consumed != nullptr &&
                          externals != nullptr &&
                          bindings != nullptr && executor_memory != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory for an XNNPACK delegate of %u values", num_values);
   std::fill(id_map.get(), id_map.get() + num_values, xnnpack::kUndefinedValue);
+  std::fill(producers.get(), producers.get() + num_values, xnnpack::kNoProducer);
+  std::fill(kinds.get(), kinds.get() + num_values, xnnpack::ValueKind::kInternal);
   for (uint32_t i = 0; i < num_externs; ++i) bindings[i] = {0, nullptr};
 
   DefinitionContext ctx;
@@ -104,6 +110,10 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
   ctx.num_values = num_values;
   ctx.datatypes = datatypes.get();
   ctx.shapes = shapes.get();
+  ctx.kinds = kinds.get();
+  ctx.producers = producers.get();
+  ctx.consumed = consumed.get();
+  ctx.max_value_bytes = max_value_bytes_;
   uint32_t num_externals = 0;
   TL_RETURN_IF_ERROR(xnnpack::define_values(ctx, externals, &num_externals));
   TL_RETURN_IF_ERROR(check_externals(externals, num_externals));

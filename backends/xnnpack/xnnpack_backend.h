@@ -9,6 +9,8 @@
 // the inputs' current shapes and runs.
 #pragma once
 
+#include <cstdint>
+
 #include "runtime/backend/backend_interface.h"
 #include "runtime/backend/backend_registry.h"
 
@@ -17,14 +19,24 @@ namespace torchlight {
 /// The id programs name this backend by (BackendDelegate.id).
 inline constexpr const char* kXnnpackBackendId = "XnnpackBackend";
 
+/// Default bound on the bytes one delegate's non-constant values declare
+/// (summed over their declared shapes), far above any real model's.
+inline constexpr uint64_t kXnnpackDefaultMaxValueBytes = uint64_t{8} << 30;
+
 class XnnpackBackend final : public BackendInterface {
  public:
+  /// `max_value_bytes`: init refuses payloads whose non-constant values
+  /// declare more bytes in total (XNNPACK sizes its workspace from them).
+  explicit XnnpackBackend(uint64_t max_value_bytes = kXnnpackDefaultMaxValueBytes)
+      : max_value_bytes_(max_value_bytes) {}
+
   /// Whether XNNPACK initialises on this CPU.
   bool is_available() const override;
 
   /// Errors: kDelegateInvalidCompatibility (payload too short, unknown
   /// flatbuffer identifier), kInvalidProgram (anything inconsistent in the
-  /// payload, or a graph XNNPACK refuses, naming the value or node),
+  /// payload, or a graph XNNPACK refuses, naming the value or node; values
+  /// declaring more than max_value_bytes in total),
   /// kNotSupported (features this runtime lacks, such as named-data
   /// constants), kDelegateMemoryAllocationFailed.
   Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
@@ -35,6 +47,9 @@ class XnnpackBackend final : public BackendInterface {
                  Span<EValue*> args) const override;
 
   void destroy(DelegateHandle* handle) const override;
+
+ private:
+  uint64_t max_value_bytes_;
 };
 
 /// The process-wide XnnpackBackend instance.
