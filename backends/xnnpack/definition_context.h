@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backends/xnnpack/packed_weights_cache.h"
 #include "backends/xnnpack/payload_header.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
@@ -71,6 +72,11 @@ struct DefinitionContext {
   /// Bound on the summed bytes of all non-constant values (declared shapes):
   /// XNNPACK plans its workspace from them.
   uint64_t max_value_bytes = 0;
+  /// When set (room for num_values entries), define_values lists the
+  /// constants the weights cache may key by content, salted with hash_key.
+  ConstantRegion* constants = nullptr;
+  uint32_t num_constants = 0;
+  const uint64_t* hash_key = nullptr;
 
   /// The XNNPACK id for payload id `id`, read as `role` by node `node`.
   /// Errors: kInvalidProgram when `id` is out of range or not yet defined

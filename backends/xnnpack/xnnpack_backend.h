@@ -15,6 +15,9 @@
 #include "runtime/backend/backend_registry.h"
 
 namespace torchlight {
+namespace xnnpack {
+class PackedWeightsCache;
+}
 
 /// The id programs name this backend by (BackendDelegate.id).
 inline constexpr const char* kXnnpackBackendId = "XnnpackBackend";
@@ -27,8 +30,17 @@ class XnnpackBackend final : public BackendInterface {
  public:
   /// `max_value_bytes`: init refuses payloads whose non-constant values
   /// declare more bytes in total (XNNPACK sizes its workspace from them).
-  explicit XnnpackBackend(uint64_t max_value_bytes = kXnnpackDefaultMaxValueBytes)
-      : max_value_bytes_(max_value_bytes) {}
+  /// Delegates this backend loads share one packed-weights cache
+  /// (packed_weights_cache.h): identical weights are packed and kept once.
+  explicit XnnpackBackend(uint64_t max_value_bytes = kXnnpackDefaultMaxValueBytes);
+  /// Every delegate it loaded must be destroyed first.
+  ~XnnpackBackend() override;
+  XnnpackBackend(const XnnpackBackend&) = delete;
+  XnnpackBackend& operator=(const XnnpackBackend&) = delete;
+
+  /// The shared weights cache (for tests: entries(), hits()); null when it
+  /// could not be allocated, in which case delegates pack privately.
+  xnnpack::PackedWeightsCache* weights_cache() const { return weights_cache_; }
 
   /// Whether XNNPACK initialises on this CPU.
   bool is_available() const override;
@@ -50,6 +62,7 @@ class XnnpackBackend final : public BackendInterface {
 
  private:
   uint64_t max_value_bytes_;
+  xnnpack::PackedWeightsCache* weights_cache_;
 };
 
 /// The process-wide XnnpackBackend instance.
