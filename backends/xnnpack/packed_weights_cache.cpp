@@ -122,6 +122,11 @@ void PackedWeightsCache::release_runtime() {
   if (live_runtimes_ > 0 && --live_runtimes_ == 0) free_entries();
 }
 
+bool PackedWeightsCache::in_use() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_runtimes_ != 0;
+}
+
 size_t PackedWeightsCache::entries() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return num_entries_;

@@ -59,6 +59,9 @@ class PackedWeightsCache {
   /// The secret SipHash key, for salts (ConstantRegion::salt).
   const uint64_t* hash_key() const { return key_; }
 
+  /// Whether runtimes made with this cache are still alive.
+  bool in_use() const;
+
   /// For tests: weights XNNPACK packed and stored, look-ups answered from
   /// the cache, and bytes held.
   size_t entries() const;

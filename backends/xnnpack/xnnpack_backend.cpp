@@ -58,7 +58,11 @@ XnnpackBackend::XnnpackBackend(uint64_t max_value_bytes)
     : max_value_bytes_(max_value_bytes),
       weights_cache_(new (std::nothrow) xnnpack::PackedWeightsCache()) {}
 
-XnnpackBackend::~XnnpackBackend() { delete weights_cache_; }
+XnnpackBackend::~XnnpackBackend() {
+  // A delegate outliving the backend (static destruction order) would
+  // release into a freed cache; leak the cache instead.
+  if (weights_cache_ != nullptr && !weights_cache_->in_use()) delete weights_cache_;
+}
 
 bool XnnpackBackend::is_available() const { return xnnpack_initialized(); }
 

@@ -33,7 +33,8 @@ class XnnpackBackend final : public BackendInterface {
   /// Delegates this backend loads share one packed-weights cache
   /// (packed_weights_cache.h): identical weights are packed and kept once.
   explicit XnnpackBackend(uint64_t max_value_bytes = kXnnpackDefaultMaxValueBytes);
-  /// Every delegate it loaded must be destroyed first.
+  /// Frees the weights cache unless a delegate it loaded is still alive
+  /// (then the cache is left for that delegate to release into).
   ~XnnpackBackend() override;
   XnnpackBackend(const XnnpackBackend&) = delete;
   XnnpackBackend& operator=(const XnnpackBackend&) = delete;
