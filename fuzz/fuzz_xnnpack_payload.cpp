@@ -23,6 +23,14 @@ using namespace torchlight;
 
 // Caps what one input may allocate, so the fuzzer explores and does not OOM.
 constexpr int64_t kMaxExternalElements = int64_t{1} << 16;
+// The backend's bound on a delegate's declared activation bytes, well under
+// libFuzzer's 2 GiB malloc limit (XNNPACK's workspace follows from them).
+constexpr uint64_t kMaxValueBytes = uint64_t{256} << 20;
+
+const XnnpackBackend& fuzz_backend() {
+  static const XnnpackBackend backend(kMaxValueBytes);
+  return backend;
+}
 
 // Zero-filled tensors for every external value, by external id; false when
 // a shape is too large or a dtype cannot be bound.
@@ -62,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   BackendInitContext context;
   context.runtime_allocator = &allocator;
   FreeableBuffer processed(data, size, nullptr);
-  Result<DelegateHandle*> handle = xnnpack_backend().init(context, &processed, {});
+  Result<DelegateHandle*> handle = fuzz_backend().init(context, &processed, {});
   if (!handle.ok()) return 0;
   // init accepted it, so the same checks pass again here.
   Result<xnnpack::PayloadSections> sections = xnnpack::parse_payload_sections({data, size});
@@ -76,8 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<EValue*> pointers;
     for (EValue& v : args) pointers.push_back(&v);
     BackendExecutionContext exec;
-    (void)xnnpack_backend().execute(exec, handle.get(), {pointers.data(), pointers.size()});
+    (void)fuzz_backend().execute(exec, handle.get(), {pointers.data(), pointers.size()});
   }
-  xnnpack_backend().destroy(handle.get());
+  fuzz_backend().destroy(handle.get());
   return 0;
 }

@@ -27,6 +27,29 @@ Result<uint32_t> DefinitionContext::value(uint32_t id, uint32_t node, const char
                      num_values);
   TL_CHECK_OR_RETURN(id_map[id] != kUndefinedValue, Error::kInvalidProgram,
                      "XNNPACK node %u: %s is value %u, which is never defined", node, role, id);
+  if (consumed != nullptr) consumed[id] = 1;
+  return id_map[id];
+}
+
+Result<uint32_t> DefinitionContext::output(uint32_t id, uint32_t node, const char* role) const {
+  TL_CHECK_OR_RETURN(id < num_values, Error::kInvalidProgram,
+                     "XNNPACK node %u: %s is value %u, but the graph has %u values", node, role, id,
+                     num_values);
+  TL_CHECK_OR_RETURN(id_map[id] != kUndefinedValue, Error::kInvalidProgram,
+                     "XNNPACK node %u: %s is value %u, which is never defined", node, role, id);
+  if (kinds != nullptr) {
+    TL_CHECK_OR_RETURN(kinds[id] != ValueKind::kConstant && kinds[id] != ValueKind::kExternalInput,
+                       Error::kInvalidProgram,
+                       "XNNPACK node %u: %s is value %u, which is a %s and cannot be written",
+                       node, role, id,
+                       kinds[id] == ValueKind::kConstant ? "constant" : "graph input");
+  }
+  if (producers != nullptr) {
+    TL_CHECK_OR_RETURN(producers[id] == kNoProducer, Error::kInvalidProgram,
+                       "XNNPACK node %u: %s is value %u, which node %u already writes", node, role,
+                       id, producers[id]);
+    producers[id] = node;
+  }
   return id_map[id];
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backends/xnnpack/packed_weights_cache.h"
 #include "backends/xnnpack/payload_header.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
@@ -36,6 +37,12 @@ struct ExternalValue {
 /// ExternalValue::bound_rank before the first reshape.
 inline constexpr uint32_t kNoShape = 0xFFFFFFFFu;
 
+/// What a payload value is, for the checks on which nodes may write it.
+enum class ValueKind : uint8_t { kInternal, kConstant, kExternalInput, kExternalOutput };
+
+/// DefinitionContext::producers slot of a value no node writes (yet).
+inline constexpr uint32_t kNoProducer = 0xFFFFFFFFu;
+
 /// A value's dims as the payload declares them (dynamic dims: upper bound).
 struct DeclaredShape {
   uint32_t rank;
@@ -55,11 +62,29 @@ struct DefinitionContext {
   /// Datatype and declared shape of each defined value, indexed like id_map.
   xnn_datatype* datatypes = nullptr;
   DeclaredShape* shapes = nullptr;
+  /// Per value, indexed like id_map: its kind, the node writing it
+  /// (kNoProducer: none) and whether a node reads it. XNNPACK prunes nodes
+  /// whose outputs nobody reads but keeps counting their reads, then aborts
+  /// on the stale count, so define_nodes refuses such nodes itself.
+  ValueKind* kinds = nullptr;
+  uint32_t* producers = nullptr;
+  uint8_t* consumed = nullptr;
+  /// Bound on the summed bytes of all non-constant values (declared shapes):
+  /// XNNPACK plans its workspace from them.
+  uint64_t max_value_bytes = 0;
+  /// When set (room for num_values entries), define_values lists the
+  /// constants the weights cache may key by content, salted with hash_key.
+  ConstantRegion* constants = nullptr;
+  uint32_t num_constants = 0;
+  const uint64_t* hash_key = nullptr;
 
-  /// The XNNPACK id for payload id `id`, used as `role` by node `node`.
+  /// The XNNPACK id for payload id `id`, read as `role` by node `node`.
   /// Errors: kInvalidProgram when `id` is out of range or not yet defined
   /// (nodes may only use values defined before them).
   Result<uint32_t> value(uint32_t id, uint32_t node, const char* role) const;
+  /// As value(), for a value node `node` writes. Errors also when the value
+  /// is a constant or graph input, or another node already writes it.
+  Result<uint32_t> output(uint32_t id, uint32_t node, const char* role) const;
   /// As value(), but XNN_INVALID_VALUE_ID ("none", e.g. no bias) passes through.
   Result<uint32_t> optional_value(uint32_t id, uint32_t node, const char* role) const;
 };

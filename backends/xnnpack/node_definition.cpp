@@ -1,6 +1,8 @@
 #include "backends/xnnpack/node_definition.h"
 
 #include <limits>
+#include <memory>
+#include <new>
 
 #include "schema/xnnpack_generated.h"
 
@@ -48,6 +50,29 @@ Status define_nodes(const DefinitionContext& ctx) {
       return Status::error(Error::kNotSupported, "XNNPACK node %u (%s) is not supported", i, name);
     }
     if (!status.ok()) return status.with_context("XNNPACK node %u (%s)", i, name);
+  }
+  return check_outputs_read(ctx, count);
+}
+
+Status check_outputs_read(const DefinitionContext& ctx, uint32_t num_nodes) {
+  std::unique_ptr<uint8_t[]> live(new (std::nothrow) uint8_t[num_nodes + 1]());
+  TL_CHECK_OR_RETURN(live != nullptr, Error::kDelegateMemoryAllocationFailed,
+                     "out of memory checking %u XNNPACK nodes", num_nodes);
+  for (uint32_t v = 0; v < ctx.num_values; ++v) {
+    const bool external_output = ctx.kinds[v] == ValueKind::kExternalOutput;
+    if (ctx.producers[v] == kNoProducer) {
+      TL_CHECK_OR_RETURN(!external_output, Error::kInvalidProgram,
+                         "XNNPACK value %u is a graph output, but no node writes it", v);
+      continue;
+    }
+    if (external_output || ctx.consumed[v] != 0) live[ctx.producers[v]] = 1;
+  }
+  const auto* nodes = ctx.graph->xnodes();
+  for (uint32_t n = 0; n < num_nodes; ++n) {
+    TL_CHECK_OR_RETURN(live[n] != 0, Error::kInvalidProgram,
+                       "XNNPACK node %u (%s): no node reads its output and it is not a graph "
+                       "output",
+                       n, fb_xnnpack::EnumNameXNodeUnion(nodes->Get(n)->xnode_union_type()));
   }
   return Error::kOk;
 }

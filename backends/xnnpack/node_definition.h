@@ -20,8 +20,14 @@ namespace xnnpack {
 
 /// Errors: kInvalidProgram naming the node when its kind is unknown, its
 /// table is missing, an id is out of range or undefined, or XNNPACK rejects
-/// it (shapes or datatypes that do not fit the op).
+/// it (shapes or datatypes that do not fit the op), and as
+/// check_outputs_read().
 Status define_nodes(const DefinitionContext& ctx);
+
+/// After every node is defined: kInvalidProgram when a graph output has no
+/// writer, or a node writes only values that no node reads and that are
+/// not graph outputs (XNNPACK would prune it and then abort on its reads).
+Status check_outputs_read(const DefinitionContext& ctx, uint32_t num_nodes);
 
 /// Largest kernel, stride, dilation, padding, adjustment or resize target a
 /// node may ask for; XNNPACK derives output shapes and buffers from them.

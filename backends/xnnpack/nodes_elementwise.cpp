@@ -78,7 +78,7 @@ Status define_unary(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
   const bool has_params = kind == XNodeUnion::XNNLeakyReLU || kind == XNodeUnion::XNNELU ||
                           kind == XNodeUnion::XNNClamp;
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(input, index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(output, index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(output, index, "output"));
   const xnn_status s =
       xnn_define_unary(ctx.subgraph, op, has_params ? &params : nullptr, in, out, flags);
   return s == xnn_status_success ? Status(Error::kOk) : xnn_error(s, "node", index);
@@ -89,7 +89,7 @@ Status define_binary(const DefinitionContext& ctx, const fb_xnnpack::XNode* node
   const auto* t = static_cast<const fb_xnnpack::_XNNNode2x1*>(node->xnode_union());
   TL_ASSIGN_OR_RETURN(uint32_t a, ctx.value(t->input1_id(), index, "input 1"));
   TL_ASSIGN_OR_RETURN(uint32_t b, ctx.value(t->input2_id(), index, "input 2"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   xnn_binary_params params{};
   const bool clamps = binary_clamps(node->xnode_union_type());
   if (clamps) {
@@ -110,7 +110,7 @@ Status define_elementwise_node(const DefinitionContext& ctx, const fb_xnnpack::X
   if (kind == XNodeUnion::XNNCopy) {
     const auto* t = static_cast<const fb_xnnpack::_XNNNode1x1*>(node->xnode_union());
     TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-    TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+    TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
     const xnn_status s = xnn_define_copy(ctx.subgraph, in, out, t->flags());
     return s == xnn_status_success ? Status(Error::kOk) : xnn_error(s, "node", index);
   }

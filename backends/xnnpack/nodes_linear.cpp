@@ -48,7 +48,7 @@ Status define_fully_connected(const DefinitionContext& ctx, const fb_xnnpack::XN
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input1_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t filter, ctx.value(t->filter_id(), index, "filter"));
   TL_ASSIGN_OR_RETURN(uint32_t bias, ctx.optional_value(t->bias_id(), index, "bias"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   // Ids are checked above; shapes are indexed by them below.
   // XNNPACK takes the input channels from the filter and does not compare
   // them with the input's last dim; a mismatch would misread the input.
@@ -83,7 +83,7 @@ Status define_convolution(const DefinitionContext& ctx, const fb_xnnpack::XNode*
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input1_id(), index, "input"));
   TL_ASSIGN_OR_RETURN(uint32_t filter, ctx.value(t->filter_id(), index, "filter"));
   TL_ASSIGN_OR_RETURN(uint32_t bias, ctx.optional_value(t->bias_id(), index, "bias"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   const OutputRange range = output_range(node);
   const uint64_t groups = t->groups(), gic = t->group_input_channels();
   const uint64_t goc = t->group_output_channels();
@@ -140,7 +140,7 @@ Status define_batch_matmul(const DefinitionContext& ctx, const fb_xnnpack::XNode
   const auto* t = node->xnode_union_as_XNNBatchMatrixMultiply();
   TL_ASSIGN_OR_RETURN(uint32_t a, ctx.value(t->input1_id(), index, "input 1"));
   TL_ASSIGN_OR_RETURN(uint32_t b, ctx.value(t->input2_id(), index, "input 2"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(xnn_define_batch_matrix_multiply(ctx.subgraph, a, b, out, t->flags()), index);
 }
 

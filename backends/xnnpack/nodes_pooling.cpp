@@ -18,7 +18,7 @@ Status define_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNode* nod
        t->dilation_height(), t->dilation_width()},
       index, "pooling window"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   const OutputRange range = output_range(node);
   if (node->xnode_union_type() == XNodeUnion::XNNAvgPooling2d) {
     // Average pooling takes no dilation.
@@ -45,8 +45,8 @@ Status define_argmax_pooling(const DefinitionContext& ctx, const fb_xnnpack::XNo
                                     t->padding_left(), t->pooling_height(), t->pooling_width()},
                                    index, "pooling window"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t values, ctx.value(t->output_value_id(), index, "value output"));
-  TL_ASSIGN_OR_RETURN(uint32_t indices, ctx.value(t->output_index_id(), index, "index output"));
+  TL_ASSIGN_OR_RETURN(uint32_t values, ctx.output(t->output_value_id(), index, "value output"));
+  TL_ASSIGN_OR_RETURN(uint32_t indices, ctx.output(t->output_index_id(), index, "index output"));
   return node_result(xnn_define_argmax_pooling_2d(ctx.subgraph, t->padding_top(), t->padding_right(),
                                              t->padding_bottom(), t->padding_left(),
                                              t->pooling_height(), t->pooling_width(), in, values,
@@ -58,7 +58,7 @@ Status define_global_average_pooling(const DefinitionContext& ctx, const fb_xnnp
                                      uint32_t index) {
   const auto* t = static_cast<const fb_xnnpack::_XNNNode1x1*>(node->xnode_union());
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   const OutputRange range = output_range(node);
   // Deprecated in this XNNPACK but still the call upstream's runtime makes
   // (it is a mean over H and W plus the output clamp).

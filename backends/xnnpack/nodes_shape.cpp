@@ -36,7 +36,7 @@ Status define_transpose(const DefinitionContext& ctx, const fb_xnnpack::XNode* n
   const auto* t = node->xnode_union_as_XNNStaticTranspose();
   TL_ASSIGN_OR_RETURN(DimList perm, dim_list(t->perm(), index, "perm"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(
       xnn_define_static_transpose(ctx.subgraph, perm.size, perm.values, in, out, t->flags()),
       index);
@@ -47,7 +47,7 @@ Status define_reshape(const DefinitionContext& ctx, const fb_xnnpack::XNode* nod
   const auto* t = node->xnode_union_as_XNNStaticReshape();
   TL_ASSIGN_OR_RETURN(DimList shape, dim_list(t->new_shape(), index, "new_shape"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(
       xnn_define_static_reshape(ctx.subgraph, shape.size, shape.values, in, out, t->flags()),
       index);
@@ -61,7 +61,7 @@ Status define_slice(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                      "XNNPACK node %u: slice has %zu offsets but %zu sizes", index, offsets.size,
                      sizes.size);
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(xnn_define_static_slice(ctx.subgraph, offsets.size, offsets.values, sizes.values,
                                         in, out, t->flags()),
                 index);
@@ -80,7 +80,7 @@ Status define_pad(const DefinitionContext& ctx, const fb_xnnpack::XNode* node, u
                                      index, "padding"));
   }
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(xnn_define_static_constant_pad(ctx.subgraph, pre.values, post.values,
                                                t->padding_value(), in, out, t->flags()),
                 index);
@@ -90,7 +90,7 @@ Status define_resize(const DefinitionContext& ctx, const fb_xnnpack::XNode* node
   const auto* t = node->xnode_union_as_XNNStaticResizeBilinear2D();
   TL_RETURN_IF_ERROR(check_spatial({t->new_height(), t->new_width()}, index, "resize target"));
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(xnn_define_static_resize_bilinear_2d(ctx.subgraph, t->new_height(),
                                                      t->new_width(), in, out, t->flags()),
                 index);
@@ -106,7 +106,7 @@ Status define_concatenate(const DefinitionContext& ctx, const fb_xnnpack::XNode*
   for (int i = 0; i < inputs; ++i) {
     TL_ASSIGN_OR_RETURN(in[i], ctx.value(ids[i], index, kRoles[i]));
   }
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   TL_CHECK_OR_RETURN(t->axis() < XNN_MAX_TENSOR_DIMS, Error::kInvalidProgram,
                      "XNNPACK node %u: concatenation axis %u is out of range", index, t->axis());
   const int32_t axis = static_cast<int32_t>(t->axis());
@@ -130,7 +130,7 @@ Status define_softmax(const DefinitionContext& ctx, const fb_xnnpack::XNode* nod
                       uint32_t index) {
   const auto* t = node->xnode_union_as_XNNSoftmax();
   TL_ASSIGN_OR_RETURN(uint32_t in, ctx.value(t->input_id(), index, "input"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(xnn_define_softmax(ctx.subgraph, in, out, t->flags()), index);
 }
 
@@ -142,7 +142,7 @@ Status define_attention(const DefinitionContext& ctx, const fb_xnnpack::XNode* n
   TL_ASSIGN_OR_RETURN(uint32_t v, ctx.value(t->value_id(), index, "value"));
   TL_ASSIGN_OR_RETURN(uint32_t scale, ctx.value(t->scale_id(), index, "scale"));
   TL_ASSIGN_OR_RETURN(uint32_t mask, ctx.value(t->mask_id(), index, "mask"));
-  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.value(t->output_id(), index, "output"));
+  TL_ASSIGN_OR_RETURN(uint32_t out, ctx.output(t->output_id(), index, "output"));
   return node_result(xnn_define_scaled_dot_product_attention(ctx.subgraph,
                                                         xnn_attention_logits_cap_type_none,
                                                         nullptr, q, k, v, scale, mask, out,

@@ -142,11 +142,12 @@ std::vector<uint8_t> PayloadBuilder::build_legacy() const {
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
-LoadedDelegate::LoadedDelegate(const std::vector<uint8_t>& payload) {
+LoadedDelegate::LoadedDelegate(const std::vector<uint8_t>& payload, const XnnpackBackend& backend)
+    : backend_(backend) {
   FreeableBuffer processed(payload.data(), payload.size(), nullptr);
   BackendInitContext context;
   context.runtime_allocator = &allocator_;
-  Result<DelegateHandle*> handle = xnnpack_backend().init(context, &processed, {});
+  Result<DelegateHandle*> handle = backend_.init(context, &processed, {});
   if (handle.ok()) {
     handle_ = handle.get();
   } else {
@@ -155,7 +156,7 @@ LoadedDelegate::LoadedDelegate(const std::vector<uint8_t>& payload) {
 }
 
 LoadedDelegate::~LoadedDelegate() {
-  if (handle_ != nullptr) xnnpack_backend().destroy(handle_);
+  if (handle_ != nullptr) backend_.destroy(handle_);
 }
 
 Status LoadedDelegate::execute(std::vector<EValue> args) {
@@ -163,7 +164,7 @@ Status LoadedDelegate::execute(std::vector<EValue> args) {
   std::vector<EValue*> pointers;
   for (EValue& v : args) pointers.push_back(&v);
   BackendExecutionContext context;
-  return xnnpack_backend().execute(context, handle_, {pointers.data(), pointers.size()});
+  return backend_.execute(context, handle_, {pointers.data(), pointers.size()});
 }
 
 OwnedTensor float_tensor(std::vector<SizesType> sizes, std::vector<float> values) {

@@ -69,14 +69,17 @@ class PayloadBuilder {
 /// One initialised delegate plus the memory it lives in.
 class LoadedDelegate {
  public:
-  /// Initialises from `payload` (borrowed; must outlive this object).
-  explicit LoadedDelegate(const std::vector<uint8_t>& payload);
+  /// Initialises from `payload` with `backend` (both borrowed; they must
+  /// outlive this object).
+  explicit LoadedDelegate(const std::vector<uint8_t>& payload,
+                          const XnnpackBackend& backend = xnnpack_backend());
   ~LoadedDelegate();
   const Status& status() const { return status_; }
   Status execute(std::vector<EValue> args);
 
  private:
   MallocAllocator allocator_;
+  const XnnpackBackend& backend_;
   DelegateHandle* handle_ = nullptr;
   Status status_;
 };

@@ -324,6 +324,50 @@ Result<uint32_t> define_one(const DefinitionContext& ctx, const ValueView& view,
   }
 }
 
+// The salt of a constant for the weights cache (packed_weights_cache.h), or
+// false when its packed form depends on data outside the value (scales in
+// the constant region), so it is never shared.
+bool constant_salt(const ValueView& view, const Definition& d, const uint64_t key[2],
+                   uint64_t* salt) {
+  uint64_t h = siphash24(&d.datatype, sizeof(d.datatype), key);
+  h = h * 31 + siphash24(d.shape.dims, d.shape.rank * sizeof(size_t), key);
+  if (view.quantized == nullptr) {
+    *salt = h;
+    return true;
+  }
+  const auto floats = [&](const flatbuffers::Vector<float>* v) {
+    return v == nullptr ? 0 : siphash24(v->data(), v->size() * sizeof(float), key);
+  };
+  switch (view.quantized->quant_params_type()) {
+    case fb_xnnpack::XNNQuantParams::PerTensorQuant: {
+      const auto* q = view.quantized->quant_params_as_PerTensorQuant();
+      const struct { float scale; int32_t zero_point; } p{q->scale(), q->zero_point()};
+      h = h * 31 + siphash24(&p, sizeof(p), key);
+      break;
+    }
+    case fb_xnnpack::XNNQuantParams::PerChannelQuant: {
+      const auto* q = view.quantized->quant_params_as_PerChannelQuant();
+      if (q->scale_buffer_idx() != 0) return false;
+      h = (h * 31 + floats(q->scale())) * 31 + static_cast<uint32_t>(q->channel_dim());
+      break;
+    }
+    case fb_xnnpack::XNNQuantParams::PerChannelGroupQuant: {
+      const auto* q = view.quantized->quant_params_as_PerChannelGroupQuant();
+      if (q->scale_buffer_idx() != 0) return false;
+      const auto* bf16 = q->scale_bf16();
+      h = (h * 31 + floats(q->scale())) * 31 +
+          (bf16 == nullptr ? 0 : siphash24(bf16->data(), bf16->size() * 2, key));
+      h = (h * 31 + static_cast<uint32_t>(q->channel_dim())) * 31 +
+          static_cast<uint32_t>(q->group_size());
+      break;
+    }
+    default:
+      return false;
+  }
+  *salt = h;
+  return true;
+}
+
 }  // namespace
 
 xnn_datatype to_xnn_datatype(int16_t payload_datatype) {
@@ -347,6 +391,7 @@ xnn_datatype to_xnn_datatype(int16_t payload_datatype) {
 Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t* num_externals) {
   const auto* values = ctx.graph->xvalues();
   *num_externals = 0;
+  uint64_t activation_bytes = 0;  // Non-constant values; each is <= kMaxValueBytes.
   for (uint32_t i = 0; i < ctx.num_values; ++i) {
     TL_ASSIGN_OR_RETURN(ValueView view, view_value(values->Get(i), i));
     Definition d{};
@@ -370,13 +415,29 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
                           constant_bytes_at(ctx, view.tensor->constant_buffer_idx(),
                                             constant_bytes(d.datatype, d.shape), i, "data"));
       d.data = data;
+    } else {
+      activation_bytes += d.shape.numel * element_bytes(d.datatype);
+      TL_CHECK_OR_RETURN(activation_bytes <= ctx.max_value_bytes, Error::kInvalidProgram,
+                         "XNNPACK values 0..%u declare %llu bytes of tensors besides "
+                         "constants; the limit is %llu",
+                         i, static_cast<unsigned long long>(activation_bytes),
+                         static_cast<unsigned long long>(ctx.max_value_bytes));
     }
     // Verified: flags is 0, INPUT or OUTPUT, and external ids are unique.
     d.flags = view.tensor->flags();
     d.external_id = d.flags != 0 ? view.tensor->external_id() : XNN_INVALID_VALUE_ID;
     TL_ASSIGN_OR_RETURN(uint32_t id, define_one(ctx, view, d));
+    uint64_t salt = 0;
+    if (d.data != nullptr && ctx.constants != nullptr && ctx.hash_key != nullptr &&
+        constant_salt(view, d, ctx.hash_key, &salt)) {
+      ctx.constants[ctx.num_constants++] = {d.data, constant_bytes(d.datatype, d.shape), salt};
+    }
     ctx.id_map[view.tensor->id_out()] = id;
     ctx.datatypes[view.tensor->id_out()] = d.datatype;
+    ctx.kinds[view.tensor->id_out()] = d.data != nullptr              ? ValueKind::kConstant
+                                       : d.flags == kExternalInput  ? ValueKind::kExternalInput
+                                       : d.flags == kExternalOutput ? ValueKind::kExternalOutput
+                                                                    : ValueKind::kInternal;
     DeclaredShape& declared = ctx.shapes[view.tensor->id_out()];
     declared.rank = static_cast<uint32_t>(d.shape.rank);
     for (size_t k = 0; k < d.shape.rank; ++k) declared.dims[k] = d.shape.dims[k];

@@ -71,15 +71,16 @@ bool external_scalar_type(xnn_datatype t, ScalarType* out) {
   }
 }
 
-XnnExecutor::XnnExecutor(xnn_runtime_t runtime, pthreadpool_t pool, FreeableBuffer payload,
-                         ExternalValue* externals, xnn_external_value* bindings,
-                         uint32_t num_externals)
-    : runtime_(runtime), pool_(pool), payload_(std::move(payload)), externals_(externals),
+XnnExecutor::XnnExecutor(xnn_runtime_t runtime, PackedWeightsCache* cache, pthreadpool_t pool,
+                         FreeableBuffer payload, ExternalValue* externals,
+                         xnn_external_value* bindings, uint32_t num_externals)
+    : runtime_(runtime), cache_(cache), pool_(pool), payload_(std::move(payload)), externals_(externals),
       bindings_(bindings), num_externals_(num_externals) {}
 
 XnnExecutor::~XnnExecutor() {
   // The runtime goes first: it may point into the payload.
   if (runtime_ != nullptr) xnn_delete_runtime(runtime_);
+  if (cache_ != nullptr) cache_->release_runtime();
 }
 
 void XnnExecutor::invalidate() {

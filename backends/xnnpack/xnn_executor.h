@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "backends/xnnpack/definition_context.h"
+#include "backends/xnnpack/packed_weights_cache.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/freeable_buffer.h"
 #include "runtime/core/result.h"
@@ -23,11 +24,13 @@ bool external_scalar_type(xnn_datatype t, ScalarType* out);
 
 class XnnExecutor {
  public:
-  /// Takes ownership of `runtime` and `payload`. `externals` (inputs first,
-  /// then outputs, each by ascending external id) and `bindings` (as many
-  /// entries) live in the delegate's allocator and must outlive this.
-  XnnExecutor(xnn_runtime_t runtime, pthreadpool_t pool, FreeableBuffer payload,
-              ExternalValue* externals, xnn_external_value* bindings,
+  /// Takes ownership of `runtime` and `payload`, and of one runtime
+  /// reference on `cache` (released after the runtime is deleted; the cache
+  /// must outlive this). `externals` (inputs first, then outputs, each by
+  /// ascending external id) and `bindings` (as many entries) live in the
+  /// delegate's allocator and must outlive this.
+  XnnExecutor(xnn_runtime_t runtime, PackedWeightsCache* cache, pthreadpool_t pool,
+              FreeableBuffer payload, ExternalValue* externals, xnn_external_value* bindings,
               uint32_t num_externals);
   ~XnnExecutor();
   XnnExecutor(const XnnExecutor&) = delete;
@@ -44,6 +47,7 @@ class XnnExecutor {
 
  private:
   xnn_runtime_t runtime_;
+  PackedWeightsCache* cache_;
   pthreadpool_t pool_;
   FreeableBuffer payload_;
   // Everything but invoke: bind, reshape and set up as needed.

@@ -54,6 +54,16 @@ Status check_externals(const ExternalValue* externals, uint32_t count) {
 
 }  // namespace
 
+XnnpackBackend::XnnpackBackend(uint64_t max_value_bytes)
+    : max_value_bytes_(max_value_bytes),
+      weights_cache_(new (std::nothrow) xnnpack::PackedWeightsCache()) {}
+
+XnnpackBackend::~XnnpackBackend() {
+  // A delegate outliving the backend (static destruction order) would
+  // release into a freed cache; leak the cache instead.
+  if (weights_cache_ != nullptr && !weights_cache_->in_use()) delete weights_cache_;
+}
+
 bool XnnpackBackend::is_available() const { return xnnpack_initialized(); }
 
 Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
@@ -84,15 +94,24 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
   std::unique_ptr<xnn_datatype[]> datatypes(new (std::nothrow) xnn_datatype[num_values + 1]);
   std::unique_ptr<xnnpack::DeclaredShape[]> shapes(
       new (std::nothrow) xnnpack::DeclaredShape[num_values + 1]);
+  std::unique_ptr<xnnpack::ValueKind[]> kinds(new (std::nothrow) xnnpack::ValueKind[num_values + 1]);
+  std::unique_ptr<uint32_t[]> producers(new (std::nothrow) uint32_t[num_values + 1]);
+  std::unique_ptr<uint8_t[]> consumed(new (std::nothrow) uint8_t[num_values + 1]());
+  std::unique_ptr<xnnpack::ConstantRegion[]> constants(
+      new (std::nothrow) xnnpack::ConstantRegion[num_values + 1]);
   auto* externals = allocator->allocate_array<ExternalValue>(num_externs);
   auto* bindings = allocator->allocate_array<xnn_external_value>(num_externs);
   auto* executor_memory = allocator->allocate(sizeof(XnnExecutor), alignof(XnnExecutor));
   TL_CHECK_OR_RETURN(id_map != nullptr && datatypes != nullptr && shapes != nullptr &&
+                         kinds != nullptr && producers != nullptr && consumed != nullptr &&
+                         constants != nullptr &&
                          externals != nullptr &&
                          bindings != nullptr && executor_memory != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory for an XNNPACK delegate of %u values", num_values);
   std::fill(id_map.get(), id_map.get() + num_values, xnnpack::kUndefinedValue);
+  std::fill(producers.get(), producers.get() + num_values, xnnpack::kNoProducer);
+  std::fill(kinds.get(), kinds.get() + num_values, xnnpack::ValueKind::kInternal);
   for (uint32_t i = 0; i < num_externs; ++i) bindings[i] = {0, nullptr};
 
   DefinitionContext ctx;
@@ -104,6 +123,14 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
   ctx.num_values = num_values;
   ctx.datatypes = datatypes.get();
   ctx.shapes = shapes.get();
+  ctx.kinds = kinds.get();
+  ctx.producers = producers.get();
+  ctx.consumed = consumed.get();
+  ctx.max_value_bytes = max_value_bytes_;
+  if (weights_cache_ != nullptr) {
+    ctx.constants = constants.get();
+    ctx.hash_key = weights_cache_->hash_key();
+  }
   uint32_t num_externals = 0;
   TL_RETURN_IF_ERROR(xnnpack::define_values(ctx, externals, &num_externals));
   TL_RETURN_IF_ERROR(check_externals(externals, num_externals));
@@ -111,14 +138,22 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
 
   pthreadpool_t pool = threadpool::native_pool();
   xnn_runtime_t runtime = nullptr;
-  s = xnn_create_runtime_v3(subgraph.get(), /*weights_cache=*/nullptr, pool, /*flags=*/0,
-                            &runtime);
+  if (weights_cache_ != nullptr) {
+    weights_cache_->begin_runtime({constants.get(), ctx.num_constants});
+    s = xnn_create_runtime_v3(subgraph.get(), weights_cache_->provider(), pool, /*flags=*/0,
+                              &runtime);
+    weights_cache_->end_runtime(s == xnn_status_success);
+  } else {
+    s = xnn_create_runtime_v3(subgraph.get(), /*weights_cache=*/nullptr, pool, /*flags=*/0,
+                              &runtime);
+  }
   TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidProgram,
                      "XNNPACK could not build a runtime for the delegate's graph (status %d)",
                      static_cast<int>(s));
   std::sort(externals, externals + num_externals, binding_order);
   auto* executor = new (executor_memory)
-      XnnExecutor(runtime, pool, std::move(*processed), externals, bindings, num_externals);
+      XnnExecutor(runtime, weights_cache_, pool, std::move(*processed), externals, bindings,
+                  num_externals);
   return static_cast<DelegateHandle*>(executor);
 }
 

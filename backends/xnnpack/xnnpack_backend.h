@@ -9,22 +9,47 @@
 // the inputs' current shapes and runs.
 #pragma once
 
+#include <cstdint>
+
 #include "runtime/backend/backend_interface.h"
 #include "runtime/backend/backend_registry.h"
 
 namespace torchlight {
+namespace xnnpack {
+class PackedWeightsCache;
+}
 
 /// The id programs name this backend by (BackendDelegate.id).
 inline constexpr const char* kXnnpackBackendId = "XnnpackBackend";
 
+/// Default bound on the bytes one delegate's non-constant values declare
+/// (summed over their declared shapes), far above any real model's.
+inline constexpr uint64_t kXnnpackDefaultMaxValueBytes = uint64_t{8} << 30;
+
 class XnnpackBackend final : public BackendInterface {
  public:
+  /// `max_value_bytes`: init refuses payloads whose non-constant values
+  /// declare more bytes in total (XNNPACK sizes its workspace from them).
+  /// Delegates this backend loads share one packed-weights cache
+  /// (packed_weights_cache.h): identical weights are packed and kept once.
+  explicit XnnpackBackend(uint64_t max_value_bytes = kXnnpackDefaultMaxValueBytes);
+  /// Frees the weights cache unless a delegate it loaded is still alive
+  /// (then the cache is left for that delegate to release into).
+  ~XnnpackBackend() override;
+  XnnpackBackend(const XnnpackBackend&) = delete;
+  XnnpackBackend& operator=(const XnnpackBackend&) = delete;
+
+  /// The shared weights cache (for tests: entries(), hits()); null when it
+  /// could not be allocated, in which case delegates pack privately.
+  xnnpack::PackedWeightsCache* weights_cache() const { return weights_cache_; }
+
   /// Whether XNNPACK initialises on this CPU.
   bool is_available() const override;
 
   /// Errors: kDelegateInvalidCompatibility (payload too short, unknown
   /// flatbuffer identifier), kInvalidProgram (anything inconsistent in the
-  /// payload, or a graph XNNPACK refuses, naming the value or node),
+  /// payload, or a graph XNNPACK refuses, naming the value or node; values
+  /// declaring more than max_value_bytes in total),
   /// kNotSupported (features this runtime lacks, such as named-data
   /// constants), kDelegateMemoryAllocationFailed.
   Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
@@ -35,6 +60,10 @@ class XnnpackBackend final : public BackendInterface {
                  Span<EValue*> args) const override;
 
   void destroy(DelegateHandle* handle) const override;
+
+ private:
+  uint64_t max_value_bytes_;
+  xnnpack::PackedWeightsCache* weights_cache_;
 };
 
 /// The process-wide XnnpackBackend instance.

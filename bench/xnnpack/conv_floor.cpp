@@ -1,0 +1,105 @@
+// ResNet-18's convolution layers (batch 1, 224x224 input, fp32 NHWC) run
+// directly through XNNPACK's operator API on one thread, with no Torchlight
+// code involved: the time XNNPACK itself needs for them. Compare it with
+// the delegate's 1-thread latency from bench/xnnpack_compare.py; the
+// difference is what our integration (and the few non-conv ops) costs.
+//
+//   ./torchlight exec build/release/bench/xnnpack/torchlight_xnnpack_conv_floor [runs]
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+namespace {
+
+struct Conv {
+  const char* name;
+  size_t in_c, out_c, kernel, stride, pad, in_hw, count;  // count: layers of this shape
+};
+
+// torchvision resnet18: stem, then per stage its 3x3 convs and 1x1 downsample.
+constexpr Conv kConvs[] = {
+    {"conv1 7x7/2 3->64", 3, 64, 7, 2, 3, 224, 1},
+    {"layer1 3x3 64->64", 64, 64, 3, 1, 1, 56, 4},
+    {"layer2 3x3/2 64->128", 64, 128, 3, 2, 1, 56, 1},
+    {"layer2 3x3 128->128", 128, 128, 3, 1, 1, 28, 3},
+    {"layer2 1x1/2 64->128", 64, 128, 1, 2, 0, 56, 1},
+    {"layer3 3x3/2 128->256", 128, 256, 3, 2, 1, 28, 1},
+    {"layer3 3x3 256->256", 256, 256, 3, 1, 1, 14, 3},
+    {"layer3 1x1/2 128->256", 128, 256, 1, 2, 0, 28, 1},
+    {"layer4 3x3/2 256->512", 256, 512, 3, 2, 1, 14, 1},
+    {"layer4 3x3 512->512", 512, 512, 3, 1, 1, 7, 3},
+    {"layer4 1x1/2 256->512", 256, 512, 1, 2, 0, 14, 1},
+};
+
+size_t out_hw(const Conv& c) { return (c.in_hw + 2 * c.pad - c.kernel) / c.stride + 1; }
+
+// This thread's CPU time: on a shared machine, time spent descheduled does
+// not count (everything runs on this one thread).
+double now_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+  if (xnn_initialize(nullptr) != xnn_status_success) {
+    std::fprintf(stderr, "xnn_initialize failed\n");
+    return 1;
+  }
+  double total_ms = 0, total_gflop = 0;
+  std::printf("%-24s %6s %10s %9s %8s\n", "layer", "count", "GFLOP", "ms(best)", "GFLOP/s");
+  for (const Conv& c : kConvs) {
+    const size_t oh = out_hw(c);
+    std::vector<float> weights(c.out_c * c.kernel * c.kernel * c.in_c);
+    std::vector<float> bias(c.out_c);
+    for (size_t i = 0; i < weights.size(); ++i) weights[i] = std::sin(0.37f * i) * 0.05f;
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.01f * i;
+    // XNN_EXTRA_BYTES of slack: XNNPACK may read (never write) past the end.
+    std::vector<float> input(c.in_hw * c.in_hw * c.in_c + XNN_EXTRA_BYTES / sizeof(float), 0.5f);
+    std::vector<float> output(oh * oh * c.out_c);
+    xnn_operator_t op = nullptr;
+    xnn_status s = xnn_create_convolution2d_nhwc_f32(
+        c.pad, c.pad, c.pad, c.pad, c.kernel, c.kernel, c.stride, c.stride, 1, 1, /*groups=*/1,
+        c.in_c, c.out_c, c.in_c, c.out_c, weights.data(), bias.data(), 0.0f, INFINITY,
+        /*flags=*/0, /*weights_cache=*/nullptr, /*weights_cache=*/nullptr, &op);
+    size_t workspace_size = 0, workspace_alignment = 0;
+    if (s == xnn_status_success) {
+      s = xnn_reshape_convolution2d_nhwc_f32(op, 1, c.in_hw, c.in_hw, &workspace_size,
+                                             &workspace_alignment, nullptr, nullptr, nullptr);
+    }
+    std::vector<char> workspace(workspace_size + 64);
+    void* aligned = workspace.data() + (64 - reinterpret_cast<uintptr_t>(workspace.data()) % 64) % 64;
+    if (s == xnn_status_success) {
+      s = xnn_setup_convolution2d_nhwc_f32(op, aligned, input.data(), output.data());
+    }
+    if (s != xnn_status_success) {
+      std::fprintf(stderr, "%s: XNNPACK status %d\n", c.name, static_cast<int>(s));
+      return 1;
+    }
+    double best = 1e30;
+    for (int r = 0; r < runs + 3; ++r) {
+      const double start = now_ms();
+      xnn_run_operator(op, /*threadpool=*/nullptr);
+      if (r >= 3) best = std::min(best, now_ms() - start);
+    }
+    xnn_delete_operator(op);
+    const double gflop = 2.0 * oh * oh * c.out_c * c.in_c * c.kernel * c.kernel * 1e-9;
+    std::printf("%-24s %6zu %10.3f %9.3f %8.1f\n", c.name, c.count, gflop * c.count,
+                best * c.count, gflop / best * 1e3);
+    total_ms += best * c.count;
+    total_gflop += gflop * c.count;
+  }
+  std::printf("\nall convolutions: %.3f GFLOP in %.2f ms (best of %d per layer, 1 thread, thread CPU time) = "
+              "%.1f GFLOP/s\n",
+              total_gflop, total_ms, runs, total_gflop / total_ms * 1e3);
+  return 0;
+}
