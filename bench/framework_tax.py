@@ -1,0 +1,118 @@
+"""Framework tax: nanoseconds per instruction on chains of tiny operators,
+where the kernels' arithmetic is negligible and what remains is the runtime's
+own cost per call (dispatch, argument checks, Status handling).
+
+Exports three 200-instruction chains on one float (or [4] floats) and runs
+each through `torchlight run --repeat`, for our CLI and, with --baseline, a
+second CLI (an older build) side by side in the same run, interleaved.
+
+    ./torchlight exec python3 bench/framework_tax.py [--baseline OTHER/bin/torchlight]
+
+Prints load time (program + method) and per-instruction time from the
+minimum and median run latency, and the ratios to the baseline.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+import torchlight  # noqa: E402
+
+N = 200
+
+
+class SubChain(torch.nn.Module):
+    """200 x (x - 1.0): the issue's chain (sub.out against a constant)."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = x - 1.0
+        return x
+
+
+class SubMulChain(torch.nn.Module):
+    """100 x (sub, mul) of two inputs: tensor-tensor arithmetic."""
+
+    def forward(self, x, y):
+        for _ in range(N // 2):
+            x = torch.mul(torch.sub(x, y), y)
+        return x
+
+
+class ClampChain(torch.nn.Module):
+    """200 x clamp: a kernel without a prepare step (checks every call)."""
+
+    def forward(self, x):
+        for i in range(N):
+            x = torch.clamp(x, min=-float(i), max=float(i + 1))
+        return x
+
+
+CHAINS = {
+    "sub x200 [1]": (SubChain(), (torch.ones(1),)),
+    "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
+    "clamp x200 [1]": (ClampChain(), (torch.ones(1),)),
+}
+
+
+def export(model, inputs, path):
+    program = torchlight.to_edge(torch.export.export(model, inputs)).to_executorch()
+    path.write_bytes(program.buffer)
+
+
+def to_us(value, unit):
+    return float(value) * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[unit]
+
+
+def measure(cli, pte, repeat):
+    out = subprocess.run([cli, "run", str(pte), "--repeat", str(repeat), "--fill", "ones"],
+                         capture_output=True, text=True, check=True).stdout
+    load = re.search(r"^load\s+([\d.]+) (\w+)", out, re.M)
+    lat = re.search(r"^latency\s+median ([\d.]+) (\w+), min ([\d.]+) (\w+)", out, re.M)
+    return (to_us(load[1], load[2]), to_us(lat[1], lat[2]), to_us(lat[3], lat[4]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cli", default=str(ROOT / "build/release/bin/torchlight"))
+    parser.add_argument("--baseline", help="another torchlight CLI to compare against")
+    parser.add_argument("--repeat", type=int, default=20000)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best kept")
+    options = parser.parse_args()
+    clis = {"ours": options.cli}
+    if options.baseline:
+        clis["baseline"] = options.baseline
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = []
+        for name, (model, inputs) in CHAINS.items():
+            pte = pathlib.Path(tmp) / (re.sub(r"\W+", "_", name) + ".pte")
+            export(model.eval(), inputs, pte)
+            best = {}
+            for _ in range(options.rounds):
+                for who, cli in clis.items():
+                    load, median, low = measure(cli, pte, options.repeat)
+                    old = best.get(who)
+                    best[who] = (min(load, old[0]), min(median, old[1]), min(low, old[2])) if old \
+                        else (load, median, low)
+            rows.append((name, best))
+    print(f"{'chain':<18} {'build':<9} {'load us':>9} {'ns/instr (min)':>15} "
+          f"{'ns/instr (median)':>18}")
+    for name, best in rows:
+        for who, (load, median, low) in best.items():
+            print(f"{name:<18} {who:<9} {load:>9.0f} {low * 1e3 / N:>15.1f} {median * 1e3 / N:>18.1f}")
+        if "baseline" in best:
+            ours, base = best["ours"], best["baseline"]
+            print(f"{'':<18} {'ratio':<9} {ours[0] / base[0]:>9.2f} {ours[2] / base[2]:>15.2f} "
+                  f"{ours[1] / base[1]:>18.2f}")
+
+
+if __name__ == "__main__":
+    main()
