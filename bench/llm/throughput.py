@@ -112,10 +112,10 @@ def export(model, path: Path) -> None:
     prog.save(str(path))
 
 
-def run_torchlight(pte: Path, tokenizer: str, prompt: str, new_tokens: int, threads: int,
+def run_torchlight(cli: Path, pte: Path, tokenizer: str, prompt: str, new_tokens: int, threads: int,
                    workdir: Path) -> dict:
     stats = workdir / "stats.json"
-    cmd = [str(CLI), "llm", "--model", str(pte), "--tokenizer", tokenizer, "--prompt", prompt,
+    cmd = [str(cli), "llm", "--model", str(pte), "--tokenizer", tokenizer, "--prompt", prompt,
            "--max-new-tokens", str(new_tokens), "--temperature", "0", "--ignore-eos",
            "--threads", str(threads), "--stats-json", str(stats), "--quiet"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -159,6 +159,8 @@ def main() -> None:
     p.add_argument("--prompt-chars", type=int, default=0,
                    help="prompt length in characters (0: ~128 tokens for each tokenizer)")
     p.add_argument("--new-tokens", type=int, default=64)
+    p.add_argument("--cli", type=Path, default=CLI,
+                   help="the torchlight CLI to measure (another build, to compare builds)")
     p.add_argument("--workdir", type=Path, default=REPO / "build" / "bench-llm")
     p.add_argument("--eager-child", nargs=5, metavar=("MODEL", "PROMPT", "NEW", "THREADS", "DIR"),
                    help=argparse.SUPPRESS)
@@ -182,7 +184,7 @@ def main() -> None:
         chars = args.prompt_chars or {"shipped": 128, "stories110m": 250, "gpt2": 600}[name]
         prompt = PROMPT_TEXT[:chars]
         for t in threads:
-            ours = run_torchlight(pte, tokenizer, prompt, args.new_tokens, t, args.workdir)
+            ours = run_torchlight(args.cli, pte, tokenizer, prompt, args.new_tokens, t, args.workdir)
             eager = run_eager_in_child(name, ours["prompt_tokens"], args.new_tokens, t,
                                        args.workdir)
             rows.append((name, t, ours, eager))
