@@ -18,8 +18,9 @@ namespace {
 // The schema of every listed operator, checked at compile time: an
 // operator missing from kernels/schemas/op_schemas.h fails the build here.
 constexpr const OpSchema* schema_of(const char* op) {
-  const OpSchema* schema = schemas::find_op_schema(op);
-  return schema != nullptr ? schema : no_schema_run_tools_kernel_schemas_generate_op_schemas_py();
+  const size_t index = schemas::find_op_schema_index(op);
+  return index != schemas::kNoOpSchema ? schemas::kAllOpSchemas[index]
+                                       : no_schema_run_tools_kernel_schemas_generate_op_schemas_py();
 }
 
 // constexpr: constant-initialised, so no code runs before main.

@@ -734,21 +734,30 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &ktorchlight__sdpa_with_kv_cache_out,
 };
 
-/// The schema of `name` ("aten::add.out"), or null when no kernel library has it.
-constexpr const OpSchema* find_op_schema(std::string_view name) {
+/// The position of `name` ("aten::add.out") in kAllOpSchemas, or kNoOpSchema.
+/// An index rather than a pointer, so constant evaluation never compares
+/// an object's address with null (GCC refuses that under -fsanitize).
+inline constexpr size_t kNoOpSchema = ~size_t{0};
+constexpr size_t find_op_schema_index(std::string_view name) {
   size_t low = 0;
   size_t high = sizeof(kAllOpSchemas) / sizeof(kAllOpSchemas[0]);
   while (low < high) {
     const size_t mid = (low + high) / 2;
     const std::string_view probe = kAllOpSchemas[mid]->name;
-    if (probe == name) return kAllOpSchemas[mid];
+    if (probe == name) return mid;
     if (probe < name) {
       low = mid + 1;
     } else {
       high = mid;
     }
   }
-  return nullptr;
+  return kNoOpSchema;
+}
+
+/// The schema of `name`, or null when no kernel library has it.
+constexpr const OpSchema* find_op_schema(std::string_view name) {
+  const size_t index = find_op_schema_index(name);
+  return index == kNoOpSchema ? nullptr : kAllOpSchemas[index];
 }
 
 }  // namespace torchlight::schemas
