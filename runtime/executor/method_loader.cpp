@@ -570,14 +570,8 @@ class MethodLoader {
     TL_RETURN_IF_ERROR(check_written_args(kernel, out->name, args));
     TL_RETURN_IF_ERROR(check_written_types(*kernel.schema, out->name, args));
     PreparedCall call;
-    call.eval = kernel.eval;
-    if (kernel.prepare != nullptr) {
-      PrepareContext context(memory_->method_allocator, out->name);
-      Status prepared = kernel.prepare(context, out->args, &call);
-      if (!prepared.ok()) return prepared.with_context("'%s'", out->name);
-      TL_CHECK_OR_RETURN(call.eval != nullptr, Error::kInternal,
-                         "'%s': prepare chose no eval function", out->name);
-    }
+    Status prepared = prepare_kernel_call(kernel, out->args, memory_->method_allocator, &call);
+    if (!prepared.ok()) return prepared.with_context("'%s'", out->name);
     out->kernel = call.eval;
     out->state = call.state;
     if (call.scratch_bytes > scratch_bytes_) scratch_bytes_ = call.scratch_bytes;

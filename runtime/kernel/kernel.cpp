@@ -22,6 +22,17 @@ size_t describe_args(Span<EValue* const> args, TensorArgMeta* metas, size_t capa
   return n;
 }
 
+Status prepare_kernel_call(const Kernel& kernel, Span<EValue*> args,
+                           MemoryAllocator* method_allocator, PreparedCall* call) {
+  *call = PreparedCall();
+  call->eval = kernel.eval;
+  if (kernel.prepare == nullptr) return Error::kOk;
+  PrepareContext context(method_allocator, kernel.name);
+  TL_RETURN_IF_ERROR(kernel.prepare(context, args, call));
+  TL_CHECK_OR_RETURN(call->eval != nullptr, Error::kInternal, "prepare chose no eval function");
+  return Error::kOk;
+}
+
 Status call_kernel(const Kernel& kernel, Span<EValue*> args, MemoryAllocator* allocator,
                    MemoryAllocator* temp_allocator) {
   if (kernel.schema != nullptr) {
@@ -29,12 +40,8 @@ Status call_kernel(const Kernel& kernel, Span<EValue*> args, MemoryAllocator* al
     if (!checked.ok()) return checked.with_context("%s", kernel.name);
   }
   PreparedCall call;
-  call.eval = kernel.eval;
-  if (kernel.prepare != nullptr) {
-    PrepareContext prepare_context(allocator, kernel.name);
-    Status prepared = kernel.prepare(prepare_context, args, &call);
-    if (!prepared.ok()) return prepared.with_context("%s", kernel.name);
-  }
+  Status prepared = prepare_kernel_call(kernel, args, allocator, &call);
+  if (!prepared.ok()) return prepared.with_context("%s", kernel.name);
   void* scratch = nullptr;
   if (call.scratch_bytes > 0) {
     scratch = allocator == nullptr ? nullptr : allocator->allocate(call.scratch_bytes, 64);

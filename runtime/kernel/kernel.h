@@ -47,10 +47,6 @@ class PrepareContext {
   void* allocate(size_t size, size_t alignment = MemoryAllocator::kDefaultAlignment) {
     return allocator_ == nullptr ? nullptr : allocator_->allocate(size, alignment);
   }
-  template <typename T>
-  T* allocate_state() {
-    return static_cast<T*>(allocate(sizeof(T), alignof(T)));
-  }
   const char* operator_name() const { return operator_name_; }
 
  private:
@@ -112,6 +108,13 @@ struct Kernel {
 /// The argument metas resolve() matches keys against, one per argument
 /// (non-tensors marked), at most `capacity`. Returns the number written.
 size_t describe_args(Span<EValue* const> args, TensorArgMeta* metas, size_t capacity);
+
+/// Runs `kernel`'s prepare step, if it has one, on a call that check_call
+/// accepted: fills `call` (its eval, state and scratch size; the kernel's own
+/// eval when there is no prepare). Errors: prepare's own, and kInternal when
+/// it chose no eval. The caller adds the operator's name.
+Status prepare_kernel_call(const Kernel& kernel, Span<EValue*> args,
+                           MemoryAllocator* method_allocator, PreparedCall* call);
 
 /// Runs `kernel` on `args` as the runtime does (the schema check, prepare,
 /// eval), with method memory (state, scratch) from `allocator`. For tests
