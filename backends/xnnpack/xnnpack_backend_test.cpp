@@ -15,6 +15,7 @@
 
 #include "backends/xnnpack/payload_builder.h"
 #include "extension/module/module.h"
+#include "kernels/all_kernels.h"
 #include "runtime/core/testing/error_matchers.h"
 #include "runtime/executor/testing/pte_builder.h"
 
@@ -22,6 +23,13 @@ namespace torchlight {
 namespace xnnpack {
 namespace testing {
 namespace {
+
+// Every kernel library, for the non-delegated parts of the programs.
+const KernelRegistry& kernels() {
+  Result<const KernelRegistry*> registry = all_kernels();
+  EXPECT_TRUE(registry.ok()) << registry.status().message();
+  return *registry.get();
+}
 
 using ::torchlight::testing::ErrorIs;
 
@@ -50,7 +58,7 @@ TEST(XnnpackBackendTest, RunsUpstreamMlpProgramWithinToleranceOfEager) {
   BackendRegistry registry;
   ASSERT_TRUE(register_xnnpack_backend(registry).ok());
   Module module(std::string(TORCHLIGHT_FIXTURES_DIR) + "/mlp_xnnpack.pte", Module::LoadMode::kFile,
-                nullptr, &registry);
+                kernels(), &registry);
   const std::vector<float> x = read_floats(std::string(TORCHLIGHT_FIXTURES_DIR) +
                                            "/mlp_xnnpack.input0.bin");
   const std::vector<float> expected = read_floats(std::string(TORCHLIGHT_FIXTURES_DIR) +
@@ -75,7 +83,7 @@ TEST(XnnpackBackendTest, RunsUpstreamMlpProgramWithinToleranceOfEager) {
 TEST(XnnpackBackendTest, ProgramWithoutRegisteredBackendNamesIt) {
   BackendRegistry registry;
   Module module(std::string(TORCHLIGHT_FIXTURES_DIR) + "/mlp_xnnpack.pte", Module::LoadMode::kFile,
-                nullptr, &registry);
+                kernels(), &registry);
   Status status = module.load_method("forward");
   EXPECT_THAT(status, ErrorIs(Error::kBackendMissing, "XnnpackBackend"));
 }
@@ -262,7 +270,7 @@ TEST(XnnpackBackendTest, MixedProgramAlternatesDelegatesAndPortableKernels) {
   }
   BackendRegistry registry;
   ASSERT_TRUE(register_xnnpack_backend(registry).ok());
-  Module module(path, Module::LoadMode::kFile, nullptr, &registry);
+  Module module(path, Module::LoadMode::kFile, kernels(), &registry);
   const auto x = random_values(4 * 6, 94);
   OwnedTensor input = float_tensor({4, 6}, x);
   auto outputs = module.forward({input.evalue()});

@@ -8,7 +8,6 @@
 #include "extension/data_loader/file_data_loader.h"
 #include "extension/data_loader/mmap_data_loader.h"
 #include "extension/memory/malloc_allocator.h"
-#include "kernels/all_kernels.h"
 #include "runtime/executor/memory_manager.h"
 
 namespace torchlight {
@@ -42,11 +41,21 @@ size_t physical_memory_bytes() {
 
 }  // namespace
 
-Module::Module(std::string path, LoadMode mode, const KernelRegistry* kernels,
+Module::Module(std::string path, LoadMode mode, const KernelRegistry& kernels,
                const BackendRegistry* backends, EventTracer* event_tracer)
     : path_(std::move(path)),
       mode_(mode),
-      kernels_(kernels),
+      kernels_(&kernels),
+      backends_(backends),
+      event_tracer_(event_tracer),
+      planned_memory_limit_(physical_memory_bytes()) {}
+
+Module::Module(std::string path, LoadMode mode, Result<const KernelRegistry*> kernels,
+               const BackendRegistry* backends, EventTracer* event_tracer)
+    : path_(std::move(path)),
+      mode_(mode),
+      kernels_(kernels.ok() ? kernels.get() : nullptr),
+      kernels_status_(kernels.ok() ? Status() : kernels.status()),
       backends_(backends),
       event_tracer_(event_tracer),
       planned_memory_limit_(physical_memory_bytes()) {}
@@ -102,9 +111,7 @@ bool Module::is_method_loaded(std::string_view method_name) const {
 Status Module::load_method(std::string_view method_name) {
   if (is_method_loaded(method_name)) return Error::kOk;
   TL_RETURN_IF_ERROR(load());
-  if (kernels_ == nullptr) {
-    TL_ASSIGN_OR_RETURN(kernels_, all_kernels());
-  }
+  TL_RETURN_IF_ERROR(kernels_status_);
   TL_ASSIGN_OR_RETURN(MethodMeta meta, program_->method_meta(method_name));
 
   auto loaded = std::make_unique<LoadedMethod>();

@@ -6,6 +6,11 @@
 // It owns everything the core leaves to the caller: the data loader, the
 // Program, and per method the planned arenas (sized from MethodMeta), a
 // method allocator and a temp allocator. It uses the heap; the core does not.
+//
+// Two targets: torchlight_module runs with the registries you pass (for
+// example a selective kernel library's table) and links no kernel library;
+// torchlight_module_defaults adds the Module("model.pte") form, with every
+// kernel library and the XNNPACK backend.
 #pragma once
 
 #include <map>
@@ -33,12 +38,17 @@ class Module {
     kMmapUseMlockIgnoreErrors,  // Map and try to lock.
   };
 
-  /// Nothing is read until the first call that needs the program.
-  /// `kernels` defaults to every linked kernel library (all_kernels());
-  /// `backends` and `event_tracer` may be null. All must outlive the Module.
+  /// Every kernel library (all_kernels()) and the default backends
+  /// (default_backends(): XnnpackBackend). Defined in the
+  /// torchlight_module_defaults target (default_module.cpp): link it for
+  /// this form. Nothing is read until the first call that needs the program.
   explicit Module(std::string path, LoadMode mode = LoadMode::kMmap,
-                  const KernelRegistry* kernels = nullptr, const BackendRegistry* backends = nullptr,
                   EventTracer* event_tracer = nullptr);
+
+  /// Exactly `kernels` and `backends` (null: no delegate backends);
+  /// `event_tracer` may be null. All must outlive the Module.
+  Module(std::string path, LoadMode mode, const KernelRegistry& kernels,
+         const BackendRegistry* backends = nullptr, EventTracer* event_tracer = nullptr);
   ~Module();
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -89,9 +99,15 @@ class Module {
  private:
   struct LoadedMethod;
 
+  // The default form's registry, or why it could not be built (a build bug,
+  // reported by load_method rather than lost in a constructor).
+  Module(std::string path, LoadMode mode, Result<const KernelRegistry*> kernels,
+         const BackendRegistry* backends, EventTracer* event_tracer);
+
   std::string path_;
   LoadMode mode_;
-  const KernelRegistry* kernels_;
+  const KernelRegistry* kernels_;  // Null when kernels_status_ holds an error.
+  Status kernels_status_;
   const BackendRegistry* backends_;
   EventTracer* event_tracer_;
   std::unique_ptr<DataLoader> loader_;

@@ -5,6 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
 #include "extension/tensor/owned_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
@@ -17,6 +22,15 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string fixture(const char* name) { return std::string(TORCHLIGHT_FIXTURES_DIR) + "/" + name; }
+
+// A raw little-endian float32 file (the fixtures' .bin inputs and outputs).
+std::vector<float> read_floats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
 
 std::vector<float> floats(const EValue& v) {
   const Tensor t = v.to_tensor();
@@ -70,6 +84,25 @@ TEST(ModuleTest, MetadataWithoutRunning) {
   ASSERT_TRUE(m.load_method("forward").ok());
   EXPECT_TRUE(m.is_method_loaded("forward"));
   EXPECT_EQ(m.planned_bytes("forward"), 48u);
+}
+
+// The default form offers XnnpackBackend: upstream's delegated MLP runs with
+// no registry passed, within 1e-4 relative of PyTorch eager's saved output.
+TEST(ModuleTest, DefaultFormRunsAnXnnpackDelegatedProgram) {
+  Module m(fixture("mlp_xnnpack.pte"));
+  const std::vector<float> x = read_floats(fixture("mlp_xnnpack.input0.bin"));
+  const std::vector<float> expected = read_floats(fixture("mlp_xnnpack.output0.bin"));
+  ASSERT_EQ(x.size(), 32u);
+  ASSERT_EQ(expected.size(), 8u);
+  auto input = OwnedTensor::from_values<float>({2, 16}, Span<const float>(x.data(), x.size()));
+  ASSERT_TRUE(input.ok());
+  auto out = m.forward({input->evalue()});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const std::vector<float> got = floats((*out)[0]);
+  ASSERT_EQ(got.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_NEAR(got[i], expected[i], 1e-4 * (1.0 + std::fabs(expected[i]))) << "element " << i;
+  }
 }
 
 TEST(ModuleTest, MissingFileNamesThePath) {

@@ -3,11 +3,11 @@
 // priority (kPortable), so optimized and custom kernels override it.
 //
 // Registration is explicit (no static initialisers). The library
-// torchlight_portable_kernels holds every operator of portable_ops.def;
-// a library made by the CMake function torchlight_selective_kernel_library()
-// holds only the operators it names and provides the same two functions, so
-// an application links exactly one of them (selective build), and kernels
-// it does not list are never linked.
+// torchlight_portable_kernels holds every operator of portable_ops.def and
+// defines the two functions below; a library made by the CMake function
+// torchlight_selective_kernel_library() holds only the operators it names,
+// behind functions named after its table (declared in its generated header),
+// so kernels it does not list are never linked and tables never collide.
 #pragma once
 
 #include "runtime/core/span.h"

@@ -1,15 +1,20 @@
 # Selective build of the portable kernel library.
 #
-#   torchlight_selective_kernel_library(<name> OPS <op> [<op>...])
+#   torchlight_selective_kernel_library(<name> [TABLE <table>] OPS <op> [<op>...])
 #
-# Adds a static library <name> that provides portable_kernels() and
-# register_portable_kernels() (kernels/portable/portable_kernels.h) with a
-# table of exactly the listed operators, e.g. OPS aten::add.out aten::mul.out.
-# It links the operator library torchlight_portable_ops, and since only the
-# listed kernels are referenced, the linker drops the rest. An operator that
-# portable_ops.def does not list is a configure-time error. Link one such
-# library (or torchlight_portable_kernels, which lists every operator) per
-# executable: they define the same functions.
+# Adds a static library <name> with a table of exactly the listed operators,
+# e.g. OPS aten::add.out aten::mul.out, behind two functions named after the
+# table (default: <name>):
+#
+#   Span<const Kernel> <table>_kernels();
+#   Status register_<table>_kernels(KernelRegistry& registry);
+#
+# declared in the generated header "<name>.h" (on the library's include
+# path). Each library's functions have their own names, so an application
+# may link several tables, or one beside the full library, without duplicate
+# symbols. It links the operator library torchlight_portable_ops, and since
+# only the listed kernels are referenced, the linker drops the rest. An
+# operator that portable_ops.def does not list is a configure-time error.
 
 # Every operator of portable_ops.def into <names_var>, and the matching
 # TL_PORTABLE_OP lines into <lines_var>, in file order.
@@ -32,10 +37,17 @@ function(torchlight_read_portable_ops names_var lines_var)
 endfunction()
 
 function(torchlight_selective_kernel_library name)
-  cmake_parse_arguments(ARG "" "" "OPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TABLE" "OPS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "torchlight_selective_kernel_library(${name}): unexpected arguments "
-                        "'${ARG_UNPARSED_ARGUMENTS}'; usage: <name> OPS <op>...")
+                        "'${ARG_UNPARSED_ARGUMENTS}'; usage: <name> [TABLE <table>] OPS <op>...")
+  endif()
+  if(NOT ARG_TABLE)
+    set(ARG_TABLE "${name}")
+  endif()
+  if(NOT ARG_TABLE MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "torchlight_selective_kernel_library(${name}): table name '${ARG_TABLE}' "
+                        "is not a C++ identifier; pass TABLE <identifier>")
   endif()
   if(NOT ARG_OPS)
     message(FATAL_ERROR "torchlight_selective_kernel_library(${name}): OPS lists no operator")
@@ -66,9 +78,16 @@ function(torchlight_selective_kernel_library name)
   # Written only when the content changes, so reconfiguring does not rebuild.
   set(gen_dir "${CMAKE_CURRENT_BINARY_DIR}/${name}_generated")
   file(CONFIGURE OUTPUT "${gen_dir}/selected_portable_ops.def" CONTENT "${content}" @ONLY)
+  set(TABLE "${ARG_TABLE}")
+  set(LIBRARY "${name}")
+  configure_file("${CMAKE_CURRENT_FUNCTION_LIST_DIR}/kernel_table.h.in"
+                 "${gen_dir}/include/${name}.h" @ONLY)
 
-  add_library(${name} STATIC "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/portable_kernels.cpp")
-  target_include_directories(${name} PRIVATE "${gen_dir}")
+  add_library(${name} STATIC "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/kernel_table.cpp")
+  target_include_directories(${name} PRIVATE "${gen_dir}" PUBLIC "${gen_dir}/include")
+  target_compile_definitions(${name} PRIVATE TL_KERNEL_TABLE_HEADER="${name}.h"
+                             TL_KERNEL_TABLE=${ARG_TABLE}_kernels
+                             TL_REGISTER_KERNEL_TABLE=register_${ARG_TABLE}_kernels)
   target_link_libraries(${name} PUBLIC torchlight_portable_ops)
   torchlight_runtime_target(${name})
 endfunction()

@@ -47,6 +47,9 @@ T take(Result<T>&& result) {
   return std::move(result.get());
 }
 
+// Every kernel library, for every Module the bindings load.
+const KernelRegistry& kernels() { return *take(all_kernels()); }
+
 // Backends the bindings make available to every Module they load.
 const BackendRegistry& backends() {
   static BackendRegistry* registry = [] {
@@ -89,7 +92,7 @@ struct InputTensor {
 class PyModule {
  public:
   explicit PyModule(const std::string& path, bool mmap)
-      : module_(path, mmap ? Module::LoadMode::kMmap : Module::LoadMode::kFile, nullptr,
+      : module_(path, mmap ? Module::LoadMode::kMmap : Module::LoadMode::kFile, kernels(),
                 &backends()) {
     check(module_.load());
   }

@@ -10,9 +10,12 @@
 #include "runtime/executor/testing/loaded_program.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 using namespace torchlight::testing;  // NOLINT: test builders.
@@ -44,7 +47,7 @@ TEST(HostileProgramTest, ValueUnionWithoutItsTableFailsProgramLoad) {
     Loaded l;
     Status status = l.load_program(
         program_with_hollow_union(type, fb::InstructionArguments::NONE), "hostile.pte");
-    EXPECT_EQ(status.code(), Error::kInvalidProgram) << name;
+    EXPECT_THAT(status, ErrorIs(Error::kInvalidProgram, "but no value data")) << name;
     EXPECT_THAT(status.message(), HasSubstr("method 'forward': value 1 has type " + name +
                                             " but no value data"));
     EXPECT_THAT(status.message(), HasSubstr("hostile.pte"));
@@ -60,7 +63,7 @@ TEST(HostileProgramTest, InstructionUnionWithoutItsTableFailsProgramLoad) {
     const std::string name = fb::EnumNameInstructionArguments(kind);
     Loaded l;
     Status status = l.load_program(program_with_hollow_union(fb::KernelTypes::NONE, kind));
-    EXPECT_EQ(status.code(), Error::kInvalidProgram) << name;
+    EXPECT_THAT(status, ErrorIs(Error::kInvalidProgram, "with no arguments table")) << name;
     EXPECT_THAT(status.message(),
                 HasSubstr("chain 0 instruction 0 is a " + name + " with no arguments table"));
   }
@@ -123,7 +126,7 @@ TEST(HostileProgramTest, PlannedUnboundInputCannotGrowPastItsPlan) {
   ASSERT_TRUE(method.ok()) << method.status().message();
   FloatTensor big({1, 2, 3, 4});
   Status status = method->set_input(0, big.value());
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "more than the 2 its storage holds"));
   EXPECT_THAT(status.message(), HasSubstr("input 0"));
   EXPECT_THAT(status.message(), HasSubstr("need 4 elements, more than the 2"));
   // Within the plan it still resizes, and the output follows.
@@ -148,7 +151,7 @@ TEST(HostileProgramTest, PlannedUnboundOutputCannotGrowPastItsPlan) {
   FloatTensor big({1, 2, 3, 4});
   ASSERT_TRUE(method->set_input(0, big.value()).ok());  // Borrowed: any size.
   Status status = method->execute();
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "more than the 2 its storage holds"));
   EXPECT_THAT(status.message(), HasSubstr("aten::add.out"));
   EXPECT_THAT(status.message(), HasSubstr("need 4 elements, more than the 2"));
 }
@@ -178,7 +181,7 @@ TEST(HostileProgramTest, CallerBufferIsTheCapacityOfABoundOutput) {
   FloatTensor four({1, 2, 3, 4});
   ASSERT_TRUE(method->set_input(0, four.value()).ok());
   Status status = method->execute();
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "more than the 1 its storage holds"));
   EXPECT_THAT(status.message(), HasSubstr("need 4 elements, more than the 1 its storage holds"));
   // A buffer for all four works again.
   ASSERT_TRUE(method->set_output_data_ptr(0, roomy.data(), roomy.size() * sizeof(float)).ok());
@@ -197,7 +200,7 @@ TEST(HostileProgramTest, OutputBufferSmallerThanTheCurrentSizesIsRefused) {
   ASSERT_TRUE(method.ok()) << method.status().message();
   float three[3];
   Status status = method->set_output_data_ptr(0, three, sizeof(three));
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "the buffer given has 12"));
   EXPECT_THAT(status.message(), HasSubstr("needs 16 bytes, the buffer given has 12"));
 }
 
@@ -215,9 +218,9 @@ TEST(HostileProgramTest, UnplannedBoundInputKeepsTheProgramsBound) {
   ASSERT_TRUE(method->set_input(0, two.value()).ok());
   FloatTensor three({1, 2, 3});
   Status status = method->set_input(0, three.value());
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "more than the 2 the program allows"));
   EXPECT_THAT(status.message(), HasSubstr("3 elements), more than the 2 the program allows"));
-  EXPECT_EQ(method->execute().code(), Error::kInvalidState);
+  EXPECT_THAT(method->execute(), ErrorIs(Error::kInvalidState, "input 0 was not set"));
 }
 
 // --- Kernels writing constants ----------------------------------------------
@@ -237,7 +240,7 @@ TEST(HostileProgramTest, OutArgumentMayNotBeAConstantEvenIfTheReturnSlotIsNot) {
   ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "the kernel writes that argument"));
   EXPECT_THAT(method.status().message(),
               HasSubstr("argument 3 of 'aten::add.out' is constant tensor value 0, but the "
                         "kernel writes that argument"));
@@ -266,7 +269,7 @@ TEST(HostileProgramTest, MoveIntoAConstantIsRefused) {
   ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "move destination value 0 is a constant tensor"));
   EXPECT_THAT(method.status().message(), HasSubstr("move destination value 0 is a constant tensor"));
 }
 
@@ -285,7 +288,7 @@ TEST(HostileProgramTest, MoveThatChangesAValuesKindOrDtypeIsRefused) {
     ASSERT_TRUE(l.load_program(pack_add_eh(*program)).ok());
     auto method = l.method();
     ASSERT_FALSE(method.ok());
-    EXPECT_EQ(method.error(), Error::kInvalidProgram);
+    EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "would change the value's"));
     EXPECT_THAT(method.status().message(),
                 HasSubstr(move_int ? "(Int) into value 2 (Tensor) would change the value's kind"
                                    : "(int64 tensor) into value 2 (float32 tensor) would change the "
@@ -376,7 +379,7 @@ TEST(HostileProgramTest, MisalignedPlannedTensorIsRefused) {
                   .ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "not aligned"));
   EXPECT_THAT(method.status().message(), HasSubstr("not aligned to its 4-byte elements"));
 }
 
@@ -392,7 +395,7 @@ TEST(HostileProgramTest, OperatorWithoutAUsableNameIsRefused) {
     ASSERT_TRUE(l.load_program(pack(*program)).ok());
     auto method = l.method();
     ASSERT_FALSE(method.ok()) << "operator name of " << name.size() << " bytes";
-    EXPECT_EQ(method.error(), Error::kInvalidProgram);
+    EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "operator 0 has"));
     EXPECT_THAT(method.status().message(), HasSubstr("operator 0 has"));
   }
 }
@@ -415,7 +418,7 @@ TEST(HostileProgramTest, ReturnSlotOfAnOutVariantMustHoldATensor) {
     ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
     auto method = l.method();
     ASSERT_FALSE(method.ok()) << "return slot " << slot;
-    EXPECT_EQ(method.error(), Error::kInvalidProgram);
+    EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "but the kernel writes a tensor there"));
     EXPECT_THAT(method.status().message(),
                 HasSubstr("argument 4 of 'aten::add.out' is " +
                           std::string(slot == 3 ? "Int" : "IntList") + " value " +
@@ -453,7 +456,7 @@ TEST(HostileProgramTest, ScalarResultSlotMayNotBeReadByTheSameCall) {
     auto method = l.method();
     if (result_is_input) {
       ASSERT_FALSE(method.ok());
-      EXPECT_EQ(method.error(), Error::kInvalidProgram);
+      EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "which the kernel overwrites as argument 2"));
       EXPECT_THAT(method.status().message(),
                   HasSubstr("instruction 1: argument 1 of 'test::numel_times' reads Int value 3, "
                             "which the kernel overwrites as argument 2"));

@@ -12,9 +12,12 @@
 #include "runtime/executor/testing/loaded_program.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 using namespace torchlight::testing;  // NOLINT: test builders.
@@ -143,7 +146,7 @@ TEST(MethodTest, InputErrorsNameTheInputAndBothSides) {
 
   // Not set yet.
   Status not_set = method->execute();
-  EXPECT_EQ(not_set.code(), Error::kInvalidState);
+  EXPECT_THAT(not_set, ErrorIs(Error::kInvalidState, "input 0 was not set"));
   EXPECT_THAT(not_set.message(), HasSubstr("input 0 was not set"));
 
   // Wrong dtype.
@@ -153,25 +156,25 @@ TEST(MethodTest, InputErrorsNameTheInputAndBothSides) {
   int64_t strides[1] = {1};
   TensorImpl int_impl(ScalarType::kLong, 1, sizes, ints, order, strides);
   Status dtype = method->set_input(0, EValue(Tensor(&int_impl)));
-  EXPECT_EQ(dtype.code(), Error::kInvalidType);
+  EXPECT_THAT(dtype, ErrorIs(Error::kInvalidType, "must have dtype float32, got int64"));
   EXPECT_THAT(dtype.message(), HasSubstr("float32"));
   EXPECT_THAT(dtype.message(), HasSubstr("int64"));
 
   // Wrong shape (static input).
   FloatTensor four({1, 2, 3, 4}, {4});
   Status shape = method->set_input(0, four.value());
-  EXPECT_EQ(shape.code(), Error::kInvalidArgument);
+  EXPECT_THAT(shape, ErrorIs(Error::kInvalidArgument, "static tensor has sizes [3], got [4]"));
   EXPECT_THAT(shape.message(), HasSubstr("[3]"));
   EXPECT_THAT(shape.message(), HasSubstr("[4]"));
 
   // Wrong rank.
   FloatTensor matrix({1, 2, 3}, {1, 3});
-  EXPECT_EQ(method->set_input(0, matrix.value()).code(), Error::kInvalidArgument);
+  EXPECT_THAT(method->set_input(0, matrix.value()), ErrorIs(Error::kInvalidArgument, "must be 1-d with sizes [3], got 2-d [1, 3]"));
 
   // Not a tensor; index out of range.
-  EXPECT_EQ(method->set_input(0, EValue(int64_t{3})).code(), Error::kInvalidType);
-  EXPECT_EQ(method->set_input(5, four.value()).code(), Error::kInvalidArgument);
-  EXPECT_EQ(method->output(9).error(), Error::kInvalidArgument);
+  EXPECT_THAT(method->set_input(0, EValue(int64_t{3})), ErrorIs(Error::kInvalidType, "must be a Tensor, got Int"));
+  EXPECT_THAT(method->set_input(5, four.value()), ErrorIs(Error::kInvalidArgument, "input index 5 is out of range"));
+  EXPECT_THAT(method->output(9), ErrorIs(Error::kInvalidArgument, "output index 9 is out of range"));
 }
 
 TEST(MethodTest, UnknownOperatorsAreAllListedAtLoad) {
@@ -183,7 +186,7 @@ TEST(MethodTest, UnknownOperatorsAreAllListedAtLoad) {
   ASSERT_TRUE(l.load_program(pack(*object)).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kOperatorMissing);
+  EXPECT_THAT(method, ErrorIs(Error::kOperatorMissing, "'aten::frobnicate.out', 'custom::nonexistent.out'"));
   EXPECT_THAT(method.status().message(), HasSubstr("2 operators have no kernel"));
   EXPECT_THAT(method.status().message(), HasSubstr("aten::frobnicate.out"));
   EXPECT_THAT(method.status().message(), HasSubstr("custom::nonexistent.out"));
@@ -210,7 +213,7 @@ TEST(MethodTest, WrongDtypeForKernelKeyIsReported) {
   ASSERT_TRUE(l.kernels.register_kernel(keyed).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kOperatorMissing);
+  EXPECT_THAT(method, ErrorIs(Error::kOperatorMissing, "'test::keyed.out' (not for these dtypes)"));
   EXPECT_THAT(method.status().message(), HasSubstr("not for these dtypes"));
 }
 
@@ -221,7 +224,7 @@ TEST(MethodTest, AllocationFailureStressGrowsUntilLoadSucceeds) {
   for (;; budget += 8) {
     auto method = l.method("forward", budget);
     if (method.ok()) break;
-    ASSERT_EQ(method.error(), Error::kMemoryAllocationFailed) << method.status().message();
+    ASSERT_THAT(method, ErrorIs(Error::kMemoryAllocationFailed, "method allocator is out of memory")) << method.status().message();
     ASSERT_THAT(method.status().message(), HasSubstr("out of memory"));
     ASSERT_LT(budget, 1u << 16);
   }
@@ -234,7 +237,7 @@ TEST(MethodTest, MissingPlannedArenasIsAnError) {
   TestMemory memory({});  // No arenas although the method needs one.
   auto method = l.program->load_method("forward", &memory.manager, l.kernels);
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "planned memory id 1 is out of range"));
   EXPECT_THAT(method.status().message(), HasSubstr("arena"));
 }
 
@@ -340,7 +343,7 @@ TEST(MethodTest, JumpConditionMustBeBoolOrBoolTensor) {
   ASSERT_TRUE(l.load_program(pack(*add_program(std::move(extra)))).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "expected Bool or a Bool tensor"));
   EXPECT_THAT(method.status().message(), HasSubstr("jump condition value 0 is float32 tensor"));
 }
 
@@ -362,7 +365,7 @@ TEST(MethodTest, FreeCallEndsTheBorrowOfAnUnplannedInput) {
   ASSERT_TRUE(method->execute().ok());
   EXPECT_EQ(values_of(*method->output(0).get()), std::vector<float>({4, 6}));
   Status again = method->execute();
-  EXPECT_EQ(again.code(), Error::kInvalidState);
+  EXPECT_THAT(again, ErrorIs(Error::kInvalidState, "input 0 was not set"));
   EXPECT_THAT(again.message(), HasSubstr("input 0 was not set"));
   FloatTensor x2({10, 20}, {2});
   ASSERT_TRUE(method->set_input(0, x2.value()).ok());
@@ -375,7 +378,7 @@ TEST(MethodTest, FreeCallEndsTheBorrowOfAnUnplannedInput) {
   ASSERT_TRUE(l2.load_program(pack(*add_program(std::move(planned)))).ok());
   auto rejected = l2.method();
   ASSERT_FALSE(rejected.ok());
-  EXPECT_EQ(rejected.error(), Error::kInvalidProgram);
+  EXPECT_THAT(rejected, ErrorIs(Error::kInvalidProgram, "free of value 1, which has planned storage"));
   EXPECT_THAT(rejected.status().message(), HasSubstr("free of value 1, which has planned storage"));
 }
 
@@ -387,14 +390,14 @@ TEST(MethodTest, IntermediateTensorWithoutMemoryFailsLoad) {
   ASSERT_TRUE(l.load_program(pack(*object)).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "intermediate tensor with no memory"));
   EXPECT_THAT(method.status().message(), HasSubstr("value 4 is an intermediate tensor with no memory"));
 
   values.back() = std::make_unique<fb::EValueT>(tensor_value(
       fb::ScalarType::FLOAT, {2}, 0, 0, 0, fb::TensorShapeDynamism::DYNAMIC_UNBOUND));
   Loaded l2;
   ASSERT_TRUE(l2.load_program(pack(*object)).ok());
-  EXPECT_EQ(l2.method().error(), Error::kNotSupported);
+  EXPECT_THAT(l2.method(), ErrorIs(Error::kNotSupported, "DYNAMIC_UNBOUND"));
 }
 
 TEST(MethodTest, UnplannedOutputMustBeBound) {
@@ -409,10 +412,10 @@ TEST(MethodTest, UnplannedOutputMustBeBound) {
   ASSERT_TRUE(method->set_input(0, x.value()).ok());
   ASSERT_TRUE(method->set_input(1, y.value()).ok());
   Status unbound = method->execute();
-  EXPECT_EQ(unbound.code(), Error::kInvalidState);
+  EXPECT_THAT(unbound, ErrorIs(Error::kInvalidState, "output 0 has no memory"));
   EXPECT_THAT(unbound.message(), HasSubstr("set_output_data_ptr"));
   float small[1];
-  EXPECT_EQ(method->set_output_data_ptr(0, small, sizeof(small)).code(), Error::kInvalidArgument);
+  EXPECT_THAT(method->set_output_data_ptr(0, small, sizeof(small)), ErrorIs(Error::kInvalidArgument, "the buffer given has 4"));
   float out[2];
   ASSERT_TRUE(method->set_output_data_ptr(0, out, sizeof(out)).ok());
   ASSERT_TRUE(method->execute().ok());
@@ -429,7 +432,7 @@ TEST(MethodTest, KernelResultMayNotBeAConstant) {
   ASSERT_TRUE(l.load_program(pack(*object, {{0, 0, 128, 63}})).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "the kernel writes that argument"));
   EXPECT_THAT(method.status().message(), HasSubstr("constant tensor"));
 }
 
@@ -449,7 +452,7 @@ TEST(MethodTest, EndlessLoopHitsTheStepCap) {
   ASSERT_TRUE(method.ok()) << method.status().message();
   method->set_max_steps(1000);
   Status status = method->execute();
-  EXPECT_EQ(status.code(), Error::kOutOfResources);
+  EXPECT_THAT(status, ErrorIs(Error::kOutOfResources, "ran more than 1000 instructions"));
   EXPECT_THAT(status.message(), HasSubstr("loops"));
 }
 
@@ -468,7 +471,7 @@ TEST(MethodTest, InvalidIndicesInInstructionsFailLoad) {
     ASSERT_TRUE(l.load_program(pack(*add_program(std::move(extra)))).ok());
     auto method = l.method();
     ASSERT_FALSE(method.ok()) << what;
-    EXPECT_EQ(method.error(), Error::kInvalidProgram) << what;
+    EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "instruction 1: ")) << what;
     EXPECT_THAT(method.status().message(), HasSubstr("instruction 1")) << what;
     EXPECT_THAT(method.status().message(), HasSubstr(what));
   }
@@ -481,7 +484,7 @@ TEST(MethodTest, PlannedTensorOutsideArenaFailsLoad) {
   ASSERT_TRUE(l.load_program(pack(*object)).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kInvalidProgram);
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "runs past arena 1"));
   EXPECT_THAT(method.status().message(), HasSubstr("value 2"));
   EXPECT_THAT(method.status().message(), HasSubstr("runs past arena"));
 
@@ -489,7 +492,7 @@ TEST(MethodTest, PlannedTensorOutsideArenaFailsLoad) {
   bad_id->execution_plan[0]->values[0]->val.AsTensor()->allocation_info->memory_id = 7;
   Loaded l2;
   ASSERT_TRUE(l2.load_program(pack(*bad_id)).ok());
-  EXPECT_EQ(l2.method().error(), Error::kInvalidProgram);
+  EXPECT_THAT(l2.method(), ErrorIs(Error::kInvalidProgram, "planned memory id 7 is out of range"));
 }
 
 TEST(MethodTest, HugeAndNegativeSizesFailLoad) {
@@ -508,7 +511,7 @@ TEST(MethodTest, HugeAndNegativeSizesFailLoad) {
     ASSERT_TRUE(l.load_program(pack(*object)).ok());
     auto method = l.method();
     ASSERT_FALSE(method.ok());
-    EXPECT_EQ(method.error(), Error::kInvalidProgram) << method.status().message();
+    EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "value 0: tensor")) << method.status().message();
     EXPECT_THAT(method.status().message(), HasSubstr("value 0"));
   }
 }
@@ -609,7 +612,7 @@ TEST(MethodTest, DynamicBoundInputResizesOutput) {
   // Above the bound: rejected with both numbers.
   FloatTensor big({1, 2, 3, 4, 5}, {5});
   Status status = method->set_input(0, big.value());
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "more than the 4 its storage holds"));
   EXPECT_THAT(status.message(), HasSubstr("5 elements"));
   EXPECT_THAT(status.message(), HasSubstr("more than the 4"));
 }
@@ -733,7 +736,7 @@ TEST(MethodTest, MissingOrUnavailableBackend) {
   ASSERT_TRUE(l.load_program(pack(*object)).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kBackendMissing);
+  EXPECT_THAT(method, ErrorIs(Error::kBackendMissing, "'XnnpackBackend' is not registered"));
   EXPECT_THAT(method.status().message(), HasSubstr("XnnpackBackend"));
 
   auto object2 = delegate_program(fb::DataLocation::INLINE);
@@ -743,7 +746,7 @@ TEST(MethodTest, MissingOrUnavailableBackend) {
   Loaded l2;
   ASSERT_TRUE(l2.load_program(pack(*object2)).ok());
   l2.backend.available = false;
-  EXPECT_EQ(l2.method().error(), Error::kNotSupported);
+  EXPECT_THAT(l2.method(), ErrorIs(Error::kNotSupported, "is not available on this machine"));
 }
 
 TEST(MethodTest, DelegateInitFailureIsReported) {
@@ -755,7 +758,7 @@ TEST(MethodTest, DelegateInitFailureIsReported) {
   ASSERT_TRUE(l.load_program(pack(*object)).ok());
   auto method = l.method();
   ASSERT_FALSE(method.ok());
-  EXPECT_EQ(method.error(), Error::kDelegateInvalidCompatibility);
+  EXPECT_THAT(method, ErrorIs(Error::kDelegateInvalidCompatibility, "failed to initialise: blob must be 4 bytes"));
   EXPECT_THAT(method.status().message(), HasSubstr("TestAddBackend"));
   EXPECT_THAT(method.status().message(), HasSubstr("4 bytes"));
 }
@@ -776,7 +779,7 @@ TEST(MethodTest, KernelFailureNamesOperatorAndInstruction) {
   ASSERT_TRUE(method->set_input(0, x.value()).ok());
   ASSERT_TRUE(method->set_input(1, EValue(Tensor(&int_impl))).ok());
   Status status = method->execute();
-  EXPECT_EQ(status.code(), Error::kInvalidType);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "test kernel takes float32 only"));
   EXPECT_THAT(status.message(), HasSubstr("instruction 0 (aten::add.out)"));
   EXPECT_THAT(status.message(), HasSubstr("float32 only"));
 }

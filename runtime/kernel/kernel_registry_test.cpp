@@ -9,8 +9,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runtime/core/testing/error_matchers.h"
+
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -129,9 +133,9 @@ TEST(KernelRegistryTest, ExternalStorage) {
 TEST(KernelRegistryTest, RejectsNullNameOrFunction) {
   StaticKernelRegistry<4> registry;
   Status no_name = registry.register_kernel(kernel(nullptr, fn_portable));
-  EXPECT_EQ(no_name.code(), Error::kInvalidArgument);
+  EXPECT_THAT(no_name, ErrorIs(Error::kInvalidArgument, "without a name or eval function"));
   Status no_fn = registry.register_kernel(kernel("aten::add.out", nullptr));
-  EXPECT_EQ(no_fn.code(), Error::kInvalidArgument);
+  EXPECT_THAT(no_fn, ErrorIs(Error::kInvalidArgument, "without a name or eval function"));
   EXPECT_TRUE(registry.kernels().empty());
 }
 
@@ -140,12 +144,12 @@ TEST(KernelRegistryTest, RejectsMissingOrMismatchedSchema) {
   Kernel none = kernel("aten::add.out", fn_portable);
   none.schema = nullptr;
   Status s = registry.register_kernel(none);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "has no schema"));
   EXPECT_THAT(s.message(), HasSubstr("'aten::add.out' has no schema"));
   Kernel other = kernel("aten::add.out", fn_portable);
   other.schema = schema_named("aten::sub.out");
   s = registry.register_kernel(other);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "carries the schema of 'aten::sub.out'"));
   EXPECT_THAT(s.message(), HasSubstr("'aten::add.out' carries the schema of 'aten::sub.out'"));
   EXPECT_TRUE(registry.kernels().empty());
 }
@@ -161,7 +165,7 @@ TEST(KernelRegistryTest, RejectsKeyOnAnArgumentThatIsNotATensor) {
   k.key.tensors[0].arg = 1;
   k.key.tensors[0].any_dtype = false;
   Status s = registry.register_kernel(k);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "which is a Scalar, not a tensor"));
   EXPECT_THAT(s.message(), HasSubstr("argument 'alpha', which is a Scalar, not a tensor"));
   k.key.tensors[0].arg = 3;
   s = registry.register_kernel(k);
@@ -175,7 +179,7 @@ TEST(KernelRegistryTest, RejectsKeyWithTooManyTensors) {
   Kernel k = kernel("aten::cat.out", fn_portable);
   k.key.num_tensors = KernelKey::kMaxTensors + 1;
   Status s = registry.register_kernel(k);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "9 tensors, more than 8"));
   EXPECT_THAT(s.message(), HasSubstr("aten::cat.out"));
   EXPECT_THAT(s.message(), HasSubstr("9 tensors"));
   EXPECT_TRUE(registry.kernels().empty());
@@ -191,16 +195,16 @@ TEST(KernelRegistryTest, RejectsDuplicatesWithMessage) {
 
   // Same name, priority and key: rejected, even with another function.
   Status dup = registry.register_kernel(kernel("aten::add.out", fn_optimized));
-  EXPECT_EQ(dup.code(), Error::kInvalidArgument);
+  EXPECT_THAT(dup, ErrorIs(Error::kInvalidArgument, "registered twice"));
   EXPECT_THAT(dup.message(), HasSubstr("'aten::add.out'"));
   EXPECT_THAT(dup.message(), HasSubstr("twice"));
   Status dup_key =
       registry.register_kernel(kernel("aten::add.out", fn_int, KernelPriority::kPortable, f32));
-  EXPECT_EQ(dup_key.code(), Error::kInvalidArgument);
+  EXPECT_THAT(dup_key, ErrorIs(Error::kInvalidArgument, "registered twice"));
   // The name is compared by content, not by pointer.
   const std::string copy = "aten::add.out";
   Status dup_copy = registry.register_kernel(kernel(copy.c_str(), fn_int));
-  EXPECT_EQ(dup_copy.code(), Error::kInvalidArgument);
+  EXPECT_THAT(dup_copy, ErrorIs(Error::kInvalidArgument, "registered twice"));
   EXPECT_EQ(registry.kernels().size(), 2u);
 
   // Another priority, dtype or dim order is a different entry.
@@ -225,7 +229,7 @@ TEST(KernelRegistryTest, FullRegistryIsOutOfResources) {
   ASSERT_TRUE(registry.register_kernel(kernel("op::a", fn_portable)).ok());
   ASSERT_TRUE(registry.register_kernel(kernel("op::b", fn_portable)).ok());
   Status s = registry.register_kernel(kernel("op::c", fn_portable));
-  EXPECT_EQ(s.code(), Error::kOutOfResources);
+  EXPECT_THAT(s, ErrorIs(Error::kOutOfResources, "registry is full (2 entries) registering 'op::c'"));
   EXPECT_THAT(s.message(), HasSubstr("full"));
   EXPECT_THAT(s.message(), HasSubstr("'op::c'"));
   EXPECT_THAT(s.message(), HasSubstr("2 entries"));
@@ -233,7 +237,7 @@ TEST(KernelRegistryTest, FullRegistryIsOutOfResources) {
   EXPECT_FALSE(registry.has_kernel("op::c"));
 
   KernelRegistry zero(Span<Kernel>{});
-  EXPECT_EQ(zero.register_kernel(kernel("op::a", fn_portable)).code(), Error::kOutOfResources);
+  EXPECT_THAT(zero.register_kernel(kernel("op::a", fn_portable)), ErrorIs(Error::kOutOfResources, "registry is full (0 entries)"));
 }
 
 TEST(KernelRegistryTest, RegisterKernelsStopsAtFirstError) {
@@ -244,7 +248,7 @@ TEST(KernelRegistryTest, RegisterKernelsStopsAtFirstError) {
       kernel("op::b", fn_portable),
   };
   Status s = registry.register_kernels(table);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "registered twice"));
   EXPECT_EQ(registry.kernels().size(), 1u);
   EXPECT_FALSE(registry.has_kernel("op::b"));
 
@@ -337,21 +341,21 @@ TEST(KernelRegistryTest, UnknownOperatorIsOperatorMissing) {
   ASSERT_TRUE(registry.register_kernel(kernel("aten::add.out", fn_portable)).ok());
   Result<const Kernel*> r = registry.resolve("aten::sub.out", {});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error(), Error::kOperatorMissing);
+  EXPECT_THAT(r, ErrorIs(Error::kOperatorMissing, "'aten::sub.out'"));
   EXPECT_STREQ(r.status().message(), "no kernel is registered for operator 'aten::sub.out'");
 
   // The name is a view: only its own characters are printed and compared.
   const char text[] = "aten::add.outXYZ";
   Result<const Kernel*> view = registry.resolve(std::string_view(text, 10), {});
   ASSERT_FALSE(view.ok());
-  EXPECT_EQ(view.error(), Error::kOperatorMissing);
+  EXPECT_THAT(view, ErrorIs(Error::kOperatorMissing, "'aten::add.'"));
   EXPECT_THAT(view.status().message(), HasSubstr("'aten::add.'"));
   EXPECT_THAT(view.status().message(), Not(HasSubstr("XYZ")));
   Result<const Kernel*> full = registry.resolve(std::string_view(text, 13), {});
   EXPECT_TRUE(full.ok());
 
   StaticKernelRegistry<1> empty;
-  EXPECT_EQ(empty.resolve("aten::add.out", {}).error(), Error::kOperatorMissing);
+  EXPECT_THAT(empty.resolve("aten::add.out", {}), ErrorIs(Error::kOperatorMissing, "'aten::add.out'"));
 }
 
 TEST(KernelRegistryTest, KnownOperatorWithoutMatchingDtypeIsOperatorMissing) {
@@ -369,14 +373,14 @@ TEST(KernelRegistryTest, KnownOperatorWithoutMatchingDtypeIsOperatorMissing) {
   const TensorArgMeta longs[] = {arg(ScalarType::kLong)};
   Result<const Kernel*> r = registry.resolve("aten::sin.out", longs);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error(), Error::kOperatorMissing);
+  EXPECT_THAT(r, ErrorIs(Error::kOperatorMissing, "none for these argument dtypes (first: int64)"));
   EXPECT_THAT(r.status().message(), HasSubstr("'aten::sin.out'"));
   EXPECT_THAT(r.status().message(), HasSubstr("int64"));
   EXPECT_THAT(r.status().message(), HasSubstr("none for these argument dtypes"));
 
   Result<const Kernel*> no_args = registry.resolve("aten::sin.out", {});
   ASSERT_FALSE(no_args.ok());
-  EXPECT_EQ(no_args.error(), Error::kOperatorMissing);
+  EXPECT_THAT(no_args, ErrorIs(Error::kOperatorMissing, "(first: no tensors)"));
   EXPECT_THAT(no_args.status().message(), HasSubstr("no tensors"));
 
   EXPECT_EQ(resolved(registry, "aten::sin.out", {arg(ScalarType::kDouble)}), &fn_optimized);
@@ -395,7 +399,7 @@ TEST(KernelRegistryTest, KeyConstrainsTensorsByPosition) {
   EXPECT_FALSE(
       registry.resolve("aten::index.out", {}).ok());
   const TensorArgMeta swapped[] = {arg(ScalarType::kLong), arg(ScalarType::kFloat)};
-  EXPECT_EQ(registry.resolve("aten::index.out", swapped).error(), Error::kOperatorMissing);
+  EXPECT_THAT(registry.resolve("aten::index.out", swapped), ErrorIs(Error::kOperatorMissing, "none for these argument dtypes (first: int64)"));
 }
 
 }  // namespace

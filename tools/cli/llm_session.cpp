@@ -5,7 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "tools/cli/cli_backends.h"
 #include "tools/cli/cli_report.h"
 #include "tools/cli/timing.h"
 
@@ -32,8 +31,7 @@ Result<std::string> tokenizer_spec(const LlmOptions& options, const LlmMetadata&
 Result<Session> load_session(const LlmOptions& options) {
   Session session;
   Stopwatch watch;
-  session.module = std::make_unique<Module>(options.model, options.load_mode, nullptr,
-                                            cli_backends());
+  session.module = std::make_unique<Module>(options.model, options.load_mode);
   Status loaded = session.module->load();
   if (!loaded.ok()) return blame(options.model, loaded);
   Result<LlmMetadata> metadata = read_llm_metadata(session.module.get());

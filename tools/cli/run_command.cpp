@@ -13,7 +13,6 @@
 #include "extension/tensor/tensor_fill.h"
 #include "extension/tensor/tensor_format.h"
 #include "tools/cli/arg_parser.h"
-#include "tools/cli/cli_backends.h"
 #include "tools/cli/cli_report.h"
 #include "tools/cli/timing.h"
 
@@ -327,7 +326,7 @@ int run_command(const std::vector<std::string>& args) {
   const std::string& model = options.model;
 
   // Load: program, then method, each on the monotonic clock.
-  Module module(model, options.load_mode, nullptr, cli_backends());
+  Module module(model, options.load_mode);
   Stopwatch watch;
   Status status = module.load();
   const double program_ms = watch.elapsed_ms();

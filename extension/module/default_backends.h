@@ -1,4 +1,5 @@
-// The delegate backends the CLI offers to every program it loads.
+// The delegate backends Module's default form (and the CLI) offers to every
+// program it loads.
 #pragma once
 
 #include "runtime/backend/backend_registry.h"
@@ -6,6 +7,6 @@
 namespace torchlight {
 
 /// A process-wide registry holding XnnpackBackend; built on first use.
-const BackendRegistry* cli_backends();
+const BackendRegistry* default_backends();
 
 }  // namespace torchlight

@@ -1,8 +1,9 @@
 // The kernel table of one portable library. Built once per library by
 // torchlight_selective_kernel_library(), each time with its own generated
-// "selected_portable_ops.def": the TL_PORTABLE_OP lines of the operators
-// that library selected.
-#include "kernels/portable/portable_kernels.h"
+// "selected_portable_ops.def" (the TL_PORTABLE_OP lines of the operators
+// that library selected) and its own function names (TL_KERNEL_TABLE,
+// TL_REGISTER_KERNEL_TABLE), declared in its generated header.
+#include TL_KERNEL_TABLE_HEADER
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/schemas/op_schemas.h"
@@ -37,10 +38,10 @@ constexpr Kernel kPortableKernels[] = {
 
 }  // namespace
 
-Span<const Kernel> portable_kernels() { return Span<const Kernel>(kPortableKernels); }
+Span<const Kernel> TL_KERNEL_TABLE() { return Span<const Kernel>(kPortableKernels); }
 
-Status register_portable_kernels(KernelRegistry& registry) {
-  return registry.register_kernels(portable_kernels());
+Status TL_REGISTER_KERNEL_TABLE(KernelRegistry& registry) {
+  return registry.register_kernels(TL_KERNEL_TABLE());
 }
 
 }  // namespace torchlight
