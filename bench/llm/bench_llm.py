@@ -79,14 +79,19 @@ def quantize(model, quant: str, group_size: int):
     if quant == "fp32":
         return model
     try:
-        from torchlight.llm.quantize import quantize_llm
+        from torchlight.llm.quantize import quantize_model
     except ImportError as e:
         raise SystemExit(f"--quant {quant}: LLM weight quantization is not available in this "
                          f"checkout ({e})")
     if quant == "int8":
-        return quantize_llm(model, qmode="int8", embedding_quantize="8,0")
-    return quantize_llm(model, qmode="8da4w", group_size=group_size,
-                        embedding_quantize=f"4,{group_size}")
+        skipped = quantize_model(model, qmode="int8", embedding="8,0")
+    else:
+        skipped = quantize_model(model, qmode="8da4w", group_size=group_size,
+                                 embedding=f"4,{group_size}")
+    if skipped:
+        raise SystemExit(f"--quant {quant}: linears {', '.join(skipped)} cannot take group "
+                         f"size {group_size}")
+    return model
 
 
 def weight_bytes(model) -> tuple[int, int]:
