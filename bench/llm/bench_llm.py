@@ -183,7 +183,8 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path) -> tu
     read, cache = weight_bytes(model)
     vocab = model.config.vocab_size
     methods = llm_metadata_methods(model, bos_id=BOS_ID)
-    program = torchlight.to_edge(export_llm(model), constant_methods=methods).to_executorch()
+    program = torchlight.to_edge(export_llm(model, last_logits_only=True),
+                                 constant_methods=methods).to_executorch()
     for old in workdir.glob(f"{tag}-*.pte"):
         old.unlink()
     program.save(str(pte))
