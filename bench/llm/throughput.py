@@ -108,7 +108,8 @@ def _small_init(model):
 
 
 def export(model, path: Path) -> None:
-    prog = torchlight.to_edge(export_llm(model)).to_executorch(torchlight.ExecutorchBackendConfig())
+    prog = torchlight.to_edge(export_llm(model, last_logits_only=True)).to_executorch(
+        torchlight.ExecutorchBackendConfig())
     prog.save(str(path))
 
 
@@ -137,6 +138,7 @@ def run_eager(model, prompt_tokens: int, new_tokens: int, threads: int) -> dict:
     torch.set_num_threads(threads)
     vocab = model.config.vocab_size
     prompt = torch.randint(0, vocab, (1, prompt_tokens))
+    model.last_logits_only = True  # as the exported program: no logits for earlier positions
     with torch.inference_mode():
         model.reset_cache()
         start = time.perf_counter()

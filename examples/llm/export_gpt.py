@@ -61,9 +61,10 @@ def main(argv=None) -> int:
     if args.pte is not None:
         import torchlight
         # The metadata lets `torchlight llm --model X.pte` run without
-        # --tokenizer: ids are bytes, there is no BOS or EOS.
+        # --tokenizer: ids are bytes, there is no BOS or EOS. Generation reads
+        # only the last position's logits, so the program computes no others.
         program = torchlight.to_edge(
-            export_llm(model),
+            export_llm(model, last_logits_only=True),
             constant_methods=llm_metadata_methods(model, tokenizer="bytes"),
         ).to_executorch(torchlight.ExecutorchBackendConfig())
         args.pte.parent.mkdir(parents=True, exist_ok=True)

@@ -8,18 +8,22 @@ namespace torchlight {
 namespace {
 
 constexpr const char* kSignature =
-    "forward(tokens [1, T] int64, input_pos [T] int64) -> logits [1, T, vocab] float32";
+    "forward(tokens [1, T] int64, input_pos [T] int64) -> logits [1, T, vocab] float32 (or the "
+    "last position's only: [1, 1, vocab] or [1, vocab])";
 
 // Checks that value `index` of forward (an input or output, per `what`) is
-// a tensor of `dtype` and `rank`, and returns its info.
+// a tensor of `dtype` and of `rank` (or `other_rank`, when not 0), and
+// returns its info.
 Result<TensorInfo> expect_tensor(const Result<Tag>& tag, const Result<TensorInfo>& info,
-                                 const char* what, ScalarType dtype, size_t rank) {
+                                 const char* what, ScalarType dtype, size_t rank,
+                                 size_t other_rank = 0) {
   if (!tag.ok()) return tag.status();
   TL_CHECK_OR_RETURN(tag.get() == Tag::kTensor, Error::kInvalidProgram,
                      "forward's %s is %s, not a tensor; an LLM program has the signature %s", what,
                      to_string(tag.get()), kSignature);
   if (!info.ok()) return info.status();
   const TensorInfo& t = info.get();
+  if (other_rank != 0 && t.sizes.size() == other_rank) rank = other_rank;
   // Logits of another float type would be a valid LLM this runner cannot
   // read yet; anything else is not the LLM signature.
   const bool other_float_logits = dtype == ScalarType::kFloat && t.dtype != dtype &&
@@ -37,13 +41,14 @@ Result<TensorInfo> expect_tensor(const Result<Tag>& tag, const Result<TensorInfo
 
 ModuleDecoderStep::ModuleDecoderStep(Method* method, OwnedTensor tokens, OwnedTensor positions,
                                      int64_t max_seq_len, int64_t max_tokens_per_step,
-                                     int32_t vocab_size)
+                                     int32_t vocab_size, bool last_only)
     : method_(method),
       tokens_(std::move(tokens)),
       positions_(std::move(positions)),
       max_seq_len_(max_seq_len),
       max_tokens_per_step_(max_tokens_per_step),
-      vocab_size_(vocab_size) {}
+      vocab_size_(vocab_size),
+      last_only_(last_only) {}
 
 Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* module,
                                                                      const LlmMetadata& metadata) {
@@ -71,7 +76,7 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
                                     "input 1 (input_pos)", ScalarType::kLong, 1));
   TL_ASSIGN_OR_RETURN(TensorInfo logits, expect_tensor(meta.output_tag(0),
                                                        meta.output_tensor_info(0),
-                                                       "output 0 (logits)", ScalarType::kFloat, 3));
+                                                       "output 0 (logits)", ScalarType::kFloat, 3, 2));
   TL_CHECK_OR_RETURN(tokens.sizes[0] == 1 && logits.sizes[0] == 1, Error::kInvalidProgram,
                      "forward's batch size is %d (tokens) and %d (logits); the runner feeds one "
                      "sequence, batch 1",
@@ -79,6 +84,10 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
   TL_CHECK_OR_RETURN(is_contiguous_dim_order(logits.dim_order), Error::kNotSupported,
                      "forward's logits are not laid out contiguously; the runner reads them in "
                      "[1, T, vocab] order");
+  // [1, vocab] and [1, 1, vocab]: the program computes the last position's
+  // logits only (prefill needs no others), as upstream's exporter does by default.
+  const bool last_only = logits.sizes.size() == 2 ||
+                         (logits.sizes[1] == 1 && logits.dynamism == TensorShapeDynamism::kStatic);
   TL_CHECK_OR_RETURN(tokens.sizes[1] == positions.sizes[0], Error::kInvalidProgram,
                      "forward's tokens hold %d positions but input_pos %d; both have length T",
                      tokens.sizes[1], positions.sizes[0]);
@@ -118,7 +127,7 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
                      "%" PRId64,
                      max_seq_len, kMaxLlmContext);
 
-  const int64_t vocab = logits.sizes[2];
+  const int64_t vocab = logits.sizes[logits.sizes.size() - 1];
   TL_CHECK_OR_RETURN(vocab >= 1 && vocab <= kMaxLlmContext, Error::kInvalidProgram,
                      "forward's logits have a vocabulary of %" PRId64 "; expected 1 to %" PRId64,
                      vocab, kMaxLlmContext);
@@ -138,7 +147,7 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
                       OwnedTensor::make(ScalarType::kLong, {t}, dynamism));
   return std::unique_ptr<ModuleDecoderStep>(new ModuleDecoderStep(
       method, std::move(token_tensor), std::move(position_tensor), max_seq_len, max_tokens,
-      static_cast<int32_t>(vocab)));
+      static_cast<int32_t>(vocab), last_only));
 }
 
 Result<Span<const float>> ModuleDecoderStep::run(Span<const int64_t> tokens, int64_t start_pos) {
@@ -166,16 +175,18 @@ Result<Span<const float>> ModuleDecoderStep::run(Span<const int64_t> tokens, int
   TL_CHECK_OR_RETURN(output->is_tensor(), Error::kInvalidProgram,
                      "forward returned %s, not a logits tensor", to_string(output->tag()));
   const Tensor logits = output->to_tensor();
-  TL_CHECK_OR_RETURN(logits.scalar_type() == ScalarType::kFloat && logits.dim() == 3 &&
-                         logits.size(0) == 1 && logits.size(1) == n &&
-                         logits.size(2) == vocab_size_,
+  const int64_t rows = last_only_ ? 1 : n;
+  const bool shape_ok = last_only_ ? logits.numel() == vocab_size_ && logits.size(0) == 1
+                                   : logits.dim() == 3 && logits.size(0) == 1 &&
+                                         logits.size(1) == n && logits.size(2) == vocab_size_;
+  TL_CHECK_OR_RETURN(logits.scalar_type() == ScalarType::kFloat && shape_ok,
                      Error::kInvalidProgram,
                      "forward returned logits of %s with %zu dims for %" PRId64
                      " tokens; expected float32 [1, %" PRId64 ", %d]",
-                     to_string(logits.scalar_type()), logits.dim(), n, n, vocab_size_);
+                     to_string(logits.scalar_type()), logits.dim(), n, rows, vocab_size_);
   const float* data = logits.const_data_ptr<float>();
   TL_CHECK_OR_RETURN(data != nullptr, Error::kInvalidProgram, "forward's logits have no data");
-  return Span<const float>(data + (n - 1) * vocab_size_, static_cast<size_t>(vocab_size_));
+  return Span<const float>(data + (rows - 1) * vocab_size_, static_cast<size_t>(vocab_size_));
 }
 
 }  // namespace torchlight

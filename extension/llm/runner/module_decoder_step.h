@@ -3,7 +3,9 @@
 //
 //   forward(tokens [1, T] int64, input_pos [T] int64) -> logits [1, T, V] float32
 //   1 <= T <= max_seq_len; the KV cache lives in the method's mutable
-//   buffers, which persist between calls.
+//   buffers, which persist between calls. Logits of the last position only
+//   ([1, 1, V], or [1, V] as upstream's exporter writes) save prefill the
+//   classifier on every other position; the runner needs no more.
 //
 // The context length comes from get_max_seq_len() when the program has it,
 // else from the tokens input's upper bound; the vocabulary from the logits'
@@ -48,7 +50,8 @@ class ModuleDecoderStep final : public DecoderStep {
 
  private:
   ModuleDecoderStep(Method* method, OwnedTensor tokens, OwnedTensor positions,
-                    int64_t max_seq_len, int64_t max_tokens_per_step, int32_t vocab_size);
+                    int64_t max_seq_len, int64_t max_tokens_per_step, int32_t vocab_size,
+                    bool last_only);
 
   Method* method_;                // owned by the Module
   OwnedTensor tokens_;            // [1, max_tokens_per_step] int64, resized per call
@@ -56,6 +59,7 @@ class ModuleDecoderStep final : public DecoderStep {
   int64_t max_seq_len_;
   int64_t max_tokens_per_step_;
   int32_t vocab_size_;
+  bool last_only_;  // Logits of the last position only: [1, vocab] or [1, 1, vocab].
 };
 
 }  // namespace torchlight

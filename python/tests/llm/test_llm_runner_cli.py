@@ -229,3 +229,52 @@ def test_metadata_methods():
         llm_metadata_methods(model, eos_ids=[61])
     with pytest.raises(ValueError, match="bos_id"):
         llm_metadata_methods(model, bos_id=-2)
+
+
+class _LastRow2d(torch.nn.Module):
+    """Upstream's default program layout: logits [1, vocab] of the last position."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.config = model.config
+
+    @property
+    def max_seq_len(self):
+        return self.model.max_seq_len
+
+    def reset_cache(self):
+        self.model.reset_cache()
+
+    def forward(self, tokens, input_pos):
+        return self.model(tokens, input_pos)[:, -1, :]
+
+
+@pytest.mark.parametrize("make", [tiny_gpt, tiny_llama], ids=["gpt", "llama"])
+@pytest.mark.parametrize("layout", ["last_3d", "last_2d"])
+def test_last_position_logits_programs_generate_the_same_tokens(cli, tmp_path, make, layout):
+    """A program that returns only the last position's logits ([1, 1, vocab]
+    from export_llm(last_logits_only=True), or upstream's [1, vocab]) skips
+    the classifier on every other prompt position; greedy decoding is
+    unchanged, token for token, against generate() on the float model."""
+    model = make(use_custom_op=True, vocab_size=256)
+    meta = llm_metadata_methods(model, tokenizer="bytes")
+    if layout == "last_3d":
+        ep = export_llm(model, last_logits_only=True)
+    else:
+        model.last_logits_only = True
+        ep = export_llm(_LastRow2d(model))
+        model.last_logits_only = False
+    out_shape = list(ep.graph_signature.user_outputs and
+                     [n for n in ep.graph.nodes if n.op == "output"][0].args[0][0].meta["val"].shape)
+    assert out_shape[-1] == 256 and len(out_shape) == (3 if layout == "last_3d" else 2)
+    if layout == "last_3d":
+        assert out_shape[1] == 1
+    pte = tmp_path / "last.pte"
+    torchlight.to_edge(ep, constant_methods=meta).to_executorch().save(str(pte))
+    stats_file = tmp_path / "stats.json"
+    r = _llm(cli, "--model", pte, "--prompt", "Hello there", "--temperature", "0",
+             "--max-new-tokens", 8, "--stats-json", stats_file, "--quiet")
+    assert r.returncode == 0, r.stderr
+    prompt = list(b"Hello there")
+    assert _stats(stats_file)["token_ids"] == generate(model, prompt, 8)

@@ -28,17 +28,30 @@ def dynamic_shapes(model: nn.Module):
     return {"tokens": {1: seq}, "input_pos": {0: seq}}
 
 
-def export_llm(model: nn.Module, example_len: int = 4) -> ExportedProgram:
+def export_llm(model: nn.Module, example_len: int = 4,
+               last_logits_only: bool = False) -> ExportedProgram:
     """The model's cached forward, exported with a dynamic sequence length.
 
     The model is put in eval mode and its caches are zeroed first, so the
     exported buffers start empty. example_len (>= 2: torch.export specialises
-    sizes 0 and 1) only sets the traced example.
+    sizes 0 and 1) only sets the traced example. With last_logits_only (for
+    models with that attribute: our GPT and Llama), forward returns the last
+    position's logits [1, 1, vocab], all generation needs: prefill then runs
+    the classifier on one position instead of T.
     """
     if example_len < 2:
         raise ValueError(f"export_llm: example_len must be >= 2, got {example_len}")
+    if last_logits_only and not hasattr(model, "last_logits_only"):
+        raise ValueError(f"export_llm: {type(model).__name__} has no last_logits_only switch")
     model.eval()
     model.reset_cache()
-    with torch.no_grad():
-        return torch.export.export(model, example_inputs(model, example_len),
-                                   dynamic_shapes=dynamic_shapes(model))
+    saved = getattr(model, "last_logits_only", False)
+    if hasattr(model, "last_logits_only"):
+        model.last_logits_only = last_logits_only
+    try:
+        with torch.no_grad():
+            return torch.export.export(model, example_inputs(model, example_len),
+                                       dynamic_shapes=dynamic_shapes(model))
+    finally:
+        if hasattr(model, "last_logits_only"):
+            model.last_logits_only = saved

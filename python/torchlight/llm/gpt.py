@@ -137,6 +137,9 @@ class GPT(nn.Module):
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         self.lm_head.weight = self.transformer.wte.weight  # tied, as in GPT-2
+        # forward returns logits [B, 1, vocab] of the last position only
+        # (export_llm(..., last_logits_only=True) sets it).
+        self.last_logits_only = False
         self.apply(self._init_weights)
         # GPT-2's scaled init of the residual projections.
         for name, p in self.named_parameters():
@@ -181,5 +184,7 @@ class GPT(nn.Module):
                      self.training)
         for block in self.transformer.h:
             x = block(x, input_pos)
+        if self.last_logits_only:  # generation needs the last position's logits only
+            x = x[:, -1:, :]
         x = self.transformer.ln_f(x)
         return self.lm_head(x)

@@ -161,6 +161,9 @@ class Llama(nn.Module):
         cos, sin = rope_frequencies(config.head_dim, config.max_seq_len, config.rope_theta)
         self.register_buffer("freqs_cos", cos, persistent=False)  # [max_seq_len, head_dim/2]
         self.register_buffer("freqs_sin", sin, persistent=False)
+        # forward returns logits [B, 1, vocab] of the last position only
+        # (export_llm(..., last_logits_only=True) sets it).
+        self.last_logits_only = False
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(module.weight, mean=0.0, std=0.02)
@@ -192,4 +195,6 @@ class Llama(nn.Module):
         h = self.tok_embeddings(tokens)
         for layer in self.layers:
             h = layer(h, cos, sin, input_pos)
+        if self.last_logits_only:  # generation needs the last position's logits only
+            h = h[:, -1:, :]
         return self.output(self.norm(h))

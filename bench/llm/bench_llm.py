@@ -1,0 +1,289 @@
+"""LLM speed of Torchlight's runner on a model shape at a precision.
+
+    ./torchlight bench llm --shape {stories15m,stories110m,gpt2} --quant {fp32,int8,8da4w}
+                           [--group-size G] --threads N [--prompt-tokens P]
+                           [--new-tokens T] [--json]
+
+Builds the shape with random weights (speed does not depend on the values),
+quantizes it, exports it (cached under build/bench-llm by shape, precision
+and exporter source), runs it through the real runner (`torchlight llm`),
+and prints a table; with --json, one JSON line with decode_tok_s,
+prefill_tok_s, ttft_ms, weight_bytes_per_token, peak_rss_bytes, the KV
+cache's bytes, and the memory roofline: the read bandwidth one run of
+build/release/bench/llm/torchlight_read_bandwidth measures over an array
+of the weights' size with the same threads, and the share of it decode
+reaches (tok/s x weight bytes per token / bandwidth).
+
+Shapes: stories15m = Llama dim 288, 6 layers, 6 heads, hidden 768, vocab
+32000, seq 256; stories110m = dim 768, 12 layers, 12 heads, hidden 2048,
+vocab 32000, seq 1024 (both with the classifier shared with the embedding);
+gpt2 = GPT-2 124M (12 layers, 12 heads, 768 wide, vocab 50257, context 1024).
+Precisions: fp32; int8 (weight-only int8 per channel on every linear, the
+classifier included, and an 8-bit embedding); 8da4w (int8 dynamic
+activations, int4 group-wise weights on every linear, the classifier
+included, and a 4-bit embedding).
+
+The prompt is exactly --prompt-tokens tokens: a synthetic llama2.c
+tokenizer whose pieces are single characters maps each prompt character to
+one token (BOS and the leading space piece included in the count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+
+CLI = REPO / "build" / "release" / "bin" / "torchlight"
+BANDWIDTH = REPO / "build" / "release" / "bench" / "llm" / "torchlight_read_bandwidth"
+SHAPES = ("stories15m", "stories110m", "gpt2")
+QUANTS = ("fp32", "int8", "8da4w")
+BOS_ID = 1
+
+
+def build_model(shape: str):
+    """The shape with N(0, 0.02) weights, seeded."""
+    import torch
+
+    from torchlight.llm import GPT, GPTConfig, Llama, LlamaConfig
+
+    torch.manual_seed(0)
+    if shape == "stories15m":
+        model = Llama(LlamaConfig(dim=288, hidden_dim=768, n_layers=6, n_heads=6, n_kv_heads=6,
+                                  vocab_size=32000, max_seq_len=256))
+    elif shape == "stories110m":
+        model = Llama(LlamaConfig(dim=768, hidden_dim=2048, n_layers=12, n_heads=12,
+                                  n_kv_heads=12, vocab_size=32000, max_seq_len=1024))
+    elif shape == "gpt2":
+        model = GPT(GPTConfig(block_size=1024, vocab_size=50257, n_layer=12, n_head=12, n_embd=768))
+    else:
+        raise SystemExit(f"unknown shape {shape!r} ({', '.join(SHAPES)})")
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.normal_(0.0, 0.02)
+    return model.eval()
+
+
+def quantize(model, quant: str, group_size: int):
+    """The model with every linear (classifier included) and the embedding
+    quantized as `quant` says; fp32 returns it unchanged."""
+    if quant == "fp32":
+        return model
+    try:
+        from torchlight.llm.quantize import quantize_model
+    except ImportError as e:
+        raise SystemExit(f"--quant {quant}: LLM weight quantization is not available in this "
+                         f"checkout ({e})")
+    if quant == "int8":
+        skipped = quantize_model(model, qmode="int8", embedding="8,0")
+    else:
+        skipped = quantize_model(model, qmode="8da4w", group_size=group_size,
+                                 embedding=f"4,{group_size}")
+    if skipped:
+        raise SystemExit(f"--quant {quant}: linears {', '.join(skipped)} cannot take group "
+                         f"size {group_size}")
+    return model
+
+
+def weight_bytes(model) -> tuple[int, int]:
+    """(bytes of weights one decode step reads, bytes of KV cache).
+
+    Every parameter and buffer counts once (tied tensors are one), except
+    KV caches and RoPE tables, which are not weights, and embedding tables
+    that are only looked up (one row per token)."""
+    import torch
+
+    tensors = {}
+    for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+        tensors.setdefault(id(t), (name, t))
+    read, cache = 0, 0
+    lookup_tables = _lookup_only_embeddings(model)
+    for name, t in tensors.values():
+        nbytes = t.numel() * t.element_size()
+        if "cache" in name:
+            cache += nbytes
+        elif any(key in name for key in ("freqs", "rope", "cos_table", "sin_table")):
+            continue
+        elif any(name.startswith(prefix + ".") for prefix in lookup_tables) and t.dim() >= 1:
+            read += nbytes // max(1, t.shape[0])  # one row per token
+        else:
+            read += nbytes
+    del torch
+    return read, cache
+
+
+def _lookup_only_embeddings(model) -> list[str]:
+    """Names of embedding modules whose table no other module reads (an
+    untied token embedding, GPT-2's position table)."""
+    used_elsewhere = set()
+    for name, module in model.named_modules():
+        if "Embedding" in type(module).__name__ or "embedding" in type(module).__name__.lower():
+            continue
+        for p in module.parameters(recurse=False):
+            used_elsewhere.add(id(p))
+        for b in module.buffers(recurse=False):
+            used_elsewhere.add(id(b))
+    names = []
+    for name, module in model.named_modules():
+        kind = type(module).__name__.lower()
+        if "embedding" in kind:
+            own = list(module.parameters(recurse=False)) + list(module.buffers(recurse=False))
+            if not any(id(t) in used_elsewhere for t in own):
+                names.append(name)
+    return names
+
+
+def synthetic_tokenizer(path: Path, vocab_size: int) -> None:
+    """A llama2.c tokenizer.bin: <unk>, BOS, EOS, 256 byte pieces, the
+    printable characters, then filler that never matches. No multi-character
+    piece matches text, so every prompt character is one token."""
+    pieces = [b"<unk>", b"\n<s>\n", b"\n</s>\n"] + [b"<0x%02X>" % b for b in range(256)]
+    pieces += [bytes([c]) for c in range(32, 127)]
+    n = 0
+    while len(pieces) < vocab_size:
+        pieces.append(b"\x01filler%d" % n)
+        n += 1
+    with open(path, "wb") as f:
+        f.write(struct.pack("<i", max(len(p) for p in pieces)))
+        for piece in pieces:
+            f.write(struct.pack("<fi", 0.0, len(piece)) + piece)
+
+
+def _exporter_digest() -> str:
+    """Changes whenever the exporter's source does, so cached programs are
+    re-exported after any change to it."""
+    h = hashlib.sha256()
+    for path in sorted((REPO / "python" / "torchlight").rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def export_program(shape: str, quant: str, group_size: int, workdir: Path) -> tuple[Path, dict]:
+    """The shape's program at `quant` (exported once per exporter source),
+    and its facts: weight and KV cache bytes, vocab size."""
+    tag = f"{shape}-{quant}" + (f"-g{group_size}" if quant == "8da4w" else "")
+    pte = workdir / f"{tag}-{_exporter_digest()}.pte"
+    facts_path = pte.with_suffix(".json")
+    if pte.exists() and facts_path.exists():
+        return pte, json.loads(facts_path.read_text())
+    import torchlight
+    from torchlight.llm import export_llm
+    from torchlight.llm.metadata import llm_metadata_methods
+
+    model = quantize(build_model(shape), quant, group_size)
+    read, cache = weight_bytes(model)
+    vocab = model.config.vocab_size
+    methods = llm_metadata_methods(model, bos_id=BOS_ID)
+    program = torchlight.to_edge(export_llm(model, last_logits_only=True),
+                                 constant_methods=methods).to_executorch()
+    for old in workdir.glob(f"{tag}-*.pte"):
+        old.unlink()
+    program.save(str(pte))
+    facts = {"weight_bytes_per_token": read, "kv_cache_bytes": cache, "vocab_size": vocab}
+    facts_path.write_text(json.dumps(facts))
+    return pte, facts
+
+
+def read_bandwidth(nbytes: int, threads: int) -> float:
+    """GB/s one run of the read-bandwidth probe measures over nbytes."""
+    if not BANDWIDTH.exists():
+        raise SystemExit(f"{BANDWIDTH} is missing: run ./torchlight build")
+    out = subprocess.run([str(BANDWIDTH), str(nbytes), str(threads), "20"], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)["gb_per_s"]
+
+
+def run(args) -> dict:
+    workdir = args.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    pte, facts = export_program(args.shape, args.quant, args.group_size, workdir)
+    tokenizer = workdir / f"tokenizer-{facts['vocab_size']}.bin"
+    if not tokenizer.exists():
+        synthetic_tokenizer(tokenizer, facts["vocab_size"])
+    # The runner adds BOS and, as SentencePiece does, a leading space piece;
+    # every character after them is one token.
+    prompt = ("abcdefghijklmnopqrstuvwxyz " * 64)[:max(1, args.prompt_tokens - 2)]
+    stats_path = workdir / "stats.json"
+    cmd = [str(args.cli), "llm", "--model", str(pte), "--tokenizer", str(tokenizer),
+           "--prompt", prompt, "--max-new-tokens", str(args.new_tokens), "--temperature", "0",
+           "--ignore-eos", "--threads", str(args.threads), "--stats-json", str(stats_path),
+           "--quiet"]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    stats = json.loads(stats_path.read_text())
+    turn = stats  # totals over the one turn
+    bandwidth = read_bandwidth(facts["weight_bytes_per_token"], args.threads)
+    decode = turn["decode_tokens_per_s"]
+    roofline = bandwidth * 1e9 / facts["weight_bytes_per_token"]
+    return {
+        "shape": args.shape, "quant": args.quant,
+        "group_size": args.group_size if args.quant == "8da4w" else None,
+        "threads": args.threads, "prompt_tokens": turn["prompt_tokens"],
+        "new_tokens": turn["generated_tokens"],
+        "decode_tok_s": decode, "prefill_tok_s": turn["prefill_tokens_per_s"],
+        "ttft_ms": turn["time_to_first_token_ms"],
+        "weight_bytes_per_token": facts["weight_bytes_per_token"],
+        "kv_cache_bytes": facts["kv_cache_bytes"],
+        "peak_rss_bytes": stats["peak_rss_bytes"],
+        "read_gb_per_s": bandwidth, "roofline_tok_s": roofline,
+        "roofline_share": decode / roofline,
+        "program_bytes": pte.stat().st_size,
+    }
+
+
+def print_table(r: dict) -> None:
+    mib = 2 ** 20
+    rows = [
+        ("model", f"{r['shape']} {r['quant']}" + (f" g{r['group_size']}" if r["group_size"] else "")),
+        ("threads", r["threads"]),
+        ("prompt / new tokens", f"{r['prompt_tokens']} / {r['new_tokens']}"),
+        ("prefill tok/s", f"{r['prefill_tok_s']:.1f}"),
+        ("decode tok/s", f"{r['decode_tok_s']:.1f}"),
+        ("time to first token", f"{r['ttft_ms']:.1f} ms"),
+        ("weights read per token", f"{r['weight_bytes_per_token'] / mib:.1f} MiB"),
+        ("read bandwidth (same size)", f"{r['read_gb_per_s']:.1f} GB/s"),
+        ("roofline decode", f"{r['roofline_tok_s']:.1f} tok/s"),
+        ("share of roofline", f"{100 * r['roofline_share']:.0f}%"),
+        ("peak RSS", f"{r['peak_rss_bytes'] / mib:.1f} MiB (weights + KV cache "
+                     f"{(r['weight_bytes_per_token'] + r['kv_cache_bytes']) / mib:.1f} MiB)"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="torchlight bench llm", description=__doc__.split("\n\n")[0])
+    p.add_argument("--shape", choices=SHAPES, default="stories110m")
+    p.add_argument("--quant", choices=QUANTS, default="fp32")
+    p.add_argument("--group-size", type=int, default=32, choices=(32, 64, 128, 256),
+                   help="8da4w weight group size (default 32)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--prompt-tokens", type=int, default=128)
+    p.add_argument("--new-tokens", type=int, default=64)
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.add_argument("--cli", type=Path, default=CLI, help="the torchlight CLI to measure")
+    p.add_argument("--workdir", type=Path, default=REPO / "build" / "bench-llm")
+    args = p.parse_args(argv)
+    if args.prompt_tokens < 1 or args.new_tokens < 2 or args.threads < 1:
+        p.error("--prompt-tokens must be >= 1, --new-tokens >= 2, --threads >= 1")
+    if not args.cli.exists():
+        raise SystemExit(f"{args.cli} is missing: run ./torchlight build first")
+    result = run(args)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_table(result)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    main()
