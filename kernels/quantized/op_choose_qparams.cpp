@@ -12,6 +12,7 @@
 // ignores eps and nudges small scales); this follows torch.
 #include <cmath>
 
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
 #include "kernels/portable/util/out_resize.h"
@@ -38,7 +39,7 @@ Status check_tensor_args(Span<EValue*> args) {
   TL_RETURN_IF_ERROR(
       check_args(args, schemas::kquantized_decomposed__choose_qparams_Tensor_out.arg_specs()));
   TL_RETURN_IF_ERROR(check_float_input({args[0]->to_tensor(), "input"}));
-  ScalarType dtype;
+  ScalarType dtype = ScalarType::kFloat;
   TL_RETURN_IF_ERROR(scalar_type_arg(*args[4], "dtype", &dtype));
   int64_t low = 0, high = 0;
   TL_CHECK_OR_RETURN(quant_bounds(dtype, &low, &high), Error::kInvalidType,
@@ -124,39 +125,12 @@ Status check_per_token_args(Span<EValue*> args) {
       args, schemas::kquantized_decomposed__choose_qparams_per_token_asymmetric_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_float_input(input));
-  ScalarType dtype;
+  ScalarType dtype = ScalarType::kFloat;
   TL_RETURN_IF_ERROR(scalar_type_arg(*args[1], "dtype", &dtype));
   TL_CHECK_OR_RETURN(input.tensor.dim() >= 1, Error::kInvalidArgument,
                      "argument 'input' must have at least one dimension (the token's values)");
   return check_qparam_outs({args[2]->to_tensor(), "scale_out"},
                            {args[3]->to_tensor(), "zero_point_out"});
-}
-
-// One token's (scale, zero point), every step rounded to T as torch does.
-template <typename T>
-void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zero_point_out) {
-  constexpr double kMin = -128, kMax = 127;
-  const double eps = 1.1920928955078125e-07;  // torch.finfo(torch.float32).eps
-  double mn = static_cast<float>(x[0]), mx = mn;
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = static_cast<float>(x[i]);
-    mn = (v < mn || v != v) ? v : mn;  // amin/amax propagate NaN.
-    mx = (mx < v || v != v) ? v : mx;
-  }
-  const double min_neg = mn < 0 || mn != mn ? mn : 0.0;
-  const double max_pos = mx > 0 || mx != mx ? mx : 0.0;
-  double scale = round_to<T>(round_to<T>(max_pos - min_neg) / (kMax - kMin));
-  scale = scale < eps ? eps : scale;
-  const double descaled_min = round_to<T>(min_neg / scale);
-  const double descaled_max = round_to<T>(max_pos / scale);
-  const double from_min_error = round_to<T>(kMin + descaled_min);
-  const double from_max_error = round_to<T>(kMax + descaled_max);
-  double zero_point = round_to<T>(from_min_error + from_max_error) > 0
-                          ? round_to<T>(kMin - descaled_min)
-                          : round_to<T>(kMax - descaled_max);
-  zero_point = zero_point < kMin ? kMin : (kMax < zero_point ? kMax : zero_point);
-  *scale_out = scale;
-  *zero_point_out = portable::convert<int64_t>(std::nearbyint(zero_point));
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct DequantArgs {
   int64_t quant_min;
   int64_t quant_max;
   ScalarType dtype;      // The input's dtype, as the program states it.
-  ScalarType out_dtype;  // The result's dtype.
+  ScalarType out_dtype = ScalarType::kFloat;  // The result's dtype.
 };
 
 // input/out dtypes and the range; all O(1), so prepare and eval both run it.

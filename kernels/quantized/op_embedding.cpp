@@ -114,7 +114,7 @@ struct Unpack {
 };
 
 Status run(KernelContext& ctx, Span<EValue*> args, const EmbeddingLayout& layout) {
-  ScalarType out_dtype;
+  ScalarType out_dtype = ScalarType::kFloat;
   TL_RETURN_IF_ERROR(check_static(args, layout, &out_dtype));
   const NamedTensor weight{args[0]->to_tensor(), "weight"};
   const NamedTensor scales{args[1]->to_tensor(), "weight_scales"};
@@ -202,7 +202,7 @@ Status run(KernelContext& ctx, Span<EValue*> args, const EmbeddingLayout& layout
 
 #define TL_EMBEDDING_KERNEL(fn, layout)                                         \
   Status fn##_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {     \
-    ScalarType out_dtype;                                                       \
+    ScalarType out_dtype = ScalarType::kFloat;                                  \
     return check_static(args, layout, &out_dtype);                              \
   }                                                                             \
   void fn##_out(KernelContext& ctx, Span<EValue*> args) {                       \

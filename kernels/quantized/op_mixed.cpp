@@ -119,7 +119,7 @@ Status check_linear(Span<EValue*> args) {
   const NamedTensor out{args[5]->to_tensor(), "out"};
   const ScalarType o = out.tensor.scalar_type();
   if (!args[4]->is_none()) {
-    ScalarType dtype;
+    ScalarType dtype = ScalarType::kFloat;
     TL_RETURN_IF_ERROR(scalar_type_arg(*args[4], "dtype", &dtype));
     TL_CHECK_OR_RETURN(dtype == ScalarType::kFloat || dtype == ScalarType::kHalf,
                        Error::kInvalidType, "argument 'dtype' is %s, expected float32 or float16",

@@ -20,7 +20,7 @@ using portable::check_args;
 struct QuantRange {
   int64_t quant_min;
   int64_t quant_max;
-  ScalarType dtype;
+  ScalarType dtype = ScalarType::kFloat;
 };
 
 // Arguments every quantize op shares: input, out, the range and dtype.

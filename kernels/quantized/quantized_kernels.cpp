@@ -53,6 +53,7 @@ constexpr Kernel kQuantizedKernels[] = {
     TL_QK("quantized_decomposed::mixed_linear.out", kquantized_decomposed__mixed_linear_out,
           mixed_linear),
     TL_QK("quantized_decomposed::add.out", kquantized_decomposed__add_out, add),
+    TL_QK("torchlight::linear_8da4w.out", ktorchlight__linear_8da4w_out, linear_8da4w),
 };
 
 #undef TL_QK

@@ -20,21 +20,24 @@ from conformance.spec import Case, T
 
 _EXTRA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schemas",
                       "extra_schemas.txt")
-_LIB = Library("quantized_decomposed", "FRAGMENT")
+_LIBS = {}
+_OPS = ("quantized_decomposed::", "torchlight::linear_8da4w.")
 
 
 def _define_out_schemas():
     with open(_EXTRA) as f:
         for line in f:
             line = line.strip()
-            if not line.startswith("quantized_decomposed::"):
+            if not line.startswith(_OPS):
                 continue
-            schema = line.split("::", 1)[1]
+            ns, schema = line.split("::", 1)
             name, _, overload = schema.split("(", 1)[0].partition(".")
-            packet = getattr(torch.ops.quantized_decomposed, name, None)
+            packet = getattr(getattr(torch.ops, ns), name, None)
             if packet is not None and overload in packet.overloads():
                 continue  # Defined already (another library imported in this process).
-            _LIB.define(schema)
+            if ns not in _LIBS:
+                _LIBS[ns] = Library(ns, "FRAGMENT")
+            _LIBS[ns].define(schema)
 
 
 _define_out_schemas()
@@ -440,3 +443,44 @@ add("add.out", [qtensor((4,), torch.uint8), 0.1, 0, 0, 255, qtensor((4,), torch.
 add("add.out", [qtensor((4,), torch.uint8), 0.1, 0, 0, 255, qtensor((4,), torch.uint8), 0.1, 0, 0,
                 255, 0.1, 0, 0, 300],
     expect_error="argument 'out_quant_max' is 300", out_dtype=torch.uint8)
+
+# --- torchlight::linear_8da4w.out: the fused kernel against the decomposed 8da4w graph
+# (torchao's Int8DynActInt4WeightLinear: per-token int8 activations, int4 group-wise
+# symmetric weights) run with torch's own quantized_decomposed ops.
+def linear_8da4w_reference(x, packed, scales, group_size, bias=None):
+    qd = torch.ops.quantized_decomposed
+    s, zp = qd.choose_qparams_per_token_asymmetric(x, torch.int8)
+    xq = qd.quantize_per_token(x, s, zp, -128, 127, torch.int8)
+    xdq = qd.dequantize_per_token(xq, s, zp, -128, 127, torch.int8, torch.float32)
+    w = _unpack(packed, 4)
+    wdq = qd.dequantize_per_channel_group(w, scales, None, -8, 7, torch.int8, group_size,
+                                          torch.float32)
+    return torch.nn.functional.linear(xdq, wdq, bias)
+
+
+for group in [32, 64, 128, 256]:
+    for m_shape in [(1,), (3,), (2, 5)]:
+        k, n = 256, 37
+        CASES.append(Case("torchlight::linear_8da4w.out",
+                          [T(m_shape + (k,), torch.float32, low=-2, high=2),
+                           T((n, k // 2), torch.uint8, low=0, high=256),
+                           T((n, k // group), torch.float32, low=0.005, high=0.05), group,
+                           T((n,), torch.float32) if m_shape == (3,) else None],
+                          reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4,
+                          name=f"g{group},rows={m_shape}"))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 48), torch.float32), T((3, 24), torch.uint8, low=0, high=256),
+                   T((3, 3), torch.float32, low=0.01, high=0.1), 16, None],
+                  reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4, name="group16_generic"))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 64), torch.float32), T((3, 32), torch.uint8), T((3, 2), torch.float32), 48,
+                   None],
+                  expect_error="argument 'group_size' is 48", out_shapes=[(2, 3)]))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 64), torch.float32), T((3, 31), torch.uint8), T((3, 2), torch.float32), 32,
+                   None],
+                  expect_error="argument 'weight' has 31 packed columns", out_shapes=[(2, 3)]))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 64), torch.float32), T((3, 32), torch.int8), T((3, 2), torch.float32), 32,
+                   None],
+                  expect_error="argument 'weight' has dtype int8", out_shapes=[(2, 3)]))

@@ -1,0 +1,121 @@
+// The quantized library in the process-wide registry, and its prepare
+// steps: a bad dtype or range fails at load (prepare), naming the argument,
+// before any run. Numerics are checked against torch by the conformance
+// harness (kernels/portable/conformance/cases/quantized.py).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "kernels/all_kernels.h"
+#include "kernels/portable/test/test_tensor.h"
+#include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/quantized_kernels.h"
+
+namespace torchlight {
+namespace {
+
+using portable::kernel_test::KernelArgs;
+using portable::kernel_test::TestTensor;
+
+const Kernel& find(const char* name) {
+  for (const Kernel& k : quantized_kernels()) {
+    if (std::strcmp(k.name, name) == 0) return k;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return quantized_kernels()[0];
+}
+
+TEST(QuantizedKernelsTest, AllKernelsHoldsEveryOneWithSchemaAndPrepare) {
+  Result<const KernelRegistry*> registry = all_kernels();
+  ASSERT_TRUE(registry.ok()) << registry.status().message();
+  EXPECT_EQ(quantized_kernels().size(), 21u);
+  for (const Kernel& k : quantized_kernels()) {
+    EXPECT_TRUE((*registry)->has_kernel(k.name)) << k.name;
+    ASSERT_NE(k.schema, nullptr) << k.name;
+    EXPECT_STREQ(k.schema->name, k.name);
+    EXPECT_NE(k.prepare, nullptr) << k.name;
+    EXPECT_EQ(k.priority, KernelPriority::kCustom);
+    EXPECT_NE(k.eval, nullptr) << k.name;
+  }
+}
+
+// quantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max, dtype, *, out) -> out
+TEST(QuantizedKernelsTest, PrepareRejectsWhatCannotChangeAtLoad) {
+  const Kernel& kernel = find("quantized_decomposed::quantize_per_tensor.out");
+  TestTensor input(ScalarType::kFloat, {2, 3}, {0.1, -0.25, 0.5, 1.25, -2.0, 3.0});
+  TestTensor out(ScalarType::kChar, {2, 3});
+  struct Bad {
+    int64_t quant_min, quant_max;
+    ScalarType dtype;
+    double scale;
+    const char* message;
+  };
+  const Bad bads[] = {
+      {5, 4, ScalarType::kChar, 0.1, "'quant_min' (5) is greater than 'quant_max' (4)"},
+      {-129, 127, ScalarType::kChar, 0.1, "'quant_min' is -129"},
+      {-128, 127, ScalarType::kFloat, 0.1, "argument 'dtype' is float32"},
+      {-128, 127, ScalarType::kChar, 0.0, "argument 'scale' is 0"},
+      {0, 255, ScalarType::kByte, 0.1, "argument 'out' has dtype int8, expected uint8"},
+  };
+  for (const Bad& bad : bads) {
+    KernelArgs args{input.evalue(),          EValue(bad.scale),
+                    EValue(int64_t{0}),      EValue(bad.quant_min),
+                    EValue(bad.quant_max),   EValue(static_cast<int64_t>(bad.dtype)),
+                    out.evalue(),            EValue()};
+    PreparedCall call;
+    Status status = prepare_kernel_call(kernel, args.span(), nullptr, &call);
+    ASSERT_FALSE(status.ok()) << bad.message;
+    EXPECT_NE(std::string(status.message()).find(bad.message), std::string::npos)
+        << status.message();
+  }
+  KernelArgs good{input.evalue(),       EValue(0.5),          EValue(int64_t{1}),
+                  EValue(int64_t{-128}), EValue(int64_t{127}), EValue(int64_t{1}),
+                  out.evalue(),          EValue()};
+  PreparedCall call;
+  ASSERT_TRUE(prepare_kernel_call(kernel, good.span(), nullptr, &call).ok());
+  ASSERT_NE(call.eval, nullptr);
+  KernelContext ctx(nullptr, nullptr, kernel.name);
+  call.eval(ctx, good.span());
+  ASSERT_TRUE(ctx.status().ok()) << ctx.status().message();
+  // round(x / 0.5) + 1, ties to even: -0.5 -> -0 -> 1 and 2.5 -> 2 -> 3.
+  EXPECT_EQ(out.values(), (std::vector<double>{1, 1, 2, 3, -3, 7}));
+}
+
+// Both instruction-set loops of the fused 8da4w linear give the same floats:
+// the integer sums are exact and the float steps are the same.
+TEST(QuantizedKernelsTest, Linear8da4wLoopsAgree) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  constexpr int64_t kK = 256, kN = 19;
+  std::vector<int8_t> xq(kK);
+  std::vector<uint8_t> weight(kN * kK / 2);
+  std::vector<float> bias(kN);
+  uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (auto& v : xq) v = static_cast<int8_t>(next() >> 24);  // Covers -128 and 127.
+  for (auto& v : weight) v = static_cast<uint8_t>(next() >> 24);
+  for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
+  xq[0] = -128;
+  xq[1] = 127;
+  weight[0] = 0x0F;  // -8 and 7.
+  for (int64_t group : {32, 64, 128, 256}) {
+    std::vector<float> scales(kN * (kK / group));
+    for (auto& v : scales) v = static_cast<float>((next() >> 20) + 1) / 65536;
+    std::vector<float> a(kN), b(kN);
+    for (int32_t zp : {-128, -3, 0, 127}) {
+      quantized::Row8da4w row{xq.data(), zp, 0.0173f, weight.data(), scales.data(),
+                              bias.data(), kK, group, a.data()};
+      quantized::linear_8da4w_columns_generic(row, 0, kN);
+      row.out = b.data();
+      quantized::linear_8da4w_columns_avx2(row, 0, kN);
+      EXPECT_EQ(a, b) << "group " << group << " zero point " << zp;
+    }
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
+}  // namespace
+}  // namespace torchlight
