@@ -25,6 +25,7 @@ int32_t hsum(__m256i v) {
 void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t groups = row.k / row.group;
   const int64_t packed = row.k / 2;
+  const int rows = row.rows;
   const __m128i low_mask = _mm_set1_epi8(0x0F);
   const __m256i eight = _mm256_set1_epi8(8);
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -32,9 +33,11 @@ void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_e
   const __m256i ones16 = _mm256_set1_epi16(1);
   for (int64_t n = n_begin; n < n_end; ++n) {
     const uint8_t* w = row.weight + n * packed;
-    float sum = row.bias != nullptr ? row.bias[n] : 0.0f;
+    float sum[kRows8da4w];
+    for (int r = 0; r < rows; ++r) sum[r] = row.bias != nullptr ? row.bias[n] : 0.0f;
     for (int64_t g = 0; g < groups; ++g) {
-      __m256i dot = _mm256_setzero_si256();
+      __m256i dot[kRows8da4w] = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                                 _mm256_setzero_si256(), _mm256_setzero_si256()};
       __m256i wsum = _mm256_setzero_si256();
       for (int64_t k = g * row.group; k < (g + 1) * row.group; k += 32) {
         const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + k / 2));
@@ -42,16 +45,22 @@ void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_e
         const __m128i lo = _mm_and_si128(bytes, low_mask);
         const __m256i wv = _mm256_sub_epi8(
             _mm256_set_m128i(_mm_unpackhi_epi8(hi, lo), _mm_unpacklo_epi8(hi, lo)), eight);
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + k));
-        const __m256i u = _mm256_xor_si256(xv, flip);
-        dot = _mm256_add_epi32(dot, _mm256_madd_epi16(_mm256_maddubs_epi16(u, wv), ones16));
         wsum = _mm256_add_epi32(wsum, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, wv), ones16));
+        for (int r = 0; r < rows; ++r) {
+          const __m256i xv =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + r * row.k + k));
+          const __m256i u = _mm256_xor_si256(xv, flip);
+          dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(_mm256_maddubs_epi16(u, wv), ones16));
+        }
       }
       const int32_t ws = hsum(wsum);
-      const int32_t exact = hsum(dot) - (128 + row.zero_point) * ws;
-      sum += (row.scale * row.w_scales[n * groups + g]) * static_cast<float>(exact);
+      const float w_scale = row.w_scales[n * groups + g];
+      for (int r = 0; r < rows; ++r) {
+        const int32_t exact = hsum(dot[r]) - (128 + row.zero_point[r]) * ws;
+        sum[r] += (row.scale[r] * w_scale) * static_cast<float>(exact);
+      }
     }
-    row.out[n] = sum;
+    for (int r = 0; r < rows; ++r) row.out[r * row.n + n] = sum[r];
   }
 }
 

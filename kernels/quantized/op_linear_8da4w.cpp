@@ -9,8 +9,11 @@
 // [N, K / 2] (two values a byte, value + 8 in each nibble, high nibble
 // first), weight_scales float32 [N, K / group_size]. Integer sums are exact
 // (int32); the result differs from the decomposed float graph only by float
-// rounding. Columns are split over the thread pool; the inner loop is AVX2
+// rounding. Rows go in blocks of four (each unpacked weight vector serves
+// the block); columns are split over the thread pool; the inner loop is AVX2
 // where the CPU has it (linear_8da4w.h).
+#include <algorithm>
+
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/per_token_qparams.h"
@@ -66,8 +69,9 @@ constexpr int64_t kColumnsPerChunk = 16;
 
 Status linear_8da4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_static(args));
-  // One quantized activation row (K bytes, K from the weight's fixed shape).
-  call->scratch_bytes = static_cast<size_t>(args[1]->to_tensor().size(1)) * 2;
+  // A block of quantized activation rows (K bytes each; K from the
+  // weight's fixed shape).
+  call->scratch_bytes = static_cast<size_t>(args[1]->to_tensor().size(1)) * 2 * kRows8da4w;
   return Error::kOk;
 }
 
@@ -89,36 +93,44 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(*t));
   }
   if (bias.tensor.defined()) TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(bias));
+  const size_t block_bytes = static_cast<size_t>(k) * kRows8da4w;
   int8_t* xq = static_cast<int8_t*>(ctx.scratch());
-  if (xq == nullptr || ctx.scratch_bytes() < static_cast<size_t>(k)) {
-    xq = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(k), 64));
+  if (xq == nullptr || ctx.scratch_bytes() < block_bytes) {
+    xq = static_cast<int8_t*>(ctx.allocate_temp(block_bytes, 64));
   }
   TL_KERNEL_CHECK(ctx, xq != nullptr, Error::kMemoryAllocationFailed,
-                  "no scratch memory for a quantized row of %lld values", static_cast<long long>(k));
+                  "no scratch memory for %d quantized rows of %lld values", kRows8da4w,
+                  static_cast<long long>(k));
   const int64_t group = args[3]->to_int();
   const Columns8da4wFn columns = select_linear_8da4w(group);
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
-  for (int64_t r = 0; r < rows; ++r) {
-    double scale = 0;
-    int64_t zero_point = 0;
-    token_qparams(x + r * k, k, &scale, &zero_point);
-    quantize_token_int8(x + r * k, k, scale, zero_point, xq);
-    const Row8da4w row{xq,
-                       static_cast<int32_t>(zero_point),
-                       static_cast<float>(scale),
-                       weight.tensor.const_data_ptr<uint8_t>(),
-                       scales.tensor.const_data_ptr<float>(),
-                       bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr,
-                       k,
-                       group,
-                       y + r * n};
-    const size_t chunks = static_cast<size_t>((n + kColumnsPerChunk - 1) / kColumnsPerChunk);
+  const size_t chunks = static_cast<size_t>((n + kColumnsPerChunk - 1) / kColumnsPerChunk);
+  for (int64_t r0 = 0; r0 < rows; r0 += kRows8da4w) {
+    Row8da4w block{};
+    block.xq = xq;
+    block.rows = static_cast<int>(std::min<int64_t>(kRows8da4w, rows - r0));
+    block.weight = weight.tensor.const_data_ptr<uint8_t>();
+    block.w_scales = scales.tensor.const_data_ptr<float>();
+    block.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+    block.k = k;
+    block.n = n;
+    block.group = group;
+    block.out = y + r0 * n;
+    for (int r = 0; r < block.rows; ++r) {
+      const float* x_row = x + (r0 + r) * k;
+      double scale = 0;
+      int64_t zero_point = 0;
+      token_qparams(x_row, k, &scale, &zero_point);
+      quantize_token_int8(x_row, k, scale, zero_point, xq + r * k);
+      block.zero_point[r] = static_cast<int32_t>(zero_point);
+      block.scale[r] = static_cast<float>(scale);
+    }
     threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
       const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
       const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
-      columns(row, n_begin, n_end);
+      columns(block, n_begin, n_end);
     });
   }
   set_return(args, 6, *args[5]);

@@ -4,6 +4,7 @@
 // harness (kernels/portable/conformance/cases/quantized.py).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -99,17 +100,33 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgree) {
   xq[0] = -128;
   xq[1] = 127;
   weight[0] = 0x0F;  // -8 and 7.
+  std::vector<int8_t> block(kK * quantized::kRows8da4w);
+  for (auto& v : block) v = static_cast<int8_t>(next() >> 24);
+  std::copy(xq.begin(), xq.end(), block.begin());
   for (int64_t group : {32, 64, 128, 256}) {
     std::vector<float> scales(kN * (kK / group));
     for (auto& v : scales) v = static_cast<float>((next() >> 20) + 1) / 65536;
-    std::vector<float> a(kN), b(kN);
-    for (int32_t zp : {-128, -3, 0, 127}) {
-      quantized::Row8da4w row{xq.data(), zp, 0.0173f, weight.data(), scales.data(),
-                              bias.data(), kK, group, a.data()};
+    for (int rows = 1; rows <= quantized::kRows8da4w; ++rows) {
+      std::vector<float> a(rows * kN), b(rows * kN);
+      quantized::Row8da4w row{};
+      row.xq = block.data();
+      row.rows = rows;
+      const int32_t zps[] = {-128, -3, 0, 127};
+      for (int r = 0; r < rows; ++r) {
+        row.zero_point[r] = zps[r];
+        row.scale[r] = 0.0173f * static_cast<float>(r + 1);
+      }
+      row.weight = weight.data();
+      row.w_scales = scales.data();
+      row.bias = bias.data();
+      row.k = kK;
+      row.n = kN;
+      row.group = group;
+      row.out = a.data();
       quantized::linear_8da4w_columns_generic(row, 0, kN);
       row.out = b.data();
       quantized::linear_8da4w_columns_avx2(row, 0, kN);
-      EXPECT_EQ(a, b) << "group " << group << " zero point " << zp;
+      EXPECT_EQ(a, b) << "group " << group << " rows " << rows;
     }
   }
 #else
