@@ -10,13 +10,15 @@
 // For int8 weights the unpacking follows torch's integer ops on signed
 // bytes (trunc division and floor remainder by 16; the top 2-bit pair
 // shifted arithmetically), so it agrees with exir's reference bit for bit.
-// Every index is checked against V before anything is written.
+// Every index is checked against V before anything is written, and out may
+// not overlap the indices.
 #include "kernels/quantized/dequant_group.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/linear_offsets.h"
 #include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/overlap.h"
 #include "kernels/schemas/op_schemas.h"
 
 namespace torchlight::quantized {
@@ -161,6 +163,9 @@ Status run(KernelContext& ctx, Span<EValue*> args, const EmbeddingLayout& layout
   TL_RETURN_IF_ERROR(check_contiguous(weight));
   TL_RETURN_IF_ERROR(check_contiguous(indices));
   TL_RETURN_IF_ERROR(check_contiguous(out));
+  // Indices are read again while rows are written: an out planned over them
+  // would turn written values into unchecked row numbers.
+  TL_RETURN_IF_ERROR(portable::check_no_overlap(out, indices));
   const int64_t count = indices.tensor.numel();
   for (int64_t i = 0; i < count; ++i) {
     const int64_t index = portable::load_index(indices.tensor, i);

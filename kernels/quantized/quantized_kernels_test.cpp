@@ -83,6 +83,32 @@ TEST(QuantizedKernelsTest, PrepareRejectsWhatCannotChangeAtLoad) {
   EXPECT_EQ(out.values(), (std::vector<double>{1, 1, 2, 3, -3, 7}));
 }
 
+// An out planned over the indices is refused before anything is written
+// (rows written would become unchecked row numbers).
+TEST(QuantizedKernelsTest, EmbeddingRefusesOutOverlappingIndices) {
+  const Kernel& kernel = find("quantized_decomposed::embedding_byte.out");
+  TestTensor weight(ScalarType::kChar, {4, 32});
+  TestTensor scales(ScalarType::kFloat, {4}, {0.1, 0.1, 0.1, 0.1});
+  alignas(8) int64_t storage[64] = {1, 2};
+  SizesType index_sizes[1] = {2};
+  DimOrderType index_order[1] = {0};
+  StridesType index_strides[1] = {1};
+  TensorImpl indices(ScalarType::kLong, 1, index_sizes, storage, index_order, index_strides);
+  SizesType out_sizes[2] = {2, 32};
+  DimOrderType out_order[2] = {0, 1};
+  StridesType out_strides[2] = {32, 1};
+  TensorImpl out(ScalarType::kFloat, 2, out_sizes, storage, out_order, out_strides);
+  KernelArgs args{weight.evalue(),       scales.evalue(),      EValue(),
+                  EValue(int64_t{-128}), EValue(int64_t{127}), EValue(Tensor(&indices)),
+                  EValue(Tensor(&out)),  EValue()};
+  MemoryAllocator allocator(nullptr, 0);
+  const Status status = call_kernel(kernel, args.span(), &allocator);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message()).find("overlap"), std::string::npos) << status.message();
+  EXPECT_EQ(storage[0], 1);
+  EXPECT_EQ(storage[1], 2);
+}
+
 // Both instruction-set loops of the fused 8da4w linear give the same floats:
 // the integer sums are exact and the float steps are the same.
 TEST(QuantizedKernelsTest, Linear8da4wLoopsAgree) {
