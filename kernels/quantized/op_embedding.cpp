@@ -115,9 +115,8 @@ struct Unpack {
   }
 };
 
-Status run(KernelContext& ctx, Span<EValue*> args, const EmbeddingLayout& layout) {
-  ScalarType out_dtype = ScalarType::kFloat;
-  TL_RETURN_IF_ERROR(check_static(args, layout, &out_dtype));
+// Everything after the load-time checks: shapes, indices, the lookup.
+Status run_checked(Span<EValue*> args, const EmbeddingLayout& layout) {
   const NamedTensor weight{args[0]->to_tensor(), "weight"};
   const NamedTensor scales{args[1]->to_tensor(), "weight_scales"};
   const NamedTensor zero_points{args[2]->to_optional_tensor(), "weight_zero_points"};
@@ -199,19 +198,33 @@ Status run(KernelContext& ctx, Span<EValue*> args, const EmbeddingLayout& layout
   }
   TL_CHECK_OR_RETURN(done, Error::kInvalidType, "unsupported dtypes");
   set_return(args, layout.out_index() + 1, *args[layout.out_index()]);
-  (void)ctx;
   return Error::kOk;
+}
+
+// The self-checking eval: the load-time checks, then the rest.
+Status run(Span<EValue*> args, const EmbeddingLayout& layout) {
+  ScalarType out_dtype = ScalarType::kFloat;
+  TL_RETURN_IF_ERROR(check_static(args, layout, &out_dtype));
+  return run_checked(args, layout);
 }
 
 }  // namespace
 
-#define TL_EMBEDDING_KERNEL(fn, layout)                                         \
-  Status fn##_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {     \
-    ScalarType out_dtype = ScalarType::kFloat;                                  \
-    return check_static(args, layout, &out_dtype);                              \
-  }                                                                             \
-  void fn##_out(KernelContext& ctx, Span<EValue*> args) {                       \
-    TL_KERNEL_RETURN_IF_ERROR(ctx, run(ctx, args, layout));                     \
+// prepare runs the load-time checks and installs the eval that skips them.
+#define TL_EMBEDDING_KERNEL(fn, layout)                                              \
+  namespace {                                                                        \
+  void fn##_prepared(KernelContext& ctx, Span<EValue*> args) {                       \
+    TL_KERNEL_RETURN_IF_ERROR(ctx, run_checked(args, layout));                       \
+  }                                                                                  \
+  }                                                                                  \
+  Status fn##_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {     \
+    ScalarType out_dtype = ScalarType::kFloat;                                       \
+    TL_RETURN_IF_ERROR(check_static(args, layout, &out_dtype));                      \
+    call->eval = &fn##_prepared;                                                     \
+    return Error::kOk;                                                               \
+  }                                                                                  \
+  void fn##_out(KernelContext& ctx, Span<EValue*> args) {                            \
+    TL_KERNEL_RETURN_IF_ERROR(ctx, run(args, layout));                               \
   }
 
 TL_EMBEDDING_KERNEL(embedding_byte, kByte)

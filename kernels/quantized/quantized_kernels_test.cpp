@@ -83,6 +83,37 @@ TEST(QuantizedKernelsTest, PrepareRejectsWhatCannotChangeAtLoad) {
   EXPECT_EQ(out.values(), (std::vector<double>{1, 1, 2, 3, -3, 7}));
 }
 
+// The kernels' own evals (what runs without prepare, e.g. a direct call)
+// check everything themselves and compute what the prepared evals compute.
+TEST(QuantizedKernelsTest, EvalWithoutPrepareChecksAndComputes) {
+  const Kernel& quantize = find("quantized_decomposed::quantize_per_tensor.out");
+  TestTensor input(ScalarType::kFloat, {4}, {0.1, -0.25, 1.25, 100.0});
+  TestTensor out(ScalarType::kChar, {4});
+  KernelArgs good{input.evalue(),        EValue(0.5),          EValue(int64_t{1}),
+                  EValue(int64_t{-128}), EValue(int64_t{127}), EValue(int64_t{1}),
+                  out.evalue(),          EValue()};
+  ASSERT_TRUE(portable::kernel_test::run_kernel(quantize.eval, quantize.name, good).ok());
+  EXPECT_EQ(out.values(), (std::vector<double>{1, 1, 3, 127}));
+  KernelArgs bad{input.evalue(),        EValue(0.5),          EValue(int64_t{1}),
+                 EValue(int64_t{-128}), EValue(int64_t{127}), EValue(int64_t{0}),
+                 out.evalue(),          EValue()};
+  const Status status = portable::kernel_test::run_kernel(quantize.eval, quantize.name, bad);
+  EXPECT_NE(std::string(status.message()).find("argument 'quant_min' is -128, below 0"),
+            std::string::npos)
+      << status.message();
+
+  const Kernel& embedding = find("quantized_decomposed::embedding_byte.out");
+  TestTensor weight(ScalarType::kChar, {3, 4}, {1, 2, 3, 4, -1, -2, -3, -4, 10, 20, 30, 40});
+  TestTensor scales(ScalarType::kFloat, {3}, {0.5, 0.25, 2.0});
+  TestTensor indices(ScalarType::kLong, {2}, {2, 1});
+  TestTensor rows(ScalarType::kFloat, {2, 4});
+  KernelArgs lookup{weight.evalue(),       scales.evalue(),      EValue(),
+                    EValue(int64_t{-128}), EValue(int64_t{127}), indices.evalue(),
+                    rows.evalue(),         EValue()};
+  ASSERT_TRUE(portable::kernel_test::run_kernel(embedding.eval, embedding.name, lookup).ok());
+  EXPECT_EQ(rows.values(), (std::vector<double>{20, 40, 60, 80, -0.25, -0.5, -0.75, -1}));
+}
+
 // An out planned over the indices is refused before anything is written
 // (rows written would become unchecked row numbers).
 TEST(QuantizedKernelsTest, EmbeddingRefusesOutOverlappingIndices) {
