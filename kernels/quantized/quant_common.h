@@ -32,7 +32,7 @@ struct TypeTag {
 };
 
 /// The integer dtypes a quantized tensor may have (torch's
-/// _DTYPE_TO_QVALUE_BOUNDS less uint16, which the runtime's tensors lack).
+/// _DTYPE_TO_QVALUE_BOUNDS less uint16, which the portable dtype set lacks).
 template <typename Fn>
 bool visit_quant_int_type(ScalarType t, Fn&& fn) {
   switch (t) {
