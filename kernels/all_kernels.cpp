@@ -3,6 +3,7 @@
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/optimized/optimized_kernels.h"
 #include "kernels/portable/portable_kernels.h"
+#include "kernels/quantized/quantized_kernels.h"
 
 namespace torchlight {
 namespace {
@@ -16,6 +17,7 @@ struct Registry {
     status = register_portable_kernels(registry);
     if (status.ok()) status = register_optimized_kernels(registry);
     if (status.ok()) status = register_llm_kernels(registry);
+    if (status.ok()) status = register_quantized_kernels(registry);
   }
 };
 

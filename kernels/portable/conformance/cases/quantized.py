@@ -1,0 +1,269 @@
+"""The quantized kernel library (kernels/quantized) against PyTorch.
+
+Expected values come from torch.ao.quantization.fx._decomposed, the
+functional quantized_decomposed operators, or (for the operators torch does
+not define: the embeddings, mixed_mm/mixed_linear, add) from references
+written here with the same torch arithmetic exir's definitions use. torch
+2.6 has no out variants of these operators, so their schemas are read from
+kernels/schemas/extra_schemas.txt and defined here (schema only) for the
+harness to bind arguments by name.
+"""
+
+import math
+import os
+
+import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401 - defines quantized_decomposed
+from torch.library import Library
+
+from conformance.spec import Case, T
+
+_EXTRA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schemas",
+                      "extra_schemas.txt")
+_LIB = Library("quantized_decomposed", "FRAGMENT")
+
+
+def _define_out_schemas():
+    with open(_EXTRA) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("quantized_decomposed::"):
+                continue
+            schema = line.split("::", 1)[1]
+            name, _, overload = schema.split("(", 1)[0].partition(".")
+            packet = getattr(torch.ops.quantized_decomposed, name, None)
+            if packet is not None and overload in packet.overloads():
+                continue  # Defined already (another library imported in this process).
+            _LIB.define(schema)
+
+
+_define_out_schemas()
+Q = "quantized_decomposed::"
+NAN, INF = float("nan"), float("inf")
+# (dtype, quant_min, quant_max, a zero point inside)
+QTYPES = [(torch.uint8, 0, 255, 128), (torch.int8, -128, 127, 3),
+          (torch.int16, -32768, 32767, -17), (torch.int32, -2**31, 2**31 - 1, 1000)]
+FLOAT_INPUTS = [torch.float32, torch.float16, torch.bfloat16]
+CASES = []
+
+
+def add(op, args, **kw):
+    CASES.append(Case(Q + op, args, **kw))
+
+
+def one(value, dtype):
+    return T((1,), dtype, values=[value])
+
+
+# --- quantize_per_tensor.out / .Tensor_out
+for in_dt in FLOAT_INPUTS:
+    for q_dt, lo, hi, zp in QTYPES:
+        add("quantize_per_tensor.out", [T((3, 5), in_dt, low=-4, high=4), 0.03, zp, lo, hi, q_dt])
+# Ties: x / 0.5 = k + 0.5 rounds half to even.
+TIES = [k * 0.25 for k in range(-13, 14)]
+for q_dt, lo, hi, zp in QTYPES:
+    add("quantize_per_tensor.out", [T((27,), torch.float32, values=TIES), 0.5, 0, lo, hi, q_dt],
+        name=f"ties,{q_dt}")
+# NaN (-> 0, as torch's float->int conversion gives for 8/16-bit dtypes), infinities, huge values.
+SPECIAL = [NAN, INF, -INF, 1e30, -1e30, 0.0, 2.5, -0.0]
+for q_dt, lo, hi, zp in QTYPES[:3]:
+    for in_dt in FLOAT_INPUTS:
+        add("quantize_per_tensor.out", [T((8,), in_dt, values=SPECIAL), 0.1, zp, lo, hi, q_dt],
+            name=f"nan_inf,{in_dt},{q_dt}")
+add("quantize_per_tensor.out", [T((2, 3, 5, 7), torch.float32), 0.011, -8, -8, 7, torch.int8],
+    name="int4_range")
+add("quantize_per_tensor.out", [T((1,), torch.float32), 1e-3, 0, -128, 127, torch.int8])
+add("quantize_per_tensor.out", [T((0, 4), torch.float32), 0.1, 0, -128, 127, torch.int8])
+add("quantize_per_tensor.out", [T((33,), torch.float32, low=-1e4, high=1e4), 0.37, 30000,
+                                -32768, 32767, torch.int16], name="large_zero_point")
+add("quantize_per_tensor.out", [T((4, 9), torch.float32), 0.05, 1, -128, 127, torch.int8],
+    out_shapes=[(2, 2)], name="resizes_out")
+for args, error, name in [
+        ([0.1, 0, 5, 4, torch.int8], "'quant_min' (5) is greater than 'quant_max' (4)", "min>max"),
+        ([0.1, 0, -129, 127, torch.int8], "'quant_min' is -129", "min_below_dtype"),
+        ([0.1, 0, 0, 256, torch.uint8], "'quant_max' is 256", "max_above_dtype"),
+        ([0.1, 0, -128, 127, torch.float32], "argument 'dtype' is float32", "float_dtype"),
+        ([0.1, 0, -128, 127, torch.int64], "argument 'dtype' is int64", "int64_dtype"),
+        ([0.0, 0, -128, 127, torch.int8], "argument 'scale' is 0", "zero_scale"),
+        ([-0.5, 0, -128, 127, torch.int8], "argument 'scale' is -0.5", "negative_scale"),
+        ([NAN, 0, -128, 127, torch.int8], "argument 'scale' is nan", "nan_scale"),
+        ([INF, 0, -128, 127, torch.int8], "argument 'scale' is inf", "inf_scale")]:
+    add("quantize_per_tensor.out", [T((2, 3), torch.float32)] + args, expect_error=error,
+        out_dtype=torch.int8, name=name)
+add("quantize_per_tensor.out", [T((2, 3), torch.float64), 0.1, 0, -128, 127, torch.int8],
+    expect_error="argument 'input' has dtype float64", out_dtype=torch.int8, name="f64_input")
+add("quantize_per_tensor.out", [T((2, 3), torch.int32), 0.1, 0, -128, 127, torch.int8],
+    expect_error="argument 'input' has dtype int32", out_dtype=torch.int8, name="int_input")
+add("quantize_per_tensor.out", [T((2, 3), torch.float32), 0.1, 0, -128, 127, torch.int8],
+    expect_error="argument 'out' has dtype uint8, expected int8", out_dtype=torch.uint8,
+    name="out_dtype")
+
+for s_dt, z_dt in [(torch.float64, torch.int64), (torch.float32, torch.int32)]:
+    for in_dt in FLOAT_INPUTS:
+        add("quantize_per_tensor.Tensor_out", [T((4, 6), in_dt), one(0.07, s_dt), one(-5, z_dt),
+                                               -128, 127, torch.int8])
+add("quantize_per_tensor.Tensor_out", [T((3,), torch.float32, values=[NAN, INF, 1.25]),
+                                       one(0.5, torch.float64), one(200, torch.int64), 0, 255,
+                                       torch.uint8], name="nan_inf")
+add("quantize_per_tensor.Tensor_out", [T((3,), torch.float32), T((2,), torch.float64),
+                                       one(0, torch.int64), -128, 127, torch.int8],
+    expect_error="argument 'scale' must have one element, got 2", out_dtype=torch.int8)
+add("quantize_per_tensor.Tensor_out", [T((3,), torch.float32), one(0.1, torch.float64),
+                                       one(0.0, torch.float32), -128, 127, torch.int8],
+    expect_error="argument 'zero_point' has dtype float32", out_dtype=torch.int8)
+add("quantize_per_tensor.Tensor_out", [T((3,), torch.float32), one(0.0, torch.float64),
+                                       one(0, torch.int64), -128, 127, torch.int8],
+    expect_error="argument 'scale' is 0", out_dtype=torch.int8, name="zero_scale")
+
+# --- quantize_per_channel.out
+SHAPE = (4, 3, 5)
+for axis in [0, 1, 2, -1, -3]:
+    channels = SHAPE[axis]
+    for s_dt in [torch.float64, torch.float32]:
+        for q_dt, lo, hi, zp in QTYPES[:2]:
+            add("quantize_per_channel.out",
+                [T(SHAPE, torch.float32), T((channels,), s_dt, low=0.005, high=0.05),
+                 T((channels,), torch.int64, low=zp - 5, high=zp + 5), axis, lo, hi, q_dt])
+for in_dt in FLOAT_INPUTS[1:]:
+    add("quantize_per_channel.out", [T((6, 7), in_dt), T((6,), torch.float64, low=0.01, high=0.1),
+                                     T((6,), torch.int32, low=-3, high=3), 0, -128, 127, torch.int8])
+add("quantize_per_channel.out", [T((2, 4), torch.float32, values=[[NAN, INF, -INF, 0.75]] * 2),
+                                 T((2,), torch.float64, values=[0.5, 0.25]),
+                                 T((2,), torch.int64, values=[0, 1]), 0, -128, 127, torch.int8],
+    name="nan_inf_ties")
+add("quantize_per_channel.out", [T((1, 1), torch.float32), T((1,), torch.float64, values=[0.1]),
+                                 T((1,), torch.int64, values=[0]), 1, -128, 127, torch.int8])
+for args, error, name in [
+        ([T((3,), torch.float64, low=0.1, high=0.2), T((3,), torch.int64), 2], "argument 'axis' is 2",
+         "axis_too_big"),
+        ([T((3,), torch.float64, low=0.1, high=0.2), T((3,), torch.int64), -3], "argument 'axis' is -3",
+         "axis_too_small"),
+        ([T((4,), torch.float64, low=0.1, high=0.2), T((3,), torch.int64), 0],
+         "argument 'scales' has 4 elements, expected 3", "scales_count"),
+        ([T((3,), torch.float64, low=0.1, high=0.2), T((2,), torch.int64), 0],
+         "argument 'zero_points' has 2 elements, expected 3", "zero_points_count"),
+        ([T((3,), torch.float64, low=0.1, high=0.2), T((3,), torch.float32), 0],
+         "argument 'zero_points' has dtype float32", "zero_points_dtype"),
+        ([T((3,), torch.int64), T((3,), torch.int64), 0], "argument 'scales' has dtype int64",
+         "scales_dtype"),
+        ([T((3,), torch.float64, values=[0.1, 0.0, 0.2]), T((3,), torch.int64), 0],
+         "argument 'scales' holds 0 at 1", "zero_scale")]:
+    add("quantize_per_channel.out", [T((3, 4), torch.float32)] + args + [-128, 127, torch.int8],
+        expect_error=error, out_dtype=torch.int8, name=name)
+
+# --- quantize_per_token.out (the zero point is added before rounding)
+for in_dt in FLOAT_INPUTS:
+    for s_dt in [torch.float64, torch.float32]:
+        add("quantize_per_token.out", [T((2, 3, 8), in_dt), T((2, 3, 1), s_dt, low=0.01, high=0.1),
+                                       T((2, 3, 1), torch.int64, low=-10, high=10), -128, 127,
+                                       torch.int8])
+add("quantize_per_token.out", [T((5, 33), torch.float32), T((5, 1), torch.float64, low=0.01, high=0.1),
+                               T((5, 1), torch.int64, low=100, high=150), 0, 255, torch.uint8])
+add("quantize_per_token.out", [T((2, 4), torch.float32, values=[[NAN, INF, -INF, 0.25]] * 2),
+                               T((2, 1), torch.float64, values=[[0.5], [0.5]]),
+                               T((2, 1), torch.int64, values=[[0], [1]]), -128, 127, torch.int8],
+    name="nan_inf_ties")
+add("quantize_per_token.out", [T((3, 4), torch.float32), T((2, 1), torch.float64, low=0.1, high=0.2),
+                               T((3, 1), torch.int64), -128, 127, torch.int8],
+    expect_error="argument 'scales' has 2 elements, expected 3 (one per token)", out_dtype=torch.int8)
+add("quantize_per_token.out", [T((3, 4), torch.float32), T((3, 1), torch.float64, low=0.1, high=0.2),
+                               T((3, 1), torch.int64), 10, -10, torch.int8],
+    expect_error="is greater than", out_dtype=torch.int8)
+
+# --- dequantize_per_tensor.out / .Tensor_out (out_dtype kwarg)
+def qtensor(shape, q_dt):
+    info = torch.iinfo(q_dt)
+    low, high = max(info.min, -200000), min(info.max, 200000)
+    return T(shape, q_dt, low=low, high=high + 1 if high < 2**31 - 1 else high)
+
+
+for q_dt, lo, hi, zp in QTYPES:
+    for out_dt in [None, torch.float16, torch.bfloat16, torch.float64, torch.float32]:
+        add("dequantize_per_tensor.out", {"input": qtensor((3, 7), q_dt), "scale": 0.0123,
+                                          "zero_point": zp, "quant_min": lo, "quant_max": hi,
+                                          "dtype": q_dt, "out_dtype": out_dt})
+add("dequantize_per_tensor.out", [qtensor((257,), torch.int8), 0.5, -1, -128, 127, torch.int8],
+    name="odd_length")
+for args, error, name in [
+        ([0.1, 0, 0, 255, torch.uint8], "argument 'input' has dtype int8, expected uint8",
+         "input_vs_dtype"),
+        ([0.1, 0, 127, -128, torch.int8], "is greater than", "min>max"),
+        ([0.1, 0, -300, 127, torch.int8], "'quant_min' is -300", "min_below_dtype")]:
+    add("dequantize_per_tensor.out", [qtensor((2, 3), torch.int8)] + args, expect_error=error,
+        out_dtype=torch.float32, name=name)
+add("dequantize_per_tensor.out", {"input": qtensor((2, 3), torch.int8), "scale": 0.1,
+                                  "zero_point": 0, "quant_min": -128, "quant_max": 127,
+                                  "dtype": torch.int8, "out_dtype": torch.int32},
+    expect_error="argument 'out_dtype' is int32", out_dtype=torch.int32, name="int_out_dtype")
+add("dequantize_per_tensor.out", [qtensor((2, 3), torch.int8), 0.1, 0, -128, 127, torch.int8],
+    expect_error="argument 'out' has dtype float16, expected float32", out_dtype=torch.float16,
+    name="out_vs_out_dtype")
+for s_dt, z_dt in [(torch.float64, torch.int64), (torch.float32, torch.int32)]:
+    for out_dt in [None, torch.float16]:
+        add("dequantize_per_tensor.Tensor_out",
+            {"input": qtensor((4, 5), torch.uint8), "scale": one(0.021, s_dt),
+             "zero_point": one(131, z_dt), "quant_min": 0, "quant_max": 255, "dtype": torch.uint8,
+             "out_dtype": out_dt})
+add("dequantize_per_tensor.Tensor_out", [qtensor((4,), torch.int8), T((3,), torch.float64),
+                                         one(0, torch.int64), -128, 127, torch.int8],
+    expect_error="argument 'scale' must have one element, got 3", out_dtype=torch.float32)
+
+# --- dequantize_per_channel.out (zero_points optional)
+for axis in [0, 1, 2, -1]:
+    channels = SHAPE[axis]
+    for s_dt in [torch.float64, torch.float32]:
+        for with_zp in [True, False]:
+            zps = T((channels,), torch.int64, low=-5, high=5) if with_zp else None
+            add("dequantize_per_channel.out",
+                {"input": qtensor(SHAPE, torch.int8), "scales": T((channels,), s_dt, low=0.005, high=0.05),
+                 "zero_points": zps, "axis": axis, "quant_min": -128, "quant_max": 127,
+                 "dtype": torch.int8})
+for q_dt, lo, hi, zp in QTYPES:
+    for out_dt in [torch.float16, torch.bfloat16, torch.float64]:
+        add("dequantize_per_channel.out",
+            {"input": qtensor((3, 5), q_dt), "scales": T((3,), torch.float32, low=0.01, high=0.1),
+             "zero_points": T((3,), torch.int32, low=zp - 2, high=zp + 2), "axis": 0,
+             "quant_min": lo, "quant_max": hi, "dtype": q_dt, "out_dtype": out_dt})
+add("dequantize_per_channel.out", [qtensor((3, 4), torch.int8), T((4,), torch.float32),
+                                   None, 2, -128, 127, torch.int8],
+    expect_error="argument 'axis' is 2", out_dtype=torch.float32)
+add("dequantize_per_channel.out", [qtensor((3, 4), torch.int8), T((4,), torch.float32),
+                                   T((3,), torch.int64), 1, -128, 127, torch.int8],
+    expect_error="argument 'zero_points' has 3 elements, expected 4", out_dtype=torch.float32)
+
+# --- dequantize_per_token.out
+for out_dt in [torch.float32, torch.float16]:
+    for s_dt in [torch.float64, torch.float32]:
+        add("dequantize_per_token.out",
+            [qtensor((3, 4, 16), torch.int8), T((3, 4, 1), s_dt, low=0.01, high=0.1),
+             T((3, 4, 1), torch.int64, low=-10, high=10), -128, 127, torch.int8, out_dt])
+add("dequantize_per_token.out", [qtensor((3, 4), torch.int8), T((3, 1), torch.float64),
+                                 T((4, 1), torch.int64), -128, 127, torch.int8, torch.float32],
+    expect_error="argument 'zero_points' has 4 elements, expected 3", out_dtype=torch.float32)
+
+# --- dequantize_per_channel_group.out (group sizes 32/64/128, zero points none/int/float)
+for group in [32, 64, 128]:
+    for s_dt in [torch.float32, torch.float16]:
+        for zp_kind in ["none", "int", "float"]:
+            groups = 256 // group
+            zps = {"none": None, "int": T((4, groups), torch.int32, low=-3, high=3),
+                   "float": T((4, groups), s_dt, low=-2, high=2)}[zp_kind]
+            for out_dt in [torch.float32, torch.float16]:
+                add("dequantize_per_channel_group.out",
+                    [T((4, 256), torch.int8, low=-8, high=8), T((4, groups), s_dt, low=0.01, high=0.2),
+                     zps, -8, 7, torch.int8, group, out_dt],
+                    name=f"g{group},s={s_dt},zp={zp_kind},out={out_dt}")
+add("dequantize_per_channel_group.out",
+    [T((3, 40), torch.int8), T((3, 1), torch.float32, low=0.1, high=0.2), None, -128, 127,
+     torch.int8, 128, torch.float32], name="group_wider_than_row")
+for args, error, name in [
+        ([T((2, 4), torch.float32), None, -128, 127, torch.int8, 1, torch.float32],
+         "argument 'group_size' is 1", "group_1"),
+        ([T((2, 4), torch.float32), None, -128, 127, torch.int8, 12, torch.float32],
+         "argument 'group_size' (12) does not divide", "group_not_dividing"),
+        ([T((2, 3), torch.float32), None, -128, 127, torch.int8, 8, torch.float32],
+         "argument 'scales' has 6 elements, expected 8", "scales_count"),
+        ([T((2, 4), torch.float32), T((2, 4), torch.float16), -128, 127, torch.int8, 8,
+          torch.float32], "argument 'zero_points' has dtype float16", "zp_dtype")]:
+    add("dequantize_per_channel_group.out", [T((2, 32), torch.int8)] + args, expect_error=error,
+        out_dtype=torch.float32, name=name)
