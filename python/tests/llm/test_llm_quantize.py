@@ -210,3 +210,47 @@ def test_quantized_program_is_smaller():
             torchlight.ExecutorchBackendConfig(check_kernels=False))
         sizes[qmode] = len(prog.buffer)
     assert sizes["int8"] < 0.45 * sizes[None], sizes
+
+
+def test_export_llm_quantizes_first():
+    model = tiny_gpt()
+    ep = export_llm(model, qmode="int8", embedding_quantize="8,0")
+    targets = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert "quantized_decomposed.dequantize_per_channel.default" in targets
+    assert "quantized_decomposed.embedding_byte.default" in targets
+    assert isinstance(model.lm_head, Int8WeightOnlyLinear)
+
+
+def test_export_gpt_cli_flags(tmp_path, capsys, monkeypatch):
+    """examples/llm/export_gpt.py -qmode/-G/-E: the program has the mode's operators."""
+    import importlib.util
+    from helpers import REPO
+    from torchlight.kernel_check import find_kernel_list
+    from torchlight.kernels.quantized import out_variant_names
+    spec = importlib.util.spec_from_file_location("export_gpt",
+                                                  REPO / "examples/llm/export_gpt.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+
+    def operators(path):
+        return {op.qualified_name for op in pte_file.read_pte(path.read_bytes()).program
+                .execution_plan[0].operators}
+
+    pte = tmp_path / "q4w.pte"
+    assert cli.main(["--pte", str(pte), "--tokens", "0", "-qmode", "4w", "-G", "64"]) == 0
+    assert "quantized_decomposed::dequantize_per_channel_group.out" in operators(pte)
+
+    # The export checks operators against the runtime build's kernels; let it
+    # accept every quantized out variant, whether or not the build has it yet.
+    built = find_kernel_list()
+    if built is not None:
+        names = tmp_path / "kernels.txt"
+        names.write_text(built.read_text() + "\n".join(out_variant_names()) + "\n")
+        monkeypatch.setenv("TORCHLIGHT_KERNEL_LIST", str(names))
+    pte = tmp_path / "q8da4w.pte"
+    assert cli.main(["--pte", str(pte), "--tokens", "0", "-qmode", "8da4w", "-G", "32",
+                     "-E", "4,32"]) == 0
+    assert {"quantized_decomposed::quantize_per_token.out",
+            "quantized_decomposed::embedding_4bit.out"} <= operators(pte)
+    assert cli.main(["--tokens", "0", "-qmode", "8da4w", "-G", "48"]) == 2
+    assert "group size 48" in capsys.readouterr().err

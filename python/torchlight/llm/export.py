@@ -11,6 +11,8 @@ would plan its own copy of the mutable buffers).
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 from torch import nn
 from torch.export import Dim, ExportedProgram
@@ -28,15 +30,23 @@ def dynamic_shapes(model: nn.Module):
     return {"tokens": {1: seq}, "input_pos": {0: seq}}
 
 
-def export_llm(model: nn.Module, example_len: int = 4) -> ExportedProgram:
+def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = None,
+               group_size: int = 128, embedding_quantize: Optional[str] = None) \
+        -> ExportedProgram:
     """The model's cached forward, exported with a dynamic sequence length.
 
     The model is put in eval mode and its caches are zeroed first, so the
     exported buffers start empty. example_len (>= 2: torch.export specialises
-    sizes 0 and 1) only sets the traced example.
+    sizes 0 and 1) only sets the traced example. `qmode` ("8da4w", "int8",
+    "4w"), `group_size` and `embedding_quantize` ("bits,group") quantize
+    `model` in place first (torchlight.llm.quantize.quantize_model, upstream's
+    -qmode / -G / -E).
     """
     if example_len < 2:
         raise ValueError(f"export_llm: example_len must be >= 2, got {example_len}")
+    if qmode is not None or embedding_quantize:
+        from torchlight.llm.quantize import quantize_model
+        quantize_model(model, qmode, group_size, embedding_quantize)
     model.eval()
     model.reset_cache()
     with torch.no_grad():
