@@ -32,7 +32,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -46,16 +46,16 @@ SHIPPED = REPO / "examples" / "llm" / "models" / "brown_gpt.pt"
 CORPUS = Path(os.environ.get("TORCHLIGHT_ASSETS_DIR", "/var/cache/torchlight/assets")) \
     / "corpus" / "brown"
 
-# (label, qmode, group size, embedding spec)
-MODES: List[Tuple[str, Optional[str], int, Optional[str]]] = [
-    ("float", None, 0, None),
-    ("int8", "int8", 0, None),
-    ("int8 -E 8,0", "int8", 0, "8,0"),
-    ("8da4w -G 128", "8da4w", 128, None),
-    ("8da4w -G 32", "8da4w", 32, None),
-    ("8da4w -G 128 -E 4,32", "8da4w", 128, "4,32"),
-    ("4w -G 128", "4w", 128, None),
-]
+# key -> (label, qmode, group size, embedding spec); "float" always runs first.
+MODES: Dict[str, Tuple[str, Optional[str], int, Optional[str]]] = {
+    "float": ("float", None, 0, None),
+    "int8": ("int8", "int8", 0, None),
+    "int8-e8": ("int8 -E 8,0", "int8", 0, "8,0"),
+    "8da4w-g128": ("8da4w -G 128", "8da4w", 128, None),
+    "8da4w-g32": ("8da4w -G 32", "8da4w", 32, None),
+    "8da4w-g128-e4": ("8da4w -G 128 -E 4,32", "8da4w", 128, "4,32"),
+    "4w-g128": ("4w -G 128", "4w", 128, None),
+}
 
 
 @dataclass
@@ -108,11 +108,12 @@ def program_bytes(model: nn.Module) -> int:
 
 
 def report(name: str, float_model: nn.Module, chunks: List[torch.Tensor], sizes: bool,
-           modes=MODES) -> List[Row]:
+           modes: List[str]) -> List[Row]:
     rows = []
     float_model.eval()
     reference = None  # the float model's logits per chunk (the first mode is float)
-    for label, qmode, group, embedding in modes:
+    for key in ["float"] + [m for m in modes if m != "float"]:
+        label, qmode, group, embedding = MODES[key]
         start = time.time()
         model = float_model if qmode is None and embedding is None else \
             copy.deepcopy(float_model)
@@ -149,9 +150,16 @@ def main(argv=None) -> int:
     p.add_argument("--eval-tokens", type=int, default=32768,
                    help="held-out tokens scored for the shipped model")
     p.add_argument("--gpt2-eval-tokens", type=int, default=4096)
+    p.add_argument("--modes", default=",".join(MODES),
+                   help=f"comma list of: {', '.join(MODES)}")
     p.add_argument("--sizes", action="store_true", help="export each mode and report its size")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = p.parse_args(argv)
+    modes = args.modes.split(",")
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        print(f"error: unknown mode {unknown[0]!r}; known: {', '.join(MODES)}", file=sys.stderr)
+        return 2
     if args.threads:
         torch.set_num_threads(args.threads)
     for name in args.models.split(","):
@@ -170,7 +178,7 @@ def main(argv=None) -> int:
             print(f"error: unknown model {name!r} (shipped, gpt2)", file=sys.stderr)
             return 2
         chunks = windows(tokens, model.max_seq_len)
-        rows = report(name, model, chunks, args.sizes)
+        rows = report(name, model, chunks, args.sizes, modes)
         print_table(title, rows, sum(len(c) - 1 for c in chunks))
     return 0
 
