@@ -151,7 +151,15 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
   for (const Kernel& kernel : registry.get()->kernels()) {
     SCOPED_TRACE(kernel.name);
     const Status control = load(program_calling(kernel, -1), *registry.get());
-    ASSERT_TRUE(control.ok()) << control.message();
+    // The control passes float tensors and zeros everywhere. A kernel whose
+    // prepare checks dtypes and values at load (the quantized library's)
+    // refuses that with its own argument error; what matters is that only a
+    // constant where the kernel writes brings the written-constant refusal.
+    if (kernel.prepare == nullptr || control.ok()) {
+      ASSERT_TRUE(control.ok()) << control.message();
+    } else {
+      EXPECT_THAT(control.message(), ::testing::Not(HasSubstr("constant tensor value")));
+    }
     for (size_t i = 0; i < kernel.schema->num_args; ++i) {
       if (!kernel.schema->args[i].written) continue;
       SCOPED_TRACE("argument " + std::to_string(i));

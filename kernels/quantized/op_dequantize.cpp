@@ -23,7 +23,7 @@ struct DequantArgs {
   int64_t quant_min;
   int64_t quant_max;
   ScalarType dtype;      // The input's dtype, as the program states it.
-  ScalarType out_dtype;  // The result's dtype.
+  ScalarType out_dtype = ScalarType::kFloat;  // The result's dtype.
 };
 
 // input/out dtypes and the range; all O(1), so prepare and eval both run it.
@@ -113,9 +113,31 @@ Status check_per_tensor_tensor(Span<EValue*> args, DequantArgs* a) {
 
 }  // namespace
 
-Status dequantize_per_tensor_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
+namespace {
+
+// The eval prepare installs: dtypes, range and dim orders were checked at
+// load, so it only resizes and computes.
+void dequantize_per_tensor_prepared(KernelContext& ctx, Span<EValue*> args) {
+  const NamedTensor input{args[0]->to_tensor(), "input"};
+  const NamedTensor out{args[7]->to_tensor(), "out"};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(out, input.tensor.sizes()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(input));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, dequantize_per_tensor_impl(input.tensor, args[1]->to_double(),
+                                                            args[2]->to_int(), out.tensor));
+  set_return(args, 8, *args[7]);
+}
+
+}  // namespace
+
+Status dequantize_per_tensor_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   DequantArgs a;
-  return check_per_tensor(args, &a);
+  TL_RETURN_IF_ERROR(check_per_tensor(args, &a));
+  if (is_contiguous_dim_order(args[0]->to_tensor().dim_order()) &&
+      is_contiguous_dim_order(args[7]->to_tensor().dim_order())) {
+    call->eval = &dequantize_per_tensor_prepared;
+  }
+  return Error::kOk;
 }
 
 void dequantize_per_tensor_out(KernelContext& ctx, Span<EValue*> args) {

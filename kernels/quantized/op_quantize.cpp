@@ -20,7 +20,7 @@ using portable::check_args;
 struct QuantRange {
   int64_t quant_min;
   int64_t quant_max;
-  ScalarType dtype;
+  ScalarType dtype = ScalarType::kFloat;
 };
 
 // Arguments every quantize op shares: input, out, the range and dtype.
@@ -118,9 +118,35 @@ Status check_per_tensor(Span<EValue*> args, QuantRange* range) {
 
 }  // namespace
 
-Status quantize_per_tensor_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
+namespace {
+
+// The eval prepare installs: everything but the sizes and data pointers was
+// checked at load (dtypes, range, scale, dim orders), so it only resizes and
+// computes. The arguments are the program's constants.
+void quantize_per_tensor_prepared(KernelContext& ctx, Span<EValue*> args) {
+  const NamedTensor input{args[0]->to_tensor(), "input"};
+  const NamedTensor out{args[6]->to_tensor(), "out"};
+  const QuantRange range{args[3]->to_int(), args[4]->to_int(),
+                         static_cast<ScalarType>(args[5]->to_int())};
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_like(out, input.tensor));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(input));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(out));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, quantize_per_tensor_impl(input.tensor, args[1]->to_double(),
+                                                          args[2]->to_int(), range, out.tensor));
+  set_return(args, 7, *args[6]);
+}
+
+}  // namespace
+
+Status quantize_per_tensor_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   QuantRange range;
-  return check_per_tensor(args, &range);
+  TL_RETURN_IF_ERROR(check_per_tensor(args, &range));
+  if (!is_contiguous_dim_order(args[0]->to_tensor().dim_order()) ||
+      !is_contiguous_dim_order(args[6]->to_tensor().dim_order())) {
+    return Error::kOk;  // The reference eval reports it, naming the argument.
+  }
+  call->eval = &quantize_per_tensor_prepared;
+  return Error::kOk;
 }
 
 void quantize_per_tensor_out(KernelContext& ctx, Span<EValue*> args) {

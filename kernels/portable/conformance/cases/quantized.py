@@ -3,7 +3,9 @@
 Expected values come from torch.ao.quantization.fx._decomposed, the
 functional quantized_decomposed operators, or (for the operators torch does
 not define: the embeddings, mixed_mm/mixed_linear, add) from references
-written here with the same torch arithmetic exir's definitions use. torch
+written here with the same torch arithmetic exir's definitions use. Results
+must match bit for bit, except the matmul-shaped ops (mixed_mm, mixed_linear,
+linear_8da4w), which sum in another order and have tolerances. torch
 2.6 has no out variants of these operators, so their schemas are read from
 kernels/schemas/extra_schemas.txt and defined here (schema only) for the
 harness to bind arguments by name.
@@ -20,21 +22,24 @@ from conformance.spec import Case, T
 
 _EXTRA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schemas",
                       "extra_schemas.txt")
-_LIB = Library("quantized_decomposed", "FRAGMENT")
+_LIBS = {}
+_OPS = ("quantized_decomposed::", "torchlight::linear_8da4w.")
 
 
 def _define_out_schemas():
     with open(_EXTRA) as f:
         for line in f:
             line = line.strip()
-            if not line.startswith("quantized_decomposed::"):
+            if not line.startswith(_OPS):
                 continue
-            schema = line.split("::", 1)[1]
+            ns, schema = line.split("::", 1)
             name, _, overload = schema.split("(", 1)[0].partition(".")
-            packet = getattr(torch.ops.quantized_decomposed, name, None)
+            packet = getattr(getattr(torch.ops, ns), name, None)
             if packet is not None and overload in packet.overloads():
                 continue  # Defined already (another library imported in this process).
-            _LIB.define(schema)
+            if ns not in _LIBS:
+                _LIBS[ns] = Library(ns, "FRAGMENT")
+            _LIBS[ns].define(schema)
 
 
 _define_out_schemas()
@@ -48,6 +53,10 @@ CASES = []
 
 
 def add(op, args, **kw):
+    # Bit-exact unless a case says otherwise: the kernels round every step
+    # as torch does (only the matmul-shaped ops sum in another order).
+    kw.setdefault("rtol", 0.0)
+    kw.setdefault("atol", 0.0)
     CASES.append(Case(Q + op, args, **kw))
 
 
@@ -267,3 +276,217 @@ for args, error, name in [
           torch.float32], "argument 'zero_points' has dtype float16", "zp_dtype")]:
     add("dequantize_per_channel_group.out", [T((2, 32), torch.int8)] + args, expect_error=error,
         out_dtype=torch.float32, name=name)
+
+# --- choose_qparams.Tensor_out (torch's determine_qparams)
+for in_dt in FLOAT_INPUTS:
+    for q_dt, lo, hi, zp in QTYPES[:3]:
+        add("choose_qparams.Tensor_out", [T((4, 9), in_dt, low=-2, high=5), lo, hi,
+                                          torch.finfo(torch.float32).eps, q_dt])
+add("choose_qparams.Tensor_out", [T((6,), torch.float32, low=0.5, high=3), -128, 127, 1e-5,
+                                  torch.int8], name="all_positive")
+add("choose_qparams.Tensor_out", [T((6,), torch.float32, low=-3, high=-0.5), 0, 255, 1e-5,
+                                  torch.uint8], name="all_negative")
+add("choose_qparams.Tensor_out", [T((5,), torch.float32, values=[0.0] * 5), -128, 127, 1e-3,
+                                  torch.int8], name="zeros_eps")
+add("choose_qparams.Tensor_out", [T((3,), torch.float32), 1, 127, 1e-5, torch.int8],
+    expect_error="must include 0", out_dtype=[torch.float64, torch.int64], out_shapes=[(1,), (1,)])
+add("choose_qparams.Tensor_out", [T((3,), torch.float32, values=[1.0, NAN, 2.0]), -128, 127, 1e-5,
+                                  torch.int8],
+    expect_error="argument 'input' holds NaN", out_dtype=[torch.float64, torch.int64],
+    out_shapes=[(1,), (1,)])
+add("choose_qparams.Tensor_out", [T((3,), torch.float32), -128, 127, 0.0, torch.int8],
+    expect_error="argument 'eps' is 0", out_dtype=[torch.float64, torch.int64],
+    out_shapes=[(1,), (1,)])
+
+# --- choose_qparams_per_token_asymmetric.out
+for in_dt in FLOAT_INPUTS:
+    add("choose_qparams_per_token_asymmetric.out", [T((2, 3, 17), in_dt, low=-4, high=3), torch.int8])
+add("choose_qparams_per_token_asymmetric.out",
+    [T((3, 4), torch.float32, values=[[0.5, 1.0, 2.0, 3.0], [-3.0, -1.0, -0.5, -0.25],
+                                      [0.0, 0.0, 0.0, 0.0]]), torch.int8], name="one_sided_zero")
+add("choose_qparams_per_token_asymmetric.out", [T((64,), torch.float32), torch.int8], name="1d")
+add("choose_qparams_per_token_asymmetric.out", [T((3, 0), torch.float32), torch.int8],
+    expect_error="tokens of 0 values", out_dtype=[torch.float64, torch.int64],
+    out_shapes=[(3, 1), (3, 1)])
+
+# --- embeddings: exir's definitions, written out with torch ops.
+def _dequant_rows(weight_int, scales, zps, out_dtype):
+    groups = scales.size(1) if scales.dim() == 2 else 1
+    group_size = weight_int.size(1) // groups
+    return torch.ops.quantized_decomposed.dequantize_per_channel_group(
+        weight_int, scales, zps, -128, 127, weight_int.dtype, group_size, out_dtype)
+
+
+def _unpack(weight, bits):
+    if bits == 8:
+        return weight
+    if bits == 4:
+        unpacked = torch.stack((weight.div(16, rounding_mode="trunc"), weight.remainder(16)), dim=-1)
+        return unpacked.view(weight.shape[0], -1).view(torch.int8).add(-8)
+    parts = (weight & 3, (weight & 12) >> 2, (weight & 48) >> 4, (weight & 192) >> 6)
+    return torch.stack(parts, dim=-1).view(weight.shape[0], -1).view(torch.int8).add(-2)
+
+
+def embedding_reference(bits, with_dtype):
+    def reference(weight, scales, zps, qmin, qmax, indices, dtype=None):
+        out_dtype = dtype if (with_dtype and dtype is not None) else scales.dtype
+        table = _dequant_rows(_unpack(weight, bits), scales, zps, out_dtype)
+        return torch.nn.functional.embedding(indices, table)
+    return reference
+
+
+BITS = {8: ("embedding_byte", -128, 127), 4: ("embedding_4bit", -8, 7), 2: ("embedding_2bit", -2, 1)}
+for bits, (op, qmin, qmax) in BITS.items():
+    per_byte = 8 // bits
+    for w_dt in [torch.uint8, torch.int8]:
+        for s_dt in [torch.float32, torch.float16]:
+            for group in [32, 64, 128]:
+                dim = 256
+                groups = dim // group
+                packed = dim // per_byte
+                wlow, whigh = (0, 256) if w_dt == torch.uint8 else (-128, 128)
+                for with_zp in [False, True]:
+                    zps = T((10, groups), s_dt, low=-1, high=1) if with_zp else None
+                    args = [T((10, packed), w_dt, low=wlow, high=whigh),
+                            T((10, groups), s_dt, low=0.01, high=0.1), zps, qmin, qmax,
+                            T((3, 4), torch.int64, low=0, high=10)]
+                    add(op + ".out", args, reference=embedding_reference(bits, False),
+                        name=f"{w_dt},{s_dt},g{group},zp={with_zp}")
+            for dtype in [None, torch.float32, torch.float16]:
+                args = {"weight": T((7, 64 // per_byte), w_dt, low=0 if w_dt == torch.uint8 else -128,
+                                    high=256 if w_dt == torch.uint8 else 128),
+                        "weight_scales": T((7,), s_dt, low=0.01, high=0.1), "weight_zero_points": None,
+                        "weight_quant_min": qmin, "weight_quant_max": qmax,
+                        "indices": T((5,), torch.int32, low=0, high=7), "dtype": dtype}
+                add(op + ".dtype_out", args, reference=embedding_reference(bits, True),
+                    name=f"per_row,{w_dt},{s_dt},dtype={dtype}")
+    base = [T((6, 64 // per_byte), torch.uint8), T((6, 2), torch.float32, low=0.01, high=0.1), None,
+            qmin, qmax]
+    add(op + ".out", base + [T((3,), torch.int64, values=[0, 6, 1])],
+        expect_error="argument 'indices' holds 6 at position 1", out_dtype=torch.float32,
+        out_shapes=[(3, 64)], name="index_too_big")
+    add(op + ".out", base + [T((2,), torch.int64, values=[-1, 0])],
+        expect_error="argument 'indices' holds -1 at position 0", out_dtype=torch.float32,
+        out_shapes=[(2, 64)], name="negative_index")
+    add(op + ".out", [T((6, 64 // per_byte), torch.uint8), T((5, 2), torch.float32), None, qmin,
+                      qmax, T((2,), torch.int64, low=0, high=5)],
+        expect_error="argument 'weight_scales' has 5 rows", out_dtype=torch.float32,
+        out_shapes=[(2, 64)], name="scales_rows")
+    add(op + ".out", [T((6, 64 // per_byte), torch.uint8), T((6, 2), torch.float32),
+                      T((6, 2), torch.int64), qmin, qmax, T((2,), torch.int64, low=0, high=5)],
+        expect_error="argument 'weight_zero_points' has dtype int64", out_dtype=torch.float32,
+        out_shapes=[(2, 64)], name="zero_points_dtype")
+    add(op + ".out", [T((6, 64 // per_byte), torch.int16), T((6, 2), torch.float32), None, qmin,
+                      qmax, T((2,), torch.int64, low=0, high=5)],
+        expect_error="argument 'weight' has dtype int16", out_dtype=torch.float32,
+        out_shapes=[(2, 64)], name="weight_dtype")
+    if bits != 8:
+        add(op + ".out", base[:3] + [-128, 127, T((2,), torch.int64, low=0, high=5)],
+            expect_error="expected %d and %d for %d-bit weights" % (qmin, qmax, bits),
+            out_dtype=torch.float32, out_shapes=[(2, 64)], name="range")
+
+# --- mixed_mm / mixed_linear (upstream's definitions, reference in float64)
+def mixed_mm_reference(x, w, s, zps):
+    return (x.double() @ (w.double() * s.double()[:, None])).to(x.dtype)
+
+
+def mixed_linear_reference(x, w, s, zps, dtype=None):
+    k = w.size(1)
+    groups = s.size(1) if s.dim() == 2 else 1
+    group = (k + groups - 1) // groups
+    expanded = (s.double() if s.dim() == 2 else s.double()[:, None]).repeat_interleave(group, dim=1)
+    out = x.double() @ (w.double() * expanded[:, :k]).T
+    return out.to(dtype or x.dtype)
+
+
+for in_dt, tol in [(torch.float32, 1e-4), (torch.float16, 2e-2)]:
+    for m, k, n in [(1, 16, 5), (3, 33, 7), (4, 64, 2)]:
+        add("mixed_mm.out", [T((m, k), in_dt, low=-1, high=1), T((k, n), torch.int8, low=-128, high=128),
+                             T((k,), in_dt, low=0.001, high=0.01), None],
+            reference=mixed_mm_reference, rtol=tol, atol=tol)
+    for m, k, n, groups in [(1, 64, 9, 1), (3, 64, 5, 2), (2, 100, 4, 3), (5, 256, 3, 8)]:
+        s_shape = (n, groups) if groups > 1 else (n,)
+        for dtype in [None, torch.float32, torch.float16]:
+            out_tol = 2e-2 if (dtype or in_dt) == torch.float16 else tol
+            add("mixed_linear.out", [T((m, k), in_dt, low=-1, high=1),
+                                     T((n, k), torch.int8, low=-128, high=128),
+                                     T(s_shape, in_dt, low=0.001, high=0.01), None, dtype],
+                reference=mixed_linear_reference, rtol=out_tol, atol=out_tol)
+add("mixed_linear.out", [T((2, 8), torch.float32), T((3, 8), torch.int8), T((3,), torch.float32),
+                         T((3,), torch.float32), None],
+    expect_error="argument 'weight_zero_points' must be None", out_dtype=torch.float32,
+    out_shapes=[(2, 3)])
+add("mixed_linear.out", [T((2, 8), torch.float32), T((3, 8), torch.int16), T((3,), torch.float32),
+                         None, None],
+    expect_error="argument 'weight' has dtype int16", out_dtype=torch.float32, out_shapes=[(2, 3)])
+add("mixed_linear.out", [T((2, 8), torch.float32), T((3, 7), torch.int8), T((3,), torch.float32),
+                         None, None],
+    expect_error="argument 'weight' has 7 columns", out_dtype=torch.float32, out_shapes=[(2, 3)])
+add("mixed_mm.out", [T((2, 8), torch.float32), T((8, 3), torch.int8), T((8,), torch.float16), None],
+    expect_error="argument 'weight_scales' has dtype float16", out_dtype=torch.float32,
+    out_shapes=[(2, 3)])
+
+# --- add.out: dequantize both, add in float32, quantize (torch's per-tensor ops)
+def qadd_reference(a, a_s, a_zp, a_min, a_max, b, b_s, b_zp, b_min, b_max, o_s, o_zp, o_min, o_max):
+    qd = torch.ops.quantized_decomposed
+    total = (qd.dequantize_per_tensor(a, a_s, a_zp, a_min, a_max, a.dtype)
+             + qd.dequantize_per_tensor(b, b_s, b_zp, b_min, b_max, b.dtype))
+    return qd.quantize_per_tensor(total, o_s, o_zp, o_min, o_max, a.dtype)
+
+
+for q_dt, lo, hi, zp in QTYPES[:3]:
+    add("add.out", [qtensor((3, 11), q_dt), 0.02, zp, lo, hi, qtensor((3, 11), q_dt), 0.05, zp, lo, hi,
+                    0.07, zp, lo, hi], reference=qadd_reference)
+add("add.out", [qtensor((4,), torch.uint8), 0.1, 0, 0, 255, qtensor((5,), torch.uint8), 0.1, 0, 0,
+                255, 0.1, 0, 0, 255],
+    expect_error="must have the same shape", out_dtype=torch.uint8)
+add("add.out", [qtensor((4,), torch.uint8), 0.1, 0, 0, 255, qtensor((4,), torch.int8), 0.1, 0,
+                -128, 127, 0.1, 0, 0, 255],
+    expect_error="argument 'b' has dtype int8", out_dtype=torch.uint8)
+add("add.out", [qtensor((4,), torch.uint8), 0.1, 0, 0, 255, qtensor((4,), torch.uint8), 0.1, 0, 0,
+                255, 0.0, 0, 0, 255],
+    expect_error="argument 'out_scale' is 0", out_dtype=torch.uint8)
+add("add.out", [qtensor((4,), torch.uint8), 0.1, 0, 0, 255, qtensor((4,), torch.uint8), 0.1, 0, 0,
+                255, 0.1, 0, 0, 300],
+    expect_error="argument 'out_quant_max' is 300", out_dtype=torch.uint8)
+
+# --- torchlight::linear_8da4w.out: the fused kernel against the decomposed 8da4w graph
+# (torchao's Int8DynActInt4WeightLinear: per-token int8 activations, int4 group-wise
+# symmetric weights) run with torch's own quantized_decomposed ops.
+def linear_8da4w_reference(x, packed, scales, group_size, bias=None):
+    qd = torch.ops.quantized_decomposed
+    s, zp = qd.choose_qparams_per_token_asymmetric(x, torch.int8)
+    xq = qd.quantize_per_token(x, s, zp, -128, 127, torch.int8)
+    xdq = qd.dequantize_per_token(xq, s, zp, -128, 127, torch.int8, torch.float32)
+    w = _unpack(packed, 4)
+    wdq = qd.dequantize_per_channel_group(w, scales, None, -8, 7, torch.int8, group_size,
+                                          torch.float32)
+    return torch.nn.functional.linear(xdq, wdq, bias)
+
+
+for group in [32, 64, 128, 256]:
+    for m_shape in [(1,), (3,), (2, 5)]:
+        k, n = 256, 37
+        CASES.append(Case("torchlight::linear_8da4w.out",
+                          [T(m_shape + (k,), torch.float32, low=-2, high=2),
+                           T((n, k // 2), torch.uint8, low=0, high=256),
+                           T((n, k // group), torch.float32, low=0.005, high=0.05), group,
+                           T((n,), torch.float32) if m_shape == (3,) else None],
+                          reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4,
+                          name=f"g{group},rows={m_shape}"))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 48), torch.float32), T((3, 24), torch.uint8, low=0, high=256),
+                   T((3, 3), torch.float32, low=0.01, high=0.1), 16, None],
+                  reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4, name="group16_generic"))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 64), torch.float32), T((3, 32), torch.uint8), T((3, 2), torch.float32), 48,
+                   None],
+                  expect_error="argument 'group_size' is 48", out_shapes=[(2, 3)]))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 64), torch.float32), T((3, 31), torch.uint8), T((3, 2), torch.float32), 32,
+                   None],
+                  expect_error="argument 'weight' has 31 packed columns", out_shapes=[(2, 3)]))
+CASES.append(Case("torchlight::linear_8da4w.out",
+                  [T((2, 64), torch.float32), T((3, 32), torch.int8), T((3, 2), torch.float32), 32,
+                   None],
+                  expect_error="argument 'weight' has dtype int8", out_shapes=[(2, 3)]))

@@ -1,0 +1,195 @@
+// The quantized library in the process-wide registry, and its prepare
+// steps: a bad dtype or range fails at load (prepare), naming the argument,
+// before any run. Numerics are checked against torch by the conformance
+// harness (kernels/portable/conformance/cases/quantized.py).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "kernels/all_kernels.h"
+#include "kernels/portable/test/test_tensor.h"
+#include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/quantized_kernels.h"
+
+namespace torchlight {
+namespace {
+
+using portable::kernel_test::KernelArgs;
+using portable::kernel_test::TestTensor;
+
+const Kernel& find(const char* name) {
+  for (const Kernel& k : quantized_kernels()) {
+    if (std::strcmp(k.name, name) == 0) return k;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return quantized_kernels()[0];
+}
+
+TEST(QuantizedKernelsTest, AllKernelsHoldsEveryOneWithSchemaAndPrepare) {
+  Result<const KernelRegistry*> registry = all_kernels();
+  ASSERT_TRUE(registry.ok()) << registry.status().message();
+  EXPECT_EQ(quantized_kernels().size(), 21u);
+  for (const Kernel& k : quantized_kernels()) {
+    EXPECT_TRUE((*registry)->has_kernel(k.name)) << k.name;
+    ASSERT_NE(k.schema, nullptr) << k.name;
+    EXPECT_STREQ(k.schema->name, k.name);
+    EXPECT_NE(k.prepare, nullptr) << k.name;
+    EXPECT_EQ(k.priority, KernelPriority::kCustom);
+    EXPECT_NE(k.eval, nullptr) << k.name;
+  }
+}
+
+// quantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max, dtype, *, out) -> out
+TEST(QuantizedKernelsTest, PrepareRejectsWhatCannotChangeAtLoad) {
+  const Kernel& kernel = find("quantized_decomposed::quantize_per_tensor.out");
+  TestTensor input(ScalarType::kFloat, {2, 3}, {0.1, -0.25, 0.5, 1.25, -2.0, 3.0});
+  TestTensor out(ScalarType::kChar, {2, 3});
+  struct Bad {
+    int64_t quant_min, quant_max;
+    ScalarType dtype;
+    double scale;
+    const char* message;
+  };
+  const Bad bads[] = {
+      {5, 4, ScalarType::kChar, 0.1, "'quant_min' (5) is greater than 'quant_max' (4)"},
+      {-129, 127, ScalarType::kChar, 0.1, "'quant_min' is -129"},
+      {-128, 127, ScalarType::kFloat, 0.1, "argument 'dtype' is float32"},
+      {-128, 127, ScalarType::kChar, 0.0, "argument 'scale' is 0"},
+      {0, 255, ScalarType::kByte, 0.1, "argument 'out' has dtype int8, expected uint8"},
+  };
+  for (const Bad& bad : bads) {
+    KernelArgs args{input.evalue(),          EValue(bad.scale),
+                    EValue(int64_t{0}),      EValue(bad.quant_min),
+                    EValue(bad.quant_max),   EValue(static_cast<int64_t>(bad.dtype)),
+                    out.evalue(),            EValue()};
+    PreparedCall call;
+    Status status = prepare_kernel_call(kernel, args.span(), nullptr, &call);
+    ASSERT_FALSE(status.ok()) << bad.message;
+    EXPECT_NE(std::string(status.message()).find(bad.message), std::string::npos)
+        << status.message();
+  }
+  KernelArgs good{input.evalue(),       EValue(0.5),          EValue(int64_t{1}),
+                  EValue(int64_t{-128}), EValue(int64_t{127}), EValue(int64_t{1}),
+                  out.evalue(),          EValue()};
+  PreparedCall call;
+  ASSERT_TRUE(prepare_kernel_call(kernel, good.span(), nullptr, &call).ok());
+  ASSERT_NE(call.eval, nullptr);
+  KernelContext ctx(nullptr, nullptr, kernel.name);
+  call.eval(ctx, good.span());
+  ASSERT_TRUE(ctx.status().ok()) << ctx.status().message();
+  // round(x / 0.5) + 1, ties to even: -0.5 -> -0 -> 1 and 2.5 -> 2 -> 3.
+  EXPECT_EQ(out.values(), (std::vector<double>{1, 1, 2, 3, -3, 7}));
+}
+
+// The kernels' own evals (what runs without prepare, e.g. a direct call)
+// check everything themselves and compute what the prepared evals compute.
+TEST(QuantizedKernelsTest, EvalWithoutPrepareChecksAndComputes) {
+  const Kernel& quantize = find("quantized_decomposed::quantize_per_tensor.out");
+  TestTensor input(ScalarType::kFloat, {4}, {0.1, -0.25, 1.25, 100.0});
+  TestTensor out(ScalarType::kChar, {4});
+  KernelArgs good{input.evalue(),        EValue(0.5),          EValue(int64_t{1}),
+                  EValue(int64_t{-128}), EValue(int64_t{127}), EValue(int64_t{1}),
+                  out.evalue(),          EValue()};
+  ASSERT_TRUE(portable::kernel_test::run_kernel(quantize.eval, quantize.name, good).ok());
+  EXPECT_EQ(out.values(), (std::vector<double>{1, 1, 3, 127}));
+  KernelArgs bad{input.evalue(),        EValue(0.5),          EValue(int64_t{1}),
+                 EValue(int64_t{-128}), EValue(int64_t{127}), EValue(int64_t{0}),
+                 out.evalue(),          EValue()};
+  const Status status = portable::kernel_test::run_kernel(quantize.eval, quantize.name, bad);
+  EXPECT_NE(std::string(status.message()).find("argument 'quant_min' is -128, below 0"),
+            std::string::npos)
+      << status.message();
+
+  const Kernel& embedding = find("quantized_decomposed::embedding_byte.out");
+  TestTensor weight(ScalarType::kChar, {3, 4}, {1, 2, 3, 4, -1, -2, -3, -4, 10, 20, 30, 40});
+  TestTensor scales(ScalarType::kFloat, {3}, {0.5, 0.25, 2.0});
+  TestTensor indices(ScalarType::kLong, {2}, {2, 1});
+  TestTensor rows(ScalarType::kFloat, {2, 4});
+  KernelArgs lookup{weight.evalue(),       scales.evalue(),      EValue(),
+                    EValue(int64_t{-128}), EValue(int64_t{127}), indices.evalue(),
+                    rows.evalue(),         EValue()};
+  ASSERT_TRUE(portable::kernel_test::run_kernel(embedding.eval, embedding.name, lookup).ok());
+  EXPECT_EQ(rows.values(), (std::vector<double>{20, 40, 60, 80, -0.25, -0.5, -0.75, -1}));
+}
+
+// An out planned over the indices is refused before anything is written
+// (rows written would become unchecked row numbers).
+TEST(QuantizedKernelsTest, EmbeddingRefusesOutOverlappingIndices) {
+  const Kernel& kernel = find("quantized_decomposed::embedding_byte.out");
+  TestTensor weight(ScalarType::kChar, {4, 32});
+  TestTensor scales(ScalarType::kFloat, {4}, {0.1, 0.1, 0.1, 0.1});
+  alignas(8) int64_t storage[64] = {1, 2};
+  SizesType index_sizes[1] = {2};
+  DimOrderType index_order[1] = {0};
+  StridesType index_strides[1] = {1};
+  TensorImpl indices(ScalarType::kLong, 1, index_sizes, storage, index_order, index_strides);
+  SizesType out_sizes[2] = {2, 32};
+  DimOrderType out_order[2] = {0, 1};
+  StridesType out_strides[2] = {32, 1};
+  TensorImpl out(ScalarType::kFloat, 2, out_sizes, storage, out_order, out_strides);
+  KernelArgs args{weight.evalue(),       scales.evalue(),      EValue(),
+                  EValue(int64_t{-128}), EValue(int64_t{127}), EValue(Tensor(&indices)),
+                  EValue(Tensor(&out)),  EValue()};
+  MemoryAllocator allocator(nullptr, 0);
+  const Status status = call_kernel(kernel, args.span(), &allocator);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message()).find("overlap"), std::string::npos) << status.message();
+  EXPECT_EQ(storage[0], 1);
+  EXPECT_EQ(storage[1], 2);
+}
+
+// Both instruction-set loops of the fused 8da4w linear give the same floats:
+// the integer sums are exact and the float steps are the same.
+TEST(QuantizedKernelsTest, Linear8da4wLoopsAgree) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  constexpr int64_t kK = 256, kN = 19;
+  std::vector<int8_t> xq(kK);
+  std::vector<uint8_t> weight(kN * kK / 2);
+  std::vector<float> bias(kN);
+  uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (auto& v : xq) v = static_cast<int8_t>(next() >> 24);  // Covers -128 and 127.
+  for (auto& v : weight) v = static_cast<uint8_t>(next() >> 24);
+  for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
+  xq[0] = -128;
+  xq[1] = 127;
+  weight[0] = 0x0F;  // -8 and 7.
+  std::vector<int8_t> block(kK * quantized::kRows8da4w);
+  for (auto& v : block) v = static_cast<int8_t>(next() >> 24);
+  std::copy(xq.begin(), xq.end(), block.begin());
+  for (int64_t group : {32, 64, 128, 256}) {
+    std::vector<float> scales(kN * (kK / group));
+    for (auto& v : scales) v = static_cast<float>((next() >> 20) + 1) / 65536;
+    for (int rows = 1; rows <= quantized::kRows8da4w; ++rows) {
+      std::vector<float> a(rows * kN), b(rows * kN);
+      quantized::Row8da4w row{};
+      row.xq = block.data();
+      row.rows = rows;
+      const int32_t zps[] = {-128, -3, 0, 127};
+      for (int r = 0; r < rows; ++r) {
+        row.zero_point[r] = zps[r];
+        row.scale[r] = 0.0173f * static_cast<float>(r + 1);
+      }
+      row.weight = weight.data();
+      row.w_scales = scales.data();
+      row.bias = bias.data();
+      row.k = kK;
+      row.n = kN;
+      row.group = group;
+      row.out = a.data();
+      quantized::linear_8da4w_columns_generic(row, 0, kN);
+      row.out = b.data();
+      quantized::linear_8da4w_columns_avx2(row, 0, kN);
+      EXPECT_EQ(a, b) << "group " << group << " rows " << rows;
+    }
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
+}  // namespace
+}  // namespace torchlight
