@@ -72,6 +72,10 @@ class ExecutorchBackendConfig:
     free_unplanned_inputs: bool = False
     # Record each instruction's Python stack in Chain.stacktrace.
     emit_stacktrace: bool = False
+    # torchao's decomposed 8da4w linears (torchlight.llm.quantize) become one
+    # torchlight::linear_8da4w call on weights packed two a byte, when the
+    # edge program targets torchlight's kernels (passes/fuse_quantized_linear.py).
+    fuse_quantized_linears: bool = True
     # Fail when an operator has no kernel in the runtime build: True (the
     # kernel list must be found), False, or "auto" (check when a list is found).
     check_kernels: Union[bool, str] = "auto"
