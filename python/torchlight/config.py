@@ -34,7 +34,8 @@ class EdgeCompileConfig:
     # the aten forms, as our exporter wrote before.
     _skip_dim_order: bool = False
     # The kernel library the program must run on: "torchlight" (this
-    # runtime), "executorch-portable" or "executorch-optimized" (upstream
+    # runtime), "executorch-portable", "executorch-optimized" or
+    # "executorch-quantized" (portable plus the quantized library) (upstream
     # release 0.5's lists, python/torchlight/kernel_targets/). Preserved
     # operators the target has no kernel for are decomposed, and
     # to_executorch's kernel check uses the target's list.
@@ -71,6 +72,10 @@ class ExecutorchBackendConfig:
     free_unplanned_inputs: bool = False
     # Record each instruction's Python stack in Chain.stacktrace.
     emit_stacktrace: bool = False
+    # torchao's decomposed 8da4w linears (torchlight.llm.quantize) become one
+    # torchlight::linear_8da4w call on weights packed two a byte, when the
+    # edge program targets torchlight's kernels (passes/fuse_quantized_linear.py).
+    fuse_quantized_linears: bool = True
     # Fail when an operator has no kernel in the runtime build: True (the
     # kernel list must be found), False, or "auto" (check when a list is found).
     check_kernels: Union[bool, str] = "auto"

@@ -21,7 +21,7 @@ from torch.export import ExportedProgram
 from torchlight.config import EdgeCompileConfig, ExecutorchBackendConfig
 from torchlight.delegation import Partitioner, to_backend_program
 from torchlight import ops
-from torchlight.kernel_check import (check_kernels, find_kernel_list, load_kernel_list,
+from torchlight.kernel_check import (TORCHLIGHT_TARGET, check_kernels, find_kernel_list, load_kernel_list,
                                      missing_kernels, target_kernels)
 from torchlight.method_graph import MemorySummary, MethodGraph, extract_method
 from torchlight.passes.alias_views import alias_views
@@ -30,6 +30,7 @@ from torchlight.passes.control_flow import lower_control_flow
 from torchlight.passes.decompose import to_core_aten
 from torchlight.passes.dim_order import to_dim_order_ops
 from torchlight.passes.free_calls import plan_input_frees
+from torchlight.passes.fuse_quantized_linear import fuse_quantized_linears
 from torchlight.passes.emit import emit_program
 from torchlight.passes.in_place_calls import lower_in_place_calls
 from torchlight.passes.memory_planning import plan_memory
@@ -121,9 +122,13 @@ def to_edge_transform_and_lower(
     return EdgeProgramManager(edge, constant_methods, config)
 
 
-def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
-    """One edge method through every to_executorch pass, in order."""
+def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig,
+                 fuse_quantized: bool = False) -> MethodGraph:
+    """One edge method through every to_executorch pass, in order.
+    `fuse_quantized` turns 8da4w linears into torchlight::linear_8da4w."""
     method = extract_method(ep, name)
+    if fuse_quantized:
+        method = fuse_quantized_linears(method)
     method = lower_in_place_calls(method)
     method = lower_control_flow(method)
     method = remove_assertions(method)
@@ -180,7 +185,11 @@ class EdgeProgramManager:
         (config.check_kernels). Raises ExportError (MissingKernelsError for
         operators without kernels)."""
         config = config or ExecutorchBackendConfig()
-        methods = [lower_method(ep, name, config) for name, ep in self._programs.items()]
+        # The fused kernels are torchlight's; upstream targets keep the
+        # quantized_decomposed operators.
+        fuse = config.fuse_quantized_linears and \
+            self.compile_config.kernel_target == TORCHLIGHT_TARGET
+        methods = [lower_method(ep, name, config, fuse) for name, ep in self._programs.items()]
         data = emit_program(methods, self._constant_methods, config.emit_stacktrace)
         check_kernels(data.program, config.check_kernels, config.kernel_list,
                       self.compile_config.kernel_target)
