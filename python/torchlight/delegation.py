@@ -81,7 +81,7 @@ class Partitioner(abc.ABC):
 @dataclass
 class PreprocessResult:
     processed_bytes: bytes = bytes()
-    # upstream's map of debug handles; kept, not written to the program.
+    # upstream's map of debug handles: accepted, not used (no devtools yet).
     debug_handle_map: Optional[Dict] = None
 
 
