@@ -537,3 +537,41 @@ def test_edge_ops_are_the_aten_ops_our_graphs_call():
     assert exir_ops.edge.quantized_decomposed is torch.ops.quantized_decomposed
     with pytest.raises(AttributeError, match="nosuchop"):
         exir_ops.edge.aten.nosuchop
+
+
+def test_to_backend_both_forms():
+    from torch.export import export
+    from torchlight.exir import to_edge
+    from torchlight.exir.backend.backend_api import to_backend
+    from torchlight.exir.backend.backend_details import BackendDetails, PreprocessResult
+    from torchlight.exir.backend.compile_spec_schema import CompileSpec
+    from torchlight.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
+
+    class WholeProgramBackend(BackendDetails):
+        @staticmethod
+        def preprocess(edge_program, compile_specs):
+            ops = [str(n.target) for n in edge_program.graph.nodes if n.op == "call_function"]
+            return PreprocessResult(processed_bytes=",".join(ops).encode()
+                                    + compile_specs[0].value)
+
+    x, y = torch.randn(3), torch.randn(3)
+    edge_program = to_edge(export(Add(), (x, y))).exported_program()
+    lowered = to_backend("WholeProgramBackend", edge_program, [CompileSpec("k", b"!")])
+    assert lowered.backend_id == "WholeProgramBackend"
+    assert lowered.processed_bytes == b"aten.add.Tensor!"
+    torch.testing.assert_close(lowered(x, y), x + y, **FLOAT_TOL)
+
+    class AddPartitioner(Partitioner):
+        def partition(self, ep):
+            for node in ep.graph.nodes:
+                if node.op == "call_function":
+                    node.meta["delegation_tag"] = "all"
+            return PartitionResult(ep, {"all": DelegationSpec("WholeProgramBackend",
+                                                               [CompileSpec("k", b"?")])})
+
+    delegated = to_backend(edge_program, AddPartitioner())
+    calls = [n for n in delegated.graph.nodes if n.op == "call_function"]
+    assert [n.target.__name__ for n in calls] == ["call_delegate", "getitem"]
+    assert delegated.graph_module.lowered_module_0.processed_bytes == b"aten.add.Tensor?"
+    with pytest.raises(TypeError, match="must be a Partitioner"):
+        to_backend(edge_program, "WholeProgramBackend")
