@@ -575,3 +575,36 @@ def test_to_backend_both_forms():
     assert delegated.graph_module.lowered_module_0.processed_bytes == b"aten.add.Tensor?"
     with pytest.raises(TypeError, match="must be a Partitioner"):
         to_backend(edge_program, "WholeProgramBackend")
+
+
+def test_a_pass_returning_a_new_module_keeps_its_attributes(runtime):
+    """A pass that builds a new GraphModule with a constant of its own (a
+    get_attr): the edge program gets the graph and the constant."""
+    from torch.export import export
+    from torchlight.exir import to_edge
+    from torchlight.exir.pass_base import PassBase, PassResult
+
+    class AddOffset(PassBase):
+        def call(self, graph_module):
+            graph = torch.fx.Graph()
+            env = {}
+            for node in graph_module.graph.nodes:
+                if node.op == "output":
+                    result = env[node.args[0][0]]
+                    offset = graph.get_attr("extra.offset")
+                    offset.meta["val"] = torch.empty(3)
+                    shifted = graph.call_function(torch.ops.aten.add.Tensor, (result, offset))
+                    shifted.meta["val"] = torch.empty(3)
+                    graph.output((shifted,))
+                else:
+                    env[node] = graph.node_copy(node, lambda n: env[n])
+            root = torch.nn.Module()
+            root.extra = torch.nn.Module()
+            root.extra.register_buffer("offset", torch.tensor([1.0, 2.0, 3.0]))
+            return PassResult(torch.fx.GraphModule(root, graph), True)
+
+    x, y = torch.randn(3), torch.randn(3)
+    edge = to_edge(export(Add(), (x, y))).transform([AddOffset()])
+    gm = edge.exported_program().graph_module
+    assert torch.equal(gm.extra.offset, torch.tensor([1.0, 2.0, 3.0]))
+    torch.testing.assert_close(gm(x, y)[0], x + y + torch.tensor([1.0, 2.0, 3.0]), **FLOAT_TOL)

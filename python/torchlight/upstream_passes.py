@@ -95,6 +95,22 @@ def _takes_exported_program(fn: Callable) -> bool:
                                              and annotation.endswith("ExportedProgram"))
 
 
+def _copy_attribute(source: torch.nn.Module, dest: torch.nn.Module, target: str) -> None:
+    """dest.<target> = source.<target> for a dotted target, making the
+    intermediate submodules dest lacks."""
+    *path, name = target.split(".")
+    for part in path:
+        source = getattr(source, part)
+        if not hasattr(dest, part):
+            setattr(dest, part, torch.nn.Module())
+        dest = getattr(dest, part)
+    value = getattr(source, name)
+    if name in getattr(source, "_buffers", {}):
+        dest.register_buffer(name, value)
+    else:
+        setattr(dest, name, value)
+
+
 def run_pass(ep: ExportedProgram, p: Any) -> ExportedProgram:
     """One pass on a copy of `ep`: a PassBase or a callable on the graph
     module (upstream), or a callable annotated to take an ExportedProgram."""
@@ -119,8 +135,9 @@ def run_pass(ep: ExportedProgram, p: Any) -> ExportedProgram:
     if new_gm is not gm:
         # The pass built a new module: keep the program's signature on it.
         gm.graph = new_gm.graph
-        for name, child in new_gm.named_children():
-            setattr(gm, name, child)
+        for node in gm.graph.nodes:
+            if node.op == "get_attr":
+                _copy_attribute(new_gm, gm, node.target)
     gm.graph.lint()
     gm.recompile()
     return ep
