@@ -135,6 +135,28 @@ def to_edge_transform_and_lower(
     return EdgeProgramManager(edge, constant_methods, config)
 
 
+def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
+    """One edge method through every to_executorch pass, in order."""
+    method = extract_method(ep, name)
+    method = lower_in_place_calls(method)
+    method = lower_control_flow(method)
+    method = remove_assertions(method)
+    method = view_to_copy(method)
+    method = scalar_to_tensor(method)
+    method = plan_buffer_writes(method)
+    method = to_out_variants(method)
+    config = method_config(config, name)  # upstream's pass objects, for this method
+    if config.alias_views:
+        method = alias_views(method, alloc_graph_output=config.alloc_graph_output)
+    method = plan_memory(method, algorithm=config.memory_planning,
+                         alignment=config.memory_alignment,
+                         alloc_graph_input=config.alloc_graph_input,
+                         alloc_graph_output=config.alloc_graph_output)
+    if config.free_unplanned_inputs:
+        method = plan_input_frees(method)
+    return method
+
+
 def method_config(config: ExecutorchBackendConfig, method: str) -> ExecutorchBackendConfig:
     """`config` with upstream's pass objects for `method` read into our
     fields (memory_planning_pass -> memory_planning, memory_alignment,
@@ -169,28 +191,6 @@ def method_config(config: ExecutorchBackendConfig, method: str) -> ExecutorchBac
     if not config.remove_view_copy:
         changes["alias_views"] = False
     return dataclasses.replace(config, **changes) if changes else config
-
-
-def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
-    """One edge method through every to_executorch pass, in order."""
-    config = method_config(config, name)
-    method = extract_method(ep, name)
-    method = lower_in_place_calls(method)
-    method = lower_control_flow(method)
-    method = remove_assertions(method)
-    method = view_to_copy(method)
-    method = scalar_to_tensor(method)
-    method = plan_buffer_writes(method)
-    method = to_out_variants(method)
-    if config.alias_views:
-        method = alias_views(method, alloc_graph_output=config.alloc_graph_output)
-    method = plan_memory(method, algorithm=config.memory_planning,
-                         alignment=config.memory_alignment,
-                         alloc_graph_input=config.alloc_graph_input,
-                         alloc_graph_output=config.alloc_graph_output)
-    if config.free_unplanned_inputs:
-        method = plan_input_frees(method)
-    return method
 
 
 class EdgeProgramManager:
