@@ -522,6 +522,7 @@ def test_executorch_program_manager_upstream_members(tmp_path):
     ("runtime", ["Runtime", "Program", "Method", "Verification"]),
     ("extension.pybindings.portable_lib", ["_load_for_executorch",
                                            "_load_for_executorch_from_buffer"]),
+    ("backends.transforms.duplicate_dynamic_quant_chain", ["DuplicateDynamicQuantChainPass"]),
 ])
 def test_executorch_shim_is_torchlight(path, names):
     import importlib
