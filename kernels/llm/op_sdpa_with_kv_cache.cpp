@@ -19,20 +19,7 @@
 namespace torchlight::llm {
 namespace {
 
-using portable::ArgSpec;
-using portable::ArgType;
 using portable::NamedTensor;
-
-// sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache,
-//     Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out)
-//     -> Tensor(c!)
-constexpr ArgSpec kArgs[] = {
-    {"query", ArgType::kTensor},       {"key", ArgType::kTensor},
-    {"value", ArgType::kTensor},       {"key_cache", ArgType::kTensor},
-    {"value_cache", ArgType::kTensor}, {"input_pos", ArgType::kTensor},
-    {"scale", ArgType::kOptionalScalar}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
 
 constexpr size_t kRank = 4;
 
@@ -196,7 +183,6 @@ void copy_strides(const Tensor& t, int64_t* strides) {
 }  // namespace
 
 void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kArgs));
   portable::set_return(args, 8, *args[7]);
   const Args a{{args[0]->to_tensor(), "query"},     {args[1]->to_tensor(), "key"},
                {args[2]->to_tensor(), "value"},     {args[3]->to_tensor(), "key_cache"},

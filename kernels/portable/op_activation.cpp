@@ -35,38 +35,8 @@ constexpr ElementwiseSpec kReluSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
 constexpr ElementwiseSpec kActivationSpec{DtypeSet::kFloat, Promotion::kDefault,
                                           OutDtypeRule::kSame};
 
-// gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kGeluArgs[] = {
-    {"self", ArgType::kTensor},
-    {"approximate", ArgType::kString},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kLeakyReluArgs[] = {
-    {"self", ArgType::kTensor},
-    {"negative_slope", ArgType::kScalar},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *,
-//         Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kEluArgs[] = {
-    {"self", ArgType::kTensor},        {"alpha", ArgType::kScalar},
-    {"scale", ArgType::kScalar},       {"input_scale", ArgType::kScalar},
-    {"out", ArgType::kTensor},         {"out", ArgType::kReturn},
-};
-
-// softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out)
-constexpr ArgSpec kSoftplusArgs[] = {
-    {"self", ArgType::kTensor},     {"beta", ArgType::kScalar}, {"threshold", ArgType::kScalar},
-    {"out", ArgType::kTensor},      {"out", ArgType::kReturn},
-};
-
 // Runs out = op_for<CTYPE>(x) over a float self whose out is args[out_index],
-// after check_args; `make_op(TypeTag<CTYPE>)` returns the op for one type.
+// after the schema check; `make_op(TypeTag<CTYPE>)` returns the op for one type.
 template <typename MakeOp>
 void float_activation(KernelContext& ctx, Span<EValue*> args, size_t out_index,
                       const MakeOp& make_op) {
@@ -100,7 +70,6 @@ void relu_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void gelu_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kGeluArgs));
   const std::string_view approximate = args[1]->to_string();
   const bool use_tanh = approximate == "tanh";
   TL_KERNEL_CHECK(ctx, use_tanh || approximate == "none", Error::kInvalidArgument,
@@ -141,7 +110,6 @@ void hardswish_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void leaky_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kLeakyReluArgs));
   const EValue& slope = *args[1];
   float_activation(ctx, args, 2, [&slope](auto tag) {
     using Compute = opmath_t<typename decltype(tag)::type>;
@@ -151,7 +119,6 @@ void leaky_relu_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void elu_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEluArgs));
   const EValue& alpha = *args[1];
   const EValue& scale = *args[2];
   const EValue& input_scale = *args[3];
@@ -167,7 +134,6 @@ void elu_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void softplus_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSoftplusArgs));
   const EValue& beta_arg = *args[1];
   const EValue& threshold_arg = *args[2];
   float_activation(ctx, args, 3, [&](auto tag) {

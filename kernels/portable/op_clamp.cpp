@@ -36,27 +36,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kClampArgs[] = {
-    {"self", ArgType::kTensor},     {"min", ArgType::kOptionalScalar},
-    {"max", ArgType::kOptionalScalar}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out)
-constexpr ArgSpec kClampTensorArgs[] = {
-    {"self", ArgType::kTensor},        {"min", ArgType::kOptionalTensor},
-    {"max", ArgType::kOptionalTensor}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out)
-constexpr ArgSpec kHardtanhArgs[] = {
-    {"self", ArgType::kTensor},     {"min_val", ArgType::kScalar},
-    {"max_val", ArgType::kScalar},  {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 constexpr ElementwiseSpec kClampTensorSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
                                            OutDtypeRule::kCanCast};
 // With one bound, ATen's clamp_min / clamp_max kernels also take bool.
@@ -106,7 +85,6 @@ bool has_tensor(const EValue& value) {
 }  // namespace
 
 void clamp_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kClampArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue* min = args[1]->is_none() ? nullptr : args[1];
@@ -127,7 +105,6 @@ void clamp_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kHardtanhArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};
@@ -154,7 +131,6 @@ void hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void clamp_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kClampTensorArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const bool has_min = has_tensor(*args[1]);

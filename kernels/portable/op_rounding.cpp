@@ -29,14 +29,6 @@ constexpr ElementwiseSpec kRoundingSpec{DtypeSet::kRealNoBool, Promotion::kDefau
 constexpr ElementwiseSpec kRoundDecimalsSpec{DtypeSet::kFloat, Promotion::kDefault,
                                              OutDtypeRule::kSame};
 
-// round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kRoundDecimalsArgs[] = {
-    {"self", ArgType::kTensor},
-    {"decimals", ArgType::kInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // Applies `fn` to floats; integers pass through unchanged.
 template <typename Fn>
 auto floats_only(Fn fn) {
@@ -68,7 +60,6 @@ void round_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void round_decimals_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kRoundDecimalsArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t decimals = args[1]->to_int();

@@ -21,24 +21,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kWhereArgs[] = {
-    {"condition", ArgType::kTensor}, {"self", ArgType::kTensor}, {"other", ArgType::kTensor},
-    {"out", ArgType::kTensor},       {"out", ArgType::kReturn},
-};
-
-// masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out)
-constexpr ArgSpec kMaskedFillArgs[] = {
-    {"self", ArgType::kTensor}, {"mask", ArgType::kTensor}, {"value", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void where_self_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kWhereArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor condition{args[0]->to_tensor(), "condition"};
   const NamedTensor self{args[1]->to_tensor(), "self"};
@@ -68,7 +51,6 @@ void where_self_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void masked_fill_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMaskedFillArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mask{args[1]->to_tensor(), "mask"};

@@ -34,14 +34,6 @@ namespace torchlight::portable {
 inline constexpr ElementwiseSpec kComparisonSpec{DtypeSet::kReal, Promotion::kDefault,
                                                  OutDtypeRule::kAny};
 
-/// The argument list of the Scalar schema above.
-inline constexpr ArgSpec kBinaryScalarOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"other", ArgType::kScalar},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 /// Fails when any element of `divisor`, converted to CTYPE, is zero: ATen
 /// raises ZeroDivisionError for integer division and remainder. Call only
 /// when the result has elements (ATen checks inside its loop). Errors:
@@ -72,20 +64,13 @@ Status check_nonzero_divisor(const NamedTensor& divisor) {
 /// Runs out = op(self, other) for the schema (self, other, out) -> out
 /// under `kSpec` (a constexpr ElementwiseSpec with static storage).
 /// `other_name` is the schema's name for the second argument (static
-/// storage; "exponent" for pow). Failures go to `ctx`: argument errors from
-/// check_args; kInvalidType for an unsupported dtype (naming the argument);
+/// storage; "exponent" for pow). Failures go to `ctx`:
+/// kInvalidType for an unsupported dtype (naming the argument);
 /// kInvalidArgument for shapes that do not broadcast, an out that cannot be
 /// resized, or a zero integer divisor when the spec asks.
 template <const ElementwiseSpec& kSpec, typename Op>
 void binary_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op,
                    const char* other_name = "other") {
-  const ArgSpec arg_specs[] = {
-      {"self", ArgType::kTensor},
-      {other_name, ArgType::kTensor},
-      {"out", ArgType::kTensor},
-      {"out", ArgType::kReturn},
-  };
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, arg_specs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor other{args[1]->to_tensor(), other_name};
@@ -111,7 +96,6 @@ void binary_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op,
 /// out under `kSpec`. Failures: as binary_kernel.
 template <const ElementwiseSpec& kSpec, typename Op>
 void binary_scalar_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kBinaryScalarOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue& other = *args[1];

@@ -27,21 +27,13 @@ namespace torchlight::portable {
 inline constexpr ElementwiseSpec kUnaryFloatSpec{DtypeSet::kFloat, Promotion::kIntToFloat,
                                                  OutDtypeRule::kCanCast};
 
-/// The argument list of `op.out(Tensor self, *, Tensor(a!) out)`.
-inline constexpr ArgSpec kUnaryOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 /// Runs out = op(self) for the schema (self, out) -> out under `kSpec`
 /// (a constexpr ElementwiseSpec with static storage). Failures go to `ctx`:
-/// argument errors from check_args, kInvalidType for a dtype outside the
+/// kInvalidType for a dtype outside the
 /// spec (naming 'self' or 'out'), kInvalidArgument when out cannot be
 /// resized to self's shape.
 template <const ElementwiseSpec& kSpec, typename Op>
 void unary_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnaryOutArgs));
   set_return(args, 2, *args[1]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[1]->to_tensor(), "out"};
