@@ -148,10 +148,20 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
   Result<const KernelRegistry*> registry = all_kernels();
   ASSERT_TRUE(registry.ok()) << registry.status().message();
   size_t checked = 0;
+  size_t dtype_refused = 0;
   for (const Kernel& kernel : registry.get()->kernels()) {
     SCOPED_TRACE(kernel.name);
     const Status control = load(program_calling(kernel, -1), *registry.get());
-    ASSERT_TRUE(control.ok()) << control.message();
+    // Every tensor here is float32. A kernel whose prepare step refuses
+    // float32 (bitwise ops, input_pos...) refuses the control at load; the
+    // written-argument check still runs first, before any prepare step.
+    if (!control.ok() && kernel.prepare != nullptr && control.code() == Error::kInvalidType &&
+        control.message() != nullptr && std::string(control.message()).find("dtype") !=
+                                            std::string::npos) {
+      ++dtype_refused;
+    } else {
+      ASSERT_TRUE(control.ok()) << control.message();
+    }
     for (size_t i = 0; i < kernel.schema->num_args; ++i) {
       if (!kernel.schema->args[i].written) continue;
       SCOPED_TRACE("argument " + std::to_string(i));
@@ -166,6 +176,7 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
   }
   // Every out variant writes at least its out: the loop must have run.
   EXPECT_GT(checked, registry.get()->kernels().size());
+  EXPECT_LT(dtype_refused, registry.get()->kernels().size() / 10);
 }
 
 // The named cases the issue lists, so a schema regression in one of them

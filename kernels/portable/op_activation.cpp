@@ -58,16 +58,15 @@ T hardsigmoid(T x) {
 
 }  // namespace
 
-void relu_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kReluSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    if constexpr (std::is_unsigned_v<T>) {
-      return x;
-    } else {
-      return x < T(0) ? T(0) : x;  // NaN < 0 is false: NaN stays.
-    }
-  });
-}
+constexpr auto kReluOp = [](auto x) {
+  using T = decltype(x);
+  if constexpr (std::is_unsigned_v<T>) {
+    return x;
+  } else {
+    return x < T(0) ? T(0) : x;  // NaN < 0 is false: NaN stays.
+  }
+};
+TL_UNARY_KERNEL(relu_out, kReluSpec, kReluOp)
 
 void gelu_out(KernelContext& ctx, Span<EValue*> args) {
   const std::string_view approximate = args[1]->to_string();
@@ -91,23 +90,20 @@ void gelu_out(KernelContext& ctx, Span<EValue*> args) {
   });
 }
 
-void silu_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kActivationSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    return x / (T(1) + std::exp(-x));
-  });
-}
+constexpr auto kSiluOp = [](auto x) {
+  using T = decltype(x);
+  return x / (T(1) + std::exp(-x));
+};
+TL_UNARY_KERNEL(silu_out, kActivationSpec, kSiluOp)
 
-void hardsigmoid_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kActivationSpec>(ctx, args, [](auto x) { return hardsigmoid(x); });
-}
+constexpr auto kHardsigmoidOp = [](auto x) { return hardsigmoid(x); };
+TL_UNARY_KERNEL(hardsigmoid_out, kActivationSpec, kHardsigmoidOp)
 
-void hardswish_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kActivationSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    return x * nan_min(nan_max(x + T(3), T(0)), T(6)) / T(6);
-  });
-}
+constexpr auto kHardswishOp = [](auto x) {
+  using T = decltype(x);
+  return x * nan_min(nan_max(x + T(3), T(0)), T(6)) / T(6);
+};
+TL_UNARY_KERNEL(hardswish_out, kActivationSpec, kHardswishOp)
 
 void leaky_relu_out(KernelContext& ctx, Span<EValue*> args) {
   const EValue& slope = *args[1];

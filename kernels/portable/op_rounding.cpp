@@ -31,7 +31,7 @@ constexpr ElementwiseSpec kRoundDecimalsSpec{DtypeSet::kFloat, Promotion::kDefau
 
 // Applies `fn` to floats; integers pass through unchanged.
 template <typename Fn>
-auto floats_only(Fn fn) {
+constexpr auto floats_only(Fn fn) {
   return [fn](auto x) {
     if constexpr (std::is_floating_point_v<decltype(x)>) {
       return fn(x);
@@ -43,21 +43,17 @@ auto floats_only(Fn fn) {
 
 }  // namespace
 
-void floor_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::floor(x); }));
-}
+constexpr auto kFloorOp = floats_only([](auto x) { return std::floor(x); });
+TL_UNARY_KERNEL(floor_out, kRoundingSpec, kFloorOp)
 
-void ceil_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::ceil(x); }));
-}
+constexpr auto kCeilOp = floats_only([](auto x) { return std::ceil(x); });
+TL_UNARY_KERNEL(ceil_out, kRoundingSpec, kCeilOp)
 
-void trunc_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::trunc(x); }));
-}
+constexpr auto kTruncOp = floats_only([](auto x) { return std::trunc(x); });
+TL_UNARY_KERNEL(trunc_out, kRoundingSpec, kTruncOp)
 
-void round_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::nearbyint(x); }));
-}
+constexpr auto kRoundOp = floats_only([](auto x) { return std::nearbyint(x); });
+TL_UNARY_KERNEL(round_out, kRoundingSpec, kRoundOp)
 
 void round_decimals_out(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 3, *args[2]);

@@ -19,6 +19,7 @@
 
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_set.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/elementwise_spec.h"
@@ -121,3 +122,24 @@ void binary_scalar_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op) 
 }
 
 }  // namespace torchlight::portable
+
+/// Defines `function` (out = kOp(self, other) under kSpec, the reference
+/// eval of the Tensor schema) and `function##_prepare` (dense_path.h).
+/// kSpec and kOp are constexpr objects with static storage; kOp is a
+/// generic lambda. Use in namespace torchlight::portable.
+#define TL_BINARY_KERNEL(function, kSpec, kOp)                                             \
+  void function(KernelContext& ctx, Span<EValue*> args) {                                  \
+    binary_kernel<kSpec>(ctx, args, kOp);                                                  \
+  }                                                                                        \
+  Status function##_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) { \
+    return dense_path::prepare_binary_op<kSpec, kOp, &function>(ctx, args, call);          \
+  }
+
+/// As TL_BINARY_KERNEL, for the schema with a Scalar `other`.
+#define TL_BINARY_SCALAR_KERNEL(function, kSpec, kOp)                                      \
+  void function(KernelContext& ctx, Span<EValue*> args) {                                  \
+    binary_scalar_kernel<kSpec>(ctx, args, kOp);                                           \
+  }                                                                                        \
+  Status function##_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) { \
+    return dense_path::prepare_binary_scalar_op<kSpec, kOp, &function>(ctx, args, call);   \
+  }
