@@ -2,7 +2,7 @@
 where the kernels' arithmetic is negligible and what remains is the runtime's
 own cost per call (dispatch, argument checks, Status handling).
 
-Exports three 200-instruction chains on one float (or [4] floats) and runs
+Exports four 200-instruction chains on one float (or [4] floats) and runs
 each through `torchlight run --repeat`, for our CLI and, with --baseline, a
 second CLI (an older build) side by side in the same run, interleaved.
 
@@ -48,7 +48,7 @@ class SubMulChain(torch.nn.Module):
 
 
 class ClampChain(torch.nn.Module):
-    """200 x clamp: a kernel without a prepare step (checks every call)."""
+    """200 x clamp with Scalar bounds (clamp.out and its prepared dense path)."""
 
     def forward(self, x):
         for i in range(N):
@@ -56,10 +56,20 @@ class ClampChain(torch.nn.Module):
         return x
 
 
+class ReluChain(torch.nn.Module):
+    """200 x relu: the unary family (unary_ops.h and its prepared dense path)."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = torch.relu(x)
+        return x
+
+
 CHAINS = {
     "sub x200 [1]": (SubChain(), (torch.ones(1),)),
     "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
     "clamp x200 [1]": (ClampChain(), (torch.ones(1),)),
+    "relu x200 [4]": (ReluChain(), (torch.ones(4),)),
 }
 
 

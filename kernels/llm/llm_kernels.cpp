@@ -9,7 +9,8 @@ namespace {
 // marks key_cache and value_cache (arguments 3 and 4) as written in place.
 constexpr Kernel kLlmKernels[] = {
     Kernel{"torchlight::sdpa_with_kv_cache.out", &llm::sdpa_with_kv_cache_out,
-           KernelPriority::kCustom, KernelKey{}, &schemas::ktorchlight__sdpa_with_kv_cache_out},
+           KernelPriority::kCustom, KernelKey{}, &schemas::ktorchlight__sdpa_with_kv_cache_out,
+           &llm::sdpa_with_kv_cache_prepare},
 };
 
 }  // namespace

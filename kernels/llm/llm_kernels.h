@@ -7,6 +7,7 @@
 #include "runtime/core/evalue.h"
 #include "runtime/core/span.h"
 #include "runtime/core/status.h"
+#include "runtime/kernel/kernel.h"
 #include "runtime/kernel/kernel_context.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -38,13 +39,20 @@ namespace llm {
 /// stride 1 in its last dimension; other strides are free.
 ///
 /// Errors (through ctx.fail, the message naming the argument and expected vs
-/// actual; nothing is written on error): kInvalidArgument for a wrong
-/// argument count, rank or shape, Hq not a multiple of Hkv, T > S, an
-/// input_pos value outside [0, S), a last dimension with stride != 1, a
-/// tensor without data, or an out that cannot be resized; kInvalidType for a
-/// dtype other than float32 (int64 for input_pos) or a scale that is not a
-/// float or None.
+/// actual; nothing is written on error): kInvalidArgument for a shape that
+/// does not fit the others, Hq not a multiple of Hkv, T > S, an input_pos
+/// value outside [0, S), a last dimension with stride != 1, a tensor without
+/// data, or an out that cannot be resized. The runtime has checked the
+/// argument kinds against the schema, and sdpa_with_kv_cache_prepare the
+/// rest, before this runs.
 void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args);
+
+/// The prepare step, once per instruction at load. Errors (naming the
+/// argument): kInvalidType for a dtype other than float32 (int64 for
+/// input_pos); kInvalidArgument for a wrong rank, or an out whose dim order
+/// does not keep D innermost. Keeps the attention loops' build for this CPU
+/// (an SdpaVariant) as the instruction's state.
+Status sdpa_with_kv_cache_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 
 }  // namespace llm
 }  // namespace torchlight

@@ -3,9 +3,15 @@
 // writes the new key/value rows into the caches, then runs the attention
 // loops (sdpa_attend_impl.h) on the thread pool.
 //
-// Scratch: none from the temp allocator. The loops use an online softmax
-// over fixed tiles of keys, so each work item needs only a small fixed stack
-// array (128 scores) whatever the cache length.
+// The prepare step checks, once at load, what cannot change between runs:
+// the dtypes and ranks of every tensor and the dim order of out; it picks
+// the build of the attention loops this CPU runs best and keeps it as the
+// instruction's state. The eval checks what depends on run-time shapes and
+// on input_pos's values.
+//
+// Scratch: none, neither method scratch nor the temp allocator. The loops
+// use an online softmax over fixed tiles of keys, so each work item needs
+// only a small fixed stack array (128 scores) whatever the cache length.
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -19,20 +25,7 @@
 namespace torchlight::llm {
 namespace {
 
-using portable::ArgSpec;
-using portable::ArgType;
 using portable::NamedTensor;
-
-// sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache,
-//     Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out)
-//     -> Tensor(c!)
-constexpr ArgSpec kArgs[] = {
-    {"query", ArgType::kTensor},       {"key", ArgType::kTensor},
-    {"value", ArgType::kTensor},       {"key_cache", ArgType::kTensor},
-    {"value_cache", ArgType::kTensor}, {"input_pos", ArgType::kTensor},
-    {"scale", ArgType::kOptionalScalar}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
 
 constexpr size_t kRank = 4;
 
@@ -76,20 +69,23 @@ Status check_last_dim_dense(const NamedTensor& t) {
   return Error::kOk;
 }
 
-Status check_scale(const EValue& scale, float* value, int64_t head_dim) {
-  if (scale.is_none()) {
-    *value = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-    return Error::kOk;
-  }
-  TL_CHECK_OR_RETURN(scale.is_double() || scale.is_int(), Error::kInvalidType,
-                     "argument 'scale' must be a float or None, got %s", to_string(scale.tag()));
-  *value = static_cast<float>(scale.scalar_as_double());
-  return Error::kOk;
+// `scale` is a float or None (the schema's float?).
+float scale_of(const EValue& scale, int64_t head_dim) {
+  if (scale.is_none()) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  return static_cast<float>(scale.to_double());
 }
 
-// Every check of the contract, before anything is written. On success the
-// input_pos values are known to lie in [0, S).
-Status check_inputs(const Args& a) {
+Args args_of(Span<EValue*> args) {
+  return Args{{args[0]->to_tensor(), "query"},       {args[1]->to_tensor(), "key"},
+              {args[2]->to_tensor(), "value"},       {args[3]->to_tensor(), "key_cache"},
+              {args[4]->to_tensor(), "value_cache"}, {args[5]->to_tensor(), "input_pos"},
+              {args[7]->to_tensor(), "out"}};
+}
+
+// The checks of the contract that do not depend on run-time shapes or
+// values: dtypes, ranks, and out's dim order (out is resized, its strides
+// recomputed from it). The prepare step runs them once, at load.
+Status check_static(const Args& a) {
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache, &a.out}) {
     TL_RETURN_IF_ERROR(check_dtype(*t, ScalarType::kFloat));
   }
@@ -101,7 +97,18 @@ Status check_inputs(const Args& a) {
   TL_RETURN_IF_ERROR(portable::check_rank(a.value_cache, kRank, "[B, Hkv, S, D]"));
   TL_RETURN_IF_ERROR(portable::check_rank(a.input_pos, 1, "[T]"));
   TL_RETURN_IF_ERROR(portable::check_rank(a.out, kRank, "[B, Hq, T, D]"));
+  TL_CHECK_OR_RETURN(a.out.tensor.size(kRank - 1) <= 1 ||
+                         a.out.tensor.dim_order()[kRank - 1] == kRank - 1,
+                     Error::kInvalidArgument,
+                     "argument 'out' has dim order ending in %d, expected 3 (D innermost)",
+                     a.out.tensor.dim_order()[kRank - 1]);
+  return Error::kOk;
+}
 
+// The rest of the contract, on every run before anything is written (sizes
+// may change between runs). On success the input_pos values are known to
+// lie in [0, S).
+Status check_shapes(const Args& a) {
   const SizesType batch = a.query.tensor.size(0);
   const SizesType q_heads = a.query.tensor.size(1);
   const SizesType rows = a.query.tensor.size(2);
@@ -135,11 +142,6 @@ Status check_inputs(const Args& a) {
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
     TL_RETURN_IF_ERROR(check_last_dim_dense(*t));
   }
-  // out is resized (strides recomputed from its dim order), so check the order.
-  TL_CHECK_OR_RETURN(dim <= 1 || a.out.tensor.dim_order()[kRank - 1] == kRank - 1,
-                     Error::kInvalidArgument,
-                     "argument 'out' has dim order ending in %d, expected 3 (D innermost)",
-                     a.out.tensor.dim_order()[kRank - 1]);
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache,
                                &a.input_pos}) {
     TL_RETURN_IF_ERROR(portable::check_has_data(*t));
@@ -195,16 +197,17 @@ void copy_strides(const Tensor& t, int64_t* strides) {
 
 }  // namespace
 
+Status sdpa_with_kv_cache_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_static(args_of(args)));
+  call->state = &sdpa_variants()[0];  // The fastest build this CPU runs.
+  return Error::kOk;
+}
+
 void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kArgs));
   portable::set_return(args, 8, *args[7]);
-  const Args a{{args[0]->to_tensor(), "query"},     {args[1]->to_tensor(), "key"},
-               {args[2]->to_tensor(), "value"},     {args[3]->to_tensor(), "key_cache"},
-               {args[4]->to_tensor(), "value_cache"}, {args[5]->to_tensor(), "input_pos"},
-               {args[7]->to_tensor(), "out"}};
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_inputs(a));
-  float scale = 0;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_scale(*args[6], &scale, a.query.tensor.size(3)));
+  const Args a = args_of(args);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_shapes(a));
+  const float scale = scale_of(*args[6], a.query.tensor.size(3));
   TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(a.out, a.query.tensor.sizes()));
   TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(a.out));
 
@@ -228,7 +231,7 @@ void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
   copy_strides(a.value_cache.tensor, p.value_cache_strides);
   copy_strides(a.out.tensor, p.out_strides);
   p.scale = scale;
-  sdpa_run(p);
+  sdpa_run(p, ctx.state<SdpaVariant>());
 }
 
 }  // namespace torchlight::llm

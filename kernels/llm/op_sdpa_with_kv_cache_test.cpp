@@ -260,7 +260,7 @@ TEST_P(SdpaTest, ExplicitScale) {
   Attention a({1, 2, 1, 1, 10, 6}, 9);
   a.step_and_check(positions(0, 3), EValue(0.3));
   a.step_and_check({3}, EValue(2.5));
-  a.step_and_check({4}, EValue(int64_t{1}));
+  a.step_and_check({4}, EValue(1.0));
 }
 
 TEST_P(SdpaTest, PrefillThenDecodesKeepTheCaches) {
@@ -630,7 +630,11 @@ TEST(SdpaErrorTest, PositionsOutsideTheCache) {
 TEST(SdpaErrorTest, Scale) {
   BadCall boolean;
   boolean.scale = EValue(true);
-  expect_error(boolean, Error::kInvalidType, "argument 'scale' must be a float or None, got Bool");
+  // The schema (float? scale) refuses these before the kernel runs.
+  expect_error(boolean, Error::kInvalidType, "argument 'scale' must be a float?, got Bool");
+  BadCall integer;
+  integer.scale = EValue(int64_t{1});
+  expect_error(integer, Error::kInvalidType, "argument 'scale' must be a float?, got Int");
   BadCall text;
   text.scale = EValue(std::string_view("x"));
   expect_error(text, Error::kInvalidType, "argument 'scale'");

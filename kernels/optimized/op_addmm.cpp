@@ -21,22 +21,11 @@ namespace torchlight::optimized {
 
 namespace {
 
-using portable::ArgSpec;
-using portable::ArgType;
 using portable::NamedTensor;
-
-// addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1,
-//           Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAddmmOutArgs[] = {
-    {"self", ArgType::kTensor},  {"mat1", ArgType::kTensor}, {"mat2", ArgType::kTensor},
-    {"beta", ArgType::kScalar},  {"alpha", ArgType::kScalar}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
 
 }  // namespace
 
 void addmm_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kAddmmOutArgs));
   portable::set_return(args, 6, *args[5]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mat1{args[1]->to_tensor(), "mat1"};

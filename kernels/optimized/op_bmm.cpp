@@ -16,22 +16,11 @@ namespace torchlight::optimized {
 
 namespace {
 
-using portable::ArgSpec;
-using portable::ArgType;
 using portable::NamedTensor;
-
-// bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kBmmOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"mat2", ArgType::kTensor},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
 
 }  // namespace
 
 void bmm_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kBmmOutArgs));
   portable::set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mat2{args[1]->to_tensor(), "mat2"};

@@ -22,15 +22,7 @@ namespace torchlight::optimized {
 
 namespace {
 
-using portable::ArgSpec;
-using portable::ArgType;
 using portable::NamedTensor;
-
-// linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kLinearOutArgs[] = {
-    {"input", ArgType::kTensor}, {"weight", ArgType::kTensor}, {"bias", ArgType::kOptionalTensor},
-    {"out", ArgType::kTensor},   {"out", ArgType::kReturn},
-};
 
 // The offset of row `row` (row-major over sizes[0, count)) with `strides`.
 int64_t row_offset(int64_t row, Span<const SizesType> sizes, const int64_t* strides,
@@ -77,7 +69,6 @@ Status check_linear_operands(const NamedTensor& input, const NamedTensor& weight
 }  // namespace
 
 void linear_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kLinearOutArgs));
   portable::set_return(args, 4, *args[3]);
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_tensor(), "weight"};

@@ -15,22 +15,11 @@ namespace torchlight::optimized {
 
 namespace {
 
-using portable::ArgSpec;
-using portable::ArgType;
 using portable::NamedTensor;
-
-// mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kMmOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"mat2", ArgType::kTensor},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
 
 }  // namespace
 
 void mm_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_args(args, kMmOutArgs));
   portable::set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mat2{args[1]->to_tensor(), "mat2"};

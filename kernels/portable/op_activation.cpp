@@ -35,38 +35,8 @@ constexpr ElementwiseSpec kReluSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
 constexpr ElementwiseSpec kActivationSpec{DtypeSet::kFloat, Promotion::kDefault,
                                           OutDtypeRule::kSame};
 
-// gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kGeluArgs[] = {
-    {"self", ArgType::kTensor},
-    {"approximate", ArgType::kString},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kLeakyReluArgs[] = {
-    {"self", ArgType::kTensor},
-    {"negative_slope", ArgType::kScalar},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *,
-//         Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kEluArgs[] = {
-    {"self", ArgType::kTensor},        {"alpha", ArgType::kScalar},
-    {"scale", ArgType::kScalar},       {"input_scale", ArgType::kScalar},
-    {"out", ArgType::kTensor},         {"out", ArgType::kReturn},
-};
-
-// softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out)
-constexpr ArgSpec kSoftplusArgs[] = {
-    {"self", ArgType::kTensor},     {"beta", ArgType::kScalar}, {"threshold", ArgType::kScalar},
-    {"out", ArgType::kTensor},      {"out", ArgType::kReturn},
-};
-
 // Runs out = op_for<CTYPE>(x) over a float self whose out is args[out_index],
-// after check_args; `make_op(TypeTag<CTYPE>)` returns the op for one type.
+// after the schema check; `make_op(TypeTag<CTYPE>)` returns the op for one type.
 template <typename MakeOp>
 void float_activation(KernelContext& ctx, Span<EValue*> args, size_t out_index,
                       const MakeOp& make_op) {
@@ -88,19 +58,17 @@ T hardsigmoid(T x) {
 
 }  // namespace
 
-void relu_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kReluSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    if constexpr (std::is_unsigned_v<T>) {
-      return x;
-    } else {
-      return x < T(0) ? T(0) : x;  // NaN < 0 is false: NaN stays.
-    }
-  });
-}
+constexpr auto kReluOp = [](auto x) {
+  using T = decltype(x);
+  if constexpr (std::is_unsigned_v<T>) {
+    return x;
+  } else {
+    return x < T(0) ? T(0) : x;  // NaN < 0 is false: NaN stays.
+  }
+};
+TL_UNARY_KERNEL(relu_out, kReluSpec, kReluOp)
 
 void gelu_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kGeluArgs));
   const std::string_view approximate = args[1]->to_string();
   const bool use_tanh = approximate == "tanh";
   TL_KERNEL_CHECK(ctx, use_tanh || approximate == "none", Error::kInvalidArgument,
@@ -122,26 +90,22 @@ void gelu_out(KernelContext& ctx, Span<EValue*> args) {
   });
 }
 
-void silu_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kActivationSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    return x / (T(1) + std::exp(-x));
-  });
-}
+constexpr auto kSiluOp = [](auto x) {
+  using T = decltype(x);
+  return x / (T(1) + std::exp(-x));
+};
+TL_UNARY_KERNEL(silu_out, kActivationSpec, kSiluOp)
 
-void hardsigmoid_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kActivationSpec>(ctx, args, [](auto x) { return hardsigmoid(x); });
-}
+constexpr auto kHardsigmoidOp = [](auto x) { return hardsigmoid(x); };
+TL_UNARY_KERNEL(hardsigmoid_out, kActivationSpec, kHardsigmoidOp)
 
-void hardswish_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kActivationSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    return x * nan_min(nan_max(x + T(3), T(0)), T(6)) / T(6);
-  });
-}
+constexpr auto kHardswishOp = [](auto x) {
+  using T = decltype(x);
+  return x * nan_min(nan_max(x + T(3), T(0)), T(6)) / T(6);
+};
+TL_UNARY_KERNEL(hardswish_out, kActivationSpec, kHardswishOp)
 
 void leaky_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kLeakyReluArgs));
   const EValue& slope = *args[1];
   float_activation(ctx, args, 2, [&slope](auto tag) {
     using Compute = opmath_t<typename decltype(tag)::type>;
@@ -151,7 +115,6 @@ void leaky_relu_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void elu_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEluArgs));
   const EValue& alpha = *args[1];
   const EValue& scale = *args[2];
   const EValue& input_scale = *args[3];
@@ -167,7 +130,6 @@ void elu_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void softplus_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSoftplusArgs));
   const EValue& beta_arg = *args[1];
   const EValue& threshold_arg = *args[2];
   float_activation(ctx, args, 3, [&](auto tag) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
@@ -36,11 +37,14 @@ TEST(OpActivationTest, ReluKeepsIntegersAndNan) {
 TEST(OpActivationTest, FloatOnlyActivationsRejectIntegers) {
   TestTensor a(ScalarType::kInt, {1}, {1});
   TestTensor out(ScalarType::kInt, {1});
-  for (KernelFunction fn : {&silu_out, &hardswish_out, &hardsigmoid_out}) {
+  const std::pair<KernelFunction, const char*> ops[] = {{&silu_out, "aten::silu.out"},
+                                                         {&hardswish_out, "aten::hardswish.out"},
+                                                         {&hardsigmoid_out, "aten::hardsigmoid.out"}};
+  for (const auto& [fn, name] : ops) {
     KernelArgs args{a.evalue(), out.evalue(), EValue()};
-    const Status status = run_kernel(fn, "aten::act.out", args);
+    const Status status = run_kernel(fn, name, args);
     EXPECT_EQ(status.code(), Error::kInvalidType);
-    EXPECT_THAT(status.message(), HasSubstr("aten::act.out"));
+    EXPECT_THAT(status.message(), HasSubstr(name));
     EXPECT_THAT(status.message(), HasSubstr("'self' has dtype int32"));
   }
 }

@@ -11,20 +11,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// adaptive_avg_pool1d.out(Tensor self, int[1] output_size, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAdaptiveAvgPool1dOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"output_size", ArgType::kIntList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void adaptive_avg_pool1d_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAdaptiveAvgPool1dOutArgs));
   run_adaptive_pool(ctx, args, 1, /*with_indices=*/false);
 }
 

@@ -13,20 +13,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// _adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAdaptiveAvgPool2dOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"output_size", ArgType::kIntList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void adaptive_avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAdaptiveAvgPool2dOutArgs));
   run_adaptive_pool(ctx, args, 2, /*with_indices=*/false);
 }
 

@@ -10,20 +10,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// _adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAdaptiveAvgPool3dOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"output_size", ArgType::kIntList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void adaptive_avg_pool3d_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAdaptiveAvgPool3dOutArgs));
   run_adaptive_pool(ctx, args, 3, /*with_indices=*/false);
 }
 

@@ -12,20 +12,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out,
-//     Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
-constexpr ArgSpec kAdaptiveMaxPool2dOutArgs[] = {
-    {"self", ArgType::kTensor}, {"output_size", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"indices", ArgType::kTensor},
-    {"(out, indices)", ArgType::kReturn},
-};
-
-}  // namespace
-
 void adaptive_max_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAdaptiveMaxPool2dOutArgs));
   run_adaptive_pool(ctx, args, 2, /*with_indices=*/true);
 }
 

@@ -19,24 +19,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAddOutArgs[] = {
-    {"self", ArgType::kTensor}, {"other", ArgType::kTensor}, {"alpha", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-// add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAddScalarOutArgs[] = {
-    {"self", ArgType::kTensor}, {"other", ArgType::kScalar}, {"alpha", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void add_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAddOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor other{args[1]->to_tensor(), "other"};
@@ -61,7 +44,6 @@ void add_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void add_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAddScalarOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue& other = *args[1];

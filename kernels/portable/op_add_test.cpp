@@ -464,7 +464,10 @@ TEST(OpAddTest, WrongArgumentCountFails) {
   Status s = run_kernel(&add_out, "aten::add.out", args);
   EXPECT_EQ(s.code(), Error::kInvalidArgument);
   EXPECT_THAT(s.message(),
-              HasSubstr("aten::add.out: expected 5 arguments (self, other, alpha, out, out), got 4"));
+              HasSubstr("expected 5 arguments (self, other, alpha, out, result), got 4"));
+  // The schema check names the operator and quotes its schema.
+  EXPECT_THAT(s.message(), HasSubstr("aten::add.out (schema add.out(Tensor self, Tensor other, *, "
+                                     "Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))"));
 }
 
 TEST(OpAddTest, WrongArgumentTagFails) {
@@ -472,7 +475,8 @@ TEST(OpAddTest, WrongArgumentTagFails) {
   KernelArgs args{a.evalue(), a.evalue(), a.evalue(), a.evalue(), EValue()};
   Status s = run_kernel(&add_out, "aten::add.out", args);
   EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_STREQ(s.message(), "aten::add.out: argument 'alpha' must be a Scalar, got Tensor");
+  EXPECT_THAT(s.message(), HasSubstr("aten::add.out (schema add.out("));
+  EXPECT_THAT(s.message(), HasSubstr("): argument 'alpha' must be a Scalar, got Tensor"));
 
   KernelArgs args2{Int(1), a.evalue(), Int(1), a.evalue(), EValue()};
   EXPECT_THAT(run_kernel(&add_out, "aten::add.out", args2).message(),

@@ -12,13 +12,7 @@ namespace torchlight::portable {
 
 namespace {
 
-// alias_copy.out / detach_copy.out / lift_fresh_copy.out(Tensor self, *, Tensor(a!) out)
-//     -> Tensor(a!)
-constexpr ArgSpec kSelfOutArgs[] = {
-    {"self", ArgType::kTensor}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
-
 void copy_self(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSelfOutArgs));
   set_return(args, 2, *args[1]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[1]->to_tensor(), "out"};

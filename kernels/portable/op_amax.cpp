@@ -16,15 +16,8 @@ namespace torchlight::portable {
 
 namespace {
 
-// amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAmaxOutArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kIntList}, {"keepdim", ArgType::kBool},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
 template <bool kMax>
 void extremum_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAmaxOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> dims = args[1]->to_int_list();

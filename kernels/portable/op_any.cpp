@@ -17,25 +17,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kDimOutArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt}, {"keepdim", ArgType::kBool},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-// any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kDimsOutArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kOptionalIntList}, {"keepdim", ArgType::kBool},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-// any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAllOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 template <bool kAny>
 void any_all_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> dims,
                   bool reduce_all, bool keepdim, const NamedTensor& out) {
@@ -72,7 +53,6 @@ void any_all_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_
 
 template <bool kAny>
 void reduce_dim_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kDimOutArgs));
   set_return(args, 4, *args[3]);
   const int64_t dim = args[1]->to_int();
   any_all_impl<kAny>(ctx, {args[0]->to_tensor(), "self"}, {&dim, 1}, false, args[2]->to_bool(),
@@ -81,7 +61,6 @@ void reduce_dim_out(KernelContext& ctx, Span<EValue*> args) {
 
 template <bool kAny>
 void reduce_dims_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kDimsOutArgs));
   set_return(args, 4, *args[3]);
   const bool all = args[1]->is_none();
   Span<const int64_t> dims;
@@ -92,7 +71,6 @@ void reduce_dims_out(KernelContext& ctx, Span<EValue*> args) {
 
 template <bool kAny>
 void reduce_all_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAllOutArgs));
   set_return(args, 2, *args[1]);
   any_all_impl<kAny>(ctx, {args[0]->to_tensor(), "self"}, {}, true, false,
                      {args[1]->to_tensor(), "out"});

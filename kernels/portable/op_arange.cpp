@@ -21,15 +21,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kArangeArgs[] = {
-    {"end", ArgType::kScalar}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
-// arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kArangeStartArgs[] = {
-    {"start", ArgType::kScalar}, {"end", ArgType::kScalar}, {"step", ArgType::kScalar},
-    {"out", ArgType::kTensor},   {"out", ArgType::kReturn},
-};
-
 template <typename CTYPE>
 using AccType = std::conditional_t<std::is_integral_v<CTYPE>, int64_t,
                                    std::conditional_t<kIsReducedFloat<CTYPE>, float, double>>;
@@ -98,13 +89,11 @@ void arange_impl(KernelContext& ctx, const EValue& start, const EValue& end, con
 }  // namespace
 
 void arange_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kArangeArgs));
   set_return(args, 2, *args[1]);
   arange_impl(ctx, EValue(int64_t{0}), *args[0], EValue(int64_t{1}), {args[1]->to_tensor(), "out"});
 }
 
 void arange_start_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kArangeStartArgs));
   set_return(args, 4, *args[3]);
   arange_impl(ctx, *args[0], *args[1], *args[2], {args[3]->to_tensor(), "out"});
 }

@@ -17,15 +17,8 @@ namespace torchlight::portable {
 
 namespace {
 
-// argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kArgmaxOutArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kOptionalInt}, {"keepdim", ArgType::kBool},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
 template <bool kMax>
 void arg_extremum_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kArgmaxOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const bool all = args[1]->is_none();

@@ -10,20 +10,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None,
-//                     *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAsStridedCopyArgs[] = {
-    {"self", ArgType::kTensor},   {"size", ArgType::kIntList},
-    {"stride", ArgType::kIntList}, {"storage_offset", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void as_strided_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAsStridedCopyArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> stride = args[2]->to_int_list();

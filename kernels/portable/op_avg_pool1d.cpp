@@ -11,25 +11,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// avg_pool1d.out(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0],
-//     bool ceil_mode=False, bool count_include_pad=True, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAvgPool1dOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"kernel_size", ArgType::kIntList},
-    {"stride", ArgType::kIntList},
-    {"padding", ArgType::kIntList},
-    {"ceil_mode", ArgType::kBool},
-    {"count_include_pad", ArgType::kBool},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void avg_pool1d_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAvgPool1dOutArgs));
   run_avg_pool(ctx, args, 1, /*has_divisor=*/false, /*reduced_floats=*/true);
 }
 

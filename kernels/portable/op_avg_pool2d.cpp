@@ -14,27 +14,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
-//     bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *,
-//     Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAvgPool2dOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"kernel_size", ArgType::kIntList},
-    {"stride", ArgType::kIntList},
-    {"padding", ArgType::kIntList},
-    {"ceil_mode", ArgType::kBool},
-    {"count_include_pad", ArgType::kBool},
-    {"divisor_override", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAvgPool2dOutArgs));
   run_avg_pool(ctx, args, 2, /*has_divisor=*/true, /*reduced_floats=*/true);
 }
 

@@ -10,27 +10,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
-//     bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *,
-//     Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kAvgPool3dOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"kernel_size", ArgType::kIntList},
-    {"stride", ArgType::kIntList},
-    {"padding", ArgType::kIntList},
-    {"ceil_mode", ArgType::kBool},
-    {"count_include_pad", ArgType::kBool},
-    {"divisor_override", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void avg_pool3d_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kAvgPool3dOutArgs));
   run_avg_pool(ctx, args, 3, /*has_divisor=*/true, /*reduced_floats=*/false);
 }
 

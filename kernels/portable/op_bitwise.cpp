@@ -27,34 +27,21 @@ constexpr auto kXor = [](auto a, auto b) { return static_cast<decltype(a)>(a ^ b
 
 }  // namespace
 
-void bitwise_and_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kBitwiseSpec>(ctx, args, kAnd);
-}
-void bitwise_and_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kBitwiseSpec>(ctx, args, kAnd);
-}
-void bitwise_or_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kBitwiseSpec>(ctx, args, kOr);
-}
-void bitwise_or_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kBitwiseSpec>(ctx, args, kOr);
-}
-void bitwise_xor_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kBitwiseSpec>(ctx, args, kXor);
-}
-void bitwise_xor_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kBitwiseSpec>(ctx, args, kXor);
-}
+TL_BINARY_KERNEL(bitwise_and_tensor_out, kBitwiseSpec, kAnd)
+TL_BINARY_SCALAR_KERNEL(bitwise_and_scalar_out, kBitwiseSpec, kAnd)
+TL_BINARY_KERNEL(bitwise_or_tensor_out, kBitwiseSpec, kOr)
+TL_BINARY_SCALAR_KERNEL(bitwise_or_scalar_out, kBitwiseSpec, kOr)
+TL_BINARY_KERNEL(bitwise_xor_tensor_out, kBitwiseSpec, kXor)
+TL_BINARY_SCALAR_KERNEL(bitwise_xor_scalar_out, kBitwiseSpec, kXor)
 
-void bitwise_not_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kBitwiseNotSpec>(ctx, args, [](auto a) {
-    using T = decltype(a);
-    if constexpr (std::is_same_v<T, bool>) {
-      return !a;
-    } else {
-      return static_cast<T>(~a);
-    }
-  });
-}
+constexpr auto kBitwiseNotOp = [](auto a) {
+  using T = decltype(a);
+  if constexpr (std::is_same_v<T, bool>) {
+    return !a;
+  } else {
+    return static_cast<T>(~a);
+  }
+};
+TL_UNARY_KERNEL(bitwise_not_out, kBitwiseNotSpec, kBitwiseNotOp)
 
 }  // namespace torchlight::portable

@@ -15,18 +15,11 @@ namespace torchlight::portable {
 
 namespace {
 
-// cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kCatArgs[] = {
-    {"tensors", ArgType::kTensorList}, {"dim", ArgType::kInt},
-    {"out", ArgType::kTensor},         {"out", ArgType::kReturn},
-};
-
 bool is_skipped(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
 }  // namespace
 
 void cat_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kCatArgs));
   set_return(args, 3, *args[2]);
   const Span<const Tensor> tensors = args[0]->to_tensor_list();
   const NamedTensor out{args[2]->to_tensor(), "out"};

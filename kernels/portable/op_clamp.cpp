@@ -17,6 +17,12 @@
 // - hardtanh.out: clamp.out whose bounds, for an integer self, are first
 //   truncated to integers (so they never promote); uint8 rejects negative
 //   bounds.
+//
+// clamp.out and hardtanh.out have a prepare step: it rejects at load what
+// the dtypes and the bounds' presence already decide, and for a dense
+// float32/float64 self and out installs clamp_dense_eval, which reads the
+// bounds on every run (an earlier instruction may compute them) and hands
+// any bound it cannot take as is to the reference eval.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -24,6 +30,7 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_set.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/elementwise_spec.h"
@@ -36,32 +43,27 @@ namespace torchlight::portable {
 
 namespace {
 
-// clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kClampArgs[] = {
-    {"self", ArgType::kTensor},     {"min", ArgType::kOptionalScalar},
-    {"max", ArgType::kOptionalScalar}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out)
-constexpr ArgSpec kClampTensorArgs[] = {
-    {"self", ArgType::kTensor},        {"min", ArgType::kOptionalTensor},
-    {"max", ArgType::kOptionalTensor}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out)
-constexpr ArgSpec kHardtanhArgs[] = {
-    {"self", ArgType::kTensor},     {"min_val", ArgType::kScalar},
-    {"max_val", ArgType::kScalar},  {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 constexpr ElementwiseSpec kClampTensorSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
                                            OutDtypeRule::kCanCast};
 // With one bound, ATen's clamp_min / clamp_max kernels also take bool.
 constexpr ElementwiseSpec kClampTensorOneBoundSpec{DtypeSet::kReal, Promotion::kDefault,
                                                    OutDtypeRule::kCanCast};
+
+// The three element functions, shared by the reference and the dense eval.
+template <typename Compute>
+Compute clamp_both(Compute x, Compute lo, Compute hi, bool nan_bound) {
+  if (nan_bound) return std::numeric_limits<Compute>::quiet_NaN();
+  return nan_min(nan_max(x, lo), hi);
+}
+// A NaN bound compares false and is ignored; a NaN x stays.
+template <typename Compute>
+Compute clamp_below(Compute x, Compute lo) {
+  return x < lo ? lo : x;
+}
+template <typename Compute>
+Compute clamp_above(Compute x, Compute hi) {
+  return x > hi ? hi : x;
+}
 
 // clamp with Scalar bounds (null when None) into `out`, in dtype `result`.
 // Failures go to `ctx`.
@@ -84,16 +86,14 @@ void clamp_scalar(KernelContext& ctx, const NamedTensor& self, const EValue* min
         nan_bound = std::isnan(lo) || std::isnan(hi);
       }
       status = apply_unary_elementwise<CTYPE>(self, out, [lo, hi, nan_bound](Compute x) {
-        if (nan_bound) return std::numeric_limits<Compute>::quiet_NaN();
-        return nan_min(nan_max(x, lo), hi);
+        return clamp_both(x, lo, hi, nan_bound);
       });
     } else if (min != nullptr) {
-      // A NaN bound compares false and is ignored; a NaN x stays.
       status = apply_unary_elementwise<CTYPE>(self, out,
-                                              [lo](Compute x) { return x < lo ? lo : x; });
+                                              [lo](Compute x) { return clamp_below(x, lo); });
     } else {
       status = apply_unary_elementwise<CTYPE>(self, out,
-                                              [hi](Compute x) { return x > hi ? hi : x; });
+                                              [hi](Compute x) { return clamp_above(x, hi); });
     }
     TL_KERNEL_RETURN_IF_ERROR(ctx, status);
   });
@@ -103,10 +103,86 @@ bool has_tensor(const EValue& value) {
   return value.is_tensor() && value.to_tensor().defined();
 }
 
+// A bound as the reference converts it for a floating T, when it is an Int
+// or a Double that fits T (check_scalar_fits); false sends the call to the
+// reference, which decides (a Bool, an overflow error).
+template <typename T>
+bool bound_as(const EValue& bound, T* value) {
+  if (bound.is_double()) {
+    const double v = bound.to_double();
+    if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<T>::max())) {
+      return false;
+    }
+  } else if (!bound.is_int()) {
+    return false;
+  }
+  *value = convert<T>(scalar_to<T>(bound));
+  return true;
+}
+
+// clamp.out / hardtanh.out (self, min, max, out) on a dense floating self
+// and out of dtype T, chosen at load; `reference` is the op's own eval.
+template <typename T, KernelFunction reference>
+void clamp_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const Tensor out = args[3]->to_tensor();
+  const bool has_min = !args[1]->is_none();
+  const bool has_max = !args[2]->is_none();
+  T lo = 0;
+  T hi = 0;
+  if ((has_min && !bound_as(*args[1], &lo)) || (has_max && !bound_as(*args[2], &hi)) ||
+      !(has_min || has_max) || !dense_path::fit_out(self, out)) {
+    return reference(ctx, args);
+  }
+  const int64_t n = self.numel();
+  const T* a = self.const_data_ptr<T>();
+  T* z = out.mutable_data_ptr<T>();
+  if (n > 0 && (a == nullptr || z == nullptr)) return reference(ctx, args);
+  set_return(args, 4, *args[3]);
+  if (has_min && has_max) {
+    const bool nan_bound = std::isnan(lo) || std::isnan(hi);
+    for (int64_t i = 0; i < n; ++i) z[i] = clamp_both(a[i], lo, hi, nan_bound);
+  } else if (has_min) {
+    for (int64_t i = 0; i < n; ++i) z[i] = clamp_below(a[i], lo);
+  } else {
+    for (int64_t i = 0; i < n; ++i) z[i] = clamp_above(a[i], hi);
+  }
+}
+
+// What clamp.out and hardtanh.out check at load for a floating self (whose
+// dtype is the result's; the bounds never promote it): out must have it.
+// Installs the dense eval for float32/float64 in the default dim order.
+template <KernelFunction reference>
+Status prepare_floating_clamp(Span<EValue*> args, PreparedCall* call) {
+  const Tensor self = args[0]->to_tensor();
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  const ScalarType type = self.scalar_type();
+  if (!is_floating_point(type)) return Error::kOk;
+  TL_RETURN_IF_ERROR(check_out_dtype_rule(type, out, OutDtypeRule::kSame));
+  if (!dense_path::is_dense(self) || !dense_path::is_dense(out.tensor)) return Error::kOk;
+  if (type == ScalarType::kFloat) call->eval = &clamp_dense_eval<float, reference>;
+  if (type == ScalarType::kDouble) call->eval = &clamp_dense_eval<double, reference>;
+  return Error::kOk;
+}
+
 }  // namespace
 
+Status clamp_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  // Whether a bound is None does not change between runs.
+  TL_CHECK_OR_RETURN(!args[1]->is_none() || !args[2]->is_none(), Error::kInvalidArgument,
+                     "at least one of arguments 'min' and 'max' must not be None");
+  return prepare_floating_clamp<&clamp_out>(args, call);
+}
+
+Status hardtanh_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  TL_CHECK_OR_RETURN(args[0]->to_tensor().scalar_type() != ScalarType::kBool,
+                     Error::kInvalidType,
+                     "argument 'self' has dtype bool, which is not supported (supported: %s)",
+                     kRealTypeNoBoolNames);
+  return prepare_floating_clamp<&hardtanh_out>(args, call);
+}
+
 void clamp_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kClampArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue* min = args[1]->is_none() ? nullptr : args[1];
@@ -127,7 +203,6 @@ void clamp_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kHardtanhArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};
@@ -154,7 +229,6 @@ void hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void clamp_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kClampTensorArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const bool has_min = has_tensor(*args[1]);

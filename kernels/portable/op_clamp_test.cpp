@@ -4,7 +4,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
 
+#include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
 
@@ -125,6 +129,81 @@ TEST(OpHardtanhTest, IntegerBoundsTruncateAndUint8RejectsNegative) {
   EXPECT_EQ(status.code(), Error::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("aten::hardtanh.out"));
   EXPECT_THAT(status.message(), HasSubstr("'min_val'"));
+}
+
+// The prepared path (clamp_out_prepare, hardtanh_out_prepare): for a dense
+// float32/float64 self the eval prepare installs gives the reference's bits
+// for every kind of bound, handing back the ones it does not take.
+TEST(OpClampPreparedTest, DensePathIsBitIdenticalToTheReference) {
+  const std::pair<const char*, KernelFunction> ops[] = {{"aten::clamp.out", &clamp_out},
+                                                        {"aten::hardtanh.out", &hardtanh_out}};
+  const EValue bounds[] = {EValue(),          EValue(int64_t{-1}), EValue(0.25),
+                           EValue(2.5),       EValue(1e300),       EValue(true),
+                           EValue(static_cast<double>(NAN))};
+  for (const auto& [name, reference] : ops) {
+    const Kernel* kernel = nullptr;
+    for (const Kernel& k : portable_kernels()) {
+      if (std::string(k.name) == name) kernel = &k;
+    }
+    ASSERT_NE(kernel, nullptr);
+    ASSERT_NE(kernel->prepare, nullptr);
+    for (ScalarType dtype : {kF32, ScalarType::kDouble}) {
+      for (const EValue& lo : bounds) {
+        for (const EValue& hi : bounds) {
+          if (lo.is_none() && hi.is_none()) continue;
+          if (std::string(name) == "aten::hardtanh.out" && (lo.is_none() || hi.is_none())) continue;
+          SCOPED_TRACE(std::string(name) + " " + to_string(dtype) + " " + to_string(lo.tag()) +
+                       " " + to_string(hi.tag()));
+          TestTensor a(dtype, {2, 4}, {NAN, -3, -1, -0.5, 0, 0.5, 1.5, 3});
+          TestTensor fast_out(dtype, {2, 4});
+          TestTensor reference_out(dtype, {2, 4});
+          KernelArgs fast_args{a.evalue(), lo, hi, fast_out.evalue(), EValue()};
+          KernelArgs reference_args{a.evalue(), lo, hi, reference_out.evalue(), EValue()};
+          PrepareContext context(nullptr, name);
+          PreparedCall call;
+          call.eval = reference;
+          ASSERT_TRUE(check_call(fast_args.span(), *kernel->schema).ok());
+          ASSERT_TRUE(kernel->prepare(context, fast_args.span(), &call).ok());
+          EXPECT_NE(call.eval, reference);  // The dense path.
+          KernelContext fast_ctx(nullptr, nullptr, name);
+          call.eval(fast_ctx, fast_args.span());
+          KernelContext reference_ctx(nullptr, nullptr, name);
+          reference(reference_ctx, reference_args.span());
+          ASSERT_EQ(fast_ctx.failed(), reference_ctx.failed());
+          if (reference_ctx.failed()) {
+            EXPECT_STREQ(fast_ctx.status().message(), reference_ctx.status().message());
+            continue;
+          }
+          const Tensor x = fast_out.tensor();
+          const Tensor y = reference_out.tensor();
+          EXPECT_EQ(std::memcmp(x.const_data_ptr(), y.const_data_ptr(), x.nbytes()), 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(OpClampPreparedTest, LoadRejectsWhatTheDtypesAndNoneBoundsDecide) {
+  TestTensor a(kF32, {2}, {1, 2});
+  TestTensor out_int(ScalarType::kInt, {2});
+  // A float self keeps its dtype whatever the bounds: an int32 out is wrong at load.
+  KernelArgs wrong_out{a.evalue(), EValue(int64_t{0}), EValue(), out_int.evalue(), EValue()};
+  PrepareContext context(nullptr, "aten::clamp.out");
+  PreparedCall call;
+  Status s = clamp_out_prepare(context, wrong_out.span(), &call);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+  TestTensor out(kF32, {2});
+  KernelArgs no_bounds{a.evalue(), EValue(), EValue(), out.evalue(), EValue()};
+  s = clamp_out_prepare(context, no_bounds.span(), &call);
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'min' and 'max'"));
+  TestTensor b(ScalarType::kBool, {2}, {1, 0});
+  TestTensor b_out(ScalarType::kBool, {2});
+  KernelArgs bool_self{b.evalue(), EValue(0.0), EValue(1.0), b_out.evalue(), EValue()};
+  s = hardtanh_out_prepare(context, bool_self.span(), &call);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("'self' has dtype bool"));
 }
 
 }  // namespace

@@ -12,20 +12,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kCloneArgs[] = {
-    {"self", ArgType::kTensor},
-    {"memory_format", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void clone_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kCloneArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

@@ -22,41 +22,17 @@ constexpr auto kGe = [](auto a, auto b) { return a >= b; };
 
 }  // namespace
 
-void eq_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, kEq);
-}
-void eq_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kComparisonSpec>(ctx, args, kEq);
-}
-void ne_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, kNe);
-}
-void ne_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kComparisonSpec>(ctx, args, kNe);
-}
-void lt_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, kLt);
-}
-void lt_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kComparisonSpec>(ctx, args, kLt);
-}
-void le_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, kLe);
-}
-void le_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kComparisonSpec>(ctx, args, kLe);
-}
-void gt_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, kGt);
-}
-void gt_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kComparisonSpec>(ctx, args, kGt);
-}
-void ge_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, kGe);
-}
-void ge_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kComparisonSpec>(ctx, args, kGe);
-}
+TL_BINARY_KERNEL(eq_tensor_out, kComparisonSpec, kEq)
+TL_BINARY_SCALAR_KERNEL(eq_scalar_out, kComparisonSpec, kEq)
+TL_BINARY_KERNEL(ne_tensor_out, kComparisonSpec, kNe)
+TL_BINARY_SCALAR_KERNEL(ne_scalar_out, kComparisonSpec, kNe)
+TL_BINARY_KERNEL(lt_tensor_out, kComparisonSpec, kLt)
+TL_BINARY_SCALAR_KERNEL(lt_scalar_out, kComparisonSpec, kLt)
+TL_BINARY_KERNEL(le_tensor_out, kComparisonSpec, kLe)
+TL_BINARY_SCALAR_KERNEL(le_scalar_out, kComparisonSpec, kLe)
+TL_BINARY_KERNEL(gt_tensor_out, kComparisonSpec, kGt)
+TL_BINARY_SCALAR_KERNEL(gt_scalar_out, kComparisonSpec, kGt)
+TL_BINARY_KERNEL(ge_tensor_out, kComparisonSpec, kGe)
+TL_BINARY_SCALAR_KERNEL(ge_scalar_out, kComparisonSpec, kGe)
 
 }  // namespace torchlight::portable

@@ -14,18 +14,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kConstantPadNdArgs[] = {
-    {"self", ArgType::kTensor}, {"pad", ArgType::kIntList}, {"value", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void constant_pad_nd_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kConstantPadNdArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> pad = args[1]->to_int_list();

@@ -37,18 +37,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding,
-//                 SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *,
-//                 Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kConvolutionOutArgs[] = {
-    {"input", ArgType::kTensor},        {"weight", ArgType::kTensor},
-    {"bias", ArgType::kOptionalTensor}, {"stride", ArgType::kIntList},
-    {"padding", ArgType::kIntList},     {"dilation", ArgType::kIntList},
-    {"transposed", ArgType::kBool},     {"output_padding", ArgType::kIntList},
-    {"groups", ArgType::kInt},          {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // Output elements built per block of accumulators (on the stack).
 constexpr int64_t kBlock = 64;
 
@@ -389,7 +377,6 @@ void convolve(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 }  // namespace
 
 void convolution_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kConvolutionOutArgs));
   set_return(args, 10, *args[9]);
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_tensor(), "weight"};

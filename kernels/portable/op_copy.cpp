@@ -10,18 +10,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kCopyArgs[] = {
-    {"self", ArgType::kTensor},         {"src", ArgType::kTensor}, {"non_blocking", ArgType::kBool},
-    {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kCopyArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor src{args[1]->to_tensor(), "src"};

@@ -14,18 +14,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kCumsumOutArgs[] = {
-    {"self", ArgType::kTensor},        {"dim", ArgType::kInt}, {"dtype", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},         {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void cumsum_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kCumsumOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};

@@ -8,19 +8,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out)
-//     -> Tensor(a!)
-constexpr ArgSpec kDiagonalCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"offset", ArgType::kInt}, {"dim1", ArgType::kInt},
-    {"dim2", ArgType::kInt},    {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void diagonal_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kDiagonalCopyArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t offset = args[1]->to_int();

@@ -18,24 +18,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// _to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
-//                        int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kToDimOrderCopyArgs[] = {
-    {"self", ArgType::kTensor},
-    {"non_blocking", ArgType::kBool},
-    {"dim_order", ArgType::kOptionalIntList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// _empty_dim_order.out(SymInt[] size, *, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kEmptyDimOrderArgs[] = {
-    {"size", ArgType::kIntList},
-    {"dim_order", ArgType::kOptionalIntList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // Checks an int[]? dim_order argument: None, or a permutation of 0..n-1
 // for out's rank n that equals out's own dim order (the runtime cannot
 // re-lay out a planned tensor). Errors: kInvalidArgument naming 'dim_order'.
@@ -70,7 +52,6 @@ Status check_dim_order_arg(const EValue& arg, const NamedTensor& out) {
 }  // namespace
 
 void to_dim_order_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kToDimOrderCopyArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};
@@ -84,7 +65,6 @@ void to_dim_order_copy_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void empty_dim_order_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEmptyDimOrderArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor out{args[2]->to_tensor(), "out"};
   ShapeBuffer shape;

@@ -24,24 +24,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kDivOutModeArgs[] = {
-    {"self", ArgType::kTensor},
-    {"other", ArgType::kTensor},
-    {"rounding_mode", ArgType::kOptionalString},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out)
-constexpr ArgSpec kDivScalarModeOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"other", ArgType::kScalar},
-    {"rounding_mode", ArgType::kOptionalString},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // Fields: dtypes, promotion, out rule, nonzero integer divisor, Scalar in opmath.
 constexpr ElementwiseSpec kTrueDivSpec{DtypeSet::kFloat, Promotion::kIntToFloat,
                                        OutDtypeRule::kCanCast, false, true};
@@ -107,9 +89,6 @@ void div_with_mode(KernelContext& ctx, Span<EValue*> args, RoundingMode mode) {
 
 template <bool kScalar>
 void div_mode_kernel(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(
-      ctx, check_args(args, kScalar ? Span<const ArgSpec>(kDivScalarModeOutArgs)
-                                    : Span<const ArgSpec>(kDivOutModeArgs)));
   RoundingMode mode;
   TL_KERNEL_RETURN_IF_ERROR(ctx, parse_rounding_mode(*args[2], &mode));
   EValue* without_mode[] = {args[0], args[1], args[3], args[4]};

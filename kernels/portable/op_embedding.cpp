@@ -19,21 +19,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1,
-//     bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kEmbeddingOutArgs[] = {
-    {"weight", ArgType::kTensor},    {"indices", ArgType::kTensor},
-    {"padding_idx", ArgType::kInt},  {"scale_grad_by_freq", ArgType::kBool},
-    {"sparse", ArgType::kBool},      {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void embedding_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEmbeddingOutArgs));
   set_return(args, 6, *args[5]);
   const NamedTensor weight{args[0]->to_tensor(), "weight"};
   const NamedTensor indices{args[1]->to_tensor(), "indices"};

@@ -22,22 +22,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// et_view.default(Tensor self, int[] size) -> Tensor
-constexpr ArgSpec kEtViewArgs[] = {
-    {"self", ArgType::kTensor}, {"size", ArgType::kIntList}, {"out", ArgType::kTensor}};
-// et_copy_index.tensor(Tensor(a!) copy_to, Tensor copy_from, SymInt index) -> ()
-constexpr ArgSpec kEtCopyIndexArgs[] = {
-    {"copy_to", ArgType::kTensor}, {"copy_from", ArgType::kTensor}, {"index", ArgType::kInt}};
-constexpr ArgSpec kEtCopyIndexWithReturnArgs[] = {
-    {"copy_to", ArgType::kTensor}, {"copy_from", ArgType::kTensor}, {"index", ArgType::kInt},
-    {"result", ArgType::kReturn}};
-
-}  // namespace
-
 void et_view_default(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEtViewArgs));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
@@ -59,9 +44,7 @@ void et_view_default(KernelContext& ctx, Span<EValue*> args) {
 
 void et_copy_index_tensor(KernelContext& ctx, Span<EValue*> args) {
   if (args.size() == 4) {
-    TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEtCopyIndexWithReturnArgs));
   } else {
-    TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEtCopyIndexArgs));
   }
   const NamedTensor copy_to{args[0]->to_tensor(), "copy_to"};
   const NamedTensor copy_from{args[1]->to_tensor(), "copy_from"};

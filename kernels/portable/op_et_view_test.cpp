@@ -77,18 +77,18 @@ TEST(OpEtViewTest, Errors) {
     TestTensor permuted(kF32, {2, 3}, {}, dim_order({1, 0}));
     IntList size({3, 2});
     KernelArgs args{permuted.evalue(), size.evalue(), out.evalue()};
-    EXPECT_THAT(run_kernel(&et_view_default, "et_view", args).message(), HasSubstr("'self'"));
+    EXPECT_THAT(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).message(), HasSubstr("'self'"));
   }
   {
     TestTensor wrong_dtype(ScalarType::kInt, {3, 2});
     IntList size({3, 2});
     KernelArgs args{self.evalue(), size.evalue(), wrong_dtype.evalue()};
-    EXPECT_THAT(run_kernel(&et_view_default, "et_view", args).message(), HasSubstr("'out'"));
+    EXPECT_THAT(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).message(), HasSubstr("'out'"));
   }
   {
     IntList size({6});  // out is 2-D: a rank change is not a view here.
     KernelArgs args{self.evalue(), size.evalue(), out.evalue()};
-    EXPECT_FALSE(run_kernel(&et_view_default, "et_view", args).ok());
+    EXPECT_FALSE(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).ok());
   }
   EXPECT_NE(out.impl().data(), self.impl().data());  // Failed calls did not alias.
 }
@@ -115,14 +115,14 @@ TEST(OpEtCopyIndexTest, Errors) {
   EXPECT_EQ(s.code(), Error::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("'copy_to'"));
   KernelArgs negative{copy_to.evalue(), row.evalue(), EValue(int64_t{-1})};
-  EXPECT_THAT(run_kernel(&et_copy_index_tensor, "et_copy_index", negative).message(),
+  EXPECT_THAT(run_kernel(&et_copy_index_tensor, "executorch_prim::et_copy_index.tensor", negative).message(),
               HasSubstr("'index'"));
   TestTensor wide(kF32, {3}, {1, 2, 3});
   KernelArgs mismatch{copy_to.evalue(), wide.evalue(), EValue(int64_t{0})};
-  EXPECT_FALSE(run_kernel(&et_copy_index_tensor, "et_copy_index", mismatch).ok());
+  EXPECT_FALSE(run_kernel(&et_copy_index_tensor, "executorch_prim::et_copy_index.tensor", mismatch).ok());
   TestTensor flat(kF32, {2, 2});
   KernelArgs rank{copy_to.evalue(), flat.evalue(), EValue(int64_t{0})};
-  EXPECT_THAT(run_kernel(&et_copy_index_tensor, "et_copy_index", rank).message(),
+  EXPECT_THAT(run_kernel(&et_copy_index_tensor, "executorch_prim::et_copy_index.tensor", rank).message(),
               HasSubstr("'copy_to'"));
 }
 

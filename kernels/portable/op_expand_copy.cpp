@@ -9,18 +9,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kExpandCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"size", ArgType::kIntList}, {"implicit", ArgType::kBool},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void expand_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kExpandCopyArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> size = args[1]->to_int_list();

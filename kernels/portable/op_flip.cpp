@@ -7,18 +7,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kFlipArgs[] = {
-    {"self", ArgType::kTensor}, {"dims", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void flip_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kFlipArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> dims = args[1]->to_int_list();

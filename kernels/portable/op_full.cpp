@@ -22,51 +22,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kFullArgs[] = {
-    {"size", ArgType::kIntList}, {"fill_value", ArgType::kScalar},
-    {"out", ArgType::kTensor},   {"out", ArgType::kReturn},
-};
-// full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None,
-//               Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kFullLikeArgs[] = {
-    {"self", ArgType::kTensor},  {"fill_value", ArgType::kScalar},
-    {"memory_format", ArgType::kOptionalInt}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-// zeros.out / ones.out / empty.out's first three (SymInt[] size, *, Tensor(a!) out)
-constexpr ArgSpec kSizeArgs[] = {
-    {"size", ArgType::kIntList}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
-// empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kEmptyArgs[] = {
-    {"size", ArgType::kIntList}, {"memory_format", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},   {"out", ArgType::kReturn},
-};
-// zeros_like.out / ones_like.out / empty_like.out(Tensor self, *,
-//     MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kLikeArgs[] = {
-    {"self", ArgType::kTensor}, {"memory_format", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-// fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kFillScalarArgs[] = {
-    {"self", ArgType::kTensor}, {"value", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-// fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kFillTensorArgs[] = {
-    {"self", ArgType::kTensor}, {"value", ArgType::kTensor},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-// empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kEmptyStridedArgs[] = {
-    {"size", ArgType::kIntList}, {"stride", ArgType::kIntList},
-    {"out", ArgType::kTensor},   {"out", ArgType::kReturn},
-};
-// scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kScalarTensorArgs[] = {
-    {"s", ArgType::kScalar}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
-
 // Resizes out to `sizes` and writes `value` (named `value_name`) into every
 // element. The kernel name is added by the caller.
 Status fill_out(const NamedTensor& out, Span<const SizesType> sizes, const EValue& value,
@@ -94,13 +49,11 @@ Status fill_sized(Span<EValue*> args, size_t out_index, const EValue& value,
 }  // namespace
 
 void full_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kFullArgs));
   set_return(args, 3, *args[2]);
   TL_KERNEL_RETURN_IF_ERROR(ctx, fill_sized(args, 2, *args[1], "fill_value"));
 }
 
 void full_like_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kFullLikeArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor out{args[3]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[2], out));
@@ -109,19 +62,16 @@ void full_like_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void zeros_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSizeArgs));
   set_return(args, 2, *args[1]);
   TL_KERNEL_RETURN_IF_ERROR(ctx, fill_sized(args, 1, EValue(int64_t{0}), "value"));
 }
 
 void ones_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSizeArgs));
   set_return(args, 2, *args[1]);
   TL_KERNEL_RETURN_IF_ERROR(ctx, fill_sized(args, 1, EValue(int64_t{1}), "value"));
 }
 
 void zeros_like_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kLikeArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor out{args[2]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[1], out));
@@ -130,7 +80,6 @@ void zeros_like_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void ones_like_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kLikeArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor out{args[2]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[1], out));
@@ -139,20 +88,17 @@ void ones_like_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void scalar_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kScalarTensorArgs));
   set_return(args, 2, *args[1]);
   TL_KERNEL_RETURN_IF_ERROR(ctx, fill_out({args[1]->to_tensor(), "out"}, {}, *args[0], "s"));
 }
 
 void fill_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kFillScalarArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor out{args[2]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, fill_out(out, args[0]->to_tensor().sizes(), *args[1], "value"));
 }
 
 void fill_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kFillTensorArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor value{args[1]->to_tensor(), "value"};
   TL_KERNEL_CHECK(ctx, value.tensor.dim() == 0, Error::kInvalidArgument,
@@ -164,7 +110,6 @@ void fill_tensor_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void empty_strided_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEmptyStridedArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor out{args[2]->to_tensor(), "out"};
   const Span<const int64_t> size = args[0]->to_int_list();
@@ -178,7 +123,6 @@ void empty_strided_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void empty_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kEmptyArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor out{args[2]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[1], out));
@@ -188,7 +132,6 @@ void empty_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void empty_like_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kLikeArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor out{args[2]->to_tensor(), "out"};
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_memory_format(*args[1], out));

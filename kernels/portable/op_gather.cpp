@@ -13,19 +13,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out)
-//     -> Tensor(a!)
-constexpr ArgSpec kGatherArgs[] = {
-    {"self", ArgType::kTensor},       {"dim", ArgType::kInt},    {"index", ArgType::kTensor},
-    {"sparse_grad", ArgType::kBool}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void gather_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kGatherArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor index{args[2]->to_tensor(), "index"};

@@ -13,20 +13,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kIndexArgs[] = {
-    {"self", ArgType::kTensor},
-    {"indices", ArgType::kOptionalTensorList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kIndexArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

@@ -22,20 +22,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *,
-//               Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kIndexPutArgs[] = {
-    {"self", ArgType::kTensor},      {"indices", ArgType::kOptionalTensorList},
-    {"values", ArgType::kTensor},    {"accumulate", ArgType::kBool},
-    {"out", ArgType::kTensor},       {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void index_put_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kIndexPutArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor values{args[2]->to_tensor(), "values"};

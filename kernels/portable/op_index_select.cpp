@@ -11,18 +11,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kIndexSelectArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt}, {"index", ArgType::kTensor},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void index_select_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kIndexSelectArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor index{args[2]->to_tensor(), "index"};

@@ -25,12 +25,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kLinearOutArgs[] = {
-    {"input", ArgType::kTensor}, {"weight", ArgType::kTensor}, {"bias", ArgType::kOptionalTensor},
-    {"out", ArgType::kTensor},   {"out", ArgType::kReturn},
-};
-
 // Where bias[...] of out element (row, j) is: bias broadcast over out's
 // shape [rows..., N], its strides 0 where it is broadcast.
 class BiasOffsets {
@@ -106,7 +100,6 @@ Status check_linear(const NamedTensor& input, const NamedTensor& weight, const N
 }  // namespace
 
 void linear_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kLinearOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_tensor(), "weight"};

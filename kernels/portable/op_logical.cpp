@@ -22,20 +22,16 @@ bool truth(T value) {
 
 }  // namespace
 
-void logical_and_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, [](auto a, auto b) { return truth(a) && truth(b); });
-}
+constexpr auto kLogicalAndOp = [](auto a, auto b) { return truth(a) && truth(b); };
+TL_BINARY_KERNEL(logical_and_out, kComparisonSpec, kLogicalAndOp)
 
-void logical_or_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, [](auto a, auto b) { return truth(a) || truth(b); });
-}
+constexpr auto kLogicalOrOp = [](auto a, auto b) { return truth(a) || truth(b); };
+TL_BINARY_KERNEL(logical_or_out, kComparisonSpec, kLogicalOrOp)
 
-void logical_xor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kComparisonSpec>(ctx, args, [](auto a, auto b) { return truth(a) != truth(b); });
-}
+constexpr auto kLogicalXorOp = [](auto a, auto b) { return truth(a) != truth(b); };
+TL_BINARY_KERNEL(logical_xor_out, kComparisonSpec, kLogicalXorOp)
 
-void logical_not_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kLogicalNotSpec>(ctx, args, [](auto a) { return !truth(a); });
-}
+constexpr auto kLogicalNotOp = [](auto a) { return !truth(a); };
+TL_UNARY_KERNEL(logical_not_out, kLogicalNotSpec, kLogicalNotOp)
 
 }  // namespace torchlight::portable

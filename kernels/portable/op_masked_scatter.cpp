@@ -17,12 +17,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kMaskedScatterArgs[] = {
-    {"self", ArgType::kTensor},   {"mask", ArgType::kTensor}, {"source", ArgType::kTensor},
-    {"out", ArgType::kTensor},    {"out", ArgType::kReturn},
-};
-
 // Memory offset of the row-major element `index` of `t`.
 int64_t offset_of(const Tensor& t, int64_t index) {
   int64_t at = 0;
@@ -36,7 +30,6 @@ int64_t offset_of(const Tensor& t, int64_t index) {
 }  // namespace
 
 void masked_scatter_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMaskedScatterArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mask{args[1]->to_tensor(), "mask"};

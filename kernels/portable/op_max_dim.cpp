@@ -18,22 +18,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max,
-//             Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
-constexpr ArgSpec kMaxDimArgs[] = {
-    {"self", ArgType::kTensor},    {"dim", ArgType::kInt},
-    {"keepdim", ArgType::kBool},   {"max", ArgType::kTensor},
-    {"max_values", ArgType::kTensor}, {"(values, indices)", ArgType::kReturn},
-};
-
-// min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min,
-//             Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
-constexpr ArgSpec kMinDimArgs[] = {
-    {"self", ArgType::kTensor},     {"dim", ArgType::kInt},
-    {"keepdim", ArgType::kBool},    {"min", ArgType::kTensor},
-    {"min_indices", ArgType::kTensor}, {"(values, indices)", ArgType::kReturn},
-};
-
 // The element offset of the element at row-major index `linear`.
 int64_t offset_of(const Tensor& t, int64_t linear) {
   int64_t offset = 0;
@@ -46,8 +30,6 @@ int64_t offset_of(const Tensor& t, int64_t linear) {
 
 template <bool kMax>
 void extremum_dim(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(
-      ctx, check_args(args, kMax ? Span<const ArgSpec>(kMaxDimArgs) : Span<const ArgSpec>(kMinDimArgs)));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t dim = args[1]->to_int();
   const NamedTensor values{args[3]->to_tensor(), kMax ? "max" : "min"};

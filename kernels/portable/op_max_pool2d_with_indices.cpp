@@ -14,23 +14,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[],
-//     int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
-//     Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
-constexpr ArgSpec kMaxPool2dWithIndicesOutArgs[] = {
-    {"self", ArgType::kTensor},      {"kernel_size", ArgType::kIntList},
-    {"stride", ArgType::kIntList},   {"padding", ArgType::kIntList},
-    {"dilation", ArgType::kIntList}, {"ceil_mode", ArgType::kBool},
-    {"out", ArgType::kTensor},       {"indices", ArgType::kTensor},
-    {"(out, indices)", ArgType::kReturn},
-};
-
-}  // namespace
-
 void max_pool2d_with_indices_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMaxPool2dWithIndicesOutArgs));
   run_max_pool_with_indices(ctx, args, 2);
 }
 

@@ -18,12 +18,10 @@ constexpr ElementwiseSpec kMinMaxSpec{DtypeSet::kReal, Promotion::kDefault,
 
 }  // namespace
 
-void maximum_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kMinMaxSpec>(ctx, args, [](auto a, auto b) { return nan_max(a, b); });
-}
+constexpr auto kMaximumOp = [](auto a, auto b) { return nan_max(a, b); };
+TL_BINARY_KERNEL(maximum_out, kMinMaxSpec, kMaximumOp)
 
-void minimum_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kMinMaxSpec>(ctx, args, [](auto a, auto b) { return nan_min(a, b); });
-}
+constexpr auto kMinimumOp = [](auto a, auto b) { return nan_min(a, b); };
+TL_BINARY_KERNEL(minimum_out, kMinMaxSpec, kMinimumOp)
 
 }  // namespace torchlight::portable

@@ -19,22 +19,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None,
-//          Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kMeanOutArgs[] = {
-    {"self", ArgType::kTensor},      {"dim", ArgType::kOptionalIntList},
-    {"keepdim", ArgType::kBool},     {"dtype", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},       {"out", ArgType::kReturn},
-};
-
-// mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kMeanDtypeOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"dtype", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 void mean_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> dims,
                bool reduce_all, bool keepdim, const EValue& dtype_arg, const NamedTensor& out) {
   bool has_dtype = false;
@@ -65,7 +49,6 @@ void mean_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> 
 }  // namespace
 
 void mean_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMeanOutArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
@@ -75,7 +58,6 @@ void mean_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void mean_dtype_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMeanDtypeOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

@@ -12,20 +12,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kMmOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"mat2", ArgType::kTensor},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void mm_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMmOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mat2{args[1]->to_tensor(), "mat2"};

@@ -18,28 +18,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kMulOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"other", ArgType::kTensor},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kMulScalarOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"other", ArgType::kScalar},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void mul_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMulOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor other{args[1]->to_tensor(), "other"};
@@ -60,7 +39,6 @@ void mul_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void mul_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMulScalarOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue& other = *args[1];

@@ -188,10 +188,11 @@ TEST(OpMulTest, WrongArgumentsFail) {
   TestTensor a(kF32, {2});
   KernelArgs five{a.evalue(), a.evalue(), EValue(int64_t{1}), a.evalue(), EValue()};
   EXPECT_THAT(run_kernel(&mul_out, "aten::mul.out", five).message(),
-              HasSubstr("expected 4 arguments (self, other, out, out), got 5"));
+              HasSubstr("expected 4 arguments (self, other, out, result), got 5"));
   KernelArgs tag{a.evalue(), EValue(2.0), a.evalue(), EValue()};
-  EXPECT_STREQ(run_kernel(&mul_out, "aten::mul.out", tag).message(),
-               "aten::mul.out: argument 'other' must be a Tensor, got Double");
+  const Status s = run_kernel(&mul_out, "aten::mul.out", tag);
+  EXPECT_THAT(s.message(), HasSubstr("aten::mul.out (schema mul.out(Tensor self, Tensor other"));
+  EXPECT_THAT(s.message(), HasSubstr("): argument 'other' must be a Tensor, got Double"));
 }
 
 // aten::mul.Scalar_out

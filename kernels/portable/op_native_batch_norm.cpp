@@ -36,50 +36,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// _native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias,
-//     Tensor running_mean, Tensor running_var, float momentum, float eps, *, Tensor(a!) out0,
-//     Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))
-constexpr ArgSpec kNoTrainingArgs[] = {
-    {"input", ArgType::kTensor},        {"weight", ArgType::kOptionalTensor},
-    {"bias", ArgType::kOptionalTensor}, {"running_mean", ArgType::kTensor},
-    {"running_var", ArgType::kTensor},  {"momentum", ArgType::kDouble},
-    {"eps", ArgType::kDouble},          {"out0", ArgType::kTensor},
-    {"out1", ArgType::kTensor},         {"out2", ArgType::kTensor},
-    {"(out0, out1, out2)", ArgType::kReturn},
-};
-
-// _native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias,
-//     bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean,
-//     Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))
-constexpr ArgSpec kNoStatsArgs[] = {
-    {"input", ArgType::kTensor},      {"weight", ArgType::kOptionalTensor},
-    {"bias", ArgType::kOptionalTensor}, {"training", ArgType::kBool},
-    {"momentum", ArgType::kDouble},   {"eps", ArgType::kDouble},
-    {"out", ArgType::kTensor},        {"save_mean", ArgType::kTensor},
-    {"save_invstd", ArgType::kTensor}, {"(out, save_mean, save_invstd)", ArgType::kReturn},
-};
-
-// _native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias,
-//     Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps,
-//     *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (...)
-// native_batch_norm.out: the same with Tensor? running_mean / running_var.
-constexpr ArgSpec kLegitArgs[] = {
-    {"input", ArgType::kTensor},        {"weight", ArgType::kOptionalTensor},
-    {"bias", ArgType::kOptionalTensor}, {"running_mean", ArgType::kTensor},
-    {"running_var", ArgType::kTensor},  {"training", ArgType::kBool},
-    {"momentum", ArgType::kDouble},     {"eps", ArgType::kDouble},
-    {"out", ArgType::kTensor},          {"save_mean", ArgType::kTensor},
-    {"save_invstd", ArgType::kTensor},  {"(out, save_mean, save_invstd)", ArgType::kReturn},
-};
-constexpr ArgSpec kNativeArgs[] = {
-    {"input", ArgType::kTensor},                {"weight", ArgType::kOptionalTensor},
-    {"bias", ArgType::kOptionalTensor},         {"running_mean", ArgType::kOptionalTensor},
-    {"running_var", ArgType::kOptionalTensor},  {"training", ArgType::kBool},
-    {"momentum", ArgType::kDouble},             {"eps", ArgType::kDouble},
-    {"out", ArgType::kTensor},                  {"save_mean", ArgType::kTensor},
-    {"save_invstd", ArgType::kTensor},          {"(out, save_mean, save_invstd)", ArgType::kReturn},
-};
-
 struct BatchNorm {
   NamedTensor input;
   NamedTensor weight;        // Undefined: 1.
@@ -214,7 +170,6 @@ void run(KernelContext& ctx, const BatchNorm& bn) {
 }  // namespace
 
 void native_batch_norm_legit_no_training_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kNoTrainingArgs));
   const BatchNorm bn{{args[0]->to_tensor(), "input"},
                      {args[1]->to_optional_tensor(), "weight"},
                      {args[2]->to_optional_tensor(), "bias"},
@@ -230,7 +185,6 @@ void native_batch_norm_legit_no_training_out(KernelContext& ctx, Span<EValue*> a
 }
 
 void native_batch_norm_legit_no_stats_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kNoStatsArgs));
   const BatchNorm bn{{args[0]->to_tensor(), "input"},
                      {args[1]->to_optional_tensor(), "weight"},
                      {args[2]->to_optional_tensor(), "bias"},
@@ -247,8 +201,7 @@ void native_batch_norm_legit_no_stats_out(KernelContext& ctx, Span<EValue*> args
 
 namespace {
 
-void run_with_stats(KernelContext& ctx, Span<EValue*> args, Span<const ArgSpec> specs) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, specs));
+void run_with_stats(KernelContext& ctx, Span<EValue*> args) {
   const BatchNorm bn{{args[0]->to_tensor(), "input"},
                      {args[1]->to_optional_tensor(), "weight"},
                      {args[2]->to_optional_tensor(), "bias"},
@@ -266,11 +219,11 @@ void run_with_stats(KernelContext& ctx, Span<EValue*> args, Span<const ArgSpec> 
 }  // namespace
 
 void native_batch_norm_legit_out(KernelContext& ctx, Span<EValue*> args) {
-  run_with_stats(ctx, args, kLegitArgs);
+  run_with_stats(ctx, args);
 }
 
 void native_batch_norm_out(KernelContext& ctx, Span<EValue*> args) {
-  run_with_stats(ctx, args, kNativeArgs);
+  run_with_stats(ctx, args);
 }
 
 }  // namespace torchlight::portable

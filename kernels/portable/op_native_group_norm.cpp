@@ -24,18 +24,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// native_group_norm.out(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C,
-//     SymInt HxW, int group, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)
-//     -> (Tensor(a!), Tensor(b!), Tensor(c!))
-constexpr ArgSpec kNativeGroupNormOutArgs[] = {
-    {"input", ArgType::kTensor}, {"weight", ArgType::kOptionalTensor},
-    {"bias", ArgType::kOptionalTensor}, {"N", ArgType::kInt},
-    {"C", ArgType::kInt},        {"HxW", ArgType::kInt},
-    {"group", ArgType::kInt},    {"eps", ArgType::kDouble},
-    {"out0", ArgType::kTensor},  {"out1", ArgType::kTensor},
-    {"out2", ArgType::kTensor},  {"(out0, out1, out2)", ArgType::kReturn},
-};
-
 // Offsets of element (n, c, k) of a tensor read as [N, C, HxW]: through its
 // first two dimensions when they are N and C (any dim order, cheap), else
 // through its logical linear index.
@@ -104,7 +92,6 @@ void group_norm(const Tensor& in, const Tensor& weight, const Tensor& bias, int6
 }  // namespace
 
 void native_group_norm_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kNativeGroupNormOutArgs));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_optional_tensor(), "weight"};
   const NamedTensor bias{args[2]->to_optional_tensor(), "bias"};

@@ -24,17 +24,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias,
-//     float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)
-//     -> (Tensor(a!), Tensor(b!), Tensor(c!))
-constexpr ArgSpec kNativeLayerNormOutArgs[] = {
-    {"input", ArgType::kTensor},          {"normalized_shape", ArgType::kIntList},
-    {"weight", ArgType::kOptionalTensor}, {"bias", ArgType::kOptionalTensor},
-    {"eps", ArgType::kDouble},            {"out0", ArgType::kTensor},
-    {"out1", ArgType::kTensor},           {"out2", ArgType::kTensor},
-    {"(out0, out1, out2)", ArgType::kReturn},
-};
-
 bool same_shape(Span<const SizesType> a, Span<const int64_t> b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -88,7 +77,6 @@ void layer_norm(const Tensor& in, size_t lead_dims, const Tensor& weight, const 
 }  // namespace
 
 void native_layer_norm_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kNativeLayerNormOutArgs));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const Span<const int64_t> normalized_shape = args[1]->to_int_list();
   const NamedTensor weight{args[2]->to_optional_tensor(), "weight"};

@@ -14,16 +14,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kNonzeroArgs[] = {
-    {"self", ArgType::kTensor}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
-
-}  // namespace
-
 void nonzero_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kNonzeroArgs));
   set_return(args, 2, *args[1]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[1]->to_tensor(), "out"};

@@ -18,12 +18,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// <mode>_pad<k>d.out(Tensor self, SymInt[2k] padding, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kPadArgs[] = {
-    {"self", ArgType::kTensor}, {"padding", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
 enum class PadMode { kReflect, kReplicate };
 
 // ATen's index map from an out position `j` to the input position, for a
@@ -41,7 +35,6 @@ int64_t source_index(PadMode mode, int64_t j, int64_t before, int64_t size) {
 }
 
 void pad_impl(KernelContext& ctx, Span<EValue*> args, PadMode mode, size_t k) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kPadArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> padding = args[1]->to_int_list();

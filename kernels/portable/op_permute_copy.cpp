@@ -7,18 +7,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kPermuteCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"dims", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kPermuteCopyArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> dims = args[1]->to_int_list();

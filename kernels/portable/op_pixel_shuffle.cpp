@@ -23,22 +23,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// pixel_shuffle.out(Tensor self, int upscale_factor, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kPixelShuffleOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"upscale_factor", ArgType::kInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// pixel_unshuffle.out(Tensor self, int downscale_factor, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kPixelUnshuffleOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"downscale_factor", ArgType::kInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // Copies one element of `size` bytes (a fixed size lets the copy inline).
 void copy_element(char* dst, const char* src, size_t size) {
   switch (size) {
@@ -141,7 +125,6 @@ Status prepare(const NamedTensor& self, int64_t r, const char* factor_name, bool
 }  // namespace
 
 void pixel_shuffle_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kPixelShuffleOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};
@@ -152,7 +135,6 @@ void pixel_shuffle_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void pixel_unshuffle_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kPixelUnshuffleOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

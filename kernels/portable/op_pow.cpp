@@ -28,22 +28,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kPowTensorScalarArgs[] = {
-    {"self", ArgType::kTensor},
-    {"exponent", ArgType::kScalar},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-// pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kPowScalarArgs[] = {
-    {"self", ArgType::kScalar},
-    {"exponent", ArgType::kTensor},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 constexpr ElementwiseSpec kPowSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
                                    OutDtypeRule::kCanCast};
 
@@ -80,7 +64,6 @@ void pow_tensor_tensor_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void pow_tensor_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kPowTensorScalarArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue& exponent = *args[1];
@@ -146,7 +129,6 @@ void pow_tensor_scalar_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void pow_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kPowScalarArgs));
   set_return(args, 3, *args[2]);
   const EValue& base = *args[0];
   const NamedTensor exponent{args[1]->to_tensor(), "exponent"};

@@ -20,10 +20,6 @@ namespace torchlight::portable {
 
 namespace {
 
-constexpr ArgSpec kBinaryArgs[] = {
-    {"a", ArgType::kScalar}, {"b", ArgType::kScalar}, {"result", ArgType::kReturn}};
-constexpr ArgSpec kUnaryArgs[] = {{"a", ArgType::kScalar}, {"result", ArgType::kReturn}};
-
 bool is_integer(const EValue& v) { return v.is_int() || v.is_bool(); }
 
 enum class Arith { kAdd, kSub, kMul, kFloorDiv, kMod, kMax, kMin };
@@ -95,7 +91,6 @@ Status double_arith(Arith op, double a, double b, double* out) {
 }
 
 void binary_arith(KernelContext& ctx, Span<EValue*> args, Arith op) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kBinaryArgs));
   const EValue& a = *args[0];
   const EValue& b = *args[1];
   if (is_integer(a) && is_integer(b)) {
@@ -127,7 +122,6 @@ int three_way(const EValue& a, const EValue& b) {
 }
 
 void compare(KernelContext& ctx, Span<EValue*> args, Compare op) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kBinaryArgs));
   const int c = three_way(*args[0], *args[1]);
   bool result = false;
   switch (op) {
@@ -158,9 +152,6 @@ void prim_floordiv_scalar(KernelContext& ctx, Span<EValue*> args) {
 // executorch_prim::floordiv.int(int a, int b) -> int: upstream's runtime
 // registers this int-only form beside floordiv.Scalar; Python's // here too.
 void prim_floordiv_int(KernelContext& ctx, Span<EValue*> args) {
-  constexpr ArgSpec kIntArgs[] = {
-      {"a", ArgType::kInt}, {"b", ArgType::kInt}, {"result", ArgType::kReturn}};
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kIntArgs));
   int64_t result = 0;
   TL_KERNEL_RETURN_IF_ERROR(
       ctx, int_arith(Arith::kFloorDiv, args[0]->to_int(), args[1]->to_int(), &result));
@@ -177,7 +168,6 @@ void prim_sym_min_scalar(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void prim_truediv_scalar(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kBinaryArgs));
   const double b = args[1]->scalar_as_double();
   TL_KERNEL_CHECK(ctx, b != 0, Error::kInvalidArgument, "argument 'b' is 0: division by zero");
   set_return(args, 2, EValue(args[0]->scalar_as_double() / b));
@@ -191,7 +181,6 @@ void prim_gt_scalar(KernelContext& ctx, Span<EValue*> args) { compare(ctx, args,
 void prim_ge_scalar(KernelContext& ctx, Span<EValue*> args) { compare(ctx, args, Compare::kGe); }
 
 void prim_neg_scalar(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnaryArgs));
   const EValue& a = *args[0];
   if (is_integer(a)) {
     const int64_t v = a.scalar_as_int();
@@ -205,12 +194,10 @@ void prim_neg_scalar(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void prim_sym_float_scalar(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnaryArgs));
   set_return(args, 1, EValue(args[0]->scalar_as_double()));
 }
 
 void prim_sym_int_scalar(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnaryArgs));
   const EValue& a = *args[0];
   if (a.is_double()) {
     const double v = a.to_double();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
@@ -39,9 +40,9 @@ TEST(OpPrimScalarTest, IntArithmeticStaysInt) {
   EValue r = binary(&prim_add_scalar, "executorch_prim::add.Scalar", Int(7), Int(5));
   ASSERT_TRUE(r.is_int());
   EXPECT_EQ(r.to_int(), 12);
-  EXPECT_EQ(binary(&prim_sub_scalar, "sub", Int(7), Int(5)).to_int(), 2);
-  EXPECT_EQ(binary(&prim_mul_scalar, "mul", Int(-7), Int(5)).to_int(), -35);
-  EXPECT_EQ(binary(&prim_add_scalar, "add", EValue(true), Int(1)).to_int(), 2);  // bool is int
+  EXPECT_EQ(binary(&prim_sub_scalar, "executorch_prim::sub.Scalar", Int(7), Int(5)).to_int(), 2);
+  EXPECT_EQ(binary(&prim_mul_scalar, "executorch_prim::mul.Scalar", Int(-7), Int(5)).to_int(), -35);
+  EXPECT_EQ(binary(&prim_add_scalar, "executorch_prim::add.Scalar", EValue(true), Int(1)).to_int(), 2);  // bool is int
 }
 
 TEST(OpPrimScalarTest, FloorDivIntIsPythonFloorDivisionOnInts) {
@@ -58,29 +59,29 @@ TEST(OpPrimScalarTest, FloorDivIntIsPythonFloorDivisionOnInts) {
 }
 
 TEST(OpPrimScalarTest, MixedArithmeticIsDouble) {
-  EValue r = binary(&prim_mul_scalar, "mul", Int(3), Dbl(0.5));
+  EValue r = binary(&prim_mul_scalar, "executorch_prim::mul.Scalar", Int(3), Dbl(0.5));
   ASSERT_TRUE(r.is_double());
   EXPECT_DOUBLE_EQ(r.to_double(), 1.5);
-  EXPECT_DOUBLE_EQ(binary(&prim_sub_scalar, "sub", Dbl(1.0), Int(3)).to_double(), -2.0);
+  EXPECT_DOUBLE_EQ(binary(&prim_sub_scalar, "executorch_prim::sub.Scalar", Dbl(1.0), Int(3)).to_double(), -2.0);
 }
 
 TEST(OpPrimScalarTest, FloorDivAndModRoundTowardNegativeInfinity) {
   // Python: 7 // 2 == 3, -7 // 2 == -4, 7 // -2 == -4, -7 % 2 == 1, 7 % -2 == -1.
-  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(7), Int(2)).to_int(), 3);
-  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(-7), Int(2)).to_int(), -4);
-  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(7), Int(-2)).to_int(), -4);
-  EXPECT_EQ(binary(&prim_floordiv_scalar, "floordiv", Int(-8), Int(2)).to_int(), -4);
-  EXPECT_EQ(binary(&prim_mod_scalar, "mod", Int(-7), Int(2)).to_int(), 1);
-  EXPECT_EQ(binary(&prim_mod_scalar, "mod", Int(7), Int(-2)).to_int(), -1);
-  EXPECT_EQ(binary(&prim_mod_scalar, "mod", Int(6), Int(3)).to_int(), 0);
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Int(7), Int(2)).to_int(), 3);
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Int(-7), Int(2)).to_int(), -4);
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Int(7), Int(-2)).to_int(), -4);
+  EXPECT_EQ(binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Int(-8), Int(2)).to_int(), -4);
+  EXPECT_EQ(binary(&prim_mod_scalar, "executorch_prim::mod.Scalar", Int(-7), Int(2)).to_int(), 1);
+  EXPECT_EQ(binary(&prim_mod_scalar, "executorch_prim::mod.Scalar", Int(7), Int(-2)).to_int(), -1);
+  EXPECT_EQ(binary(&prim_mod_scalar, "executorch_prim::mod.Scalar", Int(6), Int(3)).to_int(), 0);
   // Floats: -7.5 // 2 == -4.0, -7.5 % 2 == 0.5, 7.5 % -2 == -0.5.
-  EXPECT_DOUBLE_EQ(binary(&prim_floordiv_scalar, "floordiv", Dbl(-7.5), Int(2)).to_double(), -4.0);
-  EXPECT_DOUBLE_EQ(binary(&prim_mod_scalar, "mod", Dbl(-7.5), Int(2)).to_double(), 0.5);
-  EXPECT_DOUBLE_EQ(binary(&prim_mod_scalar, "mod", Dbl(7.5), Dbl(-2)).to_double(), -0.5);
+  EXPECT_DOUBLE_EQ(binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Dbl(-7.5), Int(2)).to_double(), -4.0);
+  EXPECT_DOUBLE_EQ(binary(&prim_mod_scalar, "executorch_prim::mod.Scalar", Dbl(-7.5), Int(2)).to_double(), 0.5);
+  EXPECT_DOUBLE_EQ(binary(&prim_mod_scalar, "executorch_prim::mod.Scalar", Dbl(7.5), Dbl(-2)).to_double(), -0.5);
 }
 
 TEST(OpPrimScalarTest, TrueDivIsAlwaysDouble) {
-  EValue r = binary(&prim_truediv_scalar, "truediv", Int(7), Int(2));
+  EValue r = binary(&prim_truediv_scalar, "executorch_prim::truediv.Scalar", Int(7), Int(2));
   ASSERT_TRUE(r.is_double());
   EXPECT_DOUBLE_EQ(r.to_double(), 3.5);
 }
@@ -91,23 +92,31 @@ TEST(OpPrimScalarTest, DivisionByZeroAndOverflowAreErrors) {
   EXPECT_EQ(s.code(), Error::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("executorch_prim::floordiv.Scalar"));
   EXPECT_THAT(s.message(), HasSubstr("'b'"));
-  binary(&prim_mod_scalar, "mod", Dbl(1), Dbl(0), &s);
+  binary(&prim_mod_scalar, "executorch_prim::mod.Scalar", Dbl(1), Dbl(0), &s);
   EXPECT_FALSE(s.ok());
-  binary(&prim_truediv_scalar, "truediv", Int(1), Int(0), &s);
+  binary(&prim_truediv_scalar, "executorch_prim::truediv.Scalar", Int(1), Int(0), &s);
   EXPECT_FALSE(s.ok());
-  binary(&prim_mul_scalar, "mul", Int(INT64_MAX), Int(2), &s);
+  binary(&prim_mul_scalar, "executorch_prim::mul.Scalar", Int(INT64_MAX), Int(2), &s);
   EXPECT_THAT(s.message(), HasSubstr("overflows"));
-  binary(&prim_add_scalar, "add", Int(INT64_MAX), Int(1), &s);
+  binary(&prim_add_scalar, "executorch_prim::add.Scalar", Int(INT64_MAX), Int(1), &s);
   EXPECT_FALSE(s.ok());
-  binary(&prim_floordiv_scalar, "floordiv", Int(INT64_MIN), Int(-1), &s);
+  binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Int(INT64_MIN), Int(-1), &s);
   EXPECT_FALSE(s.ok());
-  unary(&prim_neg_scalar, "neg", Int(INT64_MIN), &s);
+  unary(&prim_neg_scalar, "executorch_prim::neg.Scalar", Int(INT64_MIN), &s);
   EXPECT_FALSE(s.ok());
 }
 
 TEST(OpPrimScalarTest, Comparisons) {
   auto cmp = [](KernelFunction fn, EValue a, EValue b) {
-    EValue r = binary(fn, "cmp", a, b);
+    const std::pair<KernelFunction, const char*> names[] = {
+        {&prim_eq_scalar, "executorch_prim::eq.Scalar"}, {&prim_ne_scalar, "executorch_prim::ne.Scalar"},
+        {&prim_lt_scalar, "executorch_prim::lt.Scalar"}, {&prim_le_scalar, "executorch_prim::le.Scalar"},
+        {&prim_gt_scalar, "executorch_prim::gt.Scalar"}, {&prim_ge_scalar, "executorch_prim::ge.Scalar"}};
+    const char* name = "";
+    for (const auto& [f, n] : names) {
+      if (f == fn) name = n;
+    }
+    EValue r = binary(fn, name, a, b);
     EXPECT_TRUE(r.is_bool());
     return r.to_bool();
   };
@@ -127,27 +136,27 @@ TEST(OpPrimScalarTest, Comparisons) {
 }
 
 TEST(OpPrimScalarTest, UnaryOps) {
-  EXPECT_EQ(unary(&prim_neg_scalar, "neg", Int(4)).to_int(), -4);
-  EXPECT_DOUBLE_EQ(unary(&prim_neg_scalar, "neg", Dbl(1.5)).to_double(), -1.5);
-  EValue f = unary(&prim_sym_float_scalar, "sym_float", Int(3));
+  EXPECT_EQ(unary(&prim_neg_scalar, "executorch_prim::neg.Scalar", Int(4)).to_int(), -4);
+  EXPECT_DOUBLE_EQ(unary(&prim_neg_scalar, "executorch_prim::neg.Scalar", Dbl(1.5)).to_double(), -1.5);
+  EValue f = unary(&prim_sym_float_scalar, "executorch_prim::sym_float.Scalar", Int(3));
   ASSERT_TRUE(f.is_double());
   EXPECT_DOUBLE_EQ(f.to_double(), 3.0);
-  EValue i = unary(&prim_sym_int_scalar, "sym_int", Dbl(-2.7));
+  EValue i = unary(&prim_sym_int_scalar, "executorch_prim::sym_int.Scalar", Dbl(-2.7));
   ASSERT_TRUE(i.is_int());
   EXPECT_EQ(i.to_int(), -2);
   Status s;
-  unary(&prim_sym_int_scalar, "sym_int", Dbl(NAN), &s);
+  unary(&prim_sym_int_scalar, "executorch_prim::sym_int.Scalar", Dbl(NAN), &s);
   EXPECT_FALSE(s.ok());
-  unary(&prim_sym_int_scalar, "sym_int", Dbl(1e30), &s);
+  unary(&prim_sym_int_scalar, "executorch_prim::sym_int.Scalar", Dbl(1e30), &s);
   EXPECT_FALSE(s.ok());
 }
 
 TEST(OpPrimScalarTest, MaxMin) {
-  EValue m = binary(&prim_sym_max_scalar, "sym_max", Int(3), Int(8));
+  EValue m = binary(&prim_sym_max_scalar, "executorch_prim::sym_max.Scalar", Int(3), Int(8));
   ASSERT_TRUE(m.is_int());
   EXPECT_EQ(m.to_int(), 8);
-  EXPECT_EQ(binary(&prim_sym_min_scalar, "sym_min", Int(3), Int(8)).to_int(), 3);
-  EXPECT_DOUBLE_EQ(binary(&prim_sym_max_scalar, "sym_max", Int(3), Dbl(2.5)).to_double(), 3.0);
+  EXPECT_EQ(binary(&prim_sym_min_scalar, "executorch_prim::sym_min.Scalar", Int(3), Int(8)).to_int(), 3);
+  EXPECT_DOUBLE_EQ(binary(&prim_sym_max_scalar, "executorch_prim::sym_max.Scalar", Int(3), Dbl(2.5)).to_double(), 3.0);
 }
 
 TEST(OpPrimScalarTest, RejectsNonScalars) {
@@ -157,7 +166,7 @@ TEST(OpPrimScalarTest, RejectsNonScalars) {
   EXPECT_EQ(s.code(), Error::kInvalidType);
   EXPECT_THAT(s.message(), HasSubstr("'a'"));
   KernelArgs too_few{Int(1), EValue()};
-  EXPECT_EQ(run_kernel(&prim_add_scalar, "add", too_few).code(), Error::kInvalidArgument);
+  EXPECT_EQ(run_kernel(&prim_add_scalar, "executorch_prim::add.Scalar", too_few).code(), Error::kInvalidArgument);
 }
 
 }  // namespace

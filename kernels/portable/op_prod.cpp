@@ -15,21 +15,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None,
-//              Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kProdIntOutArgs[] = {
-    {"self", ArgType::kTensor},  {"dim", ArgType::kInt},    {"keepdim", ArgType::kBool},
-    {"dtype", ArgType::kOptionalInt}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-
-// prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kProdOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"dtype", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 void prod_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> dims,
                bool reduce_all, bool keepdim, const EValue& dtype_arg, const NamedTensor& out) {
   bool has_dtype = false;
@@ -51,7 +36,6 @@ void prod_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> 
 }  // namespace
 
 void prod_int_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kProdIntOutArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
@@ -60,7 +44,6 @@ void prod_int_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void prod_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kProdOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

@@ -25,55 +25,50 @@ constexpr ElementwiseSpec kClassifySpec{DtypeSet::kReal, Promotion::kDefault,
 
 }  // namespace
 
-void neg_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kNumericSpec>(ctx, args, [](auto x) { return negate(x); });
-}
+constexpr auto kNegOp = [](auto x) { return negate(x); };
+TL_UNARY_KERNEL(neg_out, kNumericSpec, kNegOp)
 
-void abs_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kNumericSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    if constexpr (std::is_floating_point_v<T>) {
-      return std::fabs(x);
-    } else if constexpr (std::is_signed_v<T>) {
-      return x < 0 ? negate(x) : x;
-    } else {
-      return x;
-    }
-  });
-}
+constexpr auto kAbsOp = [](auto x) {
+  using T = decltype(x);
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fabs(x);
+  } else if constexpr (std::is_signed_v<T>) {
+    return x < 0 ? negate(x) : x;
+  } else {
+    return x;
+  }
+};
+TL_UNARY_KERNEL(abs_out, kNumericSpec, kAbsOp)
 
-void sign_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kSignSpec>(ctx, args, [](auto x) {
-    using T = decltype(x);
-    if constexpr (std::is_same_v<T, bool>) {
-      return x;
-    } else if constexpr (std::is_unsigned_v<T>) {
-      return static_cast<T>(x != 0 ? 1 : 0);
-    } else {
-      // 1, 0 or -1; NaN compares false both ways, so gives 0.
-      return static_cast<T>(static_cast<int>(T(0) < x) - static_cast<int>(x < T(0)));
-    }
-  });
-}
+constexpr auto kSignOp = [](auto x) {
+  using T = decltype(x);
+  if constexpr (std::is_same_v<T, bool>) {
+    return x;
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return static_cast<T>(x != 0 ? 1 : 0);
+  } else {
+    // 1, 0 or -1; NaN compares false both ways, so gives 0.
+    return static_cast<T>(static_cast<int>(T(0) < x) - static_cast<int>(x < T(0)));
+  }
+};
+TL_UNARY_KERNEL(sign_out, kSignSpec, kSignOp)
 
-void isnan_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kClassifySpec>(ctx, args, [](auto x) {
-    if constexpr (std::is_floating_point_v<decltype(x)>) {
-      return std::isnan(x);
-    } else {
-      return false;
-    }
-  });
-}
+constexpr auto kIsnanOp = [](auto x) {
+  if constexpr (std::is_floating_point_v<decltype(x)>) {
+    return std::isnan(x);
+  } else {
+    return false;
+  }
+};
+TL_UNARY_KERNEL(isnan_out, kClassifySpec, kIsnanOp)
 
-void isinf_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kClassifySpec>(ctx, args, [](auto x) {
-    if constexpr (std::is_floating_point_v<decltype(x)>) {
-      return std::isinf(x);
-    } else {
-      return false;
-    }
-  });
-}
+constexpr auto kIsinfOp = [](auto x) {
+  if constexpr (std::is_floating_point_v<decltype(x)>) {
+    return std::isinf(x);
+  } else {
+    return false;
+  }
+};
+TL_UNARY_KERNEL(isinf_out, kClassifySpec, kIsinfOp)
 
 }  // namespace torchlight::portable

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
@@ -46,10 +47,14 @@ TEST(OpNegAbsTest, IntegersWrapMatchesTorch) {
 TEST(OpNegAbsTest, BoolFails) {
   TestTensor a(ScalarType::kBool, {1}, {1});
   TestTensor out(ScalarType::kBool, {1});
-  for (KernelFunction fn : {&neg_out, &abs_out, &floor_out, &round_out}) {
-    const Status status = unary(fn, "aten::op.out", a, out);
+  const std::pair<KernelFunction, const char*> ops[] = {{&neg_out, "aten::neg.out"},
+                                                         {&abs_out, "aten::abs.out"},
+                                                         {&floor_out, "aten::floor.out"},
+                                                         {&round_out, "aten::round.out"}};
+  for (const auto& [fn, name] : ops) {
+    const Status status = unary(fn, name, a, out);
     EXPECT_EQ(status.code(), Error::kInvalidType);
-    EXPECT_THAT(status.message(), HasSubstr("aten::op.out"));
+    EXPECT_THAT(status.message(), HasSubstr(name));
     EXPECT_THAT(status.message(), HasSubstr("'self' has dtype bool"));
   }
 }

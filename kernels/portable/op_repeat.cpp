@@ -10,18 +10,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kRepeatArgs[] = {
-    {"self", ArgType::kTensor}, {"repeats", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void repeat_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kRepeatArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> repeats = args[1]->to_int_list();

@@ -13,12 +13,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kRollArgs[] = {
-    {"self", ArgType::kTensor}, {"shifts", ArgType::kIntList}, {"dims", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
 // shift mod n in [0, n), for n > 0, without overflow.
 int64_t positive_mod(int64_t shift, int64_t n) {
   const int64_t r = shift % n;
@@ -28,7 +22,6 @@ int64_t positive_mod(int64_t shift, int64_t n) {
 }  // namespace
 
 void roll_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kRollArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> shifts = args[1]->to_int_list();

@@ -29,17 +29,9 @@ constexpr ElementwiseSpec kRoundingSpec{DtypeSet::kRealNoBool, Promotion::kDefau
 constexpr ElementwiseSpec kRoundDecimalsSpec{DtypeSet::kFloat, Promotion::kDefault,
                                              OutDtypeRule::kSame};
 
-// round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kRoundDecimalsArgs[] = {
-    {"self", ArgType::kTensor},
-    {"decimals", ArgType::kInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // Applies `fn` to floats; integers pass through unchanged.
 template <typename Fn>
-auto floats_only(Fn fn) {
+constexpr auto floats_only(Fn fn) {
   return [fn](auto x) {
     if constexpr (std::is_floating_point_v<decltype(x)>) {
       return fn(x);
@@ -51,24 +43,19 @@ auto floats_only(Fn fn) {
 
 }  // namespace
 
-void floor_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::floor(x); }));
-}
+constexpr auto kFloorOp = floats_only([](auto x) { return std::floor(x); });
+TL_UNARY_KERNEL(floor_out, kRoundingSpec, kFloorOp)
 
-void ceil_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::ceil(x); }));
-}
+constexpr auto kCeilOp = floats_only([](auto x) { return std::ceil(x); });
+TL_UNARY_KERNEL(ceil_out, kRoundingSpec, kCeilOp)
 
-void trunc_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::trunc(x); }));
-}
+constexpr auto kTruncOp = floats_only([](auto x) { return std::trunc(x); });
+TL_UNARY_KERNEL(trunc_out, kRoundingSpec, kTruncOp)
 
-void round_out(KernelContext& ctx, Span<EValue*> args) {
-  unary_kernel<kRoundingSpec>(ctx, args, floats_only([](auto x) { return std::nearbyint(x); }));
-}
+constexpr auto kRoundOp = floats_only([](auto x) { return std::nearbyint(x); });
+TL_UNARY_KERNEL(round_out, kRoundingSpec, kRoundOp)
 
 void round_decimals_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kRoundDecimalsArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t decimals = args[1]->to_int();

@@ -23,19 +23,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// scatter.src_out / scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *,
-//                                   Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kScatterSrcArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt},    {"index", ArgType::kTensor},
-    {"src", ArgType::kTensor},  {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-// scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out)
-//     -> Tensor(a!)
-constexpr ArgSpec kScatterValueArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt},    {"index", ArgType::kTensor},
-    {"value", ArgType::kScalar}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-
 // The common start: checks, then out = self. `src` is null for the value form.
 Status prepare(Span<EValue*> args, const NamedTensor* src, size_t* dim) {
   const NamedTensor self{args[0]->to_tensor(), "self"};
@@ -57,7 +44,6 @@ Status prepare(Span<EValue*> args, const NamedTensor* src, size_t* dim) {
 }  // namespace
 
 void scatter_src_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kScatterSrcArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor src{args[3]->to_tensor(), "src"};
   size_t dim = 0;
@@ -74,7 +60,6 @@ void scatter_src_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void scatter_value_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kScatterValueArgs));
   set_return(args, 5, *args[4]);
   const EValue& value = *args[3];
   const ScalarType type = args[0]->to_tensor().scalar_type();
@@ -98,7 +83,6 @@ void scatter_value_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void scatter_add_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kScatterSrcArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor src{args[3]->to_tensor(), "src"};
   const ScalarType type = src.tensor.scalar_type();

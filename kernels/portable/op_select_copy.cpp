@@ -7,18 +7,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSelectCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt}, {"index", ArgType::kInt},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void select_copy_int_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSelectCopyArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};

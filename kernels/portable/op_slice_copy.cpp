@@ -7,20 +7,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None,
-//                       SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSliceCopyArgs[] = {
-    {"self", ArgType::kTensor},     {"dim", ArgType::kInt},  {"start", ArgType::kOptionalInt},
-    {"end", ArgType::kOptionalInt}, {"step", ArgType::kInt}, {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void slice_copy_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSliceCopyArgs));
   set_return(args, 6, *args[5]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[5]->to_tensor(), "out"};

@@ -16,20 +16,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None,
-//                   SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSliceScatterArgs[] = {
-    {"self", ArgType::kTensor},     {"src", ArgType::kTensor},      {"dim", ArgType::kInt},
-    {"start", ArgType::kOptionalInt}, {"end", ArgType::kOptionalInt}, {"step", ArgType::kInt},
-    {"out", ArgType::kTensor},      {"out", ArgType::kReturn},
-};
-// select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out)
-//     -> Tensor(a!)
-constexpr ArgSpec kSelectScatterArgs[] = {
-    {"self", ArgType::kTensor}, {"src", ArgType::kTensor}, {"dim", ArgType::kInt},
-    {"index", ArgType::kInt},   {"out", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-
 // out = self, then the part of out that `region` (a view of out) covers = src.
 Status scatter_region(const NamedTensor& self, const NamedTensor& src, const NamedTensor& out,
                       const StridedView& region) {
@@ -55,7 +41,6 @@ Status scatter_region(const NamedTensor& self, const NamedTensor& src, const Nam
 }  // namespace
 
 void slice_scatter_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSliceScatterArgs));
   set_return(args, 7, *args[6]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor src{args[1]->to_tensor(), "src"};
@@ -78,7 +63,6 @@ void slice_scatter_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void select_scatter_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSelectScatterArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor src{args[1]->to_tensor(), "src"};

@@ -18,15 +18,8 @@ namespace torchlight::portable {
 
 namespace {
 
-// _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSoftmaxOutArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt},  {"half_to_float", ArgType::kBool},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
 template <bool kLog>
 void softmax_impl(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSoftmaxOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};

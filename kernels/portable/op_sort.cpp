@@ -16,21 +16,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values,
-//             Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
-constexpr ArgSpec kSortArgs[] = {
-    {"self", ArgType::kTensor},   {"dim", ArgType::kInt},        {"descending", ArgType::kBool},
-    {"values", ArgType::kTensor}, {"indices", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-// sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False,
-//                    Tensor(a!) values, Tensor(b!) indices) -> (...)
-constexpr ArgSpec kSortStableArgs[] = {
-    {"self", ArgType::kTensor},       {"stable", ArgType::kOptionalBool},
-    {"dim", ArgType::kInt},           {"descending", ArgType::kBool},
-    {"values", ArgType::kTensor},     {"indices", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 void sort_impl(KernelContext& ctx, const NamedTensor& self, int64_t dim_arg, bool descending,
                const NamedTensor& values, const NamedTensor& indices) {
   size_t dim = 0;
@@ -76,13 +61,11 @@ void sort_impl(KernelContext& ctx, const NamedTensor& self, int64_t dim_arg, boo
 }  // namespace
 
 void sort_values(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSortArgs));
   sort_impl(ctx, {args[0]->to_tensor(), "self"}, args[1]->to_int(), args[2]->to_bool(),
             {args[3]->to_tensor(), "values"}, {args[4]->to_tensor(), "indices"});
 }
 
 void sort_values_stable(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSortStableArgs));
   sort_impl(ctx, {args[0]->to_tensor(), "self"}, args[2]->to_int(), args[3]->to_bool(),
             {args[4]->to_tensor(), "values"}, {args[5]->to_tensor(), "indices"});
 }

@@ -9,20 +9,8 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()
-constexpr ArgSpec kSplitCopyArgs[] = {
-    {"self", ArgType::kTensor},
-    {"split_size", ArgType::kInt},
-    {"dim", ArgType::kInt},
-    {"out", ArgType::kTensorList},
-};
-
-}  // namespace
-
 void split_copy_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_list_args(args, kSplitCopyArgs));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_return_list(args, 3));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t split_size = args[1]->to_int();
   const Span<const Tensor> outs = args[3]->to_tensor_list();

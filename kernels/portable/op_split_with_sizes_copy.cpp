@@ -10,21 +10,8 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *,
-//                           Tensor(a!)[] out) -> ()
-constexpr ArgSpec kSplitWithSizesCopyArgs[] = {
-    {"self", ArgType::kTensor},
-    {"split_sizes", ArgType::kIntList},
-    {"dim", ArgType::kInt},
-    {"out", ArgType::kTensorList},
-};
-
-}  // namespace
-
 void split_with_sizes_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_list_args(args, kSplitWithSizesCopyArgs));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_return_list(args, 3));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> sizes = args[1]->to_int_list();
   const Span<const Tensor> outs = args[3]->to_tensor_list();

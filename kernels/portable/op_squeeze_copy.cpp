@@ -12,20 +12,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSqueezeCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
-// squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSqueezeCopyDimArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-// squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSqueezeCopyDimsArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
 // Self without the dimensions marked in `drop` that have size 1.
 Status squeeze_into(const NamedTensor& self, const bool* drop, const NamedTensor& out) {
   StridedView view(self.tensor);
@@ -38,7 +24,6 @@ Status squeeze_into(const NamedTensor& self, const bool* drop, const NamedTensor
 }  // namespace
 
 void squeeze_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSqueezeCopyArgs));
   set_return(args, 2, *args[1]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[1]->to_tensor(), "out"};
@@ -48,7 +33,6 @@ void squeeze_copy_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void squeeze_copy_dim_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSqueezeCopyDimArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};
@@ -60,7 +44,6 @@ void squeeze_copy_dim_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void squeeze_copy_dims_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSqueezeCopyDimsArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> dims = args[1]->to_int_list();

@@ -11,18 +11,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kStackArgs[] = {
-    {"tensors", ArgType::kTensorList}, {"dim", ArgType::kInt},
-    {"out", ArgType::kTensor},         {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void stack_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kStackArgs));
   set_return(args, 3, *args[2]);
   const Span<const Tensor> tensors = args[0]->to_tensor_list();
   const NamedTensor out{args[2]->to_tensor(), "out"};

@@ -19,18 +19,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSubOutArgs[] = {
-    {"self", ArgType::kTensor}, {"other", ArgType::kTensor}, {"alpha", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-// sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSubScalarOutArgs[] = {
-    {"self", ArgType::kTensor}, {"other", ArgType::kScalar}, {"alpha", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
 constexpr ElementwiseSpec kSubSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
                                    OutDtypeRule::kCanCast};
 constexpr ElementwiseSpec kSubScalarSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
@@ -47,7 +35,6 @@ Status check_not_bool(ScalarType type, const char* name) {
 }  // namespace
 
 void sub_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSubOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor other{args[1]->to_tensor(), "other"};
@@ -71,7 +58,6 @@ void sub_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void sub_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSubScalarOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue& other = *args[1];

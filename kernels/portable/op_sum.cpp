@@ -17,22 +17,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None,
-//                 Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSumIntListOutArgs[] = {
-    {"self", ArgType::kTensor},      {"dim", ArgType::kOptionalIntList},
-    {"keepdim", ArgType::kBool},     {"dtype", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},       {"out", ArgType::kReturn},
-};
-
-// sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kSumOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"dtype", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 void sum_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> dims,
               bool reduce_all, bool keepdim, const EValue& dtype_arg, const NamedTensor& out) {
   bool has_dtype = false;
@@ -54,7 +38,6 @@ void sum_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> d
 }  // namespace
 
 void sum_intlist_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSumIntListOutArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
@@ -64,7 +47,6 @@ void sum_intlist_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void sum_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSumOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

@@ -12,18 +12,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// sym_size.int(Tensor self, int dim) -> SymInt
-constexpr ArgSpec kSymSizeArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt}, {"result", ArgType::kReturn}};
-// sym_numel(Tensor self) -> SymInt
-constexpr ArgSpec kSymNumelArgs[] = {{"self", ArgType::kTensor}, {"result", ArgType::kReturn}};
-
-}  // namespace
-
 void sym_size_int(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSymSizeArgs));
   const Tensor self = args[0]->to_tensor();
   TL_KERNEL_CHECK(ctx, self.dim() > 0, Error::kInvalidArgument,
                   "argument 'self' is 0-d; it has no dimension to take the size of");
@@ -33,7 +22,6 @@ void sym_size_int(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void sym_stride_int(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSymSizeArgs));
   const Tensor self = args[0]->to_tensor();
   TL_KERNEL_CHECK(ctx, self.dim() > 0, Error::kInvalidArgument,
                   "argument 'self' is 0-d; it has no dimension to take the stride of");
@@ -43,12 +31,10 @@ void sym_stride_int(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void sym_storage_offset(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSymNumelArgs));
   set_return(args, 1, EValue(int64_t{0}));
 }
 
 void local_scalar_dense(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSymNumelArgs));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   TL_KERNEL_CHECK(ctx, self.tensor.numel() == 1, Error::kInvalidArgument,
                   "argument 'self' has %lld elements; only a one-element tensor is a Scalar",
@@ -59,7 +45,6 @@ void local_scalar_dense(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void sym_numel(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kSymNumelArgs));
   set_return(args, 1, EValue(args[0]->to_tensor().numel()));
 }
 

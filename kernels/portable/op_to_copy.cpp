@@ -11,22 +11,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// _to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None,
-//              Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kToCopyArgs[] = {
-    {"self", ArgType::kTensor},
-    {"non_blocking", ArgType::kBool},
-    {"memory_format", ArgType::kOptionalInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void to_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kToCopyArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};

@@ -14,20 +14,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *,
-//             Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
-constexpr ArgSpec kTopkArgs[] = {
-    {"self", ArgType::kTensor},    {"k", ArgType::kInt},          {"dim", ArgType::kInt},
-    {"largest", ArgType::kBool},   {"sorted", ArgType::kBool},    {"values", ArgType::kTensor},
-    {"indices", ArgType::kTensor}, {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void topk_values(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kTopkArgs));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t k = args[1]->to_int();
   const bool largest = args[3]->to_bool();

@@ -10,16 +10,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kTransposeCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"dim0", ArgType::kInt}, {"dim1", ArgType::kInt},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-// t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kTCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"out", ArgType::kTensor}, {"out", ArgType::kReturn}};
-
 // Self with dimensions a and b swapped.
 StridedView transposed(const Tensor& self, size_t a, size_t b) {
   StridedView view(self);
@@ -35,7 +25,6 @@ StridedView transposed(const Tensor& self, size_t a, size_t b) {
 }  // namespace
 
 void transpose_copy_int_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kTransposeCopyArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[3]->to_tensor(), "out"};
@@ -47,7 +36,6 @@ void transpose_copy_int_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void t_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kTCopyArgs));
   set_return(args, 2, *args[1]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[1]->to_tensor(), "out"};

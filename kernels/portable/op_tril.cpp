@@ -20,18 +20,9 @@ namespace torchlight::portable {
 
 namespace {
 
-// tril.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kTriangleArgs[] = {
-    {"self", ArgType::kTensor},
-    {"diagonal", ArgType::kInt},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 enum class Triangle { kLower, kUpper };
 
 void triangle_out(KernelContext& ctx, Span<EValue*> args, Triangle triangle) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kTriangleArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t diagonal = args[1]->to_int();

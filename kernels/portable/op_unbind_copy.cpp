@@ -8,16 +8,8 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()
-constexpr ArgSpec kUnbindCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt}, {"out", ArgType::kTensorList}};
-
-}  // namespace
-
 void unbind_copy_int_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_list_args(args, kUnbindCopyArgs));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_return_list(args, 2));
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const Tensor> outs = args[2]->to_tensor_list();
   TL_KERNEL_CHECK(ctx, self.tensor.dim() > 0, Error::kInvalidArgument,

@@ -8,18 +8,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kUnfoldCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"dimension", ArgType::kInt}, {"size", ArgType::kInt},
-    {"step", ArgType::kInt},    {"out", ArgType::kTensor},    {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void unfold_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnfoldCopyArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t size = args[2]->to_int();

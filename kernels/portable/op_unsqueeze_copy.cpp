@@ -9,18 +9,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kUnsqueezeCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kInt},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void unsqueeze_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUnsqueezeCopyArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

@@ -33,17 +33,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// upsample_bilinear2d.vec_out(Tensor input, SymInt[]? output_size, bool align_corners,
-//     float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kUpsampleBilinear2dVecOutArgs[] = {
-    {"input", ArgType::kTensor},
-    {"output_size", ArgType::kOptionalIntList},
-    {"align_corners", ArgType::kBool},
-    {"scale_factors", ArgType::kOptionalDoubleList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // The two source indices and their weights for one output index.
 template <typename Acc>
 struct LinearTap {
@@ -119,7 +108,6 @@ void upsample_bilinear(const Tensor& input, const Upsample2dParams& p, bool alig
 }  // namespace
 
 void upsample_bilinear2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUpsampleBilinear2dVecOutArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const bool align_corners = args[2]->to_bool();

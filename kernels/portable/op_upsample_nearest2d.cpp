@@ -26,16 +26,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size, float[]? scale_factors, *,
-//     Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kUpsampleNearest2dVecOutArgs[] = {
-    {"input", ArgType::kTensor},
-    {"output_size", ArgType::kOptionalIntList},
-    {"scale_factors", ArgType::kOptionalDoubleList},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
-
 // ATen's nearest_idx.
 int64_t nearest_source(int64_t o, int64_t in_size, int64_t out_size, float scale) {
   if (out_size == in_size) return o;
@@ -70,7 +60,6 @@ void upsample_nearest(const Tensor& input, const Upsample2dParams& p, const Tens
 }  // namespace
 
 void upsample_nearest2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kUpsampleNearest2dVecOutArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor out{args[3]->to_tensor(), "out"};

@@ -20,21 +20,6 @@ namespace torchlight::portable {
 
 namespace {
 
-// var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
-//                    bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kVarCorrectionOutArgs[] = {
-    {"self", ArgType::kTensor},   {"dim", ArgType::kOptionalIntList},
-    {"correction", ArgType::kOptionalScalar}, {"keepdim", ArgType::kBool},
-    {"out", ArgType::kTensor},    {"out", ArgType::kReturn},
-};
-
-// var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *,
-//         Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kVarOutArgs[] = {
-    {"self", ArgType::kTensor}, {"dim", ArgType::kOptionalIntList}, {"unbiased", ArgType::kBool},
-    {"keepdim", ArgType::kBool}, {"out", ArgType::kTensor},         {"out", ArgType::kReturn},
-};
-
 void var_impl(KernelContext& ctx, const NamedTensor& self, const EValue& dim_arg, double correction,
               bool keepdim, const NamedTensor& out, bool take_sqrt) {
   TL_KERNEL_CHECK(ctx, is_floating_point(self.tensor.scalar_type()), Error::kInvalidType,
@@ -70,7 +55,6 @@ void var_impl(KernelContext& ctx, const NamedTensor& self, const EValue& dim_arg
 }
 
 void correction_out(KernelContext& ctx, Span<EValue*> args, bool take_sqrt) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kVarCorrectionOutArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
@@ -79,7 +63,6 @@ void correction_out(KernelContext& ctx, Span<EValue*> args, bool take_sqrt) {
 }
 
 void unbiased_out(KernelContext& ctx, Span<EValue*> args, bool take_sqrt) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kVarOutArgs));
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[4]->to_tensor(), "out"};

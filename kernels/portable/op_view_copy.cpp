@@ -16,18 +16,7 @@
 
 namespace torchlight::portable {
 
-namespace {
-
-// view_copy.out / _unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kViewCopyArgs[] = {
-    {"self", ArgType::kTensor}, {"size", ArgType::kIntList},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
-
-}  // namespace
-
 void view_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kViewCopyArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};

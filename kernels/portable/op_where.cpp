@@ -10,8 +10,17 @@
 //   and broadcasts with self (the result has the broadcast shape); value is
 //   converted to self's dtype with an overflow check (NaN into an integer
 //   tensor is an error); out must have exactly self's dtype.
+//
+// where.self_out has a prepare step: the dtype rules above are checked once
+// at load (rejecting there, naming the argument), and for a dense bool
+// condition with self, other and out of one float32/float64/int32/int64
+// dtype it installs where_dense_eval: same-shape operands take a plain loop,
+// anything else (broadcasting, a failed resize) the reference eval.
+#include <cstdint>
+
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/elementwise_spec.h"
@@ -23,35 +32,73 @@ namespace torchlight::portable {
 
 namespace {
 
-// where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
-constexpr ArgSpec kWhereArgs[] = {
-    {"condition", ArgType::kTensor}, {"self", ArgType::kTensor}, {"other", ArgType::kTensor},
-    {"out", ArgType::kTensor},       {"out", ArgType::kReturn},
-};
+// The dtype rules of where.self_out, which do not depend on shapes.
+// Errors: kInvalidType naming 'condition' or 'out' (or an input whose dtype
+// does not promote).
+Status check_where_dtypes(const NamedTensor& condition, const NamedTensor& self,
+                          const NamedTensor& other, const NamedTensor& out, ScalarType* common) {
+  const ScalarType condition_type = condition.tensor.scalar_type();
+  TL_CHECK_OR_RETURN(condition_type == ScalarType::kBool || condition_type == ScalarType::kByte,
+                     Error::kInvalidType, "argument 'condition' has dtype %s, expected bool",
+                     to_string(condition_type));
+  TL_RETURN_IF_ERROR(compute_result_type(self, other, common));
+  return check_out_dtype_rule(*common, out, OutDtypeRule::kSame);
+}
 
-// masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out)
-constexpr ArgSpec kMaskedFillArgs[] = {
-    {"self", ArgType::kTensor}, {"mask", ArgType::kTensor}, {"value", ArgType::kScalar},
-    {"out", ArgType::kTensor},  {"out", ArgType::kReturn},
-};
+template <typename T>
+void where_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor condition = args[0]->to_tensor();
+  const Tensor self = args[1]->to_tensor();
+  const Tensor other = args[2]->to_tensor();
+  const Tensor out = args[3]->to_tensor();
+  if (!dense_path::same_sizes(self, condition) || !dense_path::same_sizes(self, other) ||
+      !dense_path::fit_out(self, out)) {
+    return where_self_out(ctx, args);
+  }
+  const int64_t n = self.numel();
+  // A bool is read as its byte, as the reference does: nonzero is true.
+  const uint8_t* c = static_cast<const uint8_t*>(condition.const_data_ptr());
+  const T* a = self.const_data_ptr<T>();
+  const T* b = other.const_data_ptr<T>();
+  T* z = out.mutable_data_ptr<T>();
+  if (n > 0 && (c == nullptr || a == nullptr || b == nullptr || z == nullptr)) {
+    return where_self_out(ctx, args);
+  }
+  set_return(args, 4, *args[3]);
+  for (int64_t i = 0; i < n; ++i) z[i] = c[i] != 0 ? a[i] : b[i];
+}
 
 }  // namespace
 
+Status where_self_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor condition{args[0]->to_tensor(), "condition"};
+  const NamedTensor self{args[1]->to_tensor(), "self"};
+  const NamedTensor other{args[2]->to_tensor(), "other"};
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  ScalarType common;
+  TL_RETURN_IF_ERROR(check_where_dtypes(condition, self, other, out, &common));
+  if (condition.tensor.scalar_type() != ScalarType::kBool ||
+      self.tensor.scalar_type() != common || other.tensor.scalar_type() != common) {
+    return Error::kOk;
+  }
+  for (const NamedTensor* t : {&condition, &self, &other, &out}) {
+    if (!dense_path::is_dense(t->tensor)) return Error::kOk;
+  }
+  dense_path::visit_dense_dtype<DtypeSet::kReal>(common, [&](auto tag) {
+    call->eval = &where_dense_eval<typename decltype(tag)::type>;
+  });
+  return Error::kOk;
+}
+
 void where_self_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kWhereArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor condition{args[0]->to_tensor(), "condition"};
   const NamedTensor self{args[1]->to_tensor(), "self"};
   const NamedTensor other{args[2]->to_tensor(), "other"};
   const NamedTensor out{args[3]->to_tensor(), "out"};
 
-  const ScalarType condition_type = condition.tensor.scalar_type();
-  TL_KERNEL_CHECK(ctx, condition_type == ScalarType::kBool || condition_type == ScalarType::kByte,
-                  Error::kInvalidType, "argument 'condition' has dtype %s, expected bool",
-                  to_string(condition_type));
   ScalarType common;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, compute_result_type(self, other, &common));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_out_dtype_rule(common, out, OutDtypeRule::kSame));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_where_dtypes(condition, self, other, out, &common));
   const NamedTensor inputs[] = {condition, self, other};
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_to_broadcast_shape(inputs, out));
 
@@ -68,7 +115,6 @@ void where_self_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void masked_fill_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kMaskedFillArgs));
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mask{args[1]->to_tensor(), "mask"};

@@ -95,9 +95,10 @@ TEST(PortableKernelsTest, RegistersAndResolves) {
   TestTensor a(ScalarType::kFloat, {2}, {1, 2});
   TestTensor out(ScalarType::kFloat, {2});
   KernelArgs args{a.evalue(), a.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
-  KernelContext ctx(nullptr, nullptr, (*add)->name);
-  (*add)->eval(ctx, args.span());
-  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  alignas(64) uint8_t memory[256];
+  MemoryAllocator method_memory(memory, sizeof(memory));
+  const Status status = call_kernel(**add, args.span(), &method_memory);
+  ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_THAT(out.values(), ElementsAre(2, 4));
 }
 

@@ -37,7 +37,7 @@ Status call_kernel(const Kernel& kernel, Span<EValue*> args, MemoryAllocator* al
                    MemoryAllocator* temp_allocator) {
   if (kernel.schema != nullptr) {
     Status checked = check_call(args, *kernel.schema);
-    if (!checked.ok()) return checked.with_context("%s", kernel.name);
+    if (!checked.ok()) return checked.with_context("%s (schema %s)", kernel.name, kernel.schema->text);
   }
   PreparedCall call;
   Status prepared = prepare_kernel_call(kernel, args, allocator, &call);

@@ -93,6 +93,15 @@ Status check_args(Span<EValue* const> args, Span<const ArgSpec> specs) {
 }
 
 Status check_call(Span<EValue* const> args, const OpSchema& schema) {
+  if (schema.returns_nothing && args.size() != schema.num_args &&
+      args.size() != schema.num_args + 1) {
+    char names[160];
+    format_arg_names(schema.arg_specs(), names, sizeof(names));
+    return Status::error(Error::kInvalidArgument,
+                         "expected %zu arguments (%s), or %zu with the return slot upstream's "
+                         "emitter appends, got %zu",
+                         schema.num_args, names, schema.num_args + 1, args.size());
+  }
   if (schema.returns_nothing && args.size() == schema.num_args + 1) {
     TL_CHECK_OR_RETURN(args[schema.num_args] != nullptr, Error::kInvalidArgument,
                        "argument %zu (the return slot) is missing (null)", schema.num_args);

@@ -1,5 +1,6 @@
 // Test helpers for kernels: tensors over owned storage, built from and read
-// back as doubles in logical (row-major) order, and direct kernel calls.
+// back as doubles in logical (row-major) order, and kernel calls checked
+// against the generated schemas as the runtime checks them.
 // Conversions here are written independently of util/convert.h so tests do
 // not check the kernels against themselves.
 #pragma once
@@ -13,6 +14,8 @@
 #include "runtime/core/half.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
+#include "kernels/schemas/op_schemas.h"
+#include "runtime/kernel/kernel.h"
 #include "runtime/kernel/kernel_context.h"
 #include "runtime/kernel/kernel_registry.h"
 
@@ -173,16 +176,34 @@ class KernelArgs {
   std::vector<EValue*> pointers_;
 };
 
-/// Runs `kernel` with a fresh context named `op_name` and 16 MB of scratch
-/// (what a prepare would have sized); returns what it reported (ok or the
-/// failure).
-inline Status run_kernel(KernelFunction kernel, const char* op_name, KernelArgs& args) {
-  constexpr size_t kScratchBytes = size_t{16} << 20;
-  alignas(64) static uint8_t scratch[kScratchBytes];
-  KernelContext ctx(nullptr, nullptr, op_name);
-  ctx.set_scratch(scratch, kScratchBytes);
-  kernel(ctx, args.span());
-  return ctx.status();
+/// The kernel tables the test binary links; each test binary defines it
+/// (test/kernels_under_test.cpp for the portable tests), so run_kernel()
+/// runs a kernel with the prepare step it is registered with.
+Span<const Span<const Kernel>> kernel_tables_under_test();
+
+/// Runs `eval` as the runtime runs operator `op_name` (call_kernel): the
+/// call is checked against the operator's generated schema, then the
+/// prepare registered with `eval` under that name (if any) runs with 16 MB
+/// of method memory for its state and scratch, then the chosen eval. Returns
+/// ok or the failure, the operator named. Errors: kNotFound when no schema
+/// has `op_name`.
+inline Status run_kernel(KernelFunction eval, const char* op_name, KernelArgs& args) {
+  const OpSchema* schema = schemas::find_op_schema(op_name);
+  if (schema == nullptr) {
+    return Status::error(Error::kNotFound, "no generated schema for '%s'", op_name);
+  }
+  Kernel kernel{op_name, eval, KernelPriority::kPortable, KernelKey{}, schema, nullptr};
+  for (const Span<const Kernel>& table : kernel_tables_under_test()) {
+    for (const Kernel& registered : table) {
+      if (registered.eval == eval && std::strcmp(registered.name, op_name) == 0) {
+        kernel.prepare = registered.prepare;
+      }
+    }
+  }
+  constexpr size_t kMethodBytes = size_t{16} << 20;
+  alignas(64) static uint8_t method_memory[kMethodBytes];
+  MemoryAllocator allocator(method_memory, kMethodBytes);
+  return call_kernel(kernel, args.span(), &allocator);
 }
 
 }  // namespace torchlight::portable::kernel_test

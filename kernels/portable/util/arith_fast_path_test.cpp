@@ -31,8 +31,10 @@ const Kernel& portable_kernel(const char* name) {
   return portable_kernels()[0];
 }
 
-// What prepare installed for `args`.
+// What prepare installed for `args`, a call the schema accepts (the
+// runtime checks that before prepare; the evals below trust it).
 KernelFunction prepared_eval(const Kernel& kernel, KernelArgs& args) {
+  EXPECT_TRUE(check_call(args.span(), *kernel.schema).ok()) << kernel.name;
   PrepareContext context(nullptr, kernel.name);
   PreparedCall call;
   call.eval = kernel.eval;

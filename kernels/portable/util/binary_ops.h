@@ -19,6 +19,7 @@
 
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_set.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/elementwise_spec.h"
@@ -33,14 +34,6 @@ namespace torchlight::portable {
 /// their common dtype; the bool result goes into an out of any real dtype.
 inline constexpr ElementwiseSpec kComparisonSpec{DtypeSet::kReal, Promotion::kDefault,
                                                  OutDtypeRule::kAny};
-
-/// The argument list of the Scalar schema above.
-inline constexpr ArgSpec kBinaryScalarOutArgs[] = {
-    {"self", ArgType::kTensor},
-    {"other", ArgType::kScalar},
-    {"out", ArgType::kTensor},
-    {"out", ArgType::kReturn},
-};
 
 /// Fails when any element of `divisor`, converted to CTYPE, is zero: ATen
 /// raises ZeroDivisionError for integer division and remainder. Call only
@@ -72,20 +65,13 @@ Status check_nonzero_divisor(const NamedTensor& divisor) {
 /// Runs out = op(self, other) for the schema (self, other, out) -> out
 /// under `kSpec` (a constexpr ElementwiseSpec with static storage).
 /// `other_name` is the schema's name for the second argument (static
-/// storage; "exponent" for pow). Failures go to `ctx`: argument errors from
-/// check_args; kInvalidType for an unsupported dtype (naming the argument);
+/// storage; "exponent" for pow). Failures go to `ctx`:
+/// kInvalidType for an unsupported dtype (naming the argument);
 /// kInvalidArgument for shapes that do not broadcast, an out that cannot be
 /// resized, or a zero integer divisor when the spec asks.
 template <const ElementwiseSpec& kSpec, typename Op>
 void binary_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op,
                    const char* other_name = "other") {
-  const ArgSpec arg_specs[] = {
-      {"self", ArgType::kTensor},
-      {other_name, ArgType::kTensor},
-      {"out", ArgType::kTensor},
-      {"out", ArgType::kReturn},
-  };
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, arg_specs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor other{args[1]->to_tensor(), other_name};
@@ -111,7 +97,6 @@ void binary_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op,
 /// out under `kSpec`. Failures: as binary_kernel.
 template <const ElementwiseSpec& kSpec, typename Op>
 void binary_scalar_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kBinaryScalarOutArgs));
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const EValue& other = *args[1];
@@ -137,3 +122,24 @@ void binary_scalar_kernel(KernelContext& ctx, Span<EValue*> args, const Op& op) 
 }
 
 }  // namespace torchlight::portable
+
+/// Defines `function` (out = kOp(self, other) under kSpec, the reference
+/// eval of the Tensor schema) and `function##_prepare` (dense_path.h).
+/// kSpec and kOp are constexpr objects with static storage; kOp is a
+/// generic lambda. Use in namespace torchlight::portable.
+#define TL_BINARY_KERNEL(function, kSpec, kOp)                                             \
+  void function(KernelContext& ctx, Span<EValue*> args) {                                  \
+    binary_kernel<kSpec>(ctx, args, kOp);                                                  \
+  }                                                                                        \
+  Status function##_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) { \
+    return dense_path::prepare_binary_op<kSpec, kOp, &function>(ctx, args, call);          \
+  }
+
+/// As TL_BINARY_KERNEL, for the schema with a Scalar `other`.
+#define TL_BINARY_SCALAR_KERNEL(function, kSpec, kOp)                                      \
+  void function(KernelContext& ctx, Span<EValue*> args) {                                  \
+    binary_scalar_kernel<kSpec>(ctx, args, kOp);                                           \
+  }                                                                                        \
+  Status function##_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) { \
+    return dense_path::prepare_binary_scalar_op<kSpec, kOp, &function>(ctx, args, call);   \
+  }

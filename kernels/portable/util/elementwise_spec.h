@@ -115,31 +115,47 @@ inline Status check_compute_dtype(ScalarType compute, Span<const NamedTensor> in
                        dtype_set_names(spec.dtypes));
 }
 
-/// out = op(self): computes the compute dtype into *compute, checks it and
-/// out's dtype, and resizes out to self's shape. Errors: kInvalidType
-/// (unsupported dtypes, naming the argument), kInvalidArgument (out cannot
-/// take self's shape).
-inline Status prepare_unary(const NamedTensor& self, const NamedTensor& out,
-                            const ElementwiseSpec& spec, ScalarType* compute) {
+/// The dtype checks of out = op(self), which do not depend on shapes (a
+/// prepare step runs them once, at load): computes the compute dtype into
+/// *compute and checks it and out's dtype. Errors: kInvalidType naming the
+/// argument.
+inline Status check_unary_dtypes(const NamedTensor& self, const NamedTensor& out,
+                                 const ElementwiseSpec& spec, ScalarType* compute) {
   ResultType result_type;
   TL_RETURN_IF_ERROR(result_type.add_tensor(self));
   *compute = compute_dtype(result_type.get(), spec);
   TL_RETURN_IF_ERROR(check_compute_dtype(*compute, Span<const NamedTensor>(&self, 1), spec));
-  TL_RETURN_IF_ERROR(check_out_dtype_rule(*compute, out, spec.out_rule));
+  return check_out_dtype_rule(*compute, out, spec.out_rule);
+}
+
+/// out = op(self): check_unary_dtypes, then resizes out to self's shape.
+/// Errors: as check_unary_dtypes; kInvalidArgument (out cannot take self's
+/// shape).
+inline Status prepare_unary(const NamedTensor& self, const NamedTensor& out,
+                            const ElementwiseSpec& spec, ScalarType* compute) {
+  TL_RETURN_IF_ERROR(check_unary_dtypes(self, out, spec, compute));
   return resize_tensor(out, self.tensor.sizes());
 }
 
-/// out = op(self, other), both tensors broadcast together. As prepare_unary;
-/// also kInvalidArgument when the shapes do not broadcast.
-inline Status prepare_binary(const NamedTensor& self, const NamedTensor& other,
-                             const NamedTensor& out, const ElementwiseSpec& spec,
-                             ScalarType* compute) {
+/// The dtype checks of out = op(self, other), as check_unary_dtypes.
+inline Status check_binary_dtypes(const NamedTensor& self, const NamedTensor& other,
+                                  const NamedTensor& out, const ElementwiseSpec& spec,
+                                  ScalarType* compute) {
   ScalarType common;
   TL_RETURN_IF_ERROR(compute_result_type(self, other, &common));
   *compute = compute_dtype(common, spec);
   const NamedTensor inputs[] = {self, other};
   TL_RETURN_IF_ERROR(check_compute_dtype(*compute, Span<const NamedTensor>(inputs), spec));
-  TL_RETURN_IF_ERROR(check_out_dtype_rule(*compute, out, spec.out_rule));
+  return check_out_dtype_rule(*compute, out, spec.out_rule);
+}
+
+/// out = op(self, other), both tensors broadcast together:
+/// check_binary_dtypes, then resizes out. Errors: as check_binary_dtypes;
+/// kInvalidArgument when the shapes do not broadcast or out cannot be resized.
+inline Status prepare_binary(const NamedTensor& self, const NamedTensor& other,
+                             const NamedTensor& out, const ElementwiseSpec& spec,
+                             ScalarType* compute) {
+  TL_RETURN_IF_ERROR(check_binary_dtypes(self, other, out, spec, compute));
   return resize_to_broadcast_shape(self, other, out);
 }
 

@@ -1,29 +1,18 @@
 #include "kernels/portable/util/kernel_args.h"
 
-#include <cstdio>
-
 #include "runtime/core/result.h"
 
 namespace torchlight::portable {
 
-Status check_void_out_list_args(Span<EValue* const> args, Span<const ArgSpec> specs) {
-  if (args.size() == specs.size()) return check_args(args, specs);
-  if (args.size() != specs.size() + 1) {
-    char names[160];
-    format_arg_names(specs, names, sizeof(names));
-    return Status::error(Error::kInvalidArgument,
-                         "expected %zu arguments (%s), or %zu with the return list upstream's "
-                         "emitter appends, got %zu",
-                         specs.size(), names, specs.size() + 1, args.size());
-  }
-  TL_RETURN_IF_ERROR(check_args(args.subspan(0, specs.size()), specs));
-  const EValue* ret = args[specs.size()];
+Status check_void_out_return_list(Span<EValue* const> args, size_t out_index) {
+  if (args.size() <= out_index + 1) return Error::kOk;  // No appended return slot.
+  const EValue* ret = args[out_index + 1];
   TL_CHECK_OR_RETURN(ret != nullptr, Error::kInvalidArgument,
-                     "argument %zu (the return list) is missing (null)", specs.size());
+                     "argument %zu (the return list) is missing (null)", out_index + 1);
   TL_CHECK_OR_RETURN(ret->is_tensor_list(), Error::kInvalidType,
                      "the return list after 'out' must be a Tensor[], got %s",
                      to_string(ret->tag()));
-  const Span<const Tensor> outs = args[specs.size() - 1]->to_tensor_list();
+  const Span<const Tensor> outs = args[out_index]->to_tensor_list();
   const Span<const Tensor> returned = ret->to_tensor_list();
   TL_CHECK_OR_RETURN(returned.size() == outs.size(), Error::kInvalidArgument,
                      "the return list after 'out' has %zu tensors, 'out' has %zu; they must name "

@@ -1,14 +1,11 @@
-// Argument checks for kernels: count, presence and tags, against a
-// declarative list of the operator schema's arguments.
+// Helpers for a kernel's argument list.
 //
-// A kernel declares its schema once:
-//
-//   constexpr ArgSpec kArgs[] = {{"self", ArgType::kTensor}, {"other", ArgType::kTensor},
-//                                {"alpha", ArgType::kScalar}, {"out", ArgType::kTensor},
-//                                {"out", ArgType::kReturn}};
-//
-// and starts with TL_KERNEL_RETURN_IF_ERROR(ctx, check_args(args, kArgs)), after
-// which every accessor on args[i] is safe.
+// The runtime checks every call against the operator's generated schema
+// (kernels/schemas/op_schemas.h) before the kernel sees it: at method load,
+// and in call_kernel() for a kernel called outside a program. So a kernel
+// trusts the count and the kinds of its arguments (a Tensor argument is a
+// defined tensor, an optional one is a Tensor or None...) and every
+// accessor on args[i] that its schema allows is safe.
 #pragma once
 
 #include <cstddef>
@@ -22,11 +19,8 @@
 
 namespace torchlight::portable {
 
-// The argument kinds and checks live with the kernel interface
+// The argument kinds live with the kernel interface
 // (runtime/kernel/op_schema.h); kernels name them unqualified.
-using ::torchlight::ArgSpec;
-using ::torchlight::ArgType;
-using ::torchlight::check_args;
 using ::torchlight::matches;
 using ::torchlight::to_string;
 
@@ -38,15 +32,15 @@ struct NamedTensor {
 };
 
 /// For an out-variant whose schema returns nothing and ends with a Tensor[]
-/// `out` (split_copy.Tensor_out, unbind_copy.int_out...). Our layout is the
-/// schema's arguments alone; upstream's emitter appends a return slot, a
-/// second TensorList naming the same tensors. Accepts both. Errors: as
-/// check_args, and kInvalidArgument when the appended list names other
-/// tensors than `out`.
-Status check_void_out_list_args(Span<EValue* const> args, Span<const ArgSpec> specs);
+/// `out` at args[out_index] (split_copy.Tensor_out, unbind_copy.int_out...).
+/// Our layout is the schema's arguments alone; upstream's emitter appends a
+/// return slot, a second TensorList naming the same tensors (check_call
+/// accepts the extra slot). Errors: kInvalidType when the appended slot is
+/// not a Tensor[], kInvalidArgument when it names other tensors than `out`.
+Status check_void_out_return_list(Span<EValue* const> args, size_t out_index);
 
-/// Writes the kernel's return value into args[index] (a kReturn slot that
-/// check_args has verified). Safe when the slot is the out argument itself.
+/// Writes the kernel's return value into args[index] (a kReturn slot the
+/// schema check has verified). Safe when the slot is the out argument itself.
 inline void set_return(Span<EValue* const> args, size_t index, const EValue& value) {
   *args[index] = value;
 }

@@ -1,0 +1,274 @@
+// The prepared dense paths of the elementwise families (dense_path.h): for
+// every portable kernel whose prepare is a unary, binary or binary-Scalar
+// dense path, the eval prepare installs gives bit-identical results to the
+// reference eval, on the fast cases and on the ones it hands back
+// (broadcasting, conversions, a Scalar that promotes); a dtype the op
+// refuses is rejected at prepare (load) with the argument named and the same
+// message the reference eval gives.
+#include "kernels/portable/util/dense_path.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/portable/portable_kernels.h"
+#include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/test_tensor.h"
+
+namespace torchlight::portable {
+namespace {
+
+using kernel_test::KernelArgs;
+using kernel_test::TestTensor;
+using ::testing::HasSubstr;
+
+enum class Shape { kUnary, kBinary, kBinaryScalar, kOther };
+
+// Which dense path a kernel's schema fits: (self, out), (self, other, out)
+// or (self, Scalar other, out), each followed by the return slot.
+Shape shape_of(const Kernel& kernel) {
+  const Span<const ArgSpec> a = kernel.schema->arg_specs();
+  auto is = [&](size_t i, ArgType t) { return i < a.size() && a[i].type == t; };
+  if (a.size() == 3 && is(0, ArgType::kTensor) && is(1, ArgType::kTensor)) return Shape::kUnary;
+  if (a.size() == 4 && is(0, ArgType::kTensor) && is(2, ArgType::kTensor)) {
+    if (is(1, ArgType::kTensor)) return Shape::kBinary;
+    if (is(1, ArgType::kScalar)) return Shape::kBinaryScalar;
+  }
+  return Shape::kOther;
+}
+
+// The portable kernels with a prepare step of the given shape.
+std::vector<const Kernel*> prepared_kernels(Shape shape) {
+  std::vector<const Kernel*> found;
+  for (const Kernel& k : portable_kernels()) {
+    if (k.prepare != nullptr && shape_of(k) == shape) found.push_back(&k);
+  }
+  return found;
+}
+
+struct Prepared {
+  Status status;
+  KernelFunction eval;
+};
+
+// Prepare on a call the schema accepts, as method load runs it.
+Prepared prepare(const Kernel& kernel, KernelArgs& args) {
+  EXPECT_TRUE(check_call(args.span(), *kernel.schema).ok()) << kernel.name;
+  PrepareContext context(nullptr, kernel.name);
+  PreparedCall call;
+  call.eval = kernel.eval;
+  Status status = kernel.prepare(context, args.span(), &call);
+  return {status, call.eval};
+}
+
+std::vector<double> values_for(ScalarType dtype, size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<double> v(n);
+  if (is_floating_point(dtype)) {
+    std::uniform_real_distribution<double> dist(-4.0, 4.0);
+    const double specials[] = {std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY,
+                               0.0, -0.0, 0.5, -2.0};
+    for (size_t i = 0; i < n; ++i) v[i] = i < 7 ? specials[(i + seed) % 7] : dist(rng);
+  } else {
+    std::uniform_int_distribution<int> dist(-40, 40);
+    for (size_t i = 0; i < n; ++i) v[i] = dist(rng);
+  }
+  return v;
+}
+
+bool same_bits(TestTensor& a, TestTensor& b) {
+  const Tensor x = a.tensor();
+  const Tensor y = b.tensor();
+  return x.nbytes() == y.nbytes() &&
+         std::memcmp(x.const_data_ptr(), y.const_data_ptr(), x.nbytes()) == 0;
+}
+
+// Runs one call through what prepare installs and through the reference on
+// fresh outs and compares; returns whether prepare took a dense path.
+// `make_args(out)` builds the call around `out`.
+template <typename MakeArgs>
+bool expect_identical(const Kernel& kernel, ScalarType out_dtype,
+                      std::vector<SizesType> out_sizes, const MakeArgs& make_args) {
+  TestTensor fast_out(out_dtype, out_sizes);
+  TestTensor reference_out(out_dtype, out_sizes);
+  KernelArgs& fast_args = make_args(fast_out);
+  const Prepared p = prepare(kernel, fast_args);
+  KernelArgs& reference_args = make_args(reference_out);
+  KernelContext reference_ctx(nullptr, nullptr, kernel.name);
+  kernel.eval(reference_ctx, reference_args.span());
+  if (!p.status.ok()) {
+    // Rejected at load: the reference eval refuses the call the same way.
+    EXPECT_TRUE(reference_ctx.failed()) << p.status.message();
+    EXPECT_THAT(reference_ctx.status().message(), HasSubstr(p.status.message()));
+    return false;
+  }
+  KernelContext fast_ctx(nullptr, nullptr, kernel.name);
+  p.eval(fast_ctx, fast_args.span());
+  EXPECT_EQ(fast_ctx.failed(), reference_ctx.failed()) << reference_ctx.status().message();
+  if (reference_ctx.failed()) {
+    EXPECT_STREQ(fast_ctx.status().message(), reference_ctx.status().message());
+  } else {
+    EXPECT_TRUE(same_bits(fast_out, reference_out));
+    EXPECT_EQ(fast_out.sizes(), reference_out.sizes());
+  }
+  return p.eval != kernel.eval;
+}
+
+constexpr ScalarType kDenseTypes[] = {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kInt,
+                                      ScalarType::kLong};
+
+TEST(DensePathTest, EveryPreparedFamilyIsCovered) {
+  EXPECT_GE(prepared_kernels(Shape::kUnary).size(), 35u);
+  EXPECT_GE(prepared_kernels(Shape::kBinary).size(), 14u);
+  EXPECT_GE(prepared_kernels(Shape::kBinaryScalar).size(), 9u);
+}
+
+TEST(DensePathTest, UnaryFastPathIsBitIdenticalToTheReference) {
+  for (const Kernel* kernel : prepared_kernels(Shape::kUnary)) {
+    size_t fast = 0;
+    for (ScalarType dtype : kDenseTypes) {
+      for (ScalarType out_dtype : {dtype, ScalarType::kBool, ScalarType::kFloat}) {
+        SCOPED_TRACE(std::string(kernel->name) + " " + to_string(dtype) + " -> " +
+                     to_string(out_dtype));
+        TestTensor self(dtype, {3, 7}, values_for(dtype, 21, 1));
+        std::vector<std::unique_ptr<KernelArgs>> keep;
+        auto make = [&](TestTensor& out) -> KernelArgs& {
+          keep.push_back(std::make_unique<KernelArgs>(
+              std::initializer_list<EValue>{self.evalue(), out.evalue(), EValue()}));
+          return *keep.back();
+        };
+        fast += expect_identical(*kernel, out_dtype, {3, 7}, make) ? 1 : 0;
+      }
+    }
+    EXPECT_GT(fast, 0u) << kernel->name << " never took its dense path";
+  }
+}
+
+TEST(DensePathTest, BinaryFastPathIsBitIdenticalToTheReference) {
+  for (const Kernel* kernel : prepared_kernels(Shape::kBinary)) {
+    size_t fast = 0;
+    for (ScalarType dtype : kDenseTypes) {
+      for (ScalarType out_dtype : {dtype, ScalarType::kBool}) {
+        // Same shape, a one-element other (fast), and a real broadcast and
+        // mixed dtypes (the reference's).
+        const std::vector<std::vector<SizesType>> others = {{4, 5}, {1}, {}, {5}};
+        for (const std::vector<SizesType>& other_sizes : others) {
+          for (ScalarType other_dtype : {dtype, ScalarType::kDouble}) {
+            SCOPED_TRACE(std::string(kernel->name) + " " + to_string(dtype) + " with " +
+                         to_string(other_dtype) + " -> " + to_string(out_dtype));
+            int64_t other_n = 1;
+            for (SizesType s : other_sizes) other_n *= s;
+            TestTensor self(dtype, {4, 5}, values_for(dtype, 20, 2));
+            TestTensor other(other_dtype, other_sizes,
+                             values_for(other_dtype, static_cast<size_t>(other_n), 3));
+            std::vector<std::unique_ptr<KernelArgs>> keep;
+            auto make = [&](TestTensor& out) -> KernelArgs& {
+              keep.push_back(std::make_unique<KernelArgs>(std::initializer_list<EValue>{
+                  self.evalue(), other.evalue(), out.evalue(), EValue()}));
+              return *keep.back();
+            };
+            fast += expect_identical(*kernel, out_dtype, {4, 5}, make) ? 1 : 0;
+          }
+        }
+      }
+    }
+    EXPECT_GT(fast, 0u) << kernel->name << " never took its dense path";
+  }
+}
+
+TEST(DensePathTest, BinaryScalarFastPathIsBitIdenticalToTheReference) {
+  for (const Kernel* kernel : prepared_kernels(Shape::kBinaryScalar)) {
+    size_t fast = 0;
+    for (ScalarType dtype : kDenseTypes) {
+      for (ScalarType out_dtype : {dtype, ScalarType::kBool}) {
+        for (const EValue& scalar : {EValue(int64_t{3}), EValue(-1.5), EValue(true)}) {
+          SCOPED_TRACE(std::string(kernel->name) + " " + to_string(dtype) + " with " +
+                       to_string(scalar.tag()) + " -> " + to_string(out_dtype));
+          TestTensor self(dtype, {2, 6}, values_for(dtype, 12, 4));
+          std::vector<std::unique_ptr<KernelArgs>> keep;
+          auto make = [&](TestTensor& out) -> KernelArgs& {
+            keep.push_back(std::make_unique<KernelArgs>(
+                std::initializer_list<EValue>{self.evalue(), scalar, out.evalue(), EValue()}));
+            return *keep.back();
+          };
+          fast += expect_identical(*kernel, out_dtype, {2, 6}, make) ? 1 : 0;
+        }
+      }
+    }
+    EXPECT_GT(fast, 0u) << kernel->name << " never took its dense path";
+  }
+}
+
+TEST(DensePathTest, ScalarKindChangedSinceLoadGoesToTheReference) {
+  // eq.Scalar_out on int32 prepared with an Int; a later Double promotes to
+  // float, which the int32 loop cannot do.
+  TestTensor self(ScalarType::kInt, {3}, {1, 2, 3});
+  TestTensor out(ScalarType::kBool, {3});
+  KernelArgs args{self.evalue(), EValue(int64_t{2}), out.evalue(), EValue()};
+  const Kernel* eq = nullptr;
+  for (const Kernel& k : portable_kernels()) {
+    if (std::string(k.name) == "aten::eq.Scalar_out") eq = &k;
+  }
+  ASSERT_NE(eq, nullptr);
+  const Prepared p = prepare(*eq, args);
+  ASSERT_TRUE(p.status.ok());
+  ASSERT_NE(p.eval, eq->eval);
+  args[1] = EValue(2.5);
+  KernelContext ctx(nullptr, nullptr, eq->name);
+  p.eval(ctx, args.span());
+  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  EXPECT_EQ(out.values(), std::vector<double>({0, 0, 0}));
+}
+
+TEST(DensePathTest, DynamicShapeResizesOutOnTheFastPath) {
+  TestTensor self(ScalarType::kFloat, {4}, {-1, 2, -3, 4}, kernel_test::dynamic_bound());
+  TestTensor out(ScalarType::kFloat, {4}, {}, kernel_test::dynamic_bound());
+  KernelArgs args{self.evalue(), out.evalue(), EValue()};
+  EXPECT_TRUE(kernel_test::run_kernel(&relu_out, "aten::relu.out", args).ok());
+  const SizesType two[] = {2};
+  ASSERT_TRUE(self.impl().resize({two, 1}).ok());
+  EXPECT_TRUE(kernel_test::run_kernel(&relu_out, "aten::relu.out", args).ok());
+  EXPECT_EQ(out.sizes(), std::vector<SizesType>({2}));
+  EXPECT_EQ(out.values(), std::vector<double>({0, 2}));
+}
+
+TEST(DensePathTest, WrongDtypesAreRejectedAtPrepareNamingTheArgument) {
+  // Through call_kernel, which runs prepare as method load does: the error
+  // names the operator and the argument before any eval runs.
+  TestTensor b(ScalarType::kBool, {2}, {1, 0});
+  TestTensor b_out(ScalarType::kBool, {2});
+  KernelArgs neg{b.evalue(), b_out.evalue(), EValue()};
+  Status s = kernel_test::run_kernel(&neg_out, "aten::neg.out", neg);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("aten::neg.out"));
+  EXPECT_THAT(s.message(), HasSubstr("'self' has dtype bool"));
+
+  TestTensor f(ScalarType::kFloat, {2}, {1, 4});
+  TestTensor i_out(ScalarType::kInt, {2});
+  KernelArgs sqrt{f.evalue(), i_out.evalue(), EValue()};
+  s = kernel_test::run_kernel(&sqrt_out, "aten::sqrt.out", sqrt);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+
+  TestTensor f_out(ScalarType::kFloat, {2});
+  KernelArgs bitwise{f.evalue(), f.evalue(), f_out.evalue(), EValue()};
+  s = kernel_test::run_kernel(&bitwise_and_tensor_out, "aten::bitwise_and.Tensor_out", bitwise);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("'self'"));
+
+  KernelArgs bitwise_scalar{f.evalue(), EValue(int64_t{1}), f_out.evalue(), EValue()};
+  s = kernel_test::run_kernel(&bitwise_or_scalar_out, "aten::bitwise_or.Scalar_out",
+                              bitwise_scalar);
+  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s.message(), HasSubstr("'self' has dtype float32"));
+}
+
+}  // namespace
+}  // namespace torchlight::portable
