@@ -14,10 +14,8 @@
 namespace torchlight::quantized {
 namespace {
 
-using portable::check_args;
 
 Status check_add(Span<EValue*> args) {
-  TL_RETURN_IF_ERROR(check_args(args, schemas::kquantized_decomposed__add_out.arg_specs()));
   const NamedTensor a{args[0]->to_tensor(), "a"};
   const ScalarType dtype = a.tensor.scalar_type();
   int64_t low = 0, high = 0;

@@ -21,7 +21,6 @@
 namespace torchlight::quantized {
 namespace {
 
-using portable::check_args;
 
 Status check_float_input(const NamedTensor& input) {
   TL_CHECK_OR_RETURN(visit_quant_float_input(input.tensor.scalar_type(), [](auto) {}),
@@ -36,8 +35,6 @@ Status check_qparam_outs(const NamedTensor& scale_out, const NamedTensor& zero_p
 }
 
 Status check_tensor_args(Span<EValue*> args) {
-  TL_RETURN_IF_ERROR(
-      check_args(args, schemas::kquantized_decomposed__choose_qparams_Tensor_out.arg_specs()));
   TL_RETURN_IF_ERROR(check_float_input({args[0]->to_tensor(), "input"}));
   ScalarType dtype = ScalarType::kFloat;
   TL_RETURN_IF_ERROR(scalar_type_arg(*args[4], "dtype", &dtype));
@@ -121,8 +118,6 @@ void choose_qparams_tensor_out(KernelContext& ctx, Span<EValue*> args) {
 namespace {
 
 Status check_per_token_args(Span<EValue*> args) {
-  TL_RETURN_IF_ERROR(check_args(
-      args, schemas::kquantized_decomposed__choose_qparams_per_token_asymmetric_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_float_input(input));
   ScalarType dtype = ScalarType::kFloat;

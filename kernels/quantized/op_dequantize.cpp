@@ -17,7 +17,6 @@
 namespace torchlight::quantized {
 namespace {
 
-using portable::check_args;
 
 struct DequantArgs {
   int64_t quant_min;
@@ -88,15 +87,11 @@ Status dequantize_per_tensor_impl(const Tensor& input, double scale, int64_t zer
 }
 
 Status check_per_tensor(Span<EValue*> args, DequantArgs* a) {
-  TL_RETURN_IF_ERROR(
-      check_args(args, schemas::kquantized_decomposed__dequantize_per_tensor_out.arg_specs()));
   return check_dequantize_common({args[0]->to_tensor(), "input"}, {args[7]->to_tensor(), "out"},
                                  *args[3], *args[4], *args[5], args[6], "out_dtype", a);
 }
 
 Status check_per_tensor_tensor(Span<EValue*> args, DequantArgs* a) {
-  TL_RETURN_IF_ERROR(check_args(
-      args, schemas::kquantized_decomposed__dequantize_per_tensor_Tensor_out.arg_specs()));
   TL_RETURN_IF_ERROR(check_dequantize_common({args[0]->to_tensor(), "input"},
                                              {args[7]->to_tensor(), "out"}, *args[3], *args[4],
                                              *args[5], args[6], "out_dtype", a));
@@ -244,8 +239,6 @@ Status dequantize_slices(const Tensor& input, const Tensor& scales, const Tensor
 }
 
 Status check_per_channel(Span<EValue*> args, DequantArgs* a, size_t* axis) {
-  TL_RETURN_IF_ERROR(
-      check_args(args, schemas::kquantized_decomposed__dequantize_per_channel_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_dequantize_common(input, {args[8]->to_tensor(), "out"}, *args[4],
                                              *args[5], *args[6], args[7], "out_dtype", a));
@@ -291,8 +284,6 @@ void dequantize_per_channel_out(KernelContext& ctx, Span<EValue*> args) {
 namespace {
 
 Status check_per_token(Span<EValue*> args, DequantArgs* a) {
-  TL_RETURN_IF_ERROR(
-      check_args(args, schemas::kquantized_decomposed__dequantize_per_token_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_dequantize_common(input, {args[7]->to_tensor(), "out"}, *args[3],
                                              *args[4], *args[5], args[6], "output_dtype", a));
@@ -333,8 +324,6 @@ void dequantize_per_token_out(KernelContext& ctx, Span<EValue*> args) {
 namespace {
 
 Status check_per_channel_group(Span<EValue*> args, DequantArgs* a) {
-  TL_RETURN_IF_ERROR(check_args(
-      args, schemas::kquantized_decomposed__dequantize_per_channel_group_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_dequantize_common(input, {args[8]->to_tensor(), "out"}, *args[3],
                                              *args[4], *args[5], args[7], "output_dtype", a));

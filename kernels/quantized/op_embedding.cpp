@@ -24,7 +24,6 @@
 namespace torchlight::quantized {
 namespace {
 
-using portable::check_args;
 
 struct EmbeddingLayout {
   int bits;
@@ -45,7 +44,6 @@ constexpr EmbeddingLayout k4BitDtype{4, true,
 
 // Checks that do not depend on sizes (prepare and eval).
 Status check_static(Span<EValue*> args, const EmbeddingLayout& layout, ScalarType* out_dtype) {
-  TL_RETURN_IF_ERROR(check_args(args, layout.schema->arg_specs()));
   const NamedTensor weight{args[0]->to_tensor(), "weight"};
   const NamedTensor scales{args[1]->to_tensor(), "weight_scales"};
   const NamedTensor zero_points{args[2]->to_optional_tensor(), "weight_zero_points"};

@@ -15,7 +15,6 @@
 namespace torchlight::quantized {
 namespace {
 
-using portable::check_args;
 
 Status check_common(const NamedTensor& input, const NamedTensor& weight, const NamedTensor& scales,
                     const EValue& zero_points) {
@@ -52,7 +51,6 @@ float dot_int8(const T* x, const int8_t* w, int64_t n) {
 }
 
 Status check_mm(Span<EValue*> args) {
-  TL_RETURN_IF_ERROR(check_args(args, schemas::kquantized_decomposed__mixed_mm_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_common(input, {args[1]->to_tensor(), "weight"},
                                   {args[2]->to_tensor(), "weight_scales"}, *args[3]));
@@ -111,8 +109,6 @@ void mixed_mm_out(KernelContext& ctx, Span<EValue*> args) {
 namespace {
 
 Status check_linear(Span<EValue*> args) {
-  TL_RETURN_IF_ERROR(
-      check_args(args, schemas::kquantized_decomposed__mixed_linear_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_common(input, {args[1]->to_tensor(), "weight"},
                                   {args[2]->to_tensor(), "weight_scales"}, *args[3]));

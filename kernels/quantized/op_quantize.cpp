@@ -15,7 +15,6 @@
 namespace torchlight::quantized {
 namespace {
 
-using portable::check_args;
 
 struct QuantRange {
   int64_t quant_min;
@@ -109,7 +108,6 @@ Status quantize_per_tensor_impl(const Tensor& input, double scale, int64_t zero_
 // --- quantize_per_tensor.out(input, float scale, int zero_point, quant_min, quant_max, dtype, *, out)
 
 Status check_per_tensor(Span<EValue*> args, QuantRange* range) {
-  TL_RETURN_IF_ERROR(check_args(args, schemas::kquantized_decomposed__quantize_per_tensor_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor out{args[6]->to_tensor(), "out"};
   TL_RETURN_IF_ERROR(check_quantize_common(input, out, *args[3], *args[4], *args[5], range));
@@ -189,8 +187,6 @@ Status read_tensor_qparams(const NamedTensor& scale, const NamedTensor& zero_poi
 }
 
 Status check_per_tensor_tensor(Span<EValue*> args, QuantRange* range) {
-  TL_RETURN_IF_ERROR(check_args(
-      args, schemas::kquantized_decomposed__quantize_per_tensor_Tensor_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor out{args[6]->to_tensor(), "out"};
   TL_RETURN_IF_ERROR(check_quantize_common(input, out, *args[3], *args[4], *args[5], range));
@@ -316,8 +312,6 @@ Status quantize_channels(const Tensor& input, const Tensor& scales, const Tensor
 }
 
 Status check_per_channel(Span<EValue*> args, QuantRange* range, size_t* axis) {
-  TL_RETURN_IF_ERROR(
-      check_args(args, schemas::kquantized_decomposed__quantize_per_channel_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor out{args[7]->to_tensor(), "out"};
   TL_RETURN_IF_ERROR(check_quantize_common(input, out, *args[4], *args[5], *args[6], range));
@@ -365,8 +359,6 @@ void quantize_per_channel_out(KernelContext& ctx, Span<EValue*> args) {
 namespace {
 
 Status check_per_token(Span<EValue*> args, QuantRange* range) {
-  TL_RETURN_IF_ERROR(
-      check_args(args, schemas::kquantized_decomposed__quantize_per_token_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor out{args[6]->to_tensor(), "out"};
   TL_RETURN_IF_ERROR(check_quantize_common(input, out, *args[3], *args[4], *args[5], range));
