@@ -17,6 +17,14 @@ get_vocab_size and get_tokenizer ("bytes") for the C++ runner:
 By default attention is exported as plain operators; --custom-op keeps
 torchlight::sdpa_with_kv_cache (needs the fused kernel in the runtime and the
 exporter's support for mutating custom ops).
+
+Weight quantization takes upstream ExecuTorch's LLM export flags
+(torchlight.llm.quantize): -qmode 8da4w|int8|4w, -G group size (32, 64,
+128, 256; default 128), -E bits,group for the embedding tables (8,0: int8
+per row; 4,32: 4-bit in groups of 32). The reference text is then the
+quantized model's:
+
+    ... export_gpt.py --pte build/brown_gpt_8da4w.pte -qmode 8da4w -G 128 -E 4,32
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import torch
 from torchlight.llm import export_llm, generate
 from torchlight.llm.gpt_weights import load_nanogpt_checkpoint
 from torchlight.llm.metadata import llm_metadata_methods
+from torchlight.llm.quantize import QMODES, quantize_model
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,6 +53,12 @@ def main(argv=None) -> int:
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     p.add_argument("--top-k", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-qmode", "--quantization_mode", choices=QMODES, default=None,
+                   help="linear weight quantization")
+    p.add_argument("-G", "--group_size", type=int, default=128,
+                   help="group size of 8da4w and 4w (32, 64, 128, 256)")
+    p.add_argument("-E", "--embedding_quantize", default=None, metavar="BITS,GROUP",
+                   help="embedding quantization, e.g. 8,0 or 4,32")
     args = p.parse_args(argv)
 
     checkpoint = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
@@ -52,6 +67,16 @@ def main(argv=None) -> int:
               f"{checkpoint.get('tokenizer')!r})", file=sys.stderr)
         return 2
     model = load_nanogpt_checkpoint(checkpoint, use_custom_op=args.custom_op)
+    if args.quantization_mode or args.embedding_quantize:
+        try:
+            skipped = quantize_model(model, args.quantization_mode, args.group_size,
+                                     args.embedding_quantize)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if skipped:
+            print(f"left float (input width not a multiple of {args.group_size}): "
+                  f"{', '.join(skipped)}", file=sys.stderr)
     if args.tokens > 0:  # --tokens 0: export only
         prompt = list(args.prompt.encode("utf-8"))
         out = generate(model, prompt, args.tokens, temperature=args.temperature, top_k=args.top_k,

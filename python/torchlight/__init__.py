@@ -14,6 +14,7 @@ Run (needs the runtime bindings built, see torchlight.runtime):
     outputs = module.run("forward", [x])
 """
 
+import torchlight.kernels.quantized  # noqa: F401  (quantized_decomposed out variants)
 from torchlight.config import EdgeCompileConfig, ExecutorchBackendConfig
 from torchlight.delegation import (BackendDetails, CompileSpec, DelegationSpec,
                                    LoweredBackendModule, Partitioner, PartitionResult,

@@ -34,7 +34,8 @@ class EdgeCompileConfig:
     # the aten forms, as our exporter wrote before.
     _skip_dim_order: bool = False
     # The kernel library the program must run on: "torchlight" (this
-    # runtime), "executorch-portable" or "executorch-optimized" (upstream
+    # runtime), "executorch-portable", "executorch-optimized" or
+    # "executorch-quantized" (portable plus the quantized library) (upstream
     # release 0.5's lists, python/torchlight/kernel_targets/). Preserved
     # operators the target has no kernel for are decomposed, and
     # to_executorch's kernel check uses the target's list.

@@ -78,6 +78,10 @@ UPSTREAM_TARGETS = {
     "executorch-portable": ("executorch-portable.txt", "executorch-prim.txt"),
     "executorch-optimized": ("executorch-optimized-only.txt", "executorch-portable.txt",
                              "executorch-prim.txt"),
+    # The portable library plus the quantized one (kernels/quantized), as a
+    # runtime running pt2e or LLM-quantized programs without a delegate links.
+    "executorch-quantized": ("executorch-quantized-only.txt", "executorch-portable.txt",
+                             "executorch-prim.txt"),
 }
 KERNEL_TARGETS = (TORCHLIGHT_TARGET,) + tuple(UPSTREAM_TARGETS)
 

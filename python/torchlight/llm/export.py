@@ -11,6 +11,8 @@ would plan its own copy of the mutable buffers).
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 from torch import nn
 from torch.export import Dim, ExportedProgram
@@ -29,7 +31,9 @@ def dynamic_shapes(model: nn.Module):
 
 
 def export_llm(model: nn.Module, example_len: int = 4,
-               last_logits_only: bool = False) -> ExportedProgram:
+               last_logits_only: bool = False, qmode: Optional[str] = None,
+               group_size: int = 128, embedding_quantize: Optional[str] = None) \
+        -> ExportedProgram:
     """The model's cached forward, exported with a dynamic sequence length.
 
     The model is put in eval mode and its caches are zeroed first, so the
@@ -37,12 +41,18 @@ def export_llm(model: nn.Module, example_len: int = 4,
     sizes 0 and 1) only sets the traced example. With last_logits_only (for
     models with that attribute: our GPT and Llama), forward returns the last
     position's logits [1, 1, vocab], all generation needs: prefill then runs
-    the classifier on one position instead of T.
+    the classifier on one position instead of T. `qmode` ("8da4w", "int8",
+    "4w"), `group_size` and `embedding_quantize` ("bits,group") quantize
+    `model` in place first (torchlight.llm.quantize.quantize_model, upstream's
+    -qmode / -G / -E).
     """
     if example_len < 2:
         raise ValueError(f"export_llm: example_len must be >= 2, got {example_len}")
     if last_logits_only and not hasattr(model, "last_logits_only"):
         raise ValueError(f"export_llm: {type(model).__name__} has no last_logits_only switch")
+    if qmode is not None or embedding_quantize:
+        from torchlight.llm.quantize import quantize_model
+        quantize_model(model, qmode, group_size, embedding_quantize)
     model.eval()
     model.reset_cache()
     saved = getattr(model, "last_logits_only", False)

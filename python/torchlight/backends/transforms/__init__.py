@@ -1,0 +1,1 @@
+"""Graph transforms shared by backends (upstream's executorch.backends.transforms)."""
