@@ -70,6 +70,10 @@ class ExecutorchBackendConfig:
     # With alloc_graph_input=False: a FreeCall after each input's last use ends
     # the method's borrow of the caller's memory (set_input needed per run).
     free_unplanned_inputs: bool = False
+    # Rewrite quantized LLM linears (8da4w, int8 weight-only) into the fused
+    # torchlight::linear_8da4w / linear_int8 kernels
+    # (passes/fuse_quantized_linears.py); False keeps the decomposed graph.
+    fuse_quantized_linears: bool = True
     # Record each instruction's Python stack in Chain.stacktrace.
     emit_stacktrace: bool = False
     # Fail when an operator has no kernel in the runtime build: True (the

@@ -13,6 +13,7 @@ against the runtime's kernel list.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -30,6 +31,7 @@ from torchlight.passes.control_flow import lower_control_flow
 from torchlight.passes.decompose import to_core_aten
 from torchlight.passes.dim_order import to_dim_order_ops
 from torchlight.passes.free_calls import plan_input_frees
+from torchlight.passes.fuse_quantized_linears import fuse_quantized_linears
 from torchlight.passes.emit import emit_program
 from torchlight.passes.in_place_calls import lower_in_place_calls
 from torchlight.passes.memory_planning import plan_memory
@@ -124,6 +126,8 @@ def to_edge_transform_and_lower(
 def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
     """One edge method through every to_executorch pass, in order."""
     method = extract_method(ep, name)
+    if config.fuse_quantized_linears:
+        method = fuse_quantized_linears(method)
     method = lower_in_place_calls(method)
     method = lower_control_flow(method)
     method = remove_assertions(method)
@@ -180,6 +184,8 @@ class EdgeProgramManager:
         (config.check_kernels). Raises ExportError (MissingKernelsError for
         operators without kernels)."""
         config = config or ExecutorchBackendConfig()
+        if self.compile_config.kernel_target != "torchlight":  # Fused ops are ours alone.
+            config = dataclasses.replace(config, fuse_quantized_linears=False)
         methods = [lower_method(ep, name, config) for name, ep in self._programs.items()]
         data = emit_program(methods, self._constant_methods, config.emit_stacktrace)
         check_kernels(data.program, config.check_kernels, config.kernel_list,

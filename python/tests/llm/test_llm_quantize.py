@@ -181,8 +181,9 @@ def test_model_quantizes_exports_and_lowers(make, qmode, embedding, tolerance, m
         model.reset_cache()
         torch.testing.assert_close(ep.module()(tokens, pos), eager, rtol=1e-5, atol=1e-5)
 
+    # The decomposed graph's kernels (the fused linears are test_llm_fused_quantized's).
     prog = torchlight.to_edge(ep).to_executorch(
-        torchlight.ExecutorchBackendConfig(check_kernels=False))
+        torchlight.ExecutorchBackendConfig(check_kernels=False, fuse_quantized_linears=False))
     names = set(prog.operators())
     expected = {"8da4w": {"quantized_decomposed::choose_qparams_per_token_asymmetric.out",
                           "quantized_decomposed::quantize_per_token.out",
@@ -250,7 +251,7 @@ def test_export_gpt_cli_flags(tmp_path, capsys, monkeypatch):
     pte = tmp_path / "q8da4w.pte"
     assert cli.main(["--pte", str(pte), "--tokens", "0", "-qmode", "8da4w", "-G", "32",
                      "-E", "4,32"]) == 0
-    assert {"quantized_decomposed::quantize_per_token.out",
+    assert {"torchlight::linear_8da4w.out",  # fused at export (passes/fuse_quantized_linears.py)
             "quantized_decomposed::embedding_4bit.out"} <= operators(pte)
     assert cli.main(["--tokens", "0", "-qmode", "8da4w", "-G", "48"]) == 2
     assert "group size 48" in capsys.readouterr().err
