@@ -4,14 +4,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
+
+#include "extension/threadpool/work_pool.h"
 
 namespace torchlight {
 namespace threadpool {
 namespace {
 
+// parallel_for runs on our WorkPool; XNNPACK takes a pthreadpool_t, made
+// on first request with the same thread count.
 struct Pool {
-  pthreadpool_t pool = nullptr;
+  std::unique_ptr<WorkPool> work;  // null with one thread
+  pthreadpool_t native = nullptr;
+  bool native_made = false;
   size_t threads = 1;
 };
 
@@ -24,8 +31,7 @@ Pool& pool() {
   static Pool* instance = [] {
     Pool* p = new Pool();
     p->threads = online_cores();
-    if (p->threads > 1) p->pool = pthreadpool_create(p->threads);
-    if (p->pool == nullptr) p->threads = 1;
+    if (p->threads > 1) p->work = std::make_unique<WorkPool>(p->threads);
     return p;
   }();
   return *instance;
@@ -42,7 +48,7 @@ struct Job {
   size_t chunk;
 };
 
-void run_chunk(void* arg, size_t index) {
+void run_chunk(void* arg, size_t index) {  // WorkPool::ChunkFn
   const Job& job = *static_cast<const Job*>(arg);
   size_t begin = index * job.chunk;
   size_t end = std::min(job.n, begin + job.chunk);
@@ -56,22 +62,32 @@ void run_chunk(void* arg, size_t index) {
 
 size_t num_threads() { return pool().threads; }
 
-pthreadpool* native_pool() { return pool().pool; }
+pthreadpool* native_pool() {
+  Pool& p = pool();
+  static std::mutex creating;  // delegates may initialise on several threads
+  std::lock_guard<std::mutex> lock(creating);
+  if (!p.native_made && p.threads > 1) p.native = pthreadpool_create(p.threads);
+  p.native_made = true;
+  return p.native;
+}
 
 void set_num_threads(size_t n) {
   Pool& p = pool();
   if (n == 0) n = online_cores();
   if (n == p.threads) return;
-  if (p.pool != nullptr) pthreadpool_destroy(p.pool);
-  p.pool = n > 1 ? pthreadpool_create(n) : nullptr;
-  p.threads = p.pool != nullptr ? n : 1;
+  p.work.reset();
+  if (p.native != nullptr) pthreadpool_destroy(p.native);
+  p.native = nullptr;
+  p.native_made = false;
+  p.threads = n;
+  if (n > 1) p.work = std::make_unique<WorkPool>(n);
 }
 
 void parallel_for(size_t n, size_t min_chunk, RangeFn fn, void* context) {
   if (n == 0) return;
   Pool& p = pool();
   min_chunk = std::max<size_t>(min_chunk, 1);
-  if (p.pool == nullptr || in_parallel_region || n <= min_chunk) {
+  if (p.work == nullptr || in_parallel_region || n <= min_chunk) {
     fn(context, 0, n);
     return;
   }
@@ -79,7 +95,8 @@ void parallel_for(size_t n, size_t min_chunk, RangeFn fn, void* context) {
   size_t chunk = std::max(min_chunk, (n + p.threads * 4 - 1) / (p.threads * 4));
   Job job{fn, context, n, chunk};
   size_t chunks = (n + chunk - 1) / chunk;
-  pthreadpool_parallelize_1d(p.pool, run_chunk, &job, chunks, 0);
+  // Busy with another caller's job: run this one here rather than wait.
+  if (!p.work->run(chunks, run_chunk, &job)) fn(context, 0, n);
 }
 
 }  // namespace threadpool

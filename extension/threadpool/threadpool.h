@@ -1,11 +1,13 @@
 // A process-wide worker pool for kernels that split work across cores.
 //
-// Wraps pthreadpool (the pool XNNPACK uses) so kernels see one small API and
-// the core runtime stays free of the dependency. The pool is created on
+// Kernels see one small API and the core runtime stays free of threads.
+// parallel_for runs on WorkPool (work_pool.h: the caller never waits for a
+// worker that has not started, which matters on a loaded machine); XNNPACK
+// gets a pthreadpool of the same size (native_pool). The pool is created on
 // first use with one thread per online core; set_num_threads() resizes it.
 // parallel_for blocks until every chunk has run, and runs inline when the
-// pool has one thread or the range is a single chunk, so callers need no
-// special case for small problems.
+// pool has one thread, the range is a single chunk, or another thread's job
+// holds the pool, so callers need no special case for small problems.
 #pragma once
 
 #include <cstddef>

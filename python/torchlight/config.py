@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence, Union
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import torch
 from torch._ops import OpOverload
@@ -23,6 +23,15 @@ DEFAULT_PRESERVE_OPS: Sequence[OpOverload] = (torch.ops.aten.linear.default,)
 class EdgeCompileConfig:
     # Check that every ATen operator is core ATen after decomposition.
     _check_ir_validity: bool = True
+    # Upstream's field; our edge programs call ATen operators directly
+    # (torchlight.exir.dialects._ops.ops.edge maps to them), so it has no effect.
+    _use_edge_ops: bool = True
+    # Operators that pass the core ATen check even though they are not core
+    # (upstream's field): they are still decomposed when torch has a
+    # decomposition, unlike preserve_ops.
+    _core_aten_ops_exception_list: List[OpOverload] = field(default_factory=list)
+    # Upstream's field; to_edge runs no type-promotion pass, so it has no effect.
+    _skip_type_promotion: bool = False
     # Operators kept as they are instead of decomposed (e.g. because a
     # backend or a kernel library implements them directly). Replaces the
     # default: pass () to decompose everything (nn.Linear then becomes
@@ -59,8 +68,9 @@ class ExecutorchBackendConfig:
     alloc_graph_output: bool = True
     # Alignment of segments in the file (4096 makes them mmap-able).
     segment_alignment: int = 128
-    # Alignment of each constant inside the constant segment.
-    constant_tensor_alignment: int = 16
+    # Alignment of each constant inside the constant segment (None: 16, as
+    # upstream's None means the schema's default).
+    constant_tensor_alignment: Optional[int] = 16
     # Constants in a segment; False writes the legacy inline constant_buffer.
     extract_constants: bool = True
     # Delegate blobs in segments; False stores them inline in the flatbuffer.
@@ -70,12 +80,13 @@ class ExecutorchBackendConfig:
     # With alloc_graph_input=False: a FreeCall after each input's last use ends
     # the method's borrow of the caller's memory (set_input needed per run).
     free_unplanned_inputs: bool = False
-    # Rewrite quantized LLM linears (8da4w, int8 weight-only) into the fused
-    # torchlight::linear_8da4w / linear_int8 kernels
-    # (passes/fuse_quantized_linears.py); False keeps the decomposed graph.
-    fuse_quantized_linears: bool = True
     # Record each instruction's Python stack in Chain.stacktrace.
     emit_stacktrace: bool = False
+    # torchao's decomposed 8da4w linears (torchlight.llm.quantize) become one
+    # torchlight::linear_8da4w call on weights packed two a byte, and int8
+    # weight-only linears one torchlight::linear_int8 call, when the edge
+    # program targets torchlight's kernels (passes/fuse_quantized_linear.py).
+    fuse_quantized_linears: bool = True
     # Fail when an operator has no kernel in the runtime build: True (the
     # kernel list must be found), False, or "auto" (check when a list is found).
     check_kernels: Union[bool, str] = "auto"
@@ -83,3 +94,25 @@ class ExecutorchBackendConfig:
     # the build writes to build/<cfg>/registered_kernels.txt), or the names.
     # Default: $TORCHLIGHT_KERNEL_LIST, then the build directories.
     kernel_list: Optional[Union[str, os.PathLike, Iterable[str]]] = None
+
+    # --- Upstream's fields (torchlight.exir.passes has the pass classes) ---
+    # Passes (upstream's PassType: a PassBase or a callable on the graph
+    # module) run on each method's edge program first, in order; a dict gives
+    # a list per method.
+    passes: Union[List[Any], Dict[str, List[Any]]] = field(default_factory=list)
+    # A MemoryPlanningPass, or a dict of them by method: when given, its
+    # memory_planning_algo, alignment and alloc_graph_input/output replace
+    # memory_planning, memory_alignment and alloc_graph_input/output above.
+    memory_planning_pass: Optional[Union[Any, Dict[str, Any]]] = None
+    # ToOutVarPass(): out-variant lowering always runs; accepted for upstream.
+    to_out_var_pass: Optional[Any] = None
+    # Dynamic dims are planned at their upper bound (upstream's UPPER_BOUND
+    # mode and ConstraintBasedSymShapeEvalPass, its defaults); the other
+    # choices (SYMBOLIC, HintBasedSymShapeEvalPass) raise in to_executorch.
+    dynamic_memory_planning_mode: Optional[Any] = None
+    sym_shape_eval_pass: Optional[Union[Any, Dict[str, Any]]] = None
+    # Minimum alignment of delegate blobs: met when it divides
+    # segment_alignment and blobs are extracted into segments.
+    delegate_alignment: Optional[int] = None
+    # Upstream's view_copy -> view lowering; False turns alias_views off too.
+    remove_view_copy: bool = True

@@ -6,6 +6,12 @@ cuts each tagged group out into its own graph, asks the backend's
 BackendDetails.preprocess for a blob, and puts a single delegate call in
 its place. The .pte stores the blob, and the runtime hands it to the backend
 registered under the same id.
+
+Backends written for upstream ExecuTorch (torchlight.exir.backend) work too:
+their preprocess takes the partition as an ExportedProgram, they are found
+by class name when no backend is registered under the id, and constants a
+partitioner tags (tag_constant_data) are handed to them as the partition's
+parameters.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ import copy
 import heapq
 import operator
 from dataclasses import dataclass, field
-from typing import Dict, List, Type
+from types import MappingProxyType
+from typing import Dict, List, Mapping, Optional, Tuple, Type
 
 import torch
 import torch.fx
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
+from torch.export.graph_signature import (ExportGraphSignature, InputKind, InputSpec, OutputKind,
+                                          OutputSpec, SymIntArgument, TensorArgument)
 
 from torchlight import ops
 from torchlight.errors import ExportError, node_error
@@ -51,6 +59,19 @@ class PartitionResult:
 class Partitioner(abc.ABC):
     """Decides which nodes go to which backend."""
 
+    def __init__(self, spec: Mapping[str, object] = MappingProxyType({})):
+        self._spec = spec
+
+    @property
+    def spec(self) -> Mapping[str, object]:
+        return getattr(self, "_spec", MappingProxyType({}))
+
+    def ops_to_not_decompose(self, ep: ExportedProgram) \
+            -> Tuple[List[torch._ops.OpOverload], Optional[object]]:
+        """Operators to_edge_transform_and_lower keeps whole for this
+        partitioner, and upstream's node filter (unused here)."""
+        return [], None
+
     @abc.abstractmethod
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         """Tags call_function nodes of `exported_program` (which it may edit)
@@ -59,7 +80,9 @@ class Partitioner(abc.ABC):
 
 @dataclass
 class PreprocessResult:
-    processed_bytes: bytes
+    processed_bytes: bytes = bytes()
+    # upstream's map of debug handles: accepted, not used (no devtools yet).
+    debug_handle_map: Optional[Dict] = None
 
 
 class BackendDetails(abc.ABC):
@@ -70,6 +93,10 @@ class BackendDetails(abc.ABC):
     # attributes of the graph module) instead of as delegate inputs, so the
     # backend can pack them into its blob (as XNNPACK's payload does).
     owns_constants: bool = False
+    # When True, preprocess takes the partition as an ExportedProgram
+    # (upstream's signature, torchlight.exir.backend.backend_details), with
+    # the constants tagged for the partition as its parameters/constants.
+    preprocess_takes_exported_program: bool = False
 
     @staticmethod
     @abc.abstractmethod
@@ -89,12 +116,74 @@ def register_backend(backend_id: str, details: Type[BackendDetails]) -> None:
     _BACKENDS[backend_id] = details
 
 
+def _subclasses(cls: type) -> List[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found += _subclasses(sub)
+    return found
+
+
 def backend_details(backend_id: str) -> Type[BackendDetails]:
-    if backend_id not in _BACKENDS:
-        known = ", ".join(sorted(_BACKENDS)) or "none"
-        raise ExportError(f"no backend is registered under '{backend_id}' (registered: {known}); "
-                          f"call torchlight.register_backend first")
-    return _BACKENDS[backend_id]
+    """The backend registered under `backend_id`, else (as upstream finds
+    backends) the BackendDetails subclass of that class name, the latest
+    defined if several are."""
+    if backend_id in _BACKENDS:
+        return _BACKENDS[backend_id]
+    named = [c for c in _subclasses(BackendDetails)
+             if c.__name__ == backend_id and not getattr(c, "__abstractmethods__", None)]
+    if named:
+        return named[-1]
+    known = ", ".join(sorted(_BACKENDS)) or "none"
+    raise ExportError(f"no backend is registered under '{backend_id}' (registered: {known}) and "
+                      f"no BackendDetails subclass has that class name; call "
+                      f"torchlight.register_backend or define the class first")
+
+
+def partition_program(sub_module: torch.fx.GraphModule,
+                      constants: Dict[str, tuple]) -> ExportedProgram:
+    """The partition as an ExportedProgram, as upstream's preprocess gets
+    it: each constant the partition owns (a get_attr of `sub_module`) becomes
+    a parameter, buffer or constant placeholder, followed by the partition's
+    inputs as user inputs; its results are user outputs."""
+    graph = torch.fx.Graph()
+    env: Dict[torch.fx.Node, torch.fx.Node] = {}
+    input_specs, state_dict, lifted = [], {}, {}
+    nodes = list(sub_module.graph.nodes)
+    for node in [n for n in nodes if n.op == "get_attr"]:
+        spec, value = constants[node.target]
+        placeholder = graph.placeholder(node.target)
+        placeholder.meta = dict(node.meta)
+        env[node] = placeholder
+        kind = spec.kind if spec.kind != InputKind.BUFFER or spec.persistent is not False \
+            else InputKind.CONSTANT_TENSOR
+        input_specs.append(InputSpec(kind, TensorArgument(name=placeholder.name), node.target,
+                                     persistent=True if kind == InputKind.BUFFER else None))
+        (lifted if kind == InputKind.CONSTANT_TENSOR else state_dict)[node.target] = value
+    for node in [n for n in nodes if n.op == "placeholder"]:
+        placeholder = graph.placeholder(node.name)
+        placeholder.meta = dict(node.meta)
+        env[node] = placeholder
+        input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(name=placeholder.name),
+                                     None))
+    output_specs = []
+    for node in nodes:
+        if node.op in ("get_attr", "placeholder"):
+            continue
+        if node.op == "output":
+            results = [env[n] for n in node.args[0]]
+            graph.output(tuple(results))
+            for r in results:
+                arg = (TensorArgument(name=r.name) if isinstance(r.meta.get("val"), torch.Tensor)
+                       else SymIntArgument(name=r.name))
+                output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, arg, None))
+            continue
+        env[node] = graph.node_copy(node, lambda n: env[n])
+    module = torch.fx.GraphModule(sub_module, graph)
+    return ExportedProgram(root=module, graph=module.graph,
+                           graph_signature=ExportGraphSignature(input_specs, output_specs),
+                           state_dict=state_dict, range_constraints={}, module_call_graph=[],
+                           constants=lifted)
 
 
 class LoweredBackendModule(torch.nn.Module):
@@ -218,7 +307,14 @@ def _lower_partition(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node], tag: 
     _check_convex(nodes, tag)
 
     details = backend_details(spec.backend_id)
-    constants = constants if details.owns_constants else {}
+    takes_program = details.preprocess_takes_exported_program
+    if takes_program:
+        # Upstream's contract: the constants the partitioner tagged.
+        tagged = {n.name for n in gm.graph.nodes
+                  if n.op == "placeholder" and n.meta.get(DELEGATION_TAG) == tag}
+        constants = {name: c for name, c in (constants or {}).items() if name in tagged}
+    elif not details.owns_constants:
+        constants = {}
     inputs: List[torch.fx.Node] = []
     owned: List[torch.fx.Node] = []
     for node in nodes:
@@ -248,7 +344,14 @@ def _lower_partition(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node], tag: 
     else:
         sub_module = torch.fx.GraphModule(gm, sub)
 
-    result = details.preprocess(sub_module, list(spec.compile_specs))
+    if takes_program:
+        result = details.preprocess(partition_program(sub_module, constants),
+                                    list(spec.compile_specs))
+    else:
+        result = details.preprocess(sub_module, list(spec.compile_specs))
+    if not isinstance(result, PreprocessResult):
+        raise ExportError(f"backend '{spec.backend_id}': preprocess must return a "
+                          f"PreprocessResult, got {type(result).__name__}")
     lowered = LoweredBackendModule(spec.backend_id, result.processed_bytes, spec.compile_specs,
                                    sub_module)
     name = f"lowered_module_{number}"

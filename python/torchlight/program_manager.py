@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, BinaryIO, Dict, List, Mapping, Optional, Sequence, Union
 
 from torch.export import ExportedProgram
 
 from torchlight.config import EdgeCompileConfig, ExecutorchBackendConfig
 from torchlight.delegation import Partitioner, to_backend_program
 from torchlight import ops
-from torchlight.kernel_check import (check_kernels, find_kernel_list, load_kernel_list,
+from torchlight.kernel_check import (TORCHLIGHT_TARGET, check_kernels, find_kernel_list, load_kernel_list,
                                      missing_kernels, target_kernels)
 from torchlight.method_graph import MemorySummary, MethodGraph, extract_method
 from torchlight.passes.alias_views import alias_views
@@ -31,7 +31,7 @@ from torchlight.passes.control_flow import lower_control_flow
 from torchlight.passes.decompose import to_core_aten
 from torchlight.passes.dim_order import to_dim_order_ops
 from torchlight.passes.free_calls import plan_input_frees
-from torchlight.passes.fuse_quantized_linears import fuse_quantized_linears
+from torchlight.passes.fuse_quantized_linear import fuse_quantized_linears
 from torchlight.passes.emit import emit_program
 from torchlight.passes.in_place_calls import lower_in_place_calls
 from torchlight.passes.memory_planning import plan_memory
@@ -42,15 +42,19 @@ from torchlight.passes.verify import check_edge_program
 from torchlight.passes.view_to_copy import view_to_copy
 from torchlight.pte import schema
 from torchlight.pte.pte_file import ProgramData, SerializeConfig, read_pte, serialize_pte
+from torchlight import upstream_passes
 
 
 def to_edge(programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
             constant_methods: Optional[Mapping[str, Any]] = None,
-            compile_config: Optional[EdgeCompileConfig] = None) -> "EdgeProgramManager":
+            compile_config: Optional[EdgeCompileConfig] = None,
+            generate_etrecord: bool = False) -> "EdgeProgramManager":
     """Lowers exported programs to the edge dialect: core ATen operators, a
     dtype/shape spec on every node. A single program becomes method
     "forward"; a dict gives one method per entry. `constant_methods` adds
-    methods that take nothing and return a fixed value.
+    methods that take nothing and return a fixed value. With
+    `generate_etrecord` the manager keeps the exported programs
+    (`etrecord_programs`); no ETRecord file is written.
 
     Raises ExportError listing every node that cannot be lowered.
     """
@@ -58,13 +62,21 @@ def to_edge(programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
     if isinstance(programs, ExportedProgram):
         programs = {"forward": programs}
     preserve_ops = preserved_for_target(config.preserve_ops, config.kernel_target)
-    edge = {}
-    for name, ep in programs.items():
-        core = to_core_aten(ep, preserve_ops)
-        core = check_edge_program(core, preserve_ops, config._check_ir_validity)
-        edge[name] = (core if config._skip_dim_order
-                      else to_dim_order_ops(core, target_kernels(config.kernel_target)))
-    return EdgeProgramManager(edge, constant_methods, config)
+    edge = {name: _to_edge_method(ep, preserve_ops, config) for name, ep in programs.items()}
+    manager = EdgeProgramManager(edge, constant_methods, config)
+    if generate_etrecord:
+        manager.etrecord_programs = dict(programs)
+    return manager
+
+
+def _to_edge_method(ep: ExportedProgram, keep: List, config: EdgeCompileConfig) \
+        -> ExportedProgram:
+    core = to_core_aten(ep, keep)
+    exempt = keep + [op for op in config._core_aten_ops_exception_list if op not in keep]
+    core = check_edge_program(core, exempt, config._check_ir_validity)
+    if config._skip_dim_order:
+        return core
+    return to_dim_order_ops(core, target_kernels(config.kernel_target))
 
 
 def preserved_for_target(preserve_ops, target: str) -> List:
@@ -84,22 +96,26 @@ def preserved_for_target(preserve_ops, target: str) -> List:
 
 def to_edge_transform_and_lower(
         programs: Union[ExportedProgram, Mapping[str, ExportedProgram]],
-        transform_passes=None,
-        partitioner: Optional[Union[Sequence[Partitioner],
+        transform_passes: Optional[Union[Sequence[Any], Mapping[str, Sequence[Any]]]] = None,
+        partitioner: Optional[Union[Partitioner, Sequence[Partitioner],
                                     Mapping[str, Sequence[Partitioner]]]] = None,
         constant_methods: Optional[Mapping[str, Any]] = None,
         compile_config: Optional[EdgeCompileConfig] = None) -> "EdgeProgramManager":
     """to_edge, then to_backend with each partitioner in turn (ExecuTorch's
     verb). Operators a partitioner names in ops_to_not_decompose() (e.g.
     linear for XNNPACK) are kept whole by to_edge, so the partitioner sees
-    them. `partitioner` is a list, or a dict of lists per method.
-    `transform_passes` (callables ExportedProgram -> ExportedProgram) run on
-    each edge program before partitioning."""
+    them. `partitioner` is a list (or one partitioner), or a dict of lists
+    per method. `transform_passes` (a list, or a dict of lists per method)
+    run on each edge program before partitioning: upstream's passes (a
+    PassBase, or a callable on the graph module), or callables whose first
+    parameter is annotated ExportedProgram, returning the new program."""
     config = compile_config or EdgeCompileConfig()
     if isinstance(programs, ExportedProgram):
         programs = {"forward": programs}
     if partitioner is None:
         per_method = {name: [] for name in programs}
+    elif isinstance(partitioner, Partitioner):
+        per_method = {name: [partitioner] for name in programs}
     elif isinstance(partitioner, Mapping):
         per_method = {name: list(partitioner.get(name, [])) for name in programs}
     else:
@@ -111,22 +127,21 @@ def to_edge_transform_and_lower(
             wanted = getattr(p, "ops_to_not_decompose", None)
             if wanted is not None:
                 keep += [op for op in wanted(ep)[0] if op not in keep]
-        core = to_core_aten(ep, keep)
-        core = check_edge_program(core, keep, config._check_ir_validity)
-        if not config._skip_dim_order:
-            core = to_dim_order_ops(core, target_kernels(config.kernel_target))
-        for transform in transform_passes or ():
-            core = transform(core)
+        core = _to_edge_method(ep, keep, config)
+        core = upstream_passes.run_passes(core,
+                                          upstream_passes.passes_for(transform_passes, name))
         for p in per_method[name]:
             core = to_backend_program(core, p)
         edge[name] = core
     return EdgeProgramManager(edge, constant_methods, config)
 
 
-def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig) -> MethodGraph:
-    """One edge method through every to_executorch pass, in order."""
+def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig,
+                 fuse_quantized: bool = False) -> MethodGraph:
+    """One edge method through every to_executorch pass, in order.
+    `fuse_quantized` turns 8da4w linears into torchlight::linear_8da4w."""
     method = extract_method(ep, name)
-    if config.fuse_quantized_linears:
+    if fuse_quantized:
         method = fuse_quantized_linears(method)
     method = lower_in_place_calls(method)
     method = lower_control_flow(method)
@@ -135,6 +150,7 @@ def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig
     method = scalar_to_tensor(method)
     method = plan_buffer_writes(method)
     method = to_out_variants(method)
+    config = method_config(config, name)  # upstream's pass objects, for this method
     if config.alias_views:
         method = alias_views(method, alloc_graph_output=config.alloc_graph_output)
     method = plan_memory(method, algorithm=config.memory_planning,
@@ -144,6 +160,42 @@ def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig
     if config.free_unplanned_inputs:
         method = plan_input_frees(method)
     return method
+
+
+def method_config(config: ExecutorchBackendConfig, method: str) -> ExecutorchBackendConfig:
+    """`config` with upstream's pass objects for `method` read into our
+    fields (memory_planning_pass -> memory_planning, memory_alignment,
+    alloc_graph_input/output; remove_view_copy=False -> no alias_views).
+    Raises ValueError for the upstream choices we do not implement."""
+    changes: Dict[str, Any] = {}
+    planning = upstream_passes.option_for(config.memory_planning_pass, method)
+    if planning is not None:
+        if not isinstance(planning, upstream_passes.MemoryPlanningPass):
+            raise ValueError(f"memory_planning_pass for '{method}' must be a "
+                             f"torchlight.exir.passes.MemoryPlanningPass, got "
+                             f"{type(planning).__name__}")
+        changes.update(memory_planning=planning.memory_planning_algo,
+                       memory_alignment=planning.alignment,
+                       alloc_graph_input=planning.alloc_graph_input,
+                       alloc_graph_output=planning.alloc_graph_output)
+    shape_eval = upstream_passes.option_for(config.sym_shape_eval_pass, method)
+    if isinstance(shape_eval, upstream_passes.HintBasedSymShapeEvalPass):
+        raise ValueError("HintBasedSymShapeEvalPass is not supported: dynamic dims are planned "
+                         "at their upper bound (ConstraintBasedSymShapeEvalPass)")
+    mode = config.dynamic_memory_planning_mode
+    if mode is not None and getattr(mode, "name", mode) != "UPPER_BOUND":
+        raise ValueError(f"dynamic_memory_planning_mode {getattr(mode, 'name', mode)} is not "
+                         f"supported: dynamic dims are planned at their upper bound")
+    if config.delegate_alignment is not None:
+        a = config.delegate_alignment
+        if (a <= 0 or a & (a - 1) or not config.extract_delegate_segments
+                or config.segment_alignment % a):
+            raise ValueError(f"delegate_alignment={a} needs extract_delegate_segments=True and a "
+                             f"power of two dividing segment_alignment "
+                             f"({config.segment_alignment})")
+    if not config.remove_view_copy:
+        changes["alias_views"] = False
+    return dataclasses.replace(config, **changes) if changes else config
 
 
 class EdgeProgramManager:
@@ -163,8 +215,27 @@ class EdgeProgramManager:
     def methods(self) -> List[str]:
         return list(self._programs) + list(self._constant_methods)
 
+    @property
+    def config_methods(self) -> List[str]:
+        """The constant methods (upstream's name)."""
+        return list(self._constant_methods)
+
     def exported_program(self, method_name: str = "forward") -> ExportedProgram:
         return self._programs[method_name]
+
+    def transform(self, passes: Union[Sequence[Any], Mapping[str, Sequence[Any]]],
+                  compile_config: Optional[EdgeCompileConfig] = None) -> "EdgeProgramManager":
+        """A new manager with `passes` run on every method (a dict: a list per
+        method), as upstream's transform: each pass is a PassBase or a callable
+        on the graph module (see upstream_passes.run_pass). The result is
+        checked again unless the config's _check_ir_validity is False."""
+        config = compile_config or self.compile_config
+        programs = {}
+        for name, ep in self._programs.items():
+            ep = upstream_passes.run_passes(ep, upstream_passes.passes_for(passes, name))
+            exempt = list(config.preserve_ops) + list(config._core_aten_ops_exception_list)
+            programs[name] = check_edge_program(ep, exempt, config._check_ir_validity)
+        return EdgeProgramManager(programs, self._constant_methods, config)
 
     def to_backend(self, partitioner: Union[Partitioner, Mapping[str, Partitioner]]) \
             -> "EdgeProgramManager":
@@ -184,21 +255,28 @@ class EdgeProgramManager:
         (config.check_kernels). Raises ExportError (MissingKernelsError for
         operators without kernels)."""
         config = config or ExecutorchBackendConfig()
-        if self.compile_config.kernel_target != "torchlight":  # Fused ops are ours alone.
-            config = dataclasses.replace(config, fuse_quantized_linears=False)
-        methods = [lower_method(ep, name, config) for name, ep in self._programs.items()]
+        # The fused kernels are torchlight's; upstream targets keep the
+        # quantized_decomposed operators.
+        fuse = config.fuse_quantized_linears and \
+            self.compile_config.kernel_target == TORCHLIGHT_TARGET
+        programs = {name: upstream_passes.run_passes(
+            ep, upstream_passes.passes_for(config.passes, name))
+            for name, ep in self._programs.items()}
+        methods = [lower_method(ep, name, config, fuse) for name, ep in programs.items()]
         data = emit_program(methods, self._constant_methods, config.emit_stacktrace)
         check_kernels(data.program, config.check_kernels, config.kernel_list,
                       self.compile_config.kernel_target)
-        return ExecutorchProgramManager(methods, data, config)
+        return ExecutorchProgramManager(methods, data, config, programs)
 
 
 class ExecutorchProgramManager:
     """An emitted program: its bytes, and what was decided on the way."""
 
     def __init__(self, methods: List[MethodGraph], data: ProgramData,
-                 config: ExecutorchBackendConfig):
+                 config: ExecutorchBackendConfig,
+                 exported_programs: Optional[Mapping[str, ExportedProgram]] = None):
         self._methods = {m.name: m for m in methods}
+        self._exported_programs = dict(exported_programs or {})
         self._data = data
         self.config = config
         self._buffer: Optional[bytes] = None
@@ -215,7 +293,8 @@ class ExecutorchProgramManager:
             c = self.config
             self._buffer = serialize_pte(self._data, SerializeConfig(
                 segment_alignment=c.segment_alignment,
-                constant_tensor_alignment=c.constant_tensor_alignment,
+                constant_tensor_alignment=(c.constant_tensor_alignment
+                                           if c.constant_tensor_alignment is not None else 16),
                 extract_constants=c.extract_constants,
                 extract_delegate_segments=c.extract_delegate_segments,
                 extended_header=c.extended_header))
@@ -224,6 +303,28 @@ class ExecutorchProgramManager:
     def save(self, path: Union[str, os.PathLike]) -> None:
         with open(path, "wb") as f:
             f.write(self.buffer)
+
+    def write_to_file(self, open_file: Union[BinaryIO, str, os.PathLike]) -> None:
+        """Writes the .pte bytes to an open binary file (upstream's
+        signature), or to a path."""
+        if isinstance(open_file, (str, os.PathLike)):
+            self.save(open_file)
+        else:
+            open_file.write(self.buffer)
+
+    def exported_program(self, method_name: str = "forward") -> ExportedProgram:
+        """The edge program to_executorch lowered for `method_name` (after
+        config.passes; upstream's also has out variants and memory planning
+        applied in the graph, ours keeps those in method_graph())."""
+        if method_name not in self._exported_programs:
+            known = ", ".join(self._exported_programs) or "none"
+            raise KeyError(f"no exported program for method '{method_name}' (methods: {known})")
+        return self._exported_programs[method_name]
+
+    @property
+    def executorch_program(self) -> schema.Program:
+        """upstream's name for `program`."""
+        return self.program
 
     @property
     def program(self) -> schema.Program:

@@ -161,3 +161,9 @@ class Module:
 
 def load(program: Union[str, os.PathLike, bytes], mmap: bool = True) -> Module:
     return Module(program, mmap)
+
+
+# Upstream's API (executorch.runtime), over Module.
+from torchlight.upstream_runtime import (BackendRegistry, Method, MethodMeta,  # noqa: E402
+                                         OperatorRegistry, Program, Runtime, TensorInfo,
+                                         Verification)

@@ -1,1 +1,3 @@
-"""executorch.backends: upstream delegate module paths."""
+"""executorch.backends -> torchlight.backends (one implementation, two names)."""
+
+from torchlight.backends import *  # noqa: F401,F403

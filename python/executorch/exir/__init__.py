@@ -1,8 +1,3 @@
-"""executorch.exir -> torchlight's export verbs (the entries upstream's
-XNNPACK examples use)."""
+"""executorch.exir -> torchlight.exir (one implementation, two names)."""
 
-from torchlight import (EdgeCompileConfig, EdgeProgramManager, ExecutorchBackendConfig,
-                        ExecutorchProgramManager, to_edge, to_edge_transform_and_lower)
-
-__all__ = ["EdgeCompileConfig", "EdgeProgramManager", "ExecutorchBackendConfig",
-           "ExecutorchProgramManager", "to_edge", "to_edge_transform_and_lower"]
+from torchlight.exir import *  # noqa: F401,F403

@@ -1,4 +1,4 @@
-"""The fused quantized linears (passes/fuse_quantized_linears.py,
+"""The fused quantized linears (passes/fuse_quantized_linear.py,
 kernels/quantized op_linear_8da4w.cpp / op_linear_int8.cpp): a tiny Llama
 quantized 8da4w or int8 lowers to torchlight::linear_8da4w / linear_int8
 with no weight dequantization left, the runtime's logits match the eager
@@ -23,7 +23,7 @@ from llm_helpers import MAX_SEQ, VOCAB, tiny_llama
 import torchlight
 from torchlight.kernels import fused_quantized
 from torchlight.llm import export_llm, generate
-from torchlight.llm.quantize import quantize_model
+from torchlight.llm.quantize import pack_embedding_weight, quantize_model
 
 FUSED = {"8da4w": "torchlight::linear_8da4w.out", "int8": "torchlight::linear_int8.out"}
 WEIGHT_DEQUANT = {"quantized_decomposed::dequantize_per_channel_group.out",
@@ -40,13 +40,6 @@ def _model(qmode):
 def _program(model, fuse=True):
     return torchlight.to_edge(export_llm(model)).to_executorch(
         torchlight.ExecutorchBackendConfig(check_kernels=False, fuse_quantized_linears=fuse))
-
-
-def test_int4_packing_round_trips_in_the_embedding_layout():
-    values = torch.tensor([[-8, 7, 0, 1]], dtype=torch.int8)
-    assert fused_quantized.pack_int4(values).tolist() == [[0x0F, 0x89]]
-    rand = torch.randint(-8, 8, (6, 64), dtype=torch.int8)
-    assert torch.equal(fused_quantized.unpack_int4(fused_quantized.pack_int4(rand)), rand)
 
 
 @pytest.mark.parametrize("qmode", ["8da4w", "int8"])
@@ -95,8 +88,8 @@ def test_reference_op_equals_the_decomposed_linear(qmode):
     with torch.no_grad():
         want = linear(x)
         if qmode == "8da4w":
-            got = fused_quantized.linear_8da4w(x, fused_quantized.pack_int4(linear.weight),
-                                               linear.scales, 32, linear.bias)
+            got = torch.ops.torchlight.linear_8da4w(x, pack_embedding_weight(linear.weight, 4),
+                                                    linear.scales, 32, linear.bias)
         else:
             got = fused_quantized.linear_int8(x, linear.weight, linear.scales, linear.bias)
     assert torch.equal(got, want)

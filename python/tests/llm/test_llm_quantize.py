@@ -181,15 +181,13 @@ def test_model_quantizes_exports_and_lowers(make, qmode, embedding, tolerance, m
         model.reset_cache()
         torch.testing.assert_close(ep.module()(tokens, pos), eager, rtol=1e-5, atol=1e-5)
 
-    # The decomposed graph's kernels (the fused linears are test_llm_fused_quantized's).
     prog = torchlight.to_edge(ep).to_executorch(
-        torchlight.ExecutorchBackendConfig(check_kernels=False, fuse_quantized_linears=False))
+        torchlight.ExecutorchBackendConfig(check_kernels=False))
     names = set(prog.operators())
-    expected = {"8da4w": {"quantized_decomposed::choose_qparams_per_token_asymmetric.out",
-                          "quantized_decomposed::quantize_per_token.out",
-                          "quantized_decomposed::dequantize_per_token.out",
-                          "quantized_decomposed::dequantize_per_channel_group.out"},
-                "int8": {"quantized_decomposed::dequantize_per_channel.out"},
+    # 8da4w linears are fused into torchlight::linear_8da4w (the tiny Llama's
+    # w2, width 72, stays float with group 32), int8 ones into linear_int8.
+    expected = {"8da4w": {"torchlight::linear_8da4w.out"},
+                "int8": {"torchlight::linear_int8.out"},
                 "4w": {"quantized_decomposed::dequantize_per_channel_group.out"},
                 None: set()}[qmode]
     if embedding:
@@ -251,7 +249,40 @@ def test_export_gpt_cli_flags(tmp_path, capsys, monkeypatch):
     pte = tmp_path / "q8da4w.pte"
     assert cli.main(["--pte", str(pte), "--tokens", "0", "-qmode", "8da4w", "-G", "32",
                      "-E", "4,32"]) == 0
-    assert {"torchlight::linear_8da4w.out",  # fused at export (passes/fuse_quantized_linears.py)
+    assert {"torchlight::linear_8da4w.out",
             "quantized_decomposed::embedding_4bit.out"} <= operators(pte)
     assert cli.main(["--tokens", "0", "-qmode", "8da4w", "-G", "48"]) == 2
     assert "group size 48" in capsys.readouterr().err
+
+
+def _lowered(model, **config):
+    return torchlight.to_edge(export_llm(model), compile_config=config.pop("compile", None)) \
+        .to_executorch(torchlight.ExecutorchBackendConfig(check_kernels=False, **config))
+
+
+def test_8da4w_fuses_into_linear_8da4w_with_packed_weights():
+    model = tiny_gpt()
+    quantize_model(model, "8da4w", 32)
+    fused = _lowered(copy.deepcopy(model))
+    assert "torchlight::linear_8da4w.out" in fused.operators()
+    assert not [n for n in fused.operators() if "per_token" in n or "channel_group" in n]
+    unfused = _lowered(copy.deepcopy(model), fuse_quantized_linears=False)
+    assert "quantized_decomposed::dequantize_per_channel_group.out" in unfused.operators()
+    assert "torchlight::linear_8da4w.out" not in unfused.operators()
+    # Packed two a byte: the fused program drops the int8 weights' half.
+    n_weight_bytes = sum(m.weight.numel() for m in model.modules()
+                         if isinstance(m, Int8DynActInt4WeightLinear))
+    assert len(unfused.buffer) - len(fused.buffer) >= 0.45 * n_weight_bytes
+    # Upstream targets have no such kernel: no fusion.
+    upstream = _lowered(copy.deepcopy(model), compile=torchlight.EdgeCompileConfig(
+        kernel_target="executorch-quantized"))
+    assert "torchlight::linear_8da4w.out" not in upstream.operators()
+
+
+def test_linear_8da4w_op_matches_the_decomposed_module():
+    lin = nn.Linear(64, 24)
+    q = Int8DynActInt4WeightLinear(lin, 32)
+    x = torch.randn(2, 5, 64)
+    packed = pack_embedding_weight(q.weight, 4)
+    got = torch.ops.torchlight.linear_8da4w(x, packed, q.scales, 32, q.bias)
+    torch.testing.assert_close(got, q(x), rtol=1e-6, atol=1e-6)

@@ -280,3 +280,50 @@ def out_variant_names() -> List[str]:
 
 _define_functional()
 _define_out_variants()
+
+
+# --- torchlight::linear_8da4w: the fused 8da4w linear the exporter emits -------------------
+#
+# passes/fuse_quantized_linear.py replaces torchao's decomposed 8da4w graph
+# (per-token q/dq of x, dequantize_per_channel_group of a constant weight,
+# linear) by this operator when the program targets torchlight's kernels
+# (kernels/quantized/op_linear_8da4w.cpp). weight: uint8 [N, K/2], two int4
+# values a byte (value + 8, element 2j in the high nibble, as embedding_4bit
+# packs); weight_scales float32 [N, K / group_size]; symmetric.
+
+LINEAR_8DA4W_SCHEMA = ("linear_8da4w(Tensor input, Tensor weight, Tensor weight_scales, "
+                       "int group_size, Tensor? bias=None) -> Tensor")
+LINEAR_8DA4W_OUT_SCHEMA = ("linear_8da4w.out(Tensor input, Tensor weight, Tensor weight_scales, "
+                           "int group_size, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)")
+
+_torchlight_lib = torch.library.Library("torchlight", "FRAGMENT")
+
+
+def _linear_8da4w(x, weight, scales, group_size, bias=None):
+    """The decomposed 8da4w graph on the unpacked weight (its definition)."""
+    values = unpack_embedding_weight(weight, 4)
+    s, zp = torch.ops.quantized_decomposed.choose_qparams_per_token_asymmetric(x, torch.int8)
+    xq = torch.ops.quantized_decomposed.quantize_per_token(x, s, zp, -128, 127, torch.int8)
+    xdq = torch.ops.quantized_decomposed.dequantize_per_token(xq, s, zp, -128, 127, torch.int8,
+                                                              x.dtype)
+    w = torch.ops.quantized_decomposed.dequantize_per_channel_group(
+        values, scales, None, -8, 7, torch.int8, group_size, x.dtype)
+    return torch.nn.functional.linear(xdq, w, bias)
+
+
+def _define_linear_8da4w() -> None:
+    ns = torch.ops.torchlight
+    try:
+        if "default" in ns.linear_8da4w.overloads():
+            return
+    except AttributeError:
+        pass
+    _torchlight_lib.define(LINEAR_8DA4W_SCHEMA)
+    _torchlight_lib.define(LINEAR_8DA4W_OUT_SCHEMA)
+    _torchlight_lib.impl("linear_8da4w", _linear_8da4w, "CompositeExplicitAutograd")
+    _torchlight_lib.impl("linear_8da4w.out",
+                         _make_out_kernel(ns.linear_8da4w.default, ns.linear_8da4w.out),
+                         "CompositeExplicitAutograd")
+
+
+_define_linear_8da4w()

@@ -30,21 +30,20 @@ def dynamic_shapes(model: nn.Module):
     return {"tokens": {1: seq}, "input_pos": {0: seq}}
 
 
-def export_llm(model: nn.Module, example_len: int = 4,
-               last_logits_only: bool = False, qmode: Optional[str] = None,
-               group_size: int = 128, embedding_quantize: Optional[str] = None) \
-        -> ExportedProgram:
+def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = None,
+               group_size: int = 128, embedding_quantize: Optional[str] = None,
+               last_logits_only: bool = False) -> ExportedProgram:
     """The model's cached forward, exported with a dynamic sequence length.
 
     The model is put in eval mode and its caches are zeroed first, so the
     exported buffers start empty. example_len (>= 2: torch.export specialises
-    sizes 0 and 1) only sets the traced example. With last_logits_only (for
-    models with that attribute: our GPT and Llama), forward returns the last
-    position's logits [1, 1, vocab], all generation needs: prefill then runs
-    the classifier on one position instead of T. `qmode` ("8da4w", "int8",
+    sizes 0 and 1) only sets the traced example. `qmode` ("8da4w", "int8",
     "4w"), `group_size` and `embedding_quantize` ("bits,group") quantize
     `model` in place first (torchlight.llm.quantize.quantize_model, upstream's
-    -qmode / -G / -E).
+    -qmode / -G / -E). With last_logits_only (for models with that
+    attribute: our GPT and Llama), forward returns the last position's logits
+    [1, 1, vocab], all generation needs: prefill then runs the classifier on
+    one position instead of T.
     """
     if example_len < 2:
         raise ValueError(f"export_llm: example_len must be >= 2, got {example_len}")

@@ -1,8 +1,3 @@
-"""executorch.backends.xnnpack -> torchlight.backends.xnnpack."""
+"""executorch.backends.xnnpack -> torchlight.backends.xnnpack (one implementation, two names)."""
 
-from torchlight.backends.xnnpack import (XnnpackBackend, XnnpackDynamicallyQuantizedPartitioner,
-                                         XnnpackFloatingPointPartitioner, XnnpackPartitioner,
-                                         XnnpackQuantizedPartitioner)
-
-__all__ = ["XnnpackBackend", "XnnpackDynamicallyQuantizedPartitioner",
-           "XnnpackFloatingPointPartitioner", "XnnpackPartitioner", "XnnpackQuantizedPartitioner"]
+from torchlight.backends.xnnpack import *  # noqa: F401,F403

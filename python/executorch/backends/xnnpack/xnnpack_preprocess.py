@@ -1,5 +1,3 @@
-"""executorch.backends.xnnpack.xnnpack_preprocess (upstream path)."""
+"""executorch.backends.xnnpack.xnnpack_preprocess -> torchlight.backends.xnnpack.xnnpack_preprocess (one implementation, two names)."""
 
-from torchlight.backends.xnnpack.preprocess import XnnpackBackend
-
-__all__ = ["XnnpackBackend"]
+from torchlight.backends.xnnpack.xnnpack_preprocess import *  # noqa: F401,F403

@@ -1,9 +1,3 @@
-"""executorch.backends.xnnpack.partition.xnnpack_partitioner (upstream path)."""
+"""executorch.backends.xnnpack.partition.xnnpack_partitioner -> torchlight.backends.xnnpack.partition.xnnpack_partitioner (one implementation, two names)."""
 
-from torchlight.backends.xnnpack.partitioner import (XnnpackDynamicallyQuantizedPartitioner,
-                                                     XnnpackFloatingPointPartitioner,
-                                                     XnnpackPartitioner,
-                                                     XnnpackQuantizedPartitioner)
-
-__all__ = ["XnnpackDynamicallyQuantizedPartitioner", "XnnpackFloatingPointPartitioner",
-           "XnnpackPartitioner", "XnnpackQuantizedPartitioner"]
+from torchlight.backends.xnnpack.partition.xnnpack_partitioner import *  # noqa: F401,F403

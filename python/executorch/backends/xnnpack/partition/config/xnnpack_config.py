@@ -1,10 +1,3 @@
-"""executorch.backends.xnnpack.partition.config.xnnpack_config: the
-precision names upstream's partitioner takes (config_precisions=...)."""
+"""executorch.backends.xnnpack.partition.config.xnnpack_config -> torchlight.backends.xnnpack.partition.config.xnnpack_config (one implementation, two names)."""
 
-from enum import Enum
-
-
-class ConfigPrecisionType(Enum):
-    FP32 = 1
-    STATIC_QUANT = 2
-    DYNAMIC_QUANT = 3
+from torchlight.backends.xnnpack.partition.config.xnnpack_config import *  # noqa: F401,F403

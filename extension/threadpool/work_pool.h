@@ -1,0 +1,65 @@
+// WorkPool: the threads behind threadpool::parallel_for.
+//
+// A job is a number of chunks that the caller and the workers claim one at a
+// time from a shared counter. The caller runs chunks too and returns as soon
+// as every chunk has finished: it never waits for a worker that has not
+// claimed one. On a loaded machine a descheduled worker therefore costs the
+// caller nothing but that worker's share of the speed-up, where a pool that
+// waits for every thread to check in (pthreadpool) stalls for the worker's
+// whole time slice, milliseconds.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace torchlight {
+namespace threadpool {
+
+class WorkPool {
+ public:
+  /// Runs chunk `index` of a job.
+  using ChunkFn = void (*)(void* context, size_t index);
+
+  /// `threads` counts the caller: threads - 1 workers are started.
+  explicit WorkPool(size_t threads);
+  ~WorkPool();
+  WorkPool(const WorkPool&) = delete;
+  WorkPool& operator=(const WorkPool&) = delete;
+
+  size_t threads() const { return workers_.size() + 1; }
+
+  /// Calls fn(context, i) once for every i in [0, chunks), on the caller
+  /// and the workers; returns when all have returned. A second caller while
+  /// a job runs gets false and should run the job itself.
+  bool run(size_t chunks, ChunkFn fn, void* context);
+
+ private:
+  void worker_loop();
+  // Claims the next chunk of job `generation`; false when that job has no
+  // chunk left or is over.
+  bool claim(uint32_t generation, uint32_t* index);
+  void run_chunks(uint32_t generation);
+
+  // The job: written before its generation is published, read after a claim.
+  std::atomic<ChunkFn> fn_{nullptr};
+  std::atomic<void*> context_{nullptr};
+  std::atomic<uint32_t> chunks_{0};
+  // generation << 32 | next chunk to claim.
+  std::atomic<uint64_t> state_{0};
+  std::atomic<uint32_t> done_{0};  // chunks of the current job that finished
+
+  std::mutex run_mutex_;  // one job at a time
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
+  std::atomic<uint32_t> sleeping_{0};
+  bool stop_ = false;  // guarded by sleep_mutex_
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace threadpool
+}  // namespace torchlight

@@ -1,0 +1,1 @@
+"""executorch.backends.transforms -> torchlight.backends.transforms."""

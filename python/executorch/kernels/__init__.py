@@ -1,0 +1,1 @@
+"""executorch.kernels -> torchlight.kernels."""

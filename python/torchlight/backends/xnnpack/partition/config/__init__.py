@@ -1,0 +1,1 @@
+"""executorch.backends.xnnpack.partition.config (upstream path)."""

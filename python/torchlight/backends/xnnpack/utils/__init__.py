@@ -1,0 +1,1 @@
+"""executorch.backends.xnnpack.utils (upstream path)."""

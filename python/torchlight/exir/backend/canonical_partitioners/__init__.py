@@ -1,0 +1,1 @@
+"""executorch.exir.backend.canonical_partitioners (upstream path)."""

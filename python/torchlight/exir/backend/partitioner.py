@@ -1,0 +1,5 @@
+"""executorch.exir.backend.partitioner."""
+
+from torchlight.delegation import DelegationSpec, Partitioner, PartitionResult
+
+__all__ = ["DelegationSpec", "Partitioner", "PartitionResult"]

@@ -1,0 +1,1 @@
+"""executorch.exir.dialects."""

@@ -1,0 +1,1 @@
+"""executorch.extension (upstream path): the Python runtime bindings."""

@@ -1,0 +1,1 @@
+"""executorch.extension.pybindings (upstream path)."""
