@@ -99,16 +99,29 @@ def weight_bytes(model) -> tuple[int, int]:
 
     Every parameter and buffer counts once (tied tensors are one), except
     KV caches and RoPE tables, which are not weights, and embedding tables
-    that are only looked up (one row per token)."""
+    that are only looked up (one row per token). Quantized linears count
+    what their fused kernels read (passes/fuse_quantized_linears.py): 8da4w
+    weights packed two a byte, and no zero points."""
     import torch
 
     tensors = {}
     for name, t in list(model.named_parameters()) + list(model.named_buffers()):
         tensors.setdefault(id(t), (name, t))
+    packed, unread = set(), set()
+    for module in model.modules():
+        kind = type(module).__name__
+        if kind in ("Int8DynActInt4WeightLinear", "Int8WeightOnlyLinear"):
+            unread.add(id(module.zeros))
+        if kind == "Int8DynActInt4WeightLinear":
+            packed.add(id(module.weight))
     read, cache = 0, 0
     lookup_tables = _lookup_only_embeddings(model)
-    for name, t in tensors.values():
+    for key, (name, t) in tensors.items():
         nbytes = t.numel() * t.element_size()
+        if key in unread:
+            continue
+        if key in packed:
+            nbytes //= 2
         if "cache" in name:
             cache += nbytes
         elif any(key in name for key in ("freqs", "rope", "cos_table", "sin_table")):

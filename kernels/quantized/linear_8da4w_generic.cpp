@@ -8,27 +8,34 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
   const int64_t packed = row.k / 2;
   for (int64_t n = n_begin; n < n_end; ++n) {
     const uint8_t* w = row.weight + n * packed;
-    float sum[kRows8da4w];
-    for (int r = 0; r < row.rows; ++r) sum[r] = row.bias != nullptr ? row.bias[n] : 0.0f;
+    float acc[kRows8da4w][kLanes8da4w] = {};
     for (int64_t g = 0; g < groups; ++g) {
-      int32_t dot[kRows8da4w] = {0, 0, 0, 0};
-      int32_t wsum = 0;
+      int32_t dot[kRows8da4w][kLanes8da4w] = {};
+      int32_t wsum[kLanes8da4w] = {};
       for (int64_t k = g * row.group; k < (g + 1) * row.group; k += 2) {
         const int32_t hi = (w[k / 2] >> 4) - 8;
         const int32_t lo = (w[k / 2] & 15) - 8;
-        wsum += hi + lo;
+        const int lane = static_cast<int>(k % 32) / 4;  // k, k + 1 share a lane.
+        wsum[lane] += hi + lo;
         for (int r = 0; r < row.rows; ++r) {
           const int8_t* x = row.xq + r * row.k;
-          dot[r] += x[k] * hi + x[k + 1] * lo;
+          dot[r][lane] += x[k] * hi + x[k + 1] * lo;
         }
       }
       const float w_scale = row.w_scales[n * groups + g];
       for (int r = 0; r < row.rows; ++r) {
-        const int32_t exact = dot[r] - row.zero_point[r] * wsum;
-        sum[r] += (row.scale[r] * w_scale) * static_cast<float>(exact);
+        const float scale = row.scale[r] * w_scale;
+        for (int l = 0; l < kLanes8da4w; ++l) {
+          const int32_t exact = dot[r][l] - row.zero_point[r] * wsum[l];
+          acc[r][l] += static_cast<float>(exact) * scale;
+        }
       }
     }
-    for (int r = 0; r < row.rows; ++r) row.out[r * row.n + n] = sum[r];
+    for (int r = 0; r < row.rows; ++r) {
+      float sum = fold_lanes_8da4w(acc[r]);
+      if (row.bias != nullptr) sum += row.bias[n];
+      row.out[r * row.n + n] = sum;
+    }
   }
 }
 

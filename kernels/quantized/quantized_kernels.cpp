@@ -54,6 +54,7 @@ constexpr Kernel kQuantizedKernels[] = {
           mixed_linear),
     TL_QK("quantized_decomposed::add.out", kquantized_decomposed__add_out, add),
     TL_QK("torchlight::linear_8da4w.out", ktorchlight__linear_8da4w_out, linear_8da4w),
+    TL_QK("torchlight::linear_int8.out", ktorchlight__linear_int8_out, linear_int8),
 };
 
 #undef TL_QK

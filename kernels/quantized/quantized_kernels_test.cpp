@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "kernels/all_kernels.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/quantized_kernels.h"
 
 namespace torchlight {
@@ -30,7 +33,7 @@ const Kernel& find(const char* name) {
 TEST(QuantizedKernelsTest, AllKernelsHoldsEveryOneWithSchemaAndPrepare) {
   Result<const KernelRegistry*> registry = all_kernels();
   ASSERT_TRUE(registry.ok()) << registry.status().message();
-  EXPECT_EQ(quantized_kernels().size(), 21u);
+  EXPECT_EQ(quantized_kernels().size(), 22u);
   for (const Kernel& k : quantized_kernels()) {
     EXPECT_TRUE((*registry)->has_kernel(k.name)) << k.name;
     ASSERT_NE(k.schema, nullptr) << k.name;
@@ -189,6 +192,62 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgree) {
 #else
   GTEST_SKIP() << "x86-64 only";
 #endif
+}
+
+// The int8 weight-only loops: the generic and AVX2 loops give identical
+// floats (same lane order, fused multiply-adds in both), and both are within
+// float rounding of a float64 reference: |err| <= 1e-5 * scale * sum |x w|
+// (+ |bias| * 2^-23), for K with and without a tail of fewer than 32.
+TEST(QuantizedKernelsTest, LinearInt8LoopsAgreeAndMatchReference) {
+  constexpr int64_t kN = 21;
+  uint32_t seed = 777;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (int64_t k : {7, 64, 288, 301}) {
+    std::vector<float> x(k * quantized::kRowsInt8);
+    std::vector<int8_t> weight(kN * k);
+    std::vector<float> scales(kN), bias(kN);
+    for (auto& v : x) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 8192;
+    for (auto& v : weight) v = static_cast<int8_t>(next() >> 24);
+    weight[0] = -128;
+    weight[1] = 127;
+    for (auto& v : scales) v = static_cast<float>((next() >> 20) + 1) / 65536;
+    for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
+    for (bool with_bias : {false, true}) {
+      for (int rows = 1; rows <= quantized::kRowsInt8; ++rows) {
+        std::vector<float> a(rows * kN), b(rows * kN);
+        quantized::RowsInt8 block{};
+        block.x = x.data();
+        block.rows = rows;
+        block.weight = weight.data();
+        block.scales = scales.data();
+        block.bias = with_bias ? bias.data() : nullptr;
+        block.k = k;
+        block.n = kN;
+        block.out = a.data();
+        quantized::linear_int8_columns_generic(block, 0, kN);
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t n = 0; n < kN; ++n) {
+            double sum = 0, magnitude = 0;
+            for (int64_t i = 0; i < k; ++i) {
+              sum += static_cast<double>(x[r * k + i]) * weight[n * k + i];
+              magnitude += std::abs(static_cast<double>(x[r * k + i]) * weight[n * k + i]);
+            }
+            const double b0 = with_bias ? bias[n] : 0.0;
+            const double expected = sum * scales[n] + b0;
+            const double tolerance = 1e-5 * magnitude * scales[n] + std::abs(b0) * 0x1p-23;
+            EXPECT_NEAR(a[r * kN + n], expected, tolerance) << "k " << k << " row " << r;
+          }
+        }
+#if defined(__x86_64__) || defined(_M_X64)
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+          block.out = b.data();
+          quantized::linear_int8_columns_avx2(block, 0, kN);
+          EXPECT_EQ(a, b) << "k " << k << " rows " << rows << " bias " << with_bias;
+        }
+#endif
+      }
+    }
+  }
 }
 
 }  // namespace

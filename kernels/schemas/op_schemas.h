@@ -529,6 +529,8 @@ inline constexpr ArgSpec kquantized_decomposed__quantize_per_token_out_args[] = 
 inline constexpr OpSchema kquantized_decomposed__quantize_per_token_out{"quantized_decomposed::quantize_per_token.out", "quantize_per_token.out(Tensor input, Tensor scales, Tensor zero_points, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)", kquantized_decomposed__quantize_per_token_out_args, 8, false};
 inline constexpr ArgSpec ktorchlight__linear_8da4w_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"group_size", ArgType::kInt, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__linear_8da4w_out{"torchlight::linear_8da4w.out", "linear_8da4w.out(Tensor input, Tensor weight, Tensor weight_scales, int group_size, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_8da4w_out_args, 7, false};
+inline constexpr ArgSpec ktorchlight__linear_int8_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__linear_int8_out{"torchlight::linear_int8.out", "linear_int8.out(Tensor input, Tensor weight, Tensor weight_scales, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_int8_out_args, 6, false};
 inline constexpr ArgSpec ktorchlight__sdpa_with_kv_cache_out_args[] = {{"query", ArgType::kTensor, false}, {"key", ArgType::kTensor, false}, {"value", ArgType::kTensor, false}, {"key_cache", ArgType::kTensor, true}, {"value_cache", ArgType::kTensor, true}, {"input_pos", ArgType::kTensor, false}, {"scale", ArgType::kOptionalDouble, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__sdpa_with_kv_cache_out{"torchlight::sdpa_with_kv_cache.out", "sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out) -> Tensor(c!)", ktorchlight__sdpa_with_kv_cache_out_args, 9, false};
 
@@ -794,6 +796,7 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &kquantized_decomposed__quantize_per_tensor_out,
     &kquantized_decomposed__quantize_per_token_out,
     &ktorchlight__linear_8da4w_out,
+    &ktorchlight__linear_int8_out,
     &ktorchlight__sdpa_with_kv_cache_out,
 };
 

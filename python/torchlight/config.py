@@ -83,8 +83,9 @@ class ExecutorchBackendConfig:
     # Record each instruction's Python stack in Chain.stacktrace.
     emit_stacktrace: bool = False
     # torchao's decomposed 8da4w linears (torchlight.llm.quantize) become one
-    # torchlight::linear_8da4w call on weights packed two a byte, when the
-    # edge program targets torchlight's kernels (passes/fuse_quantized_linear.py).
+    # torchlight::linear_8da4w call on weights packed two a byte, and int8
+    # weight-only linears one torchlight::linear_int8 call, when the edge
+    # program targets torchlight's kernels (passes/fuse_quantized_linear.py).
     fuse_quantized_linears: bool = True
     # Fail when an operator has no kernel in the runtime build: True (the
     # kernel list must be found), False, or "auto" (check when a list is found).

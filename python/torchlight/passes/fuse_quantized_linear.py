@@ -1,5 +1,9 @@
 """fuse_quantized_linears: torchao's decomposed 8da4w linear becomes one
-torchlight::linear_8da4w call on pre-packed weights."""
+torchlight::linear_8da4w call on pre-packed weights, and the int8
+weight-only linear, linear(x, dequantize_per_channel(constant int8 weight
+[N, K], constant float32 scales [N], zero or no zero points, axis 0)), one
+torchlight::linear_int8 call that reads the int8 weight as stored (never
+dequantizing it whole). Inexact patterns stay decomposed."""
 
 from __future__ import annotations
 
@@ -73,8 +77,56 @@ def _match(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
     return x, w, scales, group, bias
 
 
+def _match_int8(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
+    """(x, weight placeholder, scales placeholder, bias) when `linear` is
+    linear(x, dequantize_per_channel(constant int8 weight [N, K], constant
+    float32 scales [N], zero zero points, axis 0, int8, out_dtype float32))
+    on float32 x [..., K] with a float32 bias [N] or none."""
+    x, w_dq, bias = _args(linear, 3)
+    if not _call(w_dq, _qd.dequantize_per_channel.default):
+        return None
+    w, scales, zeros, axis, _, _, dtype = _args(w_dq, 7)
+    out_dtype = w_dq.kwargs.get("out_dtype")
+    weight = method.constants.get(w)
+    scale_values = method.constants.get(scales)
+    if weight is None or scale_values is None or weight.dtype != torch.int8 or \
+            weight.dim() != 2 or axis != 0 or dtype != torch.int8 or \
+            out_dtype not in (None, torch.float32):
+        return None
+    n, k = weight.shape
+    if scale_values.dtype != torch.float32 or tuple(scale_values.shape) != (n,):
+        return None
+    if zeros is not None:
+        zero_values = method.constants.get(zeros)
+        if zero_values is None or bool(zero_values.any()):
+            return None
+    val = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.shape[-1] != k:
+        return None
+    if bias is not None:
+        bias_val = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
+        if not isinstance(bias_val, torch.Tensor) or bias_val.dtype != torch.float32 or \
+                bias_val.numel() != n:
+            return None
+    return x, w, scales, bias
+
+
+def _fuse_int8(node: torch.fx.Node, method: MethodGraph) -> bool:
+    match = _match_int8(node, method)
+    if match is None:
+        return False
+    import torchlight.kernels.fused_quantized  # noqa: F401  (defines torchlight::linear_int8)
+    with method.graph.inserting_before(node):
+        fused = method.graph.call_function(torch.ops.torchlight.linear_int8.default, match)
+    fused.meta.update(node.meta)
+    node.replace_all_uses_with(fused)
+    method.graph.erase_node(node)
+    return True
+
+
 def fuse_quantized_linears(method: MethodGraph) -> MethodGraph:
-    """Replaces every 8da4w linear (see _match) by
+    """Replaces every int8 weight-only linear (see _match_int8) by
+    torchlight::linear_int8(x, weight, scales, bias), and every 8da4w linear (see _match) by
     torchlight::linear_8da4w(x, packed weight, scales, group size, bias),
     whose kernel quantizes x per token and multiplies with int32 sums. The
     weight constant is replaced by its packed form (uint8 [N, K/2], two
@@ -93,6 +145,7 @@ def fuse_quantized_linears(method: MethodGraph) -> MethodGraph:
             continue
         match = _match(node, method)
         if match is None:
+            fused_any = _fuse_int8(node, method) or fused_any
             continue
         x, w, scales, group, bias = match
         if w not in packed_for:

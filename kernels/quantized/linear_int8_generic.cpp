@@ -1,0 +1,34 @@
+// Portable loops of linear_int8 (linear_int8.h), and the run-time choice.
+// std::fma keeps the sums identical to the AVX2 loop's fused multiply-adds.
+#include <cmath>
+
+#include "kernels/quantized/linear_int8.h"
+
+namespace torchlight::quantized {
+
+void linear_int8_columns_generic(const RowsInt8& rows, int64_t n_begin, int64_t n_end) {
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    const int8_t* w = rows.weight + n * rows.k;
+    for (int r = 0; r < rows.rows; ++r) {
+      const float* x = rows.x + r * rows.k;
+      float lane[kLanesInt8] = {};
+      for (int64_t k = 0; k < rows.k; ++k) {
+        float& acc = lane[k % kLanesInt8];
+        acc = std::fma(x[k], static_cast<float>(w[k]), acc);
+      }
+      const float bias = rows.bias != nullptr ? rows.bias[n] : 0.0f;
+      rows.out[r * rows.n + n] = std::fma(fold_lanes_int8(lane), rows.scales[n], bias);
+    }
+  }
+}
+
+ColumnsInt8Fn select_linear_int8() {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return &linear_int8_columns_avx2;
+  }
+#endif
+  return &linear_int8_columns_generic;
+}
+
+}  // namespace torchlight::quantized

@@ -1,0 +1,90 @@
+"""Torchlight's fused int8 weight-only linear, for torch: the operator the
+fuse_quantized_linears pass (torchlight/passes/fuse_quantized_linear.py)
+writes for int8 weight-only linears, with an eager reference equal to the
+decomposed graph it replaces and a fake implementation for export. Its
+kernel is kernels/quantized/op_linear_int8.cpp. (The 8da4w one,
+torchlight::linear_8da4w, is defined in torchlight.kernels.quantized.)
+
+    torchlight::linear_int8(Tensor input, Tensor weight, Tensor weight_scales,
+                            Tensor? bias=None) -> Tensor
+        input float32 [..., K]; weight int8 [N, K]; weight_scales float32 [N].
+        = linear(input, dequantize_per_channel(weight, scales, zeros, axis 0)) + bias
+
+It has an .out overload (`*, Tensor(a!) out`) that to_out_variants finds.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch.nn import functional as F
+
+import torchlight.kernels.quantized  # noqa: F401  (quantized_decomposed out variants)
+
+NAMESPACE = "torchlight"
+qd = torch.ops.quantized_decomposed
+
+_lib = torch.library.Library(NAMESPACE, "FRAGMENT")
+_OUT = "*, Tensor(a!) out) -> Tensor(a!)"
+_ARGS_INT8 = "Tensor input, Tensor weight, Tensor weight_scales, Tensor? bias=None"
+_lib.define(f"linear_int8({_ARGS_INT8}) -> Tensor")
+_lib.define(f"linear_int8.out({_ARGS_INT8}, {_OUT}")
+
+
+def _check(name: str, cond: bool, message: str) -> None:
+    if not cond:
+        raise ValueError(f"torchlight::{name}: {message}")
+
+
+def _check_int8(input, weight, weight_scales, bias) -> None:
+    k = input.shape[-1]
+    _check("linear_int8", weight.dim() == 2 and weight.dtype == torch.int8
+           and weight.shape[1] == k,
+           f"weight must be int8 [N, K] with K = {k}, got {weight.dtype} {list(weight.shape)}")
+    _check("linear_int8", weight_scales.numel() == weight.shape[0],
+           "weight_scales must have N elements")
+    _check("linear_int8", bias is None or bias.numel() == weight.shape[0],
+           "bias must have N elements")
+
+
+def linear_int8_reference(input: torch.Tensor, weight: torch.Tensor,
+                          weight_scales: torch.Tensor,
+                          bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The decomposed int8 weight-only graph (dequantize, then linear)."""
+    _check_int8(input, weight, weight_scales, bias)
+    scales = weight_scales.reshape(-1)
+    w = qd.dequantize_per_channel(weight, scales, torch.zeros(scales.shape, dtype=torch.int64),
+                                  0, -128, 127, torch.int8, out_dtype=input.dtype)
+    return F.linear(input, w, bias)
+
+
+def _out(reference):
+    def eager_out(*args, out, **kwargs):
+        result = reference(*args, **kwargs)
+        out.resize_(result.shape)
+        out.copy_(result)
+        return out
+    return eager_out
+
+
+def _fake_like(input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return input.new_empty((*input.shape[:-1], weight.shape[0]))
+
+
+_lib.impl("linear_int8", linear_int8_reference, "CompositeExplicitAutograd")
+_lib.impl("linear_int8.out", _out(linear_int8_reference), "CompositeExplicitAutograd")
+
+
+@torch.library.register_fake(f"{NAMESPACE}::linear_int8", lib=_lib)
+def _fake_int8(input, weight, weight_scales, bias=None):
+    _check_int8(input, weight, weight_scales, bias)
+    return _fake_like(input, weight)
+
+
+@torch.library.register_fake(f"{NAMESPACE}::linear_int8.out", lib=_lib)
+def _fake_int8_out(input, weight, weight_scales, bias=None, *, out):
+    return out
+
+
+linear_int8 = torch.ops.torchlight.linear_int8.default
