@@ -24,10 +24,8 @@
 namespace torchlight::quantized {
 namespace {
 
-using portable::check_args;
 
 Status check_static(Span<EValue*> args) {
-  TL_RETURN_IF_ERROR(check_args(args, schemas::ktorchlight__linear_int8_out.arg_specs()));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_tensor(), "weight"};
   const NamedTensor scales{args[2]->to_tensor(), "weight_scales"};
