@@ -14,7 +14,6 @@
 namespace torchlight::quantized {
 namespace {
 
-
 Status check_add(Span<EValue*> args) {
   const NamedTensor a{args[0]->to_tensor(), "a"};
   const ScalarType dtype = a.tensor.scalar_type();

@@ -21,7 +21,6 @@
 namespace torchlight::quantized {
 namespace {
 
-
 Status check_float_input(const NamedTensor& input) {
   TL_CHECK_OR_RETURN(visit_quant_float_input(input.tensor.scalar_type(), [](auto) {}),
                      Error::kInvalidType, "argument 'input' has dtype %s, expected %s",

@@ -17,7 +17,6 @@
 namespace torchlight::quantized {
 namespace {
 
-
 struct DequantArgs {
   int64_t quant_min;
   int64_t quant_max;

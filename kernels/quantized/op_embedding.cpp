@@ -24,7 +24,6 @@
 namespace torchlight::quantized {
 namespace {
 
-
 struct EmbeddingLayout {
   int bits;
   bool dtype_arg;  // .dtype_out: a ScalarType? before out.

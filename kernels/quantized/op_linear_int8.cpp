@@ -24,7 +24,6 @@
 namespace torchlight::quantized {
 namespace {
 
-
 Status check_static(Span<EValue*> args) {
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_tensor(), "weight"};

@@ -15,7 +15,6 @@
 namespace torchlight::quantized {
 namespace {
 
-
 Status check_common(const NamedTensor& input, const NamedTensor& weight, const NamedTensor& scales,
                     const EValue& zero_points) {
   const ScalarType in = input.tensor.scalar_type();

@@ -15,7 +15,6 @@
 namespace torchlight::quantized {
 namespace {
 
-
 struct QuantRange {
   int64_t quant_min;
   int64_t quant_max;
