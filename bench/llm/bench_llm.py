@@ -198,8 +198,8 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path) -> tu
     methods = llm_metadata_methods(model, bos_id=BOS_ID)
     program = torchlight.to_edge(export_llm(model, last_logits_only=True),
                                  constant_methods=methods).to_executorch()
-    for old in workdir.glob(f"{tag}-*.pte"):
-        old.unlink()
+    for old in list(workdir.glob(f"{tag}-*.pte")) + list(workdir.glob(f"{tag}-*.json")):
+        old.unlink()  # programs (and their facts) of an older exporter
     program.save(str(pte))
     facts = {"weight_bytes_per_token": read, "kv_cache_bytes": cache, "vocab_size": vocab}
     facts_path.write_text(json.dumps(facts))
