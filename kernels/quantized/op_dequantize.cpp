@@ -241,13 +241,7 @@ Status check_per_channel(Span<EValue*> args, DequantArgs* a, size_t* axis) {
   const NamedTensor input{args[0]->to_tensor(), "input"};
   TL_RETURN_IF_ERROR(check_dequantize_common(input, {args[8]->to_tensor(), "out"}, *args[4],
                                              *args[5], *args[6], args[7], "out_dtype", a));
-  const int64_t dim = static_cast<int64_t>(input.tensor.dim());
-  const int64_t raw_axis = args[3]->to_int();
-  TL_CHECK_OR_RETURN(raw_axis >= -dim && raw_axis < dim, Error::kInvalidArgument,
-                     "argument 'axis' is %lld, out of range for 'input' with %lld dimensions",
-                     static_cast<long long>(raw_axis), static_cast<long long>(dim));
-  *axis = static_cast<size_t>(raw_axis < 0 ? raw_axis + dim : raw_axis);
-  return Error::kOk;
+  return channel_axis(input, args[3]->to_int(), axis);
 }
 
 }  // namespace

@@ -188,6 +188,17 @@ inline Status check_contiguous(const NamedTensor& t) {
   return portable::check_has_data(t);
 }
 
+/// `raw_axis` (which may count from the end) as an index into `input`'s
+/// dims. Errors: kInvalidArgument when it is out of range.
+inline Status channel_axis(const NamedTensor& input, int64_t raw_axis, size_t* axis) {
+  const int64_t dim = static_cast<int64_t>(input.tensor.dim());
+  TL_CHECK_OR_RETURN(raw_axis >= -dim && raw_axis < dim, Error::kInvalidArgument,
+                     "argument 'axis' is %lld, out of range for '%s' with %lld dimensions",
+                     static_cast<long long>(raw_axis), input.name, static_cast<long long>(dim));
+  *axis = static_cast<size_t>(raw_axis < 0 ? raw_axis + dim : raw_axis);
+  return Error::kOk;
+}
+
 /// x rounded to T's precision (round to nearest even), as torch stores an
 /// intermediate result of dtype T. The double holds T's exact operands'
 /// result, so one rounding matches T's own arithmetic.
