@@ -30,28 +30,16 @@ Status check_static(Span<EValue*> args) {
   const NamedTensor scales{args[2]->to_tensor(), "weight_scales"};
   const NamedTensor bias{args[3]->to_optional_tensor(), "bias"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
-  TL_RETURN_IF_ERROR(check_dtype(input, ScalarType::kFloat));
-  TL_RETURN_IF_ERROR(check_dtype(weight, ScalarType::kChar));
-  TL_RETURN_IF_ERROR(check_dtype(scales, ScalarType::kFloat));
-  TL_RETURN_IF_ERROR(check_dtype(out, ScalarType::kFloat));
-  if (bias.tensor.defined()) TL_RETURN_IF_ERROR(check_dtype(bias, ScalarType::kFloat));
-  TL_RETURN_IF_ERROR(portable::check_rank(weight, 2, "a matrix [N, K] of int8"));
-  TL_CHECK_OR_RETURN(input.tensor.dim() >= 1, Error::kInvalidArgument,
-                     "argument 'input' must have at least one dimension (K)");
-  const int64_t k = input.tensor.size(input.tensor.dim() - 1);
-  const int64_t n = weight.tensor.size(0);
+  int64_t k = 0, n = 0;
+  TL_RETURN_IF_ERROR(check_quantized_linear(input, weight, ScalarType::kChar,
+                                            "a matrix [N, K] of int8", scales, bias, out, &k, &n));
   TL_CHECK_OR_RETURN(weight.tensor.size(1) == k && k > 0, Error::kInvalidArgument,
                      "argument 'weight' has %d columns, expected K = %lld (input's last dim)",
                      weight.tensor.size(1), static_cast<long long>(k));
   TL_CHECK_OR_RETURN(scales.tensor.numel() == n, Error::kInvalidArgument,
                      "argument 'weight_scales' has %lld elements, expected %lld (N)",
                      static_cast<long long>(scales.tensor.numel()), static_cast<long long>(n));
-  if (bias.tensor.defined()) {
-    TL_CHECK_OR_RETURN(bias.tensor.numel() == n, Error::kInvalidArgument,
-                       "argument 'bias' has %lld elements, expected %lld (N)",
-                       static_cast<long long>(bias.tensor.numel()), static_cast<long long>(n));
-  }
-  return Error::kOk;
+  return check_bias_length(bias, n);
 }
 
 constexpr int64_t kColumnsPerChunk = 16;

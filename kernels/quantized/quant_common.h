@@ -188,6 +188,38 @@ inline Status check_contiguous(const NamedTensor& t) {
   return portable::check_has_data(t);
 }
 
+/// The checks the fused weight-quantized linears share, before their own
+/// weight-layout checks: float32 input, scales, out and bias (when given), a
+/// 2-D `weight` of `weight_dtype` (`weight_shape` says which layout), an
+/// input with at least one dim. Sets *k (input's last dim) and *n (weight's
+/// rows). Errors: kInvalidType / kInvalidArgument naming the argument.
+inline Status check_quantized_linear(const NamedTensor& input, const NamedTensor& weight,
+                                     ScalarType weight_dtype, const char* weight_shape,
+                                     const NamedTensor& scales, const NamedTensor& bias,
+                                     const NamedTensor& out, int64_t* k, int64_t* n) {
+  TL_RETURN_IF_ERROR(check_dtype(input, ScalarType::kFloat));
+  TL_RETURN_IF_ERROR(check_dtype(weight, weight_dtype));
+  TL_RETURN_IF_ERROR(check_dtype(scales, ScalarType::kFloat));
+  TL_RETURN_IF_ERROR(check_dtype(out, ScalarType::kFloat));
+  if (bias.tensor.defined()) TL_RETURN_IF_ERROR(check_dtype(bias, ScalarType::kFloat));
+  TL_RETURN_IF_ERROR(portable::check_rank(weight, 2, weight_shape));
+  TL_CHECK_OR_RETURN(input.tensor.dim() >= 1, Error::kInvalidArgument,
+                     "argument 'input' must have at least one dimension (K)");
+  *k = input.tensor.size(input.tensor.dim() - 1);
+  *n = weight.tensor.size(0);
+  return Error::kOk;
+}
+
+/// Errors: kInvalidArgument when `bias` is given and has not `n` elements.
+inline Status check_bias_length(const NamedTensor& bias, int64_t n) {
+  if (bias.tensor.defined()) {
+    TL_CHECK_OR_RETURN(bias.tensor.numel() == n, Error::kInvalidArgument,
+                       "argument 'bias' has %lld elements, expected %lld (N)",
+                       static_cast<long long>(bias.tensor.numel()), static_cast<long long>(n));
+  }
+  return Error::kOk;
+}
+
 /// `raw_axis` (which may count from the end) as an index into `input`'s
 /// dims. Errors: kInvalidArgument when it is out of range.
 inline Status channel_axis(const NamedTensor& input, int64_t raw_axis, size_t* axis) {

@@ -113,8 +113,8 @@ class _QuantizedLinear(nn.Module):
             self.bias = None
 
 
-class Int8DynActInt4WeightLinear(_QuantizedLinear):
-    """8da4w: per-token int8 activations, int4 group-wise symmetric weights."""
+class _GroupwiseInt4Linear(_QuantizedLinear):
+    """Int4 group-wise symmetric weights, as 8da4w and 4w store them."""
 
     def __init__(self, linear: nn.Linear, group_size: int):
         super().__init__(linear)
@@ -124,13 +124,19 @@ class Int8DynActInt4WeightLinear(_QuantizedLinear):
         self.register_buffer("scales", scales)                      # [out, in / group]
         self.register_buffer("zeros", torch.zeros_like(scales))     # [out, in / group]
 
+    def dequantized_weight(self, dtype: torch.dtype) -> torch.Tensor:
+        return qd.dequantize_per_channel_group(self.weight, self.scales, self.zeros, -8, 7,
+                                               torch.int8, self.group_size, dtype)
+
+
+class Int8DynActInt4WeightLinear(_GroupwiseInt4Linear):
+    """8da4w: per-token int8 activations, int4 group-wise symmetric weights."""
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         scales, zero_points = qd.choose_qparams_per_token_asymmetric(x, torch.int8)
         xq = qd.quantize_per_token(x, scales, zero_points, -128, 127, torch.int8)
         xdq = qd.dequantize_per_token(xq, scales, zero_points, -128, 127, torch.int8, x.dtype)
-        w = qd.dequantize_per_channel_group(self.weight, self.scales, self.zeros, -8, 7,
-                                            torch.int8, self.group_size, x.dtype)
-        return F.linear(xdq, w, self.bias)
+        return F.linear(xdq, self.dequantized_weight(x.dtype), self.bias)
 
 
 class Int8WeightOnlyLinear(_QuantizedLinear):
@@ -149,21 +155,11 @@ class Int8WeightOnlyLinear(_QuantizedLinear):
         return F.linear(x, w, self.bias)
 
 
-class Int4WeightOnlyLinear(_QuantizedLinear):
+class Int4WeightOnlyLinear(_GroupwiseInt4Linear):
     """4w: weight-only, int4 group-wise symmetric."""
 
-    def __init__(self, linear: nn.Linear, group_size: int):
-        super().__init__(linear)
-        self.group_size = group_size
-        values, scales = quantize_symmetric(linear.weight, 4, group_size)
-        self.register_buffer("weight", values)                      # [out, in] int8 in -8..7
-        self.register_buffer("scales", scales)                      # [out, in / group]
-        self.register_buffer("zeros", torch.zeros_like(scales))     # [out, in / group]
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        w = qd.dequantize_per_channel_group(self.weight, self.scales, self.zeros, -8, 7,
-                                            torch.int8, self.group_size, x.dtype)
-        return F.linear(x, w, self.bias)
+        return F.linear(x, self.dequantized_weight(x.dtype), self.bias)
 
 
 class QuantizedEmbedding(nn.Module):
