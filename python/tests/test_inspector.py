@@ -100,25 +100,38 @@ def _op_names(prog):
     return names
 
 
-def synthetic_trace(edge, prog, runs=3, inject=None, kernel_events=True):
+def synthetic_trace(edge, prog, runs=3, inject=None, kernel_events=True, simulate_with=None):
     """(ETDump bytes, debug buffer) as the runtime would write them:
     a Default block, then `runs` Execute blocks, each instruction with a
     native_call_<op> and an OPERATOR_CALL span and its output logged into
     the debug buffer (64-byte aligned). Instruction i takes (i+1) us times
     the run number. `inject` = (instruction, delta) adds delta to that
-    instruction's logged output."""
-    outputs = _node_outputs(edge.exported_program(), INPUTS)
+    instruction's logged output. `simulate_with` is the program whose eager
+    run gives the values (default: the edge program)."""
+    outputs = _node_outputs(simulate_with or edge.exported_program(), INPUTS)
     handle_map = prog.debug_handle_map["forward"]
     names = _op_names(prog)
     buffer = bytearray()
     debug_events = []
     for index, (name, overload) in names.items():
         handle = handle_map[index]
-        candidates = outputs[handle]
-        short = name.split("::")[1]
-        value = next((v for n, v in candidates
-                      if n.target._schema.name.split("::")[1] in (short, short[:-5])),
-                     candidates[-1][1])
+        if isinstance(handle, list):
+            # A delegate call logs every argument: an input, then its output
+            # (the partition's last node, which has its highest handle).
+            value = outputs[max(handle)][-1][1]
+            offset = (len(buffer) + 63) // 64 * 64
+            buffer.extend(bytes(offset - len(buffer)))
+            buffer.extend(INPUTS[0].numpy().tobytes())
+            debug_events.append(Event(debug_event=DebugEvent(
+                chain_index=0, instruction_id=index, debug_entry=Value(
+                    val=ValueType.Tensor, tensor=Tensor(ScalarType.FLOAT, list(INPUTS[0].shape),
+                                                        list(INPUTS[0].stride()), offset)))))
+        else:
+            candidates = outputs[handle]
+            short = name.split("::")[1]
+            value = next((v for n, v in candidates
+                          if n.target._schema.name.split("::")[1] in (short, short[:-5])),
+                         candidates[-1][1])
         if isinstance(value, (tuple, list)):
             value = value[0]
         value = value.detach().contiguous()
@@ -161,7 +174,8 @@ def synthetic_trace(edge, prog, runs=3, inject=None, kernel_events=True):
 
 def _inspector(tmp_path, edge, prog, etrecord, **kw):
     data, buffer = synthetic_trace(edge, prog, **{k: v for k, v in kw.items()
-                                                   if k in ("runs", "inject", "kernel_events")})
+                                                   if k in ("runs", "inject", "kernel_events",
+                                                            "simulate_with")})
     (tmp_path / "trace.etdp").write_bytes(data)
     (tmp_path / "debug.bin").write_bytes(buffer)
     return Inspector(etdump_path=tmp_path / "trace.etdp", etrecord=etrecord,
@@ -269,6 +283,31 @@ def test_numeric_gap_finds_an_injected_error(tmp_path, exported, kernel_events):
     assert "torch.relu" in next(iter(first["stacktraces"].values()))
     snr_first = inspector.find_first_numeric_gap(60.0, distance="SNR")
     assert snr_first["instruction_id"] == target
+
+
+def test_numeric_gap_through_xnnpack_delegate_calls(tmp_path):
+    from torchlight.backends.xnnpack.partitioner import XnnpackPartitioner
+    ep = torch.export.export(MODEL, INPUTS)
+    edge = torchlight.to_edge(ep).to_backend(XnnpackPartitioner())
+    prog = edge.to_executorch()
+    record = tmp_path / "etrecord.bin"
+    bundled = _Bundled([_Suite("forward", [_Case(list(INPUTS), [MODEL(*INPUTS)])])])
+    generate_etrecord(record, edge, prog, exported_program=ep, bundled_program=bundled)
+    names = _op_names(prog)
+    delegate = next(i for i, (n, _) in names.items() if n == "DELEGATE_CALL")
+    # Delegated nodes run eagerly only in the recorded (inlined) program.
+    inlined = parse_etrecord(record).edge_dialect_program
+    clean = _inspector(tmp_path, edge, prog, record, runs=1, simulate_with=inlined)
+    df = clean.calculate_numeric_gap("MSE")
+    assert delegate in set(df["instruction_id"]) and all(g[0] < 1e-10 for g in df["gap"])
+    call = next(e for e in clean.event_blocks[1].events if e.name == "DELEGATE_CALL")
+    assert call.debug_handles == prog.debug_handle_map["forward"][delegate]
+    assert len(call.op_types) >= 2  # every node of the partition
+    broken = _inspector(tmp_path, edge, prog, record, runs=1, inject=(delegate, -1.0),
+                        simulate_with=inlined)
+    first = broken.find_first_numeric_gap(1e-6)
+    assert first["instruction_id"] == delegate and first["runtime_event_name"] == "DELEGATE_CALL"
+    assert first["gap"][0] == pytest.approx(1.0)
 
 
 def test_numeric_gap_needs_values(tmp_path, exported):
