@@ -25,6 +25,12 @@ from torchlight.pte.fbs_schema import FbsSchema, Field, TypeRef
 MAX_DEPTH = 64
 
 
+# numpy dtype of fbs_schema.Scalar -> struct format (struct is much faster
+# than numpy for one value).
+_STRUCT_FORMATS = {"|b1": "?", "|i1": "b", "|u1": "B", "<i2": "<h", "<u2": "<H", "<i4": "<i",
+                   "<u4": "<I", "<i8": "<q", "<u8": "<Q", "<f4": "<f", "<f8": "<d"}
+
+
 class FlatbufferReadError(ValueError):
     """The bytes are not a valid buffer of the schema; names where and why."""
 
@@ -81,42 +87,44 @@ class FlatbufferReader:
                                       f"can hold (offsets are shared), at offset {pos}")
         table = self._fbs.table(name)
         vtable = pos - self._unpack("<i", pos, f"{path} (table start)")
-        vtable_size = self._unpack("<H", vtable, f"{path} (vtable at {vtable})")
-        table_size = self._unpack("<H", vtable + 2, f"{path} (vtable at {vtable})")
+        self._need(vtable, 4, f"{path} (vtable)")
+        vtable_size, table_size = struct.unpack_from("<HH", self._data, vtable)
         if vtable_size < 4 or vtable_size % 2:
             raise FlatbufferReadError(f"{path}: vtable at offset {vtable} has invalid size "
                                       f"{vtable_size}")
         self._need(vtable, vtable_size, f"{path} (vtable)")
         self._need(pos, max(table_size, 4), f"{path} (table body)")
-        slots = (vtable_size - 4) // 2
+        slots = struct.unpack_from(f"<{(vtable_size - 4) // 2}H", self._data, vtable + 4)
         values = {}
         for f in table.fields:
-            where = f"{path}.{f.name}"
-            field_offset = 0
-            if f.slot < slots:
-                field_offset = self._unpack("<H", vtable + 4 + 2 * f.slot, where)
-            if field_offset and field_offset >= table_size:
-                raise FlatbufferReadError(f"{where}: field offset {field_offset} is outside its "
-                                          f"table ({table_size} bytes at offset {pos})")
-            values[f.name] = self._field(f, pos, field_offset, vtable, slots, where, depth)
+            field_offset = slots[f.slot] if f.slot < len(slots) else 0
+            if not field_offset:
+                values[f.name] = (self._enum_value(f.type, f.default)
+                                  if f.type.kind in ("scalar", "enum") else None)
+                continue
+            values[f.name] = self._field(f, pos, field_offset, table_size, slots, path, depth)
         return self._tables[name](**values)
 
-    def _field(self, f: Field, table_pos: int, field_offset: int, vtable: int, slots: int,
-               where: str, depth: int):
+    def _field(self, f: Field, table_pos: int, field_offset: int, table_size: int, slots,
+               path: str, depth: int):
+        """A present field (field_offset != 0) of the table at table_pos.
+        Error messages are built only when needed: this runs per field."""
         kind = f.type.kind
-        if kind in ("scalar", "enum"):
-            if not field_offset:
-                return self._enum_value(f.type, f.default)
-            scalar = self._fbs.scalar_of(f.type)
-            value = self._scalar(scalar.dtype, table_pos + field_offset, where)
-            return self._enum_value(f.type, value)
-        if not field_offset:
-            return None
+        inline = self._fbs.scalar_of(f.type).size if kind in ("scalar", "enum") else 4
         pos = table_pos + field_offset
-        if kind == "struct":
-            raise FlatbufferReadError(f"{where}: struct fields are not supported by this reader")
+        # As flatbuffers' verifier: the field starts inside its table and
+        # its bytes are inside the buffer.
+        if kind == "struct" or field_offset >= table_size or pos + inline > self._end:
+            what = ("struct fields are not supported by this reader" if kind == "struct" else
+                    f"field offset {field_offset} ({inline} bytes) is outside its table "
+                    f"({table_size} bytes at offset {table_pos}) or the buffer")
+            raise FlatbufferReadError(f"{path}.{f.name}: {what}")
+        if kind in ("scalar", "enum"):
+            fmt = _STRUCT_FORMATS[self._fbs.scalar_of(f.type).dtype]
+            return self._enum_value(f.type, struct.unpack_from(fmt, self._data, pos)[0])
+        where = f"{path}.{f.name}"
         if kind == "union":
-            tag_offset = self._unpack("<H", vtable + 4 + 2 * (f.slot - 1), where)
+            tag_offset = slots[f.slot - 1]
             tag = self._unpack("<B", table_pos + tag_offset, f"{where}_type") if tag_offset else 0
             members = self._fbs.unions[f.type.name]
             if not 1 <= tag <= len(members):
@@ -130,12 +138,6 @@ class FlatbufferReader:
         if kind == "table":
             return self._table(target, f.type.name, where, depth + 1)
         return self._vector(target, f.type.element, where, depth)
-
-    def _scalar(self, dtype: str, pos: int, where: str):
-        size = np.dtype(dtype).itemsize
-        self._need(pos, size, where)
-        value = np.frombuffer(self._data, dtype=dtype, count=1, offset=pos)[0]
-        return value.item()
 
     def _enum_value(self, t: TypeRef, value):
         cls = self._enums.get(t.name) if t.kind == "enum" else None
