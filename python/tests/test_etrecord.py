@@ -282,6 +282,21 @@ def test_corrupt_program_entry_is_named(tmp_path):
         parse_etrecord(path)
 
 
+def test_damaged_file_is_a_clean_error(tmp_path):
+    ep, edge, prog = _export()
+    data = _etrecord_bytes(ep, edge, prog)
+    path = tmp_path / "cut.bin"
+    path.write_bytes(data[:len(data) // 2])
+    with pytest.raises(ETRecordError, match="truncated or damaged ETRecord"):
+        parse_etrecord(path)
+    damaged = bytearray(data)
+    start = damaged.index(b'{"forward": {"0"')  # debug_handle_map, stored uncompressed
+    damaged[start + 14] ^= 0x01
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(ETRecordError, match="debug_handle_map"):
+        parse_etrecord(path)
+
+
 def test_save_refusals(tmp_path):
     ep, edge, prog = _export()
     with pytest.raises(ETRecordError, match="debug handle map"):

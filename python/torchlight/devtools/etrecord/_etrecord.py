@@ -277,6 +277,20 @@ def _by_method(mapping):
     return mapping
 
 
+def _starts_like_etrecord(source) -> bool:
+    """Whether the file's first ZIP entry (local header at byte 0, name at
+    byte 30) is ETRECORD_V0, as every ETRecord's is."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            head = f.read(30 + len(MAGIC))
+    else:
+        position = source.tell()
+        source.seek(0)
+        head = source.read(30 + len(MAGIC))
+        source.seek(position)
+    return head[:4] == b"PK\x03\x04" and head[30:] == MAGIC.encode()
+
+
 def parse_etrecord(etrecord_path: Union[PathLike, io.BytesIO]) -> ETRecord:
     """Reads an ETRecord (spec 3.4), the current layout or the 2023 one.
     Raises ETRecordError naming the file and the reason when it is not one."""
@@ -288,6 +302,10 @@ def parse_etrecord(etrecord_path: Union[PathLike, io.BytesIO]) -> ETRecord:
     with z:
         names = set(z.namelist())
         if MAGIC not in names:
+            if _starts_like_etrecord(etrecord_path):
+                raise ETRecordError(f"{where} is a truncated or damaged ETRecord: it starts with "
+                                    f"the {MAGIC} entry but its ZIP directory is missing or "
+                                    f"belongs to an embedded archive")
             raise ETRecordError(f"{where} is not an ETRecord: the ZIP has no {MAGIC} entry "
                                 f"(entries: {', '.join(sorted(names)[:8])})")
         record = ETRecord()
@@ -295,27 +313,37 @@ def parse_etrecord(etrecord_path: Union[PathLike, io.BytesIO]) -> ETRecord:
         for name in sorted(names):
             if name == MAGIC or name.endswith(COMPANIONS):
                 continue
-            if name == DEBUG_HANDLE_MAP:
-                record._debug_handle_map = _by_method(_read_json(z, name))
-            elif name == DELEGATE_MAP:
-                record._delegate_map = _by_method(_read_json(z, name))
-            elif name == NUM_OUTS_MAP:
-                record._instruction_id_to_num_outs_map = _by_method(_read_json(z, name))
-            elif name == EXPORT_GRAPH_ID:
-                record.export_graph_id = _read_json(z, name)
-            elif name == REFERENCE_OUTPUTS:
-                record._reference_outputs = _read_torch(z, name)
-            elif name == REPRESENTATIVE_INPUTS:
-                record._representative_inputs = _read_torch(z, name)
-            elif name == EXPORTED_PROGRAM:
-                record.exported_program = _read_program(z, names, name)
-            elif name == EDGE_PROGRAM:  # The 2023 layout: one program, no method.
-                edge["forward"] = _read_program(z, names, name)
-            elif name.startswith(EDGE_PROGRAM + "/"):
-                edge[name[len(EDGE_PROGRAM) + 1:]] = _read_program(z, names, name)
-            else:
-                record.graph_map[name] = _read_program(z, names, name)
+            try:
+                _read_entry(z, names, name, record, edge)
+            except (zipfile.BadZipFile, EOFError, OSError) as e:  # A CRC mismatch, a cut file.
+                raise ETRecordError(f"{where}: ETRecord entry '{name}' (or a companion) cannot "
+                                    f"be read: {e}") from None
         if not edge:
             raise ETRecordError(f"{where}: the ETRecord has no edge dialect program")
         record.edge_dialect_program = edge["forward"] if list(edge) == ["forward"] else edge
         return record
+
+
+def _read_entry(z: zipfile.ZipFile, names: set, name: str, record: ETRecord,
+                edge: Dict[str, ExportedProgram]) -> None:
+    """Stores entry `name` (classified as in spec 3.4) into `record`/`edge`."""
+    if name == DEBUG_HANDLE_MAP:
+        record._debug_handle_map = _by_method(_read_json(z, name))
+    elif name == DELEGATE_MAP:
+        record._delegate_map = _by_method(_read_json(z, name))
+    elif name == NUM_OUTS_MAP:
+        record._instruction_id_to_num_outs_map = _by_method(_read_json(z, name))
+    elif name == EXPORT_GRAPH_ID:
+        record.export_graph_id = _read_json(z, name)
+    elif name == REFERENCE_OUTPUTS:
+        record._reference_outputs = _read_torch(z, name)
+    elif name == REPRESENTATIVE_INPUTS:
+        record._representative_inputs = _read_torch(z, name)
+    elif name == EXPORTED_PROGRAM:
+        record.exported_program = _read_program(z, names, name)
+    elif name == EDGE_PROGRAM:  # The 2023 layout: one program, no method.
+        edge["forward"] = _read_program(z, names, name)
+    elif name.startswith(EDGE_PROGRAM + "/"):
+        edge[name[len(EDGE_PROGRAM) + 1:]] = _read_program(z, names, name)
+    else:
+        record.graph_map[name] = _read_program(z, names, name)
