@@ -439,6 +439,48 @@ def test_delegate_rows(tmp_path):
     assert "InspectorMappedBackend" in text.getvalue()
 
 
+def test_numeric_gap_prefers_a_delegates_inner_values(tmp_path):
+    """When the backend logs each delegated node's output, those rows are
+    compared and the DELEGATE_CALL (covering the same handles) is not."""
+    x, y = torch.randn(3), torch.randn(3)
+    ep = torch.export.export(_Adds(), (x, y))
+    edge = torchlight.to_edge(ep).to_backend(_MappedPartitioner())
+    prog = edge.to_executorch()
+    record_path = tmp_path / "etrecord.bin"
+    generate_etrecord(record_path, edge, prog, bundled_program=_Bundled(
+        [_Suite("forward", [_Case([x, y], [_Adds()(x, y)])])]))
+    (index,) = prog.delegate_map["forward"]
+    inner_values = [x * 2, x * 2 + y + 0.25, (x * 2 + y) * y]  # the add is off by 0.25
+    buffer = bytearray()
+    events = []
+
+    def log(value, **ids):
+        offset = (len(buffer) + 63) // 64 * 64
+        buffer.extend(bytes(offset - len(buffer)) + value.numpy().tobytes())
+        events.append(Event(debug_event=DebugEvent(chain_index=0, instruction_id=index, **ids,
+                                                   debug_entry=Value(val=ValueType.Tensor,
+                                                                     tensor=Tensor(
+                                                                         ScalarType.FLOAT, [3],
+                                                                         [1], offset)))))
+
+    for i, value in enumerate(inner_values):
+        events.append(Event(profile_event=ProfileEvent(
+            chain_index=0, instruction_id=index, delegate_debug_id_int=i, start_time=0,
+            end_time=10)))
+        log(value, delegate_debug_id_int=i)
+    events.append(_profile("DELEGATE_CALL", 0, 40, instr=index))
+    for value in (x, y, inner_values[-1]):
+        log(value)
+    (tmp_path / "debug.bin").write_bytes(bytes(buffer))
+    inspector = Inspector(etdump_data=serialize_to_etdump_flatcc(ETDump(run_data=[
+        RunData(name="Execute", events=events)])), etrecord=record_path,
+        debug_buffer_path=tmp_path / "debug.bin")
+    df = inspector.calculate_numeric_gap("MSE")
+    assert list(df["runtime_event_name"]) == ["0", "1", "2"]
+    assert [g[0] for g in df["gap"]] == pytest.approx([0.0, 0.0625, 0.0])
+    assert inspector.find_first_numeric_gap(1e-6)["runtime_event_name"] == "1"
+
+
 def test_upstream_module_paths(exported):
     from executorch.devtools import Inspector as UpstreamInspector
     from executorch.devtools.inspector import TimeScale as UpstreamTimeScale
