@@ -15,7 +15,7 @@ import torch
 import torchlight
 from torchlight.backends.test_backend import TestBackend, TestBackendPartitioner
 from torchlight.delegation import PreprocessResult, register_backend
-from torchlight.devtools import ETRecord, Inspector, generate_etrecord, parse_etrecord
+from torchlight.devtools import Inspector, generate_etrecord, parse_etrecord
 from torchlight.devtools.etdump.schema_flatcc import (DebugEvent, ETDump, Event, ProfileEvent,
                                                       RunData, Tensor, Value, ValueType)
 from torchlight.devtools.etdump.serialize import serialize_to_etdump_flatcc

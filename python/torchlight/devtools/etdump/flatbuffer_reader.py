@@ -15,7 +15,7 @@ their schema default, since writers leave default values out.
 from __future__ import annotations
 
 import struct
-from typing import Dict, Optional, Type
+from typing import Dict, Type
 
 import numpy as np
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import struct
 from typing import Optional
 
-import flatbuffers
-
 from torchlight.devtools.etdump.flatbuffer_reader import FlatbufferReadError, FlatbufferReader
 from torchlight.devtools.etdump.schema_flatcc import (ENUMS, FILE_IDENTIFIER, SCHEMA_PATH,
                                                       TABLES, ETDump)

@@ -16,8 +16,8 @@ from torchlight.devtools.etdump.serialize import deserialize_from_etdump_flatcc
 from torchlight.devtools.etrecord import ETRecord, parse_etrecord
 from torchlight.devtools.inspector import _numeric_gap
 from torchlight.devtools.inspector._event_blocks import (DELEGATE_CALL, FRAMEWORK_EVENTS,
-                                                         OPERATOR_CALL, Event, EventBlock,
-                                                         TimeScale, event_blocks_from_etdump)
+                                                         OPERATOR_CALL, EventBlock, TimeScale,
+                                                         event_blocks_from_etdump)
 from torchlight.passes.debug_handles import DEBUG_HANDLE
 
 log = logging.getLogger(__name__)
