@@ -16,8 +16,9 @@ import torchlight
 from torchlight.backends.test_backend import TestBackend, TestBackendPartitioner
 from torchlight.delegation import PreprocessResult, register_backend
 from torchlight.devtools import Inspector, generate_etrecord, parse_etrecord
-from torchlight.devtools.etdump.schema_flatcc import (DebugEvent, ETDump, Event, ProfileEvent,
-                                                      RunData, Tensor, Value, ValueType)
+from torchlight.devtools.etdump.schema_flatcc import (Bool, DebugEvent, ETDump, Event,
+                                                      ProfileEvent, RunData, Tensor, Value,
+                                                      ValueType)
 from torchlight.devtools.etdump.serialize import serialize_to_etdump_flatcc
 from torchlight.devtools.inspector import DebugBufferError, TimeScale
 from torchlight.pte import schema
@@ -355,6 +356,32 @@ def test_spec_worked_example_without_etrecord():
     assert values["native_call_convolution.out"].p90 == pytest.approx(0.544783)
     assert values["OPERATOR_CALL"].min == pytest.approx(0.546816)
     assert values["Method::execute"].max == pytest.approx(1.898821)
+
+
+def test_program_outputs_and_reference_case(tmp_path, exported):
+    """A DebugEvent marked output is the block's run_output, not an event;
+    bundled_input_index picks the ETRecord's reference case (-1: the last)."""
+    edge, prog, etrecord = exported
+    record = parse_etrecord(etrecord)
+    cases = [[torch.full((1, 3), float(i))] for i in range(3)]
+    record.update_reference_outputs({"forward": cases})
+    value = torch.arange(3, dtype=torch.float32).reshape(1, 3)
+    (tmp_path / "debug.bin").write_bytes(value.numpy().tobytes())
+    output = Event(debug_event=DebugEvent(
+        chain_index=2**64 - 1, instruction_id=0, debug_entry=Value(
+            val=ValueType.Tensor, tensor=Tensor(ScalarType.FLOAT, [1, 3], [3, 1], 0),
+            output=Bool(True))))
+    trace = ETDump(run_data=[
+        RunData(name="Execute", bundled_input_index=1, events=[_profile("a", 0, 5), output]),
+        RunData(name="Execute", events=[_profile("a", 0, 5), output])])
+    inspector = Inspector(etdump_data=serialize_to_etdump_flatcc(trace), etrecord=record,
+                          debug_buffer_path=tmp_path / "debug.bin")
+    first, second = inspector.event_blocks
+    assert [e.name for e in first.events] == ["a"]
+    assert torch.equal(first.run_output[0], value)
+    assert torch.equal(first.reference_output[0], cases[1][0])
+    assert second.bundled_input_index is None
+    assert torch.equal(second.reference_output[0], cases[2][0])
 
 
 def test_time_scales_and_wraparound():
