@@ -32,6 +32,7 @@ from torch.export.graph_signature import (ExportGraphSignature, InputKind, Input
 
 from torchlight import ops
 from torchlight.errors import ExportError, node_error
+from torchlight.passes.debug_handles import handles_in
 
 DELEGATION_TAG = "delegation_tag"
 
@@ -81,7 +82,8 @@ class Partitioner(abc.ABC):
 @dataclass
 class PreprocessResult:
     processed_bytes: bytes = bytes()
-    # upstream's map of debug handles: accepted, not used (no devtools yet).
+    # Delegate debug id (what the backend logs in ETDump) -> debug handles of
+    # the partition's nodes; recorded in ETRecord's delegate_map.
     debug_handle_map: Optional[Dict] = None
 
 
@@ -197,6 +199,9 @@ class LoweredBackendModule(torch.nn.Module):
         self.processed_bytes = bytes(processed_bytes)
         self.compile_specs = list(compile_specs)
         self.original_module = original_module
+        # Read now: later passes may drop original_module's graph.
+        self.partition_debug_handles = handles_in(original_module)
+        self.debug_handle_map: Optional[Dict] = None  # The backend's, if it gives one.
 
     def forward(self, *args):
         return self.original_module(*args)
@@ -354,6 +359,7 @@ def _lower_partition(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node], tag: 
                           f"PreprocessResult, got {type(result).__name__}")
     lowered = LoweredBackendModule(spec.backend_id, result.processed_bytes, spec.compile_specs,
                                    sub_module)
+    lowered.debug_handle_map = result.debug_handle_map
     name = f"lowered_module_{number}"
     gm.add_submodule(name, lowered)
 

@@ -28,11 +28,12 @@ from torchlight.method_graph import MemorySummary, MethodGraph, extract_method
 from torchlight.passes.alias_views import alias_views
 from torchlight.passes.buffer_writes import plan_buffer_writes
 from torchlight.passes.control_flow import lower_control_flow
+from torchlight.passes.debug_handles import assign_debug_handles
 from torchlight.passes.decompose import to_core_aten
 from torchlight.passes.dim_order import to_dim_order_ops
 from torchlight.passes.free_calls import plan_input_frees
 from torchlight.passes.fuse_quantized_linear import fuse_quantized_linears
-from torchlight.passes.emit import emit_program
+from torchlight.passes.emit import MethodDebugInfo, emit_program
 from torchlight.passes.in_place_calls import lower_in_place_calls
 from torchlight.passes.memory_planning import plan_memory
 from torchlight.passes.out_variants import to_out_variants
@@ -74,9 +75,10 @@ def _to_edge_method(ep: ExportedProgram, keep: List, config: EdgeCompileConfig) 
     core = to_core_aten(ep, keep)
     exempt = keep + [op for op in config._core_aten_ops_exception_list if op not in keep]
     core = check_edge_program(core, exempt, config._check_ir_validity)
-    if config._skip_dim_order:
-        return core
-    return to_dim_order_ops(core, target_kernels(config.kernel_target))
+    if not config._skip_dim_order:
+        core = to_dim_order_ops(core, target_kernels(config.kernel_target))
+    assign_debug_handles(core.graph_module)  # What ETDump events map back to.
+    return core
 
 
 def preserved_for_target(preserve_ops, target: str) -> List:
@@ -263,10 +265,11 @@ class EdgeProgramManager:
             ep, upstream_passes.passes_for(config.passes, name))
             for name, ep in self._programs.items()}
         methods = [lower_method(ep, name, config, fuse) for name, ep in programs.items()]
-        data = emit_program(methods, self._constant_methods, config.emit_stacktrace)
+        debug: Dict[str, MethodDebugInfo] = {}
+        data = emit_program(methods, self._constant_methods, config.emit_stacktrace, debug)
         check_kernels(data.program, config.check_kernels, config.kernel_list,
                       self.compile_config.kernel_target)
-        return ExecutorchProgramManager(methods, data, config, programs)
+        return ExecutorchProgramManager(methods, data, config, programs, debug)
 
 
 class ExecutorchProgramManager:
@@ -274,8 +277,10 @@ class ExecutorchProgramManager:
 
     def __init__(self, methods: List[MethodGraph], data: ProgramData,
                  config: ExecutorchBackendConfig,
-                 exported_programs: Optional[Mapping[str, ExportedProgram]] = None):
+                 exported_programs: Optional[Mapping[str, ExportedProgram]] = None,
+                 debug: Optional[Mapping[str, MethodDebugInfo]] = None):
         self._methods = {m.name: m for m in methods}
+        self._debug = dict(debug or {})
         self._exported_programs = dict(exported_programs or {})
         self._data = data
         self.config = config
@@ -320,6 +325,22 @@ class ExecutorchProgramManager:
             known = ", ".join(self._exported_programs) or "none"
             raise KeyError(f"no exported program for method '{method_name}' (methods: {known})")
         return self._exported_programs[method_name]
+
+    @property
+    def debug_handle_map(self) -> Dict[str, Dict[int, Any]]:
+        """Per method, instruction index -> the node debug handle it runs (a
+        list of handles for a delegate call); what ETRecord stores."""
+        return {name: dict(d.debug_handle_map) for name, d in self._debug.items()}
+
+    @property
+    def delegate_map(self) -> Dict[str, Dict[int, Dict[str, Any]]]:
+        """Per method, delegate instruction index -> {"name": backend id,
+        "delegate_map": {delegate debug id: handles}} for backends that gave one."""
+        return {name: dict(d.delegate_map) for name, d in self._debug.items()}
+
+    @property
+    def instruction_id_to_num_outs_map(self) -> Dict[str, Dict[int, int]]:
+        return {name: dict(d.instruction_id_to_num_outs_map) for name, d in self._debug.items()}
 
     @property
     def executorch_program(self) -> schema.Program:

@@ -18,7 +18,7 @@ import hashlib
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.fx
@@ -29,6 +29,7 @@ from torchlight import ops
 from torchlight.errors import ExportError, node_error
 from torchlight.method_graph import MethodGraph, is_symbolic, upper_bound, upper_bound_sizes
 from torchlight.passes import control_flow
+from torchlight.passes.debug_handles import DEBUG_HANDLE
 from torchlight.passes.free_calls import FREE_AFTER
 from torchlight.passes.memory_planning import ALLOCATION
 from torchlight.passes.out_variants import OUT_ALLOCS
@@ -100,6 +101,21 @@ def _encode_spec(spec) -> str:
         return str(spec)
 
 
+@dataclass
+class MethodDebugInfo:
+    """What ETRecord needs to map a method's instructions back to graph
+    nodes, keyed by instruction index (ETDump's instruction_id)."""
+
+    # An operator call's node handle; a delegate call's list of the handles
+    # of every node in its partition.
+    debug_handle_map: Dict[int, Union[int, List[int]]] = field(default_factory=dict)
+    # Delegate calls whose backend gave a map: {"name": backend id,
+    # "delegate_map": {delegate debug id: [handles]}}.
+    delegate_map: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+    # Output count of delegate calls and multi-output operator calls.
+    instruction_id_to_num_outs_map: Dict[int, int] = field(default_factory=dict)
+
+
 class _MethodEmitter:
     def __init__(self, method: MethodGraph, state: ProgramState, emit_stacktrace: bool):
         self.method = method
@@ -118,6 +134,7 @@ class _MethodEmitter:
         # JumpFalseCall, whose destination is set once the target is known.
         self.pending_jumps: Dict[torch.fx.Node, int] = {}
         self.false_index: Optional[int] = None
+        self.debug = MethodDebugInfo()
 
     # --- Values ------------------------------------------------------------------
 
@@ -210,6 +227,10 @@ class _MethodEmitter:
         return self.operator_index[key]
 
     def instruction(self, args) -> None:
+        if isinstance(args, schema.KernelCall) and self.node is not None:
+            handle = self.node.meta.get(DEBUG_HANDLE)
+            if handle is not None:
+                self.debug.debug_handle_map[len(self.instructions)] = handle
         self.instructions.append(schema.Instruction(args))
         if self.emit_stacktrace:
             self.stacktrace.append(_frames(self.node))
@@ -258,6 +279,9 @@ class _MethodEmitter:
                 # that slot, so we write it too.
                 args.append(self.add(schema.TensorList(out_values)))
                 self.node_values[node] = out_values
+                if len(out_values) > 1:
+                    self.debug.instruction_id_to_num_outs_map[len(self.instructions)] = \
+                        len(out_values)
         else:  # Computes a size: its result is an Int value the kernel writes.
             result = self.symbolic_result(node)
             args.append(result)
@@ -286,7 +310,16 @@ class _MethodEmitter:
         inputs = [self.argument(a, torch.TensorType.get()) for a in node.args[1:]]
         outputs = [self.node_value(a) for a in node.meta[OUT_ALLOCS]]
         self.node_values[node] = outputs
+        index = len(self.instructions)
         self.instruction(schema.DelegateCall(self.delegate_index[key], inputs + outputs))
+        self.debug.debug_handle_map[index] = list(lowered.partition_debug_handles)
+        self.debug.instruction_id_to_num_outs_map[index] = len(outputs)
+        backend_map = getattr(lowered, "debug_handle_map", None)
+        if backend_map:
+            self.debug.delegate_map[index] = {
+                "name": lowered.backend_id,
+                "delegate_map": {k: sorted(v) if isinstance(v, (list, tuple, set)) else v
+                                 for k, v in backend_map.items()}}
 
     # --- Control flow (markers of passes/control_flow.py) ---------------------------
 
@@ -429,11 +462,16 @@ class _MethodEmitter:
             non_const_buffer_sizes=[0] + (list(memory.arena_sizes) if memory else []))
 
 
-def emit_method(method: MethodGraph, state: ProgramState,
-                emit_stacktrace: bool = False) -> schema.ExecutionPlan:
+def emit_method(method: MethodGraph, state: ProgramState, emit_stacktrace: bool = False,
+                debug: Optional[Dict[str, MethodDebugInfo]] = None) -> schema.ExecutionPlan:
     """The ExecutionPlan of a memory-planned MethodGraph. Its constants,
-    initial buffer values and delegate blobs are added to `state`."""
-    return _MethodEmitter(method, state, emit_stacktrace).emit()
+    initial buffer values and delegate blobs are added to `state`; its
+    debug handle maps go into `debug[method name]` when given."""
+    emitter = _MethodEmitter(method, state, emit_stacktrace)
+    plan = emitter.emit()
+    if debug is not None:
+        debug[method.name] = emitter.debug
+    return plan
 
 
 def emit_constant_method(name: str, value: Any, state: ProgramState) -> schema.ExecutionPlan:
@@ -484,11 +522,13 @@ def emit_constant_method(name: str, value: Any, state: ProgramState) -> schema.E
 
 
 def emit_program(methods: Sequence[MethodGraph], constant_methods: Dict[str, Any],
-                 emit_stacktrace: bool = False) -> ProgramData:
+                 emit_stacktrace: bool = False,
+                 debug: Optional[Dict[str, MethodDebugInfo]] = None) -> ProgramData:
     """The whole program: one ExecutionPlan per method (in the order given),
-    then the constant methods; constants shared across methods are stored once."""
+    then the constant methods; constants shared across methods are stored
+    once. `debug`, when given, receives each method's MethodDebugInfo."""
     state = ProgramState()
-    plans = [emit_method(m, state, emit_stacktrace) for m in methods]
+    plans = [emit_method(m, state, emit_stacktrace, debug) for m in methods]
     plans += [emit_constant_method(name, value, state) for name, value in constant_methods.items()]
     return ProgramData(program=schema.Program(execution_plan=plans), constants=state.constants,
                        mutable_data=state.mutable_data, delegate_blobs=state.delegate_blobs)

@@ -35,7 +35,9 @@ def to_backend(first: Union[str, ExportedProgram], second, compile_specs: List[C
                           f"lower it with a partitioner instead of to_backend(backend_id, ...)")
     else:
         result = details.preprocess(second.graph_module, specs)
-    return LoweredBackendModule(first, result.processed_bytes, specs, second.module())
+    lowered = LoweredBackendModule(first, result.processed_bytes, specs, second.module())
+    lowered.debug_handle_map = result.debug_handle_map
+    return lowered
 
 
 __all__ = ["to_backend"]

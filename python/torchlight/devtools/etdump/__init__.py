@@ -1,0 +1,1 @@
+"""ETDump (.etdp): the runtime's trace, as dataclasses and bytes."""
