@@ -1,0 +1,1 @@
+"""executorch.devtools: upstream's devtools module paths (see the submodules)."""

@@ -1,0 +1,329 @@
+"""Bundled programs (.bpte), the Python side: upstream's names, the checks
+the writer makes, the wire facts of spec section 2 (checked with a small
+vtable walker written here, independent of the package's reader), a round
+trip, flatc decoding our file with our schema, and clean errors for cut
+and corrupt files."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+
+import pytest
+import torch
+
+import torchlight
+from torchlight.devtools.bundled_program import schema as bp_schema
+from torchlight.devtools.bundled_program.config import (BundledProgramError, MethodTestCase,
+                                                        MethodTestSuite)
+from torchlight.devtools.bundled_program.core import BundledProgram
+from torchlight.devtools.bundled_program.flatbuffer_reader import FlatbufferReadError
+from torchlight.devtools.bundled_program.serialize import (
+    deserialize_from_flatbuffer_to_bundled_program, serialize_from_bundled_program_to_flatbuffer)
+from torchlight.pte import codegen
+
+
+class AddMul(torch.nn.Module):
+    """The model of upstream's bundled_program.bpte: 3x + 2 + q."""
+
+    def forward(self, x, q):
+        return 3 * x + 2 + q
+
+
+class TwoMethods(torch.nn.Module):
+    def forward(self, x):
+        return x * 2.0
+
+    def scale(self, x, y):
+        return x * y, x - y
+
+
+def _program(model, inputs):
+    torch._dynamo.reset()
+    return torchlight.to_edge(torch.export.export(model, inputs)).to_executorch()
+
+
+def _addmul_bundle(cases=3):
+    model = AddMul()
+    x = torch.ones(2, 2, dtype=torch.int32)
+    prog = _program(model, (x, x))
+    tests = []
+    for i in range(cases):
+        a = torch.randint(-5, 5, (2, 2), dtype=torch.int32)
+        b = torch.randint(-5, 5, (2, 2), dtype=torch.int32)
+        tests.append(MethodTestCase(inputs=(a, b), expected_outputs=(model(a, b),)))
+    return prog, BundledProgram(prog, [MethodTestSuite("forward", tests)])
+
+
+def _two_method_program():
+    model = TwoMethods()
+    x = torch.randn(3)
+    torch._dynamo.reset()
+    eps = {"forward": torch.export.export(model, (x,)),
+           "scale": torch.export.export(_Bound(model, "scale"), (x, x))}
+    return model, torchlight.to_edge(eps).to_executorch()
+
+
+class _Bound(torch.nn.Module):
+    def __init__(self, model, name):
+        super().__init__()
+        self.model, self.name = model, name
+
+    def forward(self, *args):
+        return getattr(self.model, self.name)(*args)
+
+
+# --- An independent reader of the wire facts ------------------------------------
+
+
+def _u32(data, pos):
+    return struct.unpack_from("<I", data, pos)[0]
+
+
+def _field(data, table, slot):
+    """File position of a table's field, or 0 when absent."""
+    vtable = table - struct.unpack_from("<i", data, table)[0]
+    vtable_size = struct.unpack_from("<H", data, vtable)[0]
+    if 4 + 2 * slot >= vtable_size:
+        return 0
+    voffset = struct.unpack_from("<H", data, vtable + 4 + 2 * slot)[0]
+    return table + voffset if voffset else 0
+
+
+def _deref(data, pos):
+    return pos + _u32(data, pos)
+
+
+def _vector(data, table, slot):
+    """(start of elements, count) of a vector field."""
+    at = _deref(data, _field(data, table, slot))
+    return at + 4, _u32(data, at)
+
+
+def _tables(data, table, slot):
+    start, count = _vector(data, table, slot)
+    return [_deref(data, start + 4 * i) for i in range(count)]
+
+
+# --- Upstream's names -------------------------------------------------------------
+
+
+def test_upstream_module_paths_are_the_same_objects():
+    from executorch.devtools.bundled_program import config, core, serialize
+    assert config.MethodTestCase is MethodTestCase
+    assert config.MethodTestSuite is MethodTestSuite
+    assert core.BundledProgram is BundledProgram
+    assert (serialize.serialize_from_bundled_program_to_flatbuffer
+            is serialize_from_bundled_program_to_flatbuffer)
+    assert (serialize.deserialize_from_flatbuffer_to_bundled_program
+            is deserialize_from_flatbuffer_to_bundled_program)
+
+
+def test_method_test_case_flattens_nested_inputs_and_defaults_outputs():
+    a, b, c = torch.ones(1), torch.zeros(2), torch.full((3,), 2.0)
+    case = MethodTestCase(inputs=[a, (b, {"k": c})])
+    assert [t.shape for t in case.inputs] == [a.shape, b.shape, c.shape]
+    assert case.expected_outputs == []
+    with pytest.raises(BundledProgramError, match="input 1 has type str"):
+        MethodTestCase(inputs=[a, "text"])
+    with pytest.raises(AssertionError):  # Upstream's callers catch AssertionError.
+        MethodTestCase(inputs=[a], expected_outputs=[None])
+
+
+# --- Round trip and wire facts ------------------------------------------------
+
+
+def test_round_trip_gives_back_the_same_tables():
+    _, bundle = _addmul_bundle()
+    data = serialize_from_bundled_program_to_flatbuffer(bundle)
+    back = deserialize_from_flatbuffer_to_bundled_program(data)
+    assert back == bundle.serialize_to_schema()
+    case = back.method_test_suites[0].test_cases[2]
+    original = bundle.method_test_suites[0].test_cases[2]
+    for value, tensor in zip(case.inputs + case.expected_outputs,
+                             original.inputs + original.expected_outputs):
+        t = value.val
+        assert t.scalar_type == bp_schema.ScalarType.INT and t.sizes == [2, 2]
+        assert t.dim_order == [0, 1]
+        got = torch.frombuffer(bytearray(t.data), dtype=torch.int32).reshape(2, 2)
+        assert torch.equal(got, tensor)
+
+
+def test_wire_facts_identifier_alignment_union_tags_and_embedded_program():
+    prog, bundle = _addmul_bundle()
+    data = serialize_from_bundled_program_to_flatbuffer(bundle)
+    assert data[4:8] == b"BP08"
+    root = _u32(data, 0)
+    # No size prefix: bytes 0..3 are the root offset, not the byte count.
+    assert root < len(data) and _u32(data, 0) != len(data) - 4
+    assert struct.unpack_from("<I", data, _field(data, root, 0))[0] == 2  # version
+    start, size = _vector(data, root, 2)
+    assert start % 32 == 0
+    assert data[start:start + size] == prog.buffer  # The .pte verbatim.
+    (suite,) = _tables(data, root, 1)
+    name_at = _deref(data, _field(data, suite, 0))
+    assert data[name_at + 4:name_at + 4 + _u32(data, name_at)] == b"forward"
+    cases = _tables(data, suite, 1)
+    assert len(cases) == 3
+    data_starts = []
+    for case in cases:
+        for slot in (0, 1):  # inputs, expected_outputs
+            for value in _tables(data, case, slot):
+                assert data[_field(data, value, 0)] == 1  # val_type: Tensor
+                tensor = _deref(data, _field(data, value, 1))
+                assert data[_field(data, tensor, 0)] == 3  # scalar_type INT
+                sizes_at, n = _vector(data, tensor, 1)
+                assert struct.unpack_from(f"<{n}i", data, sizes_at) == (2, 2)
+                data_at, nbytes = _vector(data, tensor, 2)
+                assert nbytes == 16
+                data_starts.append(data_at)
+    assert len(data_starts) == 9 and all(p % 16 == 0 for p in data_starts)
+
+
+def test_scalar_inputs_use_the_union_tags_of_the_spec():
+    tables = bp_schema.BundledProgram(2, [bp_schema.BundledMethodTestSuite("m", [
+        bp_schema.BundledMethodTestCase(
+            inputs=[bp_schema.Value(bp_schema.Int(-7)), bp_schema.Value(bp_schema.Bool(True)),
+                    bp_schema.Value(bp_schema.Double(2.5))])])], b"\x01\x02")
+
+    class Fake:
+        def serialize_to_schema(self):
+            return tables
+
+    data = serialize_from_bundled_program_to_flatbuffer(Fake())
+    root = _u32(data, 0)
+    (suite,) = _tables(data, root, 1)
+    (case,) = _tables(data, suite, 1)
+    assert [data[_field(data, v, 0)] for v in _tables(data, case, 0)] == [2, 3, 4]
+    assert deserialize_from_flatbuffer_to_bundled_program(data) == tables
+
+
+def test_suites_are_sorted_by_method_name():
+    model, prog = _two_method_program()
+    x, y = torch.randn(3), torch.randn(3)
+    suites = [MethodTestSuite("scale", [MethodTestCase((x, y), model.scale(x, y))]),
+              MethodTestSuite("forward", [MethodTestCase((x,), (model(x),))])]
+    bundle = BundledProgram(prog, suites)
+    back = deserialize_from_flatbuffer_to_bundled_program(
+        serialize_from_bundled_program_to_flatbuffer(bundle))
+    assert [s.method_name for s in back.method_test_suites] == ["forward", "scale"]
+    scale_case = back.method_test_suites[1].test_cases[0]
+    assert len(scale_case.inputs) == 2 and len(scale_case.expected_outputs) == 2
+
+
+def test_channels_last_tensor_keeps_its_dim_order():
+    t = torch.arange(24, dtype=torch.float32).reshape(1, 2, 3, 4).to(
+        memory_format=torch.channels_last)
+    from torchlight.devtools.bundled_program.core import tensor_value
+    value = tensor_value(t)
+    assert value.dim_order == [0, 2, 3, 1] and value.sizes == [1, 2, 3, 4]
+    stored = torch.frombuffer(bytearray(value.data), dtype=torch.float32)
+    assert torch.equal(stored, t.permute(0, 2, 3, 1).reshape(-1))
+
+
+def test_flatc_decodes_our_file_with_our_schema(tmp_path):
+    prog, bundle = _addmul_bundle(cases=2)
+    path = tmp_path / "b.bpte"
+    path.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundle))
+    result = subprocess.run([codegen.flatc_path(), "--json", "--raw-binary", "--strict-json",
+                             "--defaults-json", "-o", str(tmp_path), str(bp_schema.schema_path()),
+                             "--", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr + result.stdout
+    decoded = json.loads((tmp_path / "b.json").read_text())
+    assert decoded["version"] == 2
+    assert bytes(decoded["program"]) == prog.buffer
+    (suite,) = decoded["method_test_suites"]
+    assert suite["method_name"] == "forward" and len(suite["test_cases"]) == 2
+    for decoded_case, case in zip(suite["test_cases"], bundle.method_test_suites[0].test_cases):
+        for value, tensor in zip(decoded_case["inputs"] + decoded_case["expected_outputs"],
+                                 case.inputs + case.expected_outputs):
+            assert value["val_type"] == "Tensor"
+            t = value["val"]
+            assert t["scalar_type"] == "INT" and t["sizes"] == [2, 2] and t["dim_order"] == [0, 1]
+            assert bytes(t["data"]) == tensor.numpy().tobytes()
+
+
+# --- The writer's checks ----------------------------------------------------------
+
+
+def test_unknown_method_is_named():
+    prog, _ = _addmul_bundle(cases=0)
+    with pytest.raises(BundledProgramError, match="method 'backward'.*methods: forward"):
+        BundledProgram(prog, [MethodTestSuite("backward", [])])
+
+
+def test_input_count_mismatch_names_method_and_case():
+    prog, _ = _addmul_bundle(cases=0)
+    x = torch.ones(2, 2, dtype=torch.int32)
+    cases = [MethodTestCase((x, x)), MethodTestCase((x,))]
+    with pytest.raises(BundledProgramError,
+                       match="method 'forward' test case 1 has 1 inputs, but the method takes 2"):
+        BundledProgram(prog, [MethodTestSuite("forward", cases)])
+
+
+def test_input_dtype_and_type_mismatches_are_named():
+    prog, _ = _addmul_bundle(cases=0)
+    x = torch.ones(2, 2, dtype=torch.int32)
+    with pytest.raises(BundledProgramError, match="test case 0 input 1 is a tensor of "
+                                                  "torch.float32, but the method's input 1 is "
+                                                  "torch.int32"):
+        BundledProgram(prog, [MethodTestSuite("forward", [MethodTestCase((x, x.float()))])])
+    with pytest.raises(BundledProgramError, match="test case 0 input 0 is int, but the "
+                                                  "method's input 0 is Tensor"):
+        BundledProgram(prog, [MethodTestSuite("forward", [MethodTestCase((3, x))])])
+
+
+def test_expected_outputs_must_be_tensors_of_the_output_dtype():
+    prog, _ = _addmul_bundle(cases=0)
+    x = torch.ones(2, 2, dtype=torch.int32)
+    with pytest.raises(BundledProgramError, match="test case 0 expected output 0 is int; "
+                                                  "expected outputs must be tensors"):
+        BundledProgram(prog, [MethodTestSuite("forward", [MethodTestCase((x, x), [5])])])
+    with pytest.raises(BundledProgramError, match="expected output 0 is a tensor of "
+                                                  "torch.int64"):
+        BundledProgram(prog, [MethodTestSuite("forward",
+                                              [MethodTestCase((x, x), [x.long()])])])
+    with pytest.raises(BundledProgramError, match="has 2 expected outputs, but the method "
+                                                  "returns 1"):
+        BundledProgram(prog, [MethodTestSuite("forward", [MethodTestCase((x, x), [x, x])])])
+
+
+# --- The reader on bad bytes ----------------------------------------------------
+
+
+def test_every_truncation_is_a_clean_error():
+    _, bundle = _addmul_bundle(cases=1)
+    data = serialize_from_bundled_program_to_flatbuffer(bundle)
+    for length in range(len(data)):
+        with pytest.raises(FlatbufferReadError):
+            deserialize_from_flatbuffer_to_bundled_program(data[:length])
+
+
+def test_wrong_identifier_and_bad_union_tag_are_named():
+    _, bundle = _addmul_bundle(cases=1)
+    data = bytearray(serialize_from_bundled_program_to_flatbuffer(bundle))
+    with pytest.raises(FlatbufferReadError, match="identifier is b'ET12', expected b'BP08'"):
+        deserialize_from_flatbuffer_to_bundled_program(data[:4] + b"ET12" + data[8:])
+    root = _u32(data, 0)
+    (suite,) = _tables(data, root, 1)
+    (case,) = _tables(data, suite, 1)
+    value = _tables(data, case, 0)[0]
+    data[_field(data, value, 0)] = 9
+    with pytest.raises(FlatbufferReadError, match="inputs\\[0\\].val: union tag 9"):
+        deserialize_from_flatbuffer_to_bundled_program(bytes(data))
+
+
+def test_flipped_bytes_never_escape_as_other_errors():
+    _, bundle = _addmul_bundle(cases=1)
+    data = serialize_from_bundled_program_to_flatbuffer(bundle)
+    # Offsets and lengths live in the tables, before the embedded program.
+    program_start, _ = _vector(data, _u32(data, 0), 2)
+    for pos in range(0, program_start):
+        for flip in (0x01, 0x80, 0xFF):
+            corrupt = bytearray(data)
+            corrupt[pos] ^= flip
+            try:
+                deserialize_from_flatbuffer_to_bundled_program(bytes(corrupt))
+            except FlatbufferReadError:
+                pass
