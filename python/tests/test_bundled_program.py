@@ -46,8 +46,9 @@ def _program(model, inputs):
 
 def _addmul_bundle(cases=3):
     model = AddMul()
-    x = torch.ones(2, 2, dtype=torch.int32)
-    prog = _program(model, (x, x))
+    # Two distinct tensors: exporting with one tensor passed twice ties the inputs.
+    prog = _program(model, (torch.ones(2, 2, dtype=torch.int32),
+                            torch.ones(2, 2, dtype=torch.int32)))
     tests = []
     for i in range(cases):
         a = torch.randint(-5, 5, (2, 2), dtype=torch.int32)
@@ -61,7 +62,7 @@ def _two_method_program():
     x = torch.randn(3)
     torch._dynamo.reset()
     eps = {"forward": torch.export.export(model, (x,)),
-           "scale": torch.export.export(_Bound(model, "scale"), (x, x))}
+           "scale": torch.export.export(_Bound(model, "scale"), (x, torch.randn(3)))}
     return model, torchlight.to_edge(eps).to_executorch()
 
 
@@ -327,3 +328,62 @@ def test_flipped_bytes_never_escape_as_other_errors():
                 deserialize_from_flatbuffer_to_bundled_program(bytes(corrupt))
             except FlatbufferReadError:
                 pass
+
+
+# --- `torchlight verify` on files this writer made ---------------------------------
+
+CLI = codegen.schema_path().parents[1] / "build" / "release" / "bin" / "torchlight"
+
+
+def _verify(tmp_path, data: bytes, *options):
+    path = tmp_path / "model.bpte"
+    path.write_bytes(data)
+    # A missing binary fails: the runner builds build/release first.
+    assert CLI.is_file(), f"{CLI} is missing; run ./torchlight build release"
+    return subprocess.run([str(CLI), "verify", str(path), *options], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_verifies_a_float_model_against_eager(tmp_path):
+    model, prog = _two_method_program()
+    cases = []
+    for _ in range(3):
+        x, y = torch.randn(3), torch.randn(3)
+        cases.append(MethodTestCase((x, y), model.scale(x, y)))
+    forward = [MethodTestCase((x,), (model(x),)) for x in (torch.randn(3), torch.randn(3))]
+    bundle = BundledProgram(prog, [MethodTestSuite("scale", cases),
+                                   MethodTestSuite("forward", forward)])
+    result = _verify(tmp_path, serialize_from_bundled_program_to_flatbuffer(bundle))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    case_lines = [line for line in lines if line.startswith(("PASS", "FAIL"))]
+    assert [line.split()[:4] for line in case_lines] == (
+        [["PASS", "forward", "case", str(i)] for i in range(2)] +
+        [["PASS", "scale", "case", str(i)] for i in range(3)])
+    assert lines[-1] == "5 of 5 test cases passed"
+
+
+def test_cli_names_the_failing_case_and_exits_1(tmp_path):
+    model, prog = _two_method_program()
+    x = torch.randn(3)
+    wrong = model(x).clone()
+    wrong[1] += 0.5  # Far outside rtol 1e-5.
+    bundle = BundledProgram(prog, [MethodTestSuite("forward", [
+        MethodTestCase((x,), (model(x),)), MethodTestCase((x,), (wrong,))])])
+    result = _verify(tmp_path, serialize_from_bundled_program_to_flatbuffer(bundle))
+    assert result.returncode == 1
+    assert "FAIL  forward  case 1  max abs error 0.5" in result.stdout
+    assert "element 1 is" in result.stdout
+    assert "1 test case failed: method 'forward' case 1" in result.stderr
+    # A tolerance wide enough accepts it.
+    assert _verify(tmp_path, serialize_from_bundled_program_to_flatbuffer(bundle),
+                   "--atol", "0.6").returncode == 0
+
+
+def test_cli_reports_a_cut_file_in_one_line(tmp_path):
+    _, bundle = _addmul_bundle(cases=1)
+    data = serialize_from_bundled_program_to_flatbuffer(bundle)
+    result = _verify(tmp_path, data[:len(data) // 2])
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert "failed flatbuffer verification" in result.stderr
