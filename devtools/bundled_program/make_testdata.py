@@ -11,6 +11,9 @@ add_mul_wrong.bpte    the same, but case 3's expected output has element 2
 linear.bpte           Linear(4, 3) in float32, 4 cases, expected from eager.
 bad_input_count.bpte  add_mul with case 1 given one input (the writer's
                       check bypassed), for the runtime's own check.
+
+The same files are the seeds of the bundled_program fuzz target
+(fuzz/corpus/bundled_program).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from torchlight.devtools.bundled_program.serialize import (
     serialize_from_bundled_program_to_flatbuffer)
 
 OUT = Path(__file__).resolve().parent / "testdata"
+SEEDS = Path(__file__).resolve().parents[2] / "fuzz" / "corpus" / "bundled_program"
 
 
 class AddMul(torch.nn.Module):
@@ -94,7 +98,9 @@ def main() -> int:
         cases = [MethodTestCase((v,), (linear(v),)) for v in xs]
     (OUT / "linear.bpte").write_bytes(serialize_from_bundled_program_to_flatbuffer(
         BundledProgram(prog, [MethodTestSuite("forward", cases)])))
+    SEEDS.mkdir(parents=True, exist_ok=True)
     for path in sorted(OUT.glob("*.bpte")):
+        (SEEDS / path.name).write_bytes(path.read_bytes())
         print(f"{path.name}: {path.stat().st_size} bytes")
     return 0
 
