@@ -387,3 +387,62 @@ def test_cli_reports_a_cut_file_in_one_line(tmp_path):
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1
     assert "failed flatbuffer verification" in result.stderr
+
+
+# --- A bundle written the way upstream writes one ------------------------------
+#
+# Upstream's serializer turns its dataclasses into JSON and has flatc compile
+# that JSON with bundled_program_schema.fbs. This does the same with flatc
+# and our .fbs (same fields, same order), around a .pte upstream's exporter
+# wrote (tests/fixtures/upstream/linear_constant_buffer.pte: 3x + 2 over
+# float32 [2, 2]), with 10 cases as upstream's gen_bundled_program.py makes.
+
+UPSTREAM_PTE = codegen.schema_path().parents[1] / "tests" / "fixtures" / "upstream" / \
+    "linear_constant_buffer.pte"
+
+
+def _tensor_json(t: torch.Tensor) -> dict:
+    return {"val_type": "Tensor", "val": {
+        "scalar_type": "FLOAT", "sizes": list(t.shape),
+        "data": list(t.contiguous().numpy().tobytes()), "dim_order": list(range(t.dim()))}}
+
+
+def _flatc_bundle(tmp_path, wrong_case=None) -> bytes:
+    cases = []
+    for i in range(10):
+        x = torch.randn(2, 2)
+        expected = 3 * x + 2
+        if i == wrong_case:
+            expected[1, 0] += 1.0
+        cases.append({"inputs": [_tensor_json(x)], "expected_outputs": [_tensor_json(expected)]})
+    document = {"version": 2, "program": list(UPSTREAM_PTE.read_bytes()),
+                "method_test_suites": [{"method_name": "forward", "test_cases": cases}]}
+    (tmp_path / "upstream.json").write_text(json.dumps(document))
+    result = subprocess.run([codegen.flatc_path(), "--binary", "-o", str(tmp_path),
+                             str(bp_schema.schema_path()), str(tmp_path / "upstream.json")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr + result.stdout
+    return (tmp_path / "upstream.bpte").read_bytes()
+
+
+def test_flatc_written_bundle_has_the_spec_layout_and_reads_back(tmp_path):
+    data = _flatc_bundle(tmp_path)
+    assert data[4:8] == b"BP08"
+    root = _u32(data, 0)
+    vtable = root - struct.unpack_from("<i", data, root)[0]
+    assert struct.unpack_from("<3H", data, vtable + 4) == (4, 8, 12)  # As spec 2.4.
+    start, size = _vector(data, root, 2)
+    assert start % 32 == 0 and data[start:start + size] == UPSTREAM_PTE.read_bytes()
+    back = deserialize_from_flatbuffer_to_bundled_program(data)
+    assert back.version == 2 and len(back.method_test_suites[0].test_cases) == 10
+
+
+def test_cli_verifies_the_upstream_style_bundle_and_names_a_wrong_case(tmp_path):
+    good = _verify(tmp_path, _flatc_bundle(tmp_path))
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert good.stdout.splitlines()[-1] == "10 of 10 test cases passed"
+    bad = _verify(tmp_path, _flatc_bundle(tmp_path, wrong_case=6))
+    assert bad.returncode == 1
+    assert "FAIL  forward  case 6  max abs error 1" in bad.stdout
+    assert "output 0: element 2 is" in bad.stdout
+    assert "1 test case failed: method 'forward' case 6" in bad.stderr
