@@ -179,28 +179,30 @@ std::string_view BundledProgram::method_name(size_t index) const {
   return {suite->method_name()->c_str(), suite->method_name()->size()};
 }
 
-Result<size_t> BundledProgram::num_test_cases(std::string_view method) const {
+Result<const fbs::BundledMethodTestSuite*> BundledProgram::suite(std::string_view method) const {
   // First match, as upstream: the writer keeps one suite per method.
   for (size_t i = 0; i < num_methods(); ++i) {
-    if (method_name(i) != method) continue;
-    const auto* suite = root_->method_test_suites()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    return static_cast<size_t>(suite->test_cases() == nullptr ? 0 : suite->test_cases()->size());
+    if (method_name(i) == method) {
+      return root_->method_test_suites()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    }
   }
   return Status::error(Error::kNotFound, "%s: the bundle has no test suite for method '%.*s'",
                        name_, len(method), method.data());
 }
 
+Result<size_t> BundledProgram::num_test_cases(std::string_view method) const {
+  TL_ASSIGN_OR_RETURN(const fbs::BundledMethodTestSuite* s, suite(method));
+  return static_cast<size_t>(s->test_cases() == nullptr ? 0 : s->test_cases()->size());
+}
+
 Result<const fbs::BundledMethodTestCase*> BundledProgram::test_case(std::string_view method,
                                                                     size_t index) const {
-  TL_ASSIGN_OR_RETURN(const size_t cases, num_test_cases(method));
+  TL_ASSIGN_OR_RETURN(const fbs::BundledMethodTestSuite* s, suite(method));
+  const size_t cases = s->test_cases() == nullptr ? 0 : s->test_cases()->size();
   TL_CHECK_OR_RETURN(index < cases, Error::kInvalidArgument,
                      "%s: method '%.*s' has %zu test cases; case %zu is out of range", name_,
                      len(method), method.data(), cases, index);
-  for (size_t i = 0;; ++i) {  // num_test_cases found the suite, so this ends.
-    if (method_name(i) != method) continue;
-    const auto* suite = root_->method_test_suites()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    return suite->test_cases()->Get(static_cast<flatbuffers::uoffset_t>(index));
-  }
+  return s->test_cases()->Get(static_cast<flatbuffers::uoffset_t>(index));
 }
 
 Status BundledProgram::check_test_case(std::string_view method, size_t index) const {

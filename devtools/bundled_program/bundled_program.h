@@ -81,8 +81,9 @@ class BundledProgram {
   Status check_test_case(std::string_view method, size_t index) const;
 
   /// Sets every input of `method` from test case `index`. Tensor data is
-  /// used in place from the file (Method::set_input copies it into planned
-  /// memory, or borrows it for an unplanned input).
+  /// used in place from the file: Method::set_input copies it into planned
+  /// memory, or borrows it for an unplanned input (the file bytes must then
+  /// outlive the execute).
   /// Errors: kNotFound (no suite for the method), kInvalidArgument (case
   /// index out of range, input count differs from the method's), kInvalidProgram
   /// (a stored tensor is inconsistent), kNotSupported (an empty union), and
@@ -103,6 +104,8 @@ class BundledProgram {
                  const char* name)
       : root_(root), file_(file), name_(name) {}
 
+  Result<const bundled_program_flatbuffer::BundledMethodTestSuite*> suite(
+      std::string_view method) const;
   Result<const bundled_program_flatbuffer::BundledMethodTestCase*> test_case(
       std::string_view method, size_t index) const;
 
