@@ -446,3 +446,25 @@ def test_cli_verifies_the_upstream_style_bundle_and_names_a_wrong_case(tmp_path)
     assert "FAIL  forward  case 6  max abs error 1" in bad.stdout
     assert "output 0: element 2 is" in bad.stdout
     assert "1 test case failed: method 'forward' case 6" in bad.stderr
+
+
+def test_cli_copies_a_program_another_writer_left_misaligned(tmp_path):
+    # The same schema without force_align on `program`: a writer that
+    # ignores it places the .pte only 4-aligned.
+    from torchlight.pte.fbs_schema import parse_fbs
+    from torchlight.pte.flatbuffer_writer import FlatbufferWriter
+    text = bp_schema.schema_path().read_text().replace("program: [ubyte] (force_align: 32);",
+                                                       "program: [ubyte];")
+    _, bundle = _addmul_bundle(cases=2)
+    tables = bundle.serialize_to_schema()
+    cases = tables.method_test_suites[0].test_cases
+    for _ in range(8):  # Each extra case moves the program by its size.
+        data = FlatbufferWriter(parse_fbs(text)).finish(tables, b"BP08")
+        start, _ = _vector(data, _u32(data, 0), 2)
+        if start % 32:
+            break
+        cases.append(cases[0])
+    assert start % 32, "no misaligned layout found"
+    result = _verify(tmp_path, data)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(program copied: it was not 32-byte aligned)" in result.stdout
