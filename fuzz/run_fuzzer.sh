@@ -36,6 +36,7 @@ dict_for() {
     npy) echo fuzz/dict/npy.dict ;;
     tokenizer_*) echo fuzz/dict/tokenizer.dict ;;
     xnnpack_payload) echo fuzz/dict/xnnpack.dict ;;
+    bundled_program) echo fuzz/dict/bundled_program.dict ;;
   esac
 }
 

@@ -8,6 +8,7 @@
 #include "tools/cli/inspect_command.h"
 #include "tools/cli/llm_command.h"
 #include "tools/cli/run_command.h"
+#include "tools/cli/verify_command.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   if (argc < 2) {
-    return torchlight::cli::report_error("", "no command given (commands: run, inspect, llm; see "
+    return torchlight::cli::report_error("", "no command given (commands: run, inspect, llm, verify; see "
                                              "'torchlight --help')");
   }
   const std::string command = argv[1];
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   if (command == "run") return torchlight::cli::run_command(args);
   if (command == "inspect") return torchlight::cli::inspect_command(args);
   if (command == "llm") return torchlight::cli::llm_command(args);
+  if (command == "verify") return torchlight::cli::verify_command(args);
   return torchlight::cli::report_error(
-      "", "unknown command '" + command + "' (commands: run, inspect, llm; see 'torchlight --help')");
+      "", "unknown command '" + command + "' (commands: run, inspect, llm, verify; see 'torchlight --help')");
 }

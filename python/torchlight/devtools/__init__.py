@@ -1,4 +1,5 @@
-"""Developer tools: ETDump traces, ETRecord, the Inspector (upstream's
+"""Developer tools: ETDump traces, ETRecord, the Inspector, bundled programs,
+delegation summaries (upstream's
 executorch.devtools names). Submodules load on first use, so importing
 torchlight.devtools costs nothing and needs no pandas until the Inspector
 is used."""
@@ -12,6 +13,7 @@ _LAZY = {
     "generate_etrecord": "torchlight.devtools.etrecord",
     "parse_etrecord": "torchlight.devtools.etrecord",
     "ETRecord": "torchlight.devtools.etrecord",
+    "BundledProgram": "torchlight.devtools.bundled_program.core",
 }
 
 

@@ -1,0 +1,1 @@
+"""executorch.devtools.bundled_program -> torchlight.devtools.bundled_program."""
