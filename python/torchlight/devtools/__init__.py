@@ -1,8 +1,7 @@
-"""Developer tools: ETDump traces, ETRecord, the Inspector, bundled programs,
-delegation summaries (upstream's
-executorch.devtools names). Submodules load on first use, so importing
-torchlight.devtools costs nothing and needs no pandas until the Inspector
-is used."""
+"""Developer tools: ETDump traces, ETRecord, the Inspector, bundled programs
+and delegation summaries (upstream's executorch.devtools names). Submodules
+load on first use, so importing torchlight.devtools costs nothing and needs
+no pandas until the Inspector is used."""
 
 from __future__ import annotations
 
