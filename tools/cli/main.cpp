@@ -7,6 +7,7 @@
 #include "tools/cli/cli_report.h"
 #include "tools/cli/inspect_command.h"
 #include "tools/cli/llm_command.h"
+#include "tools/cli/profile_command.h"
 #include "tools/cli/run_command.h"
 
 namespace {
@@ -21,6 +22,7 @@ const char kUsage[] =
     "                      planned memory, segments and constants\n"
     "  llm --model M.pte   generate text with an LLM program: prefill, then decode\n"
     "                      with the KV cache, streaming; --chat for a conversation\n"
+    "  profile MODEL.pte   run with a tracer; print per-operator times (ETDump)\n"
     "\n"
     "Run 'torchlight <command> --help' for a command's options. Any failure prints\n"
     "one 'error:' line on stderr and exits with status 1.\n";
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   if (command == "run") return torchlight::cli::run_command(args);
   if (command == "inspect") return torchlight::cli::inspect_command(args);
   if (command == "llm") return torchlight::cli::llm_command(args);
+  if (command == "profile") return torchlight::cli::profile_command(args);
   return torchlight::cli::report_error(
       "", "unknown command '" + command + "' (commands: run, inspect, llm; see 'torchlight --help')");
 }
