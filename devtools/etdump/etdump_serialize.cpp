@@ -1,12 +1,12 @@
 // EtdumpGen::serialize: the recorded trace as an ETDump flatbuffer, built
 // with flatbuffers' builder over the caller's output buffer.
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
 #include "devtools/etdump/etdump_gen.h"
 #include "devtools/etdump/etdump_generated.h"
 #include "runtime/core/status.h"
+#include "runtime/platform/platform.h"
 
 namespace torchlight {
 namespace etdump {
