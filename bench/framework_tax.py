@@ -7,6 +7,12 @@ each through `torchlight run --repeat`, for our CLI and, with --baseline, a
 second CLI (an older build) side by side in the same run, interleaved.
 
     ./torchlight exec python3 bench/framework_tax.py [--baseline OTHER/bin/torchlight]
+    ./torchlight exec python3 bench/framework_tax.py --etdump --repeat 1000
+
+With --etdump, each chain also runs with an ETDump tracer attached
+(`run --etdump`, every run recorded), so the row "etdump" minus "ours" is
+the tracer's cost per instruction. Every recorded run is kept in memory, so
+keep --repeat small (1000 runs of 200 instructions is about 60 MB).
 
 Prints load time (program + method) and per-instruction time from the
 minimum and median run latency, and the ratios to the baseline.
@@ -82,9 +88,9 @@ def to_us(value, unit):
     return float(value) * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[unit]
 
 
-def measure(cli, pte, repeat):
-    out = subprocess.run([cli, "run", str(pte), "--repeat", str(repeat), "--fill", "ones"],
-                         capture_output=True, text=True, check=True).stdout
+def measure(cli, pte, repeat, extra=()):
+    out = subprocess.run([cli, "run", str(pte), "--repeat", str(repeat), "--fill", "ones",
+                          *extra], capture_output=True, text=True, check=True).stdout
     load = re.search(r"^load\s+([\d.]+) (\w+)", out, re.M)
     lat = re.search(r"^latency\s+median ([\d.]+) (\w+), min ([\d.]+) (\w+)", out, re.M)
     return (to_us(load[1], load[2]), to_us(lat[1], lat[2]), to_us(lat[3], lat[4]))
@@ -96,19 +102,23 @@ def main():
     parser.add_argument("--baseline", help="another torchlight CLI to compare against")
     parser.add_argument("--repeat", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best kept")
+    parser.add_argument("--etdump", action="store_true",
+                        help="also run ours with an ETDump tracer attached")
     options = parser.parse_args()
-    clis = {"ours": options.cli}
+    clis = {"ours": (options.cli, ())}
     if options.baseline:
-        clis["baseline"] = options.baseline
+        clis["baseline"] = (options.baseline, ())
     with tempfile.TemporaryDirectory() as tmp:
+        if options.etdump:
+            clis["etdump"] = (options.cli, ("--etdump", str(pathlib.Path(tmp) / "trace.etdp")))
         rows = []
         for name, (model, inputs) in CHAINS.items():
             pte = pathlib.Path(tmp) / (re.sub(r"\W+", "_", name) + ".pte")
             export(model.eval(), inputs, pte)
             best = {}
             for _ in range(options.rounds):
-                for who, cli in clis.items():
-                    load, median, low = measure(cli, pte, options.repeat)
+                for who, (cli, extra) in clis.items():
+                    load, median, low = measure(cli, pte, options.repeat, extra)
                     old = best.get(who)
                     best[who] = (min(load, old[0]), min(median, old[1]), min(low, old[2])) if old \
                         else (load, median, low)

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "extension/threadpool/threadpool.h"
+#include "runtime/platform/platform.h"
 
 namespace torchlight {
 namespace xnnpack {
@@ -88,7 +89,7 @@ void XnnExecutor::invalidate() {
   for (uint32_t i = 0; i < num_externals_; ++i) externals_[i].bound_rank = kNoShape;
 }
 
-Status XnnExecutor::execute(Span<EValue*> args) {
+Status XnnExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
   // The runtime keeps the pool it was created with; a resized pool freed it.
   TL_CHECK_OR_RETURN(pool_ == nullptr || pool_ == threadpool::native_pool(), Error::kInvalidState,
                      "the thread pool was resized after this XNNPACK delegate was loaded; load "
@@ -98,8 +99,11 @@ Status XnnExecutor::execute(Span<EValue*> args) {
     invalidate();
     return status;
   }
+  const bool profile = tracer != nullptr && profiler_.enabled();
+  const uint64_t start_ns = profile ? tl_platform_monotonic_ns() : 0;
   const xnn_status s = xnn_invoke_runtime(runtime_);
   if (s != xnn_status_success) return internal_error(s, "invoke");
+  if (profile) profiler_.report(runtime_, tracer, start_ns);
   return Error::kOk;
 }
 

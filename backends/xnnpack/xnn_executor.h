@@ -10,6 +10,7 @@
 
 #include "backends/xnnpack/definition_context.h"
 #include "backends/xnnpack/packed_weights_cache.h"
+#include "backends/xnnpack/xnn_profiler.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/freeable_buffer.h"
 #include "runtime/core/result.h"
@@ -43,7 +44,13 @@ class XnnExecutor {
   /// kInvalidArgument (missing argument, rank), kInvalidType (not a tensor,
   /// wrong dtype, not contiguous), kInvalidState (thread pool replaced since
   /// init), kInternal (XNNPACK refused a step).
-  Status execute(Span<EValue*> args);
+  /// With a `tracer` (may be null) and a profiler set, each XNNPACK
+  /// operator's time is reported to it as a delegate event.
+  Status execute(Span<EValue*> args, EventTracer* tracer = nullptr);
+
+  /// Per-operator profiling; the runtime was created with
+  /// XNN_FLAG_BASIC_PROFILING.
+  void set_profiler(const XnnProfiler& profiler) { profiler_ = profiler; }
 
  private:
   xnn_runtime_t runtime_;
@@ -59,6 +66,7 @@ class XnnExecutor {
   xnn_external_value* bindings_;
   uint32_t num_externals_;
   bool prepared_ = false;  // Reshaped and set up for the bound shapes/pointers.
+  XnnProfiler profiler_;
 };
 
 }  // namespace xnnpack

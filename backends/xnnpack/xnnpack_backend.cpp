@@ -14,6 +14,7 @@
 #include "backends/xnnpack/value_definition.h"
 #include "backends/xnnpack/xnn_executor.h"
 #include "extension/threadpool/threadpool.h"
+#include "runtime/core/event_tracer.h"
 #include "schema/xnnpack_generated.h"
 
 namespace torchlight {
@@ -22,6 +23,9 @@ namespace {
 using xnnpack::DefinitionContext;
 using xnnpack::ExternalValue;
 using xnnpack::XnnExecutor;
+
+// The delegate event (string id) around init, in the load's "Default" block.
+constexpr char kInitEventId[] = "XnnpackBackend::init";
 
 bool xnnpack_initialized() {
   // xnn_initialize is idempotent; calling it once keeps the answer stable.
@@ -68,7 +72,17 @@ bool XnnpackBackend::is_available() const { return xnnpack_initialized(); }
 
 Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
                                              FreeableBuffer* processed,
-                                             Span<const CompileSpec> /*compile_specs*/) const {
+                                             Span<const CompileSpec> compile_specs) const {
+  EventTracer* tracer = context.event_tracer;
+  if (tracer == nullptr) return init_delegate(context, processed);
+  const EventTracerEntry entry = tracer->start_profiling_delegate(kInitEventId, -1);
+  Result<DelegateHandle*> handle = init_delegate(context, processed);
+  tracer->end_profiling_delegate(entry, nullptr, 0);
+  return handle;
+}
+
+Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& context,
+                                                      FreeableBuffer* processed) const {
   // Upstream writes no compile specs and its runtime ignores any.
   TL_CHECK_OR_RETURN(processed != nullptr, Error::kInvalidArgument, "no XNNPACK payload");
   TL_ASSIGN_OR_RETURN(xnnpack::PayloadSections sections,
@@ -138,13 +152,15 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
 
   pthreadpool_t pool = threadpool::native_pool();
   xnn_runtime_t runtime = nullptr;
+  // Per-operator timings cost a clock read per operator: only when traced.
+  const uint32_t flags = context.event_tracer != nullptr ? XNN_FLAG_BASIC_PROFILING : 0;
   if (weights_cache_ != nullptr) {
     weights_cache_->begin_runtime({constants.get(), ctx.num_constants});
-    s = xnn_create_runtime_v3(subgraph.get(), weights_cache_->provider(), pool, /*flags=*/0,
+    s = xnn_create_runtime_v3(subgraph.get(), weights_cache_->provider(), pool, flags,
                               &runtime);
     weights_cache_->end_runtime(s == xnn_status_success);
   } else {
-    s = xnn_create_runtime_v3(subgraph.get(), /*weights_cache=*/nullptr, pool, /*flags=*/0,
+    s = xnn_create_runtime_v3(subgraph.get(), /*weights_cache=*/nullptr, pool, flags,
                               &runtime);
   }
   TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidProgram,
@@ -154,14 +170,18 @@ Result<DelegateHandle*> XnnpackBackend::init(BackendInitContext& context,
   auto* executor = new (executor_memory)
       XnnExecutor(runtime, weights_cache_, pool, std::move(*processed), externals, bindings,
                   num_externals);
+  if (context.event_tracer != nullptr) {
+    xnnpack::XnnProfiler profiler;
+    if (profiler.init(runtime, allocator)) executor->set_profiler(profiler);
+  }
   return static_cast<DelegateHandle*>(executor);
 }
 
-Status XnnpackBackend::execute(BackendExecutionContext& /*context*/, DelegateHandle* handle,
+Status XnnpackBackend::execute(BackendExecutionContext& context, DelegateHandle* handle,
                                Span<EValue*> args) const {
   TL_CHECK_OR_RETURN(handle != nullptr, Error::kDelegateInvalidHandle,
                      "XNNPACK delegate handle is null");
-  return static_cast<XnnExecutor*>(handle)->execute(args);
+  return static_cast<XnnExecutor*>(handle)->execute(args, context.event_tracer);
 }
 
 void XnnpackBackend::destroy(DelegateHandle* handle) const {

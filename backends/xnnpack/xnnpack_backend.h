@@ -62,6 +62,10 @@ class XnnpackBackend final : public BackendInterface {
   void destroy(DelegateHandle* handle) const override;
 
  private:
+  // init() without the tracer's init event.
+  Result<DelegateHandle*> init_delegate(BackendInitContext& context,
+                                        FreeableBuffer* processed) const;
+
   uint64_t max_value_bytes_;
   xnnpack::PackedWeightsCache* weights_cache_;
 };

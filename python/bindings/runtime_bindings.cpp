@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -18,6 +19,7 @@
 
 #include "backends/test_backend/test_backend.h"
 #include "backends/xnnpack/xnnpack_backend.h"
+#include "devtools/etdump/etdump_gen.h"
 #include "extension/module/module.h"
 #include "extension/threadpool/threadpool.h"
 #include "kernels/all_kernels.h"
@@ -89,12 +91,54 @@ struct InputTensor {
   std::unique_ptr<TensorImpl> impl;
 };
 
+// An ETDump tracer with its storage, fixed when the Module is made.
+struct Trace {
+  Trace(size_t events, size_t debug_bytes)
+      : records(events), side_data(events * 96), debug(debug_bytes) {
+    gen.set_storage({records.data(), records.size()}, {side_data.data(), side_data.size()});
+    if (debug_bytes > 0) gen.set_debug_buffer({debug.data(), debug.size()});
+  }
+  std::vector<etdump::EtdumpRecord> records;
+  std::vector<uint8_t> side_data;
+  std::vector<uint8_t> debug;
+  etdump::EtdumpGen gen;
+};
+
+void write_bytes(const std::string& path, const uint8_t* data, size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  out.close();
+  if (!out) throw std::runtime_error("kAccessFailed: " + path + ": cannot write the file");
+}
+
 class PyModule {
  public:
-  explicit PyModule(const std::string& path, bool mmap)
-      : module_(path, mmap ? Module::LoadMode::kMmap : Module::LoadMode::kFile, kernels(),
-                &backends()) {
+  /// `etdump_events` > 0 attaches an ETDump tracer with room for that many
+  /// events and `debug_buffer_size` bytes of intermediate outputs.
+  PyModule(const std::string& path, bool mmap, size_t etdump_events, size_t debug_buffer_size)
+      : trace_(etdump_events > 0 ? std::make_unique<Trace>(etdump_events, debug_buffer_size)
+                                 : nullptr),
+        module_(path, mmap ? Module::LoadMode::kMmap : Module::LoadMode::kFile, kernels(),
+                &backends(), trace_ != nullptr ? &trace_->gen : nullptr) {
     check(module_.load());
+  }
+
+  /// Writes the trace so far to `path` and, with a debug buffer, its used
+  /// part to `debug_path`. Returns (events recorded, events dropped, debug
+  /// values dropped, debug bytes needed).
+  py::tuple write_etdump(const std::string& path, const std::string& debug_path) {
+    if (trace_ == nullptr) {
+      throw std::runtime_error("kInvalidState: this Module was made without an etdump path");
+    }
+    etdump::EtdumpGen& gen = trace_->gen;
+    std::vector<uint8_t> out(gen.serialized_size_bound());
+    Span<const uint8_t> bytes = take(gen.serialize({out.data(), out.size()}));
+    write_bytes(path, bytes.data(), bytes.size());
+    if (!trace_->debug.empty()) {
+      write_bytes(debug_path, gen.debug_data().data(), gen.debug_data().size());
+    }
+    return py::make_tuple(gen.records_used(), gen.events_dropped(), gen.debug_values_dropped(),
+                          gen.debug_bytes_needed());
   }
 
   std::vector<std::string> method_names() { return take(module_.method_names()); }
@@ -255,6 +299,7 @@ class PyModule {
     return py::none();
   }
 
+  std::unique_ptr<Trace> trace_;  // Before module_, which borrows its tracer.
   Module module_;
   std::map<std::string, std::vector<std::vector<uint8_t>>> output_storage_;  // See execute().
 };
@@ -290,7 +335,9 @@ PYBIND11_MODULE(_torchlight_runtime, m) {
   m.def("num_threads", &torchlight::threadpool::num_threads,
         "Threads in the shared worker pool.");
   py::class_<PyModule>(m, "Module")
-      .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("mmap") = true)
+      .def(py::init<const std::string&, bool, size_t, size_t>(), py::arg("path"),
+           py::arg("mmap") = true, py::arg("etdump_events") = 0, py::arg("debug_buffer_size") = 0)
+      .def("write_etdump", &PyModule::write_etdump, py::arg("path"), py::arg("debug_path"))
       .def("method_names", &PyModule::method_names)
       .def("method_meta", &PyModule::method_meta, py::arg("name"))
       .def("load_method", &PyModule::load_method, py::arg("name"))

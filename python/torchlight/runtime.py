@@ -117,7 +117,27 @@ class Module:
     planned memory between runs, so mutable buffers (e.g. a KV cache)
     persist from one run to the next."""
 
-    def __init__(self, program: Union[str, os.PathLike, bytes], mmap: bool = True):
+    def __init__(self, program: Union[str, os.PathLike, bytes], mmap: bool = True,
+                 etdump_path: Optional[Union[str, os.PathLike]] = None,
+                 debug_buffer_size: int = 0, etdump_events: int = 100000,
+                 debug_buffer_path: Optional[Union[str, os.PathLike]] = None):
+        """With `etdump_path`, an ETDump tracer records the method loads and
+        every run (upstream's .etdp format, for torchlight.devtools.Inspector
+        or upstream's); the file is rewritten after each run. It keeps up to
+        `etdump_events` events. `debug_buffer_size` > 0 also captures every
+        intermediate output and the program outputs into a buffer of that
+        many bytes, written to `debug_buffer_path` (default: the etdump path
+        plus ".debug")."""
+        if etdump_path is None and (debug_buffer_size or debug_buffer_path is not None):
+            raise ValueError("debug_buffer_size and debug_buffer_path need an etdump_path")
+        if etdump_path is not None and etdump_events <= 0:
+            raise ValueError(f"etdump_events must be positive, got {etdump_events}")
+        if debug_buffer_size < 0:
+            raise ValueError(f"debug_buffer_size must not be negative, got {debug_buffer_size}")
+        self.etdump_path = None if etdump_path is None else str(etdump_path)
+        self.debug_buffer_path = None
+        if self.etdump_path is not None and debug_buffer_size > 0:
+            self.debug_buffer_path = str(debug_buffer_path or self.etdump_path + ".debug")
         self._tempdir = None
         if isinstance(program, (bytes, bytearray)):
             self._tempdir = tempfile.TemporaryDirectory(prefix="torchlight-")
@@ -125,7 +145,9 @@ class Module:
             path.write_bytes(program)
             program = path
         self.path = str(program)
-        self._native = extension().Module(self.path, mmap)
+        self._native = extension().Module(self.path, mmap,
+                                          etdump_events if etdump_path is not None else 0,
+                                          debug_buffer_size)
 
     def method_names(self) -> List[str]:
         return list(self._native.method_names())
@@ -150,7 +172,25 @@ class Module:
             as_numpy = bool(tensors) and all(isinstance(v, np.ndarray) for v in tensors)
         native_inputs = [_to_native(v) for v in inputs]
         outputs = self._native.execute(method, native_inputs)
+        if self.etdump_path is not None:
+            self.write_etdump()
         return [_from_native(v, as_numpy) for v in outputs]
+
+    def write_etdump(self) -> Dict[str, int]:
+        """Writes the trace so far to etdump_path (and the debug buffer).
+        Raises RuntimeError when events or debug values were dropped (the
+        files are still written); returns the counts otherwise."""
+        if self.etdump_path is None:
+            raise RuntimeError("this Module was made without an etdump_path")
+        recorded, dropped, debug_dropped, debug_needed = self._native.write_etdump(
+            self.etdump_path, self.debug_buffer_path or "")
+        if dropped:
+            raise RuntimeError(f"etdump: {dropped} events were dropped; make the Module with "
+                               f"etdump_events > {recorded + dropped}")
+        if debug_dropped:
+            raise RuntimeError(f"etdump: the debug buffer is too small: {debug_dropped} values "
+                               f"were not captured; it needs {debug_needed} bytes")
+        return {"records": recorded, "debug_bytes_needed": debug_needed}
 
     def forward(self, *inputs: Any) -> List[Any]:
         return self.run("forward", inputs)
@@ -159,8 +199,10 @@ class Module:
         return self._native.planned_bytes(method)
 
 
-def load(program: Union[str, os.PathLike, bytes], mmap: bool = True) -> Module:
-    return Module(program, mmap)
+def load(program: Union[str, os.PathLike, bytes], mmap: bool = True, **etdump: Any) -> Module:
+    """A Module; `etdump` takes Module's etdump_path, debug_buffer_size,
+    etdump_events and debug_buffer_path."""
+    return Module(program, mmap, **etdump)
 
 
 # Upstream's API (executorch.runtime), over Module.

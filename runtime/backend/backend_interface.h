@@ -28,6 +28,9 @@ struct BackendInitContext {
   MemoryAllocator* runtime_allocator = nullptr;
   /// The method being loaded, for error messages.
   const char* method_name = "";
+  /// The method's tracer, or null. A backend may time its init with it and
+  /// turn on its own profiling only when it is set.
+  EventTracer* event_tracer = nullptr;
 };
 
 struct BackendExecutionContext {

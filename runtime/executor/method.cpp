@@ -207,7 +207,12 @@ Status Method::execute() {
     status = execute_instruction(pc, &pc, context);
     if (!status.ok()) break;
   }
-  if (event_tracer_ != nullptr) event_tracer_->end_method(method_entry);
+  if (event_tracer_ != nullptr) {
+    if (status.ok()) {
+      for (size_t i = 0; i < num_outputs_; ++i) event_tracer_->log_output(i, values_[output_indices_[i]]);
+    }
+    event_tracer_->end_method(method_entry);
+  }
   return status;
 }
 
@@ -266,12 +271,30 @@ Status Method::free_value(const ResolvedInstruction& instruction) {
   return Error::kOk;
 }
 
+namespace {
+
+InstructionKind tracer_kind(ResolvedInstruction::Kind kind) {
+  using Kind = ResolvedInstruction::Kind;
+  switch (kind) {
+    case Kind::kKernel: return InstructionKind::kKernel;
+    case Kind::kDelegate: return InstructionKind::kDelegate;
+    case Kind::kMove: return InstructionKind::kMove;
+    case Kind::kJumpFalse: return InstructionKind::kJumpFalse;
+    case Kind::kFree: return InstructionKind::kFree;
+  }
+  return InstructionKind::kKernel;
+}
+
+}  // namespace
+
 Status Method::execute_instruction(size_t index, size_t* next, KernelContext& context) {
   using Kind = ResolvedInstruction::Kind;
   const ResolvedInstruction& instruction = instructions_[index];
   *next = index + 1;
   EventTracerEntry entry;
-  if (event_tracer_ != nullptr) entry = event_tracer_->begin_instruction(0, index, instruction.name);
+  if (event_tracer_ != nullptr) {
+    entry = event_tracer_->begin_instruction(0, index, instruction.name, tracer_kind(instruction.kind));
+  }
   Status status;
   switch (instruction.kind) {
     case Kind::kKernel:
@@ -305,6 +328,11 @@ Status Method::execute_instruction(size_t index, size_t* next, KernelContext& co
     if (status.ok() && instruction.kind == Kind::kKernel && !instruction.args.empty()) {
       const EValue* result = instruction.args[instruction.args.size() - 1];
       event_tracer_->log_value(static_cast<size_t>(result - values_), *result);
+    } else if (status.ok() && instruction.kind == Kind::kDelegate) {
+      // As upstream: every argument of the call, inputs and outputs alike.
+      for (const EValue* arg : instruction.args) {
+        event_tracer_->log_value(static_cast<size_t>(arg - values_), *arg);
+      }
     }
   }
   if (!status.ok()) return instruction_failed(index, status);

@@ -408,6 +408,7 @@ class MethodLoader {
     BackendInitContext context;
     context.runtime_allocator = memory_->method_allocator;
     context.method_name = method_name_;
+    context.event_tracer = method_.event_tracer_;
     Result<DelegateHandle*> handle =
         backend->init(context, &processed, Span<const CompileSpec>(compile_specs, num_specs));
     if (!handle.ok()) {

@@ -94,7 +94,8 @@ class RecordingTracer : public EventTracer {
   void end_method(EventTracerEntry entry) override {
     events.push_back("end method " + std::to_string(entry.id));
   }
-  EventTracerEntry begin_instruction(size_t chain, size_t index, const char* name) override {
+  EventTracerEntry begin_instruction(size_t chain, size_t index, const char* name,
+                                     InstructionKind) override {
     events.push_back("instruction " + std::to_string(chain) + ":" + std::to_string(index) + " " + name);
     return {++next_id, 0};
   }
@@ -103,6 +104,9 @@ class RecordingTracer : public EventTracer {
   }
   void log_value(size_t value_index, const EValue& value) override {
     events.push_back("value " + std::to_string(value_index) + " " + to_string(value.tag()));
+  }
+  void log_output(size_t index, const EValue& value) override {
+    events.push_back("output " + std::to_string(index) + " " + to_string(value.tag()));
   }
   std::vector<std::string> events;
   uint64_t next_id = 0;
@@ -124,7 +128,7 @@ TEST(MethodTest, EventTracerSeesLoadRunAndEachInstruction) {
       "run forward",
       "instruction 0:0 aten::mul.out", "end instruction 3", "value 3 Tensor",
       "instruction 0:1 aten::add.out", "end instruction 4", "value 0 Tensor",
-      "end method 2"};
+      "output 0 Tensor", "end method 2"};
   // Value indices depend on the fixture's layout; check the shape of the
   // sequence and the operators, not the exact value numbers.
   ASSERT_EQ(tracer.events.size(), expected.size());

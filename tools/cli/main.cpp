@@ -7,6 +7,7 @@
 #include "tools/cli/cli_report.h"
 #include "tools/cli/inspect_command.h"
 #include "tools/cli/llm_command.h"
+#include "tools/cli/profile_command.h"
 #include "tools/cli/run_command.h"
 #include "tools/cli/verify_command.h"
 
@@ -22,6 +23,7 @@ const char kUsage[] =
     "                      planned memory, segments and constants\n"
     "  llm --model M.pte   generate text with an LLM program: prefill, then decode\n"
     "                      with the KV cache, streaming; --chat for a conversation\n"
+    "  profile MODEL.pte   run with a tracer; print per-operator times (ETDump)\n"
     "\n"
     "Run 'torchlight <command> --help' for a command's options. Any failure prints\n"
     "one 'error:' line on stderr and exits with status 1.\n";
@@ -34,7 +36,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   if (argc < 2) {
-    return torchlight::cli::report_error("", "no command given (commands: run, inspect, llm, verify; see "
+    return torchlight::cli::report_error("", "no command given (commands: run, inspect, profile, verify, llm; see "
                                              "'torchlight --help')");
   }
   const std::string command = argv[1];
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   if (command == "inspect") return torchlight::cli::inspect_command(args);
   if (command == "llm") return torchlight::cli::llm_command(args);
   if (command == "verify") return torchlight::cli::verify_command(args);
+  if (command == "profile") return torchlight::cli::profile_command(args);
   return torchlight::cli::report_error(
-      "", "unknown command '" + command + "' (commands: run, inspect, llm, verify; see 'torchlight --help')");
+      "", "unknown command '" + command + "' (commands: run, inspect, profile, verify, llm; see 'torchlight --help')");
 }

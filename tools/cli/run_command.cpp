@@ -14,6 +14,7 @@
 #include "extension/tensor/tensor_format.h"
 #include "tools/cli/arg_parser.h"
 #include "tools/cli/cli_report.h"
+#include "tools/cli/etdump_capture.h"
 #include "tools/cli/timing.h"
 
 namespace torchlight {
@@ -24,20 +25,6 @@ constexpr int kLabelWidth = 10;
 constexpr size_t kLeadingValues = 8;     // Values printed per output.
 constexpr int64_t kMaxRepeat = 1000000;  // Keeps a typo from running for hours.
 constexpr const char* kKeepProgramValue = "-";
-
-enum class Fill { kZeros, kOnes, kRandom };
-
-struct RunOptions {
-  std::string model;
-  std::string method;  // Empty: "forward", or the only/first method.
-  std::vector<std::string> inputs;
-  std::string output_dir;  // Empty: write nothing.
-  int64_t repeat = 1;
-  Fill fill = Fill::kRandom;
-  uint64_t seed = 0;
-  Module::LoadMode load_mode = Module::LoadMode::kMmap;
-  std::string load_mode_name = "mmap";
-};
 
 // One method input as it will be passed to set_input on every run.
 struct PreparedInput {
@@ -62,20 +49,22 @@ std::string ms(double value) {
   return text;
 }
 
-Result<RunOptions> parse_options(const ArgParser& parser) {
+}  // namespace
+
+std::vector<OptionSpec> run_option_specs() {
+  return {{"method"}, {"input", true, true}, {"repeat"}, {"fill"}, {"seed"}, {"load-mode"}};
+}
+
+Result<RunOptions> parse_run_options(const ArgParser& parser, const char* command) {
   RunOptions options;
   if (parser.positionals().size() != 1) {
     return Status::error(Error::kInvalidArgument,
-                         "run takes exactly one MODEL.pte, got %zu (see 'torchlight run --help')",
-                         parser.positionals().size());
+                         "%s takes exactly one MODEL.pte, got %zu (see 'torchlight %s --help')",
+                         command, parser.positionals().size(), command);
   }
   options.model = parser.positionals()[0];
   options.method = parser.value("method", "");
   options.inputs = parser.values("input");
-  options.output_dir = parser.value("output-dir", "");
-  if (parser.has("output-dir") && options.output_dir.empty()) {
-    return Status::error(Error::kInvalidArgument, "--output-dir must not be empty");
-  }
   if (parser.has("repeat")) {
     TL_ASSIGN_OR_RETURN(options.repeat,
                         parse_int_option("repeat", parser.value("repeat", ""), 1, kMaxRepeat));
@@ -98,6 +87,8 @@ Result<RunOptions> parse_options(const ArgParser& parser) {
   }
   return options;
 }
+
+namespace {
 
 // The method to run: the one asked for, else "forward", else the first.
 Result<std::string> choose_method(Module& module, const RunOptions& options) {
@@ -303,30 +294,61 @@ const char* run_usage() {
          "                       (default 1; inputs are set before every run,\n"
          "                       only execution is timed)\n"
          "  --load-mode MODE     file, mmap (default) or mlock\n"
+         "  --etdump FILE.etdp   record an ETDump trace (upstream's format): the load\n"
+         "                       as block 'Default', each run as a block 'Execute'\n"
+         "  --debug-buffer BYTES with --etdump: capture every intermediate output and\n"
+         "                       the program outputs into a debug buffer of this size,\n"
+         "                       written to FILE.etdp.debug (or --debug-buffer-path)\n"
+         "  --debug-buffer-path P where to write the debug buffer\n"
+         "  --etdump-events N    with --etdump: room for N events (default: sized from\n"
+         "                       the program and --repeat)\n"
          "  -h, --help           show this help\n";
 }
 
 int run_command(const std::vector<std::string>& args) {
-  ArgParser parser("run", {{"method"},
-                           {"input", true, true},
-                           {"output-dir"},
-                           {"repeat"},
-                           {"fill"},
-                           {"seed"},
-                           {"load-mode"}});
+  std::vector<OptionSpec> specs = run_option_specs();
+  specs.push_back({"output-dir"});
+  specs.push_back({"etdump"});
+  specs.push_back({"debug-buffer"});
+  specs.push_back({"debug-buffer-path"});
+  specs.push_back({"etdump-events"});
+  ArgParser parser("run", specs);
   Status parsed = parser.parse(args);
   if (!parsed.ok()) return report_error("", parsed);
   if (parser.help_requested()) {
     std::fputs(run_usage(), stdout);
     return 0;
   }
-  Result<RunOptions> parsed_options = parse_options(parser);
+  Result<RunOptions> parsed_options = parse_run_options(parser, "run");
   if (!parsed_options.ok()) return report_error("", parsed_options.status());
-  const RunOptions& options = parsed_options.get();
-  const std::string& model = options.model;
+  RunOptions& options = parsed_options.get();
+  options.output_dir = parser.value("output-dir", "");
+  if (parser.has("output-dir") && options.output_dir.empty()) {
+    return report_error("", "--output-dir must not be empty");
+  }
+  if (!parser.has("etdump")) {
+    for (const char* name : {"debug-buffer", "debug-buffer-path", "etdump-events"}) {
+      if (parser.has(name)) return report_error("", std::string("--") + name + " needs --etdump FILE");
+    }
+    RunHooks hooks;
+    return run_program(options, hooks);
+  }
+  Result<EtdumpCaptureOptions> capture_options = parse_etdump_options(parser);
+  if (!capture_options.ok()) return report_error("", capture_options.status());
+  EtdumpCapture capture(capture_options.get());
+  RunHooks hooks;
+  hooks.tracer = &capture.tracer();
+  hooks.on_program_loaded = [&](const MethodMeta& meta) {
+    return capture.size_for(meta, options.repeat);
+  };
+  hooks.on_done = [&](Method&, const RunTimes&) { return capture.write(); };
+  return run_program(options, hooks);
+}
 
+int run_program(const RunOptions& options, RunHooks& hooks) {
   // Load: program, then method, each on the monotonic clock.
-  Module module(model, options.load_mode);
+  const std::string& model = options.model;
+  Module module(model, options.load_mode, hooks.tracer);
   Stopwatch watch;
   Status status = module.load();
   const double program_ms = watch.elapsed_ms();
@@ -334,6 +356,12 @@ int run_command(const std::vector<std::string>& args) {
   Result<std::string> method_name = choose_method(module, options);
   if (!method_name.ok()) return report_error(model, method_name.status());
   const std::string& name = method_name.get();
+  if (hooks.on_program_loaded) {
+    Result<MethodMeta> program_meta = module.method_meta(name);
+    if (!program_meta.ok()) return report_error(model, program_meta.status());
+    status = hooks.on_program_loaded(program_meta.get());
+    if (!status.ok()) return report_error("", status);
+  }
   watch.restart();
   Result<Method*> method = module.method(name);
   const double method_ms = watch.elapsed_ms();
@@ -357,8 +385,10 @@ int run_command(const std::vector<std::string>& args) {
   }
 
   row("model", model + "  (method " + name + ", load mode " + options.load_mode_name + ")");
-  row("load", ms(program_ms + method_ms) + "  (program " + ms(program_ms) + ", method " +
-                  ms(method_ms) + ")");
+  if (hooks.print_outputs) {
+    row("load", ms(program_ms + method_ms) + "  (program " + ms(program_ms) + ", method " +
+                    ms(method_ms) + ")");
+  }
   for (size_t i = 0; i < inputs.size(); ++i) row("input " + std::to_string(i), inputs[i].source);
 
   // A planned output may share an input's memory, so inputs are set again
@@ -378,6 +408,14 @@ int run_command(const std::vector<std::string>& args) {
     if (!status.ok()) return report_error(model, status);
   }
 
+  if (hooks.on_done) {
+    status = hooks.on_done(loaded, RunTimes{program_ms, method_ms, samples});
+    if (!status.ok()) return report_error("", status);
+  }
+  if (!hooks.print_outputs) {
+    std::fflush(stdout);
+    return 0;
+  }
   std::vector<std::string> written;
   status = report_outputs(options, loaded, &written);
   if (!status.ok()) return report_error("", status);
