@@ -24,6 +24,8 @@ const char kUsage[] =
     "  llm --model M.pte   generate text with an LLM program: prefill, then decode\n"
     "                      with the KV cache, streaming; --chat for a conversation\n"
     "  profile MODEL.pte   run with a tracer; print per-operator times (ETDump)\n"
+    "  verify FILE.bpte    run a bundled program's test cases; compare with the\n"
+    "                      expected outputs within its tolerances\n"
     "\n"
     "Run 'torchlight <command> --help' for a command's options. Any failure prints\n"
     "one 'error:' line on stderr and exits with status 1.\n";
