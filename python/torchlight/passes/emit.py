@@ -314,12 +314,13 @@ class _MethodEmitter:
         self.instruction(schema.DelegateCall(self.delegate_index[key], inputs + outputs))
         self.debug.debug_handle_map[index] = list(lowered.partition_debug_handles)
         self.debug.instruction_id_to_num_outs_map[index] = len(outputs)
-        backend_map = getattr(lowered, "debug_handle_map", None)
-        if backend_map:
-            self.debug.delegate_map[index] = {
-                "name": lowered.backend_id,
-                "delegate_map": {k: sorted(v) if isinstance(v, (list, tuple, set)) else v
-                                 for k, v in backend_map.items()}}
+        # Every delegate call is named by its backend, so the Inspector can say
+        # which backend ran an event; the inner map is the backend's, if any.
+        backend_map = getattr(lowered, "debug_handle_map", None) or {}
+        self.debug.delegate_map[index] = {
+            "name": lowered.backend_id,
+            "delegate_map": {k: sorted(v) if isinstance(v, (list, tuple, set)) else v
+                             for k, v in backend_map.items()}}
 
     # --- Control flow (markers of passes/control_flow.py) ---------------------------
 
