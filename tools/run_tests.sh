@@ -55,5 +55,15 @@ if [ -d python/tests ] && [ $# -eq 0 ]; then
   passed=$((passed + p)); failed=$((failed + f))
 fi
 
+# Written on the host by tools/host_cli_test.sh before this script ran.
+if [ -f build/release/host_cli.log ]; then
+  echo "=== CLI outside the checkout (host) ==="
+  cat build/release/host_cli.log
+  p="$(grep -c '^PASS' build/release/host_cli.log)"
+  f="$(grep -c '^FAIL' build/release/host_cli.log)"
+  passed=$((passed + p)); failed=$((failed + f))
+  [ "$f" = 0 ] || status=1
+fi
+
 echo "tests: $passed passed, $failed failed"
 exit $status

@@ -25,6 +25,7 @@ struct Module::LoadedMethod {
   MallocAllocator temp_allocator;
   MemoryManager memory;
   std::unique_ptr<Method> method;
+  std::vector<bool> input_set;  // [inputs_size]: set since load, by any call.
   size_t planned_bytes = 0;
 };
 
@@ -89,7 +90,12 @@ Status Module::load(Program::Verification verification) {
   return Error::kOk;
 }
 
-Result<std::vector<std::string>> Module::method_names() {
+Result<std::unordered_set<std::string>> Module::method_names() {
+  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, ordered_method_names());
+  return std::unordered_set<std::string>(names.begin(), names.end());
+}
+
+Result<std::vector<std::string>> Module::ordered_method_names() {
   TL_RETURN_IF_ERROR(load());
   std::vector<std::string> names;
   for (size_t i = 0; i < program_->num_methods(); ++i) {
@@ -144,6 +150,7 @@ Status Module::load_method(std::string_view method_name) {
                                                            backends_, event_tracer_));
   loaded->method = std::make_unique<Method>(std::move(method));
   loaded->method->set_max_steps(max_steps_);
+  loaded->input_set.assign(loaded->method->inputs_size(), false);
   methods_.emplace(std::string(method_name), std::move(loaded));
   return Error::kOk;
 }
@@ -163,15 +170,81 @@ size_t Module::planned_bytes(std::string_view method_name) const {
   return it == methods_.end() ? 0 : it->second->planned_bytes;
 }
 
+bool Module::unload_method(std::string_view method_name) {
+  auto it = methods_.find(method_name);
+  if (it == methods_.end()) return false;
+  methods_.erase(it);
+  return true;
+}
+
+Status Module::set_input(std::string_view method_name, const EValue& input, size_t index) {
+  TL_RETURN_IF_ERROR(load_method(method_name));
+  LoadedMethod& loaded = *methods_.find(method_name)->second;
+  TL_CHECK_OR_RETURN(index < loaded.input_set.size(), Error::kInvalidArgument,
+                     "method '%.*s' takes %zu inputs; there is no input %zu",
+                     static_cast<int>(method_name.size()), method_name.data(),
+                     loaded.input_set.size(), index);
+  Status status = loaded.method->set_input(index, input);
+  if (!status.ok()) {
+    return status.with_context("input %zu of method '%.*s'", index,
+                               static_cast<int>(method_name.size()), method_name.data());
+  }
+  loaded.input_set[index] = true;
+  return Error::kOk;
+}
+
+Status Module::set_inputs(std::string_view method_name, const std::vector<EValue>& inputs) {
+  TL_RETURN_IF_ERROR(load_method(method_name));
+  LoadedMethod& loaded = *methods_.find(method_name)->second;
+  TL_CHECK_OR_RETURN(inputs.size() <= loaded.input_set.size(), Error::kInvalidArgument,
+                     "method '%.*s' takes %zu inputs, %zu were given",
+                     static_cast<int>(method_name.size()), method_name.data(),
+                     loaded.input_set.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].is_none()) continue;  // Keeps what set_input put there.
+    TL_RETURN_IF_ERROR(set_input(method_name, inputs[i], i));
+  }
+  return Error::kOk;
+}
+
+Status Module::set_output(std::string_view method_name, const EValue& output, size_t index) {
+  TL_ASSIGN_OR_RETURN(Method* m, method(method_name));
+  TL_CHECK_OR_RETURN(output.is_tensor() && output.to_tensor().defined(), Error::kInvalidArgument,
+                     "set_output of method '%.*s': output %zu must be a tensor, not %s",
+                     static_cast<int>(method_name.size()), method_name.data(), index,
+                     to_string(output.tag()));
+  const Tensor tensor = output.to_tensor();
+  return m->set_output_data_ptr(index, tensor.mutable_data_ptr(), tensor.nbytes());
+}
+
 Result<std::vector<EValue>> Module::execute(std::string_view method_name,
                                             const std::vector<EValue>& inputs) {
-  TL_ASSIGN_OR_RETURN(Method* m, method(method_name));
-  TL_CHECK_OR_RETURN(inputs.size() == m->inputs_size(), Error::kInvalidArgument,
-                     "method '%.*s' takes %zu inputs, %zu were given",
-                     static_cast<int>(method_name.size()), method_name.data(), m->inputs_size(),
-                     inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) TL_RETURN_IF_ERROR(m->set_input(i, inputs[i]));
-  TL_RETURN_IF_ERROR(m->execute());
+  TL_RETURN_IF_ERROR(set_inputs(method_name, inputs));
+  LoadedMethod& loaded = *methods_.find(method_name)->second;
+  for (size_t i = 0; i < loaded.input_set.size(); ++i) {
+    TL_CHECK_OR_RETURN(loaded.input_set[i], Error::kInvalidArgument,
+                       "input %zu of method '%.*s' was never set (it takes %zu inputs, %zu were "
+                       "given)",
+                       i, static_cast<int>(method_name.size()), method_name.data(),
+                       loaded.input_set.size(), inputs.size());
+  }
+  TL_RETURN_IF_ERROR(loaded.method->execute());
+  return get_outputs(method_name);
+}
+
+Result<EValue> Module::get(std::string_view method_name, const std::vector<EValue>& inputs) {
+  TL_ASSIGN_OR_RETURN(std::vector<EValue> outputs, execute(method_name, inputs));
+  TL_CHECK_OR_RETURN(!outputs.empty(), Error::kNotFound, "method '%.*s' has no outputs",
+                     static_cast<int>(method_name.size()), method_name.data());
+  return outputs[0];
+}
+
+Result<std::vector<EValue>> Module::get_outputs(std::string_view method_name) {
+  auto it = methods_.find(method_name);
+  TL_CHECK_OR_RETURN(it != methods_.end(), Error::kInvalidState,
+                     "method '%.*s' is not loaded, so it has no outputs",
+                     static_cast<int>(method_name.size()), method_name.data());
+  const Method* m = it->second->method.get();
   std::vector<EValue> outputs;
   outputs.reserve(m->outputs_size());
   for (size_t i = 0; i < m->outputs_size(); ++i) {
@@ -179,6 +252,15 @@ Result<std::vector<EValue>> Module::execute(std::string_view method_name,
     outputs.push_back(*value);
   }
   return outputs;
+}
+
+Result<EValue> Module::get_output(std::string_view method_name, size_t index) {
+  TL_ASSIGN_OR_RETURN(std::vector<EValue> outputs, get_outputs(method_name));
+  TL_CHECK_OR_RETURN(index < outputs.size(), Error::kInvalidArgument,
+                     "method '%.*s' has %zu outputs; there is no output %zu",
+                     static_cast<int>(method_name.size()), method_name.data(), outputs.size(),
+                     index);
+  return outputs[index];
 }
 
 }  // namespace torchlight

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/backend/backend_registry.h"
@@ -36,6 +37,11 @@ class Module {
     kMmap,                      // Map the file; pages load on demand.
     kMmapUseMlock,              // Map and lock in RAM; failure to lock is an error.
     kMmapUseMlockIgnoreErrors,  // Map and try to lock.
+    // Upstream ExecuTorch's spellings.
+    File = kFile,
+    Mmap = kMmap,
+    MmapUseMlock = kMmapUseMlock,
+    MmapUseMlockIgnoreErrors = kMmapUseMlockIgnoreErrors,
   };
 
   /// Every kernel library (all_kernels()) and the default backends
@@ -58,23 +64,67 @@ class Module {
   Status load(Program::Verification verification = Program::Verification::kInternalConsistency);
   bool is_loaded() const { return program_ != nullptr; }
 
-  Result<std::vector<std::string>> method_names();
+  /// The program's method names (upstream's type: a set).
+  Result<std::unordered_set<std::string>> method_names();
+  /// The same names in the program's order.
+  Result<std::vector<std::string>> ordered_method_names();
   Result<MethodMeta> method_meta(std::string_view method_name);
 
   /// Loads a method (and the program first if needed). Errors: as
   /// Program::load_method.
   Status load_method(std::string_view method_name);
+  Status load_forward() { return load_method("forward"); }
   bool is_method_loaded(std::string_view method_name) const;
+  /// Frees a loaded method and its memory; false if it was not loaded.
+  /// Values it returned before no longer point at valid memory.
+  bool unload_method(std::string_view method_name);
+  bool unload_forward() { return unload_method("forward"); }
 
-  /// Sets the inputs, runs, and returns the outputs. Output tensors borrow
-  /// the method's memory and stay valid until the next execute of the same
-  /// method or the Module's destruction. Errors: kInvalidArgument when the
-  /// input count is wrong, and whatever set_input / execute return.
+  /// Sets input `index` of a method (loading it if needed); the method
+  /// copies the value, so the caller's tensor may change afterwards.
+  Status set_input(std::string_view method_name, const EValue& input, size_t index);
+  Status set_input(const EValue& input, size_t index) { return set_input("forward", input, index); }
+  /// Sets inputs 0..n-1; errors as execute.
+  Status set_inputs(std::string_view method_name, const std::vector<EValue>& inputs);
+  Status set_inputs(const std::vector<EValue>& inputs) { return set_inputs("forward", inputs); }
+  /// Makes output `index` (a tensor) be written into `output`'s memory
+  /// instead of the method's planned memory; sizes and dtype must match.
+  Status set_output(std::string_view method_name, const EValue& output, size_t index = 0);
+  Status set_output(const EValue& output, size_t index = 0) {
+    return set_output("forward", output, index);
+  }
+
+  /// Sets the given inputs, runs, and returns the outputs. As upstream, fewer
+  /// inputs than the method takes (or None in a position) keep those set
+  /// before with set_input. Output tensors borrow the method's memory and
+  /// stay valid until the next execute of the same method, its unload or
+  /// the Module's destruction. Errors: kInvalidArgument for too many inputs
+  /// or one never set (naming its index), and whatever set_input / execute
+  /// return.
   Result<std::vector<EValue>> execute(std::string_view method_name,
                                       const std::vector<EValue>& inputs);
+  Result<std::vector<EValue>> execute(std::string_view method_name, const EValue& input) {
+    return execute(method_name, std::vector<EValue>{input});
+  }
+  Result<std::vector<EValue>> execute(std::string_view method_name) {
+    return execute(method_name, std::vector<EValue>{});
+  }
   Result<std::vector<EValue>> forward(const std::vector<EValue>& inputs) {
     return execute("forward", inputs);
   }
+  Result<std::vector<EValue>> forward(const EValue& input) { return execute("forward", input); }
+  Result<std::vector<EValue>> forward() { return execute("forward"); }
+  /// execute, returning only the first output.
+  Result<EValue> get(std::string_view method_name, const std::vector<EValue>& inputs = {});
+  Result<EValue> get(std::string_view method_name, const EValue& input) {
+    return get(method_name, std::vector<EValue>{input});
+  }
+
+  /// The outputs of the last execute (the method must be loaded).
+  Result<std::vector<EValue>> get_outputs(std::string_view method_name = "forward");
+  Result<EValue> get_output(std::string_view method_name = "forward", size_t index = 0);
+
+  EventTracer* event_tracer() const { return event_tracer_; }
 
   /// The loaded Method, loading it if needed; owned by the Module.
   Result<Method*> method(std::string_view method_name);

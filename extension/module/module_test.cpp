@@ -107,7 +107,7 @@ TEST(ModuleTest, DefaultFormRunsAnXnnpackDelegatedProgram) {
 
 TEST(ModuleTest, MissingFileNamesThePath) {
   Module m("/nonexistent/model.pte");
-  auto out = m.forward({});
+  auto out = m.forward();
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out, ErrorIs(Error::kNotFound, "/nonexistent/model.pte"));
 }
@@ -127,7 +127,7 @@ TEST(ModuleTest, WrongInputCountAndDtype) {
 
 TEST(ModuleTest, UnknownMethod) {
   Module m(fixture("add.pte"));
-  auto out = m.execute("decode", {});
+  auto out = m.execute("decode");
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out, ErrorIs(Error::kNotFound, "'decode'"));
 }

@@ -141,7 +141,7 @@ class PyModule {
                           gen.debug_bytes_needed());
   }
 
-  std::vector<std::string> method_names() { return take(module_.method_names()); }
+  std::vector<std::string> method_names() { return take(module_.ordered_method_names()); }
 
   py::dict method_meta(const std::string& name) {
     MethodMeta meta = take(module_.method_meta(name));

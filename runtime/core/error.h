@@ -37,6 +37,27 @@ enum class Error : uint32_t {
   kDelegateInvalidCompatibility = 0x30,  // Blob made for another version.
   kDelegateMemoryAllocationFailed = 0x31,
   kDelegateInvalidHandle = 0x32,
+
+  // Upstream ExecuTorch's spellings of the same codes, so code written
+  // against executorch::runtime::Error compiles unchanged.
+  Ok = kOk,
+  Internal = kInternal,
+  InvalidState = kInvalidState,
+  EndOfMethod = kEndOfMethod,
+  NotSupported = kNotSupported,
+  NotImplemented = kNotImplemented,
+  InvalidArgument = kInvalidArgument,
+  InvalidType = kInvalidType,
+  OperatorMissing = kOperatorMissing,
+  NotFound = kNotFound,
+  MemoryAllocationFailed = kMemoryAllocationFailed,
+  AccessFailed = kAccessFailed,
+  InvalidProgram = kInvalidProgram,
+  InvalidExternalData = kInvalidExternalData,
+  OutOfResources = kOutOfResources,
+  DelegateInvalidCompatibility = kDelegateInvalidCompatibility,
+  DelegateMemoryAllocationFailed = kDelegateMemoryAllocationFailed,
+  DelegateInvalidHandle = kDelegateInvalidHandle,
 };
 
 /// A short static name for the code, e.g. "InvalidProgram". Never null.

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "runtime/core/span.h"
 #include "runtime/core/tensor.h"
@@ -73,6 +75,15 @@ class EValue {
   explicit EValue(BoxedList<int64_t> v) : tag_(Tag::kIntList) { payload_.as_int_list = v; }
   explicit EValue(Span<const double> v) : tag_(Tag::kDoubleList) { payload_.as_double_list = v; }
   explicit EValue(Span<const bool> v) : tag_(Tag::kBoolList) { payload_.as_bool_list = v; }
+  /// From a smart pointer to a Tensor (extension/tensor's TensorPtr), so
+  /// `module.forward(tensor_ptr)` and `{a_ptr, b_ptr}` read as upstream's.
+  /// A null pointer gives an undefined Tensor, which Method::set_input refuses.
+  template <typename P, typename = std::enable_if_t<
+                            !std::is_pointer_v<P> &&
+                            std::is_convertible_v<decltype(*std::declval<const P&>()), Tensor>>>
+  EValue(const P& tensor_ptr) : tag_(Tag::kTensor) {  // NOLINT: implicit like upstream's
+    payload_.as_tensor = tensor_ptr ? Tensor(*tensor_ptr) : Tensor();
+  }
   /// A tensor list, or with `optional` set, a list where undefined = None.
   EValue(BoxedList<Tensor> v, bool optional)
       : tag_(optional ? Tag::kOptionalTensorList : Tag::kTensorList) {
@@ -129,6 +140,28 @@ class EValue {
     if (d < -9223372036854775808.0) return INT64_MIN;
     return static_cast<int64_t>(d);
   }
+
+  // Upstream ExecuTorch's spellings of the same accessors.
+  bool isNone() const { return is_none(); }
+  bool isInt() const { return is_int(); }
+  bool isDouble() const { return is_double(); }
+  bool isBool() const { return is_bool(); }
+  bool isString() const { return is_string(); }
+  bool isTensor() const { return is_tensor(); }
+  bool isIntList() const { return is_int_list(); }
+  bool isDoubleList() const { return is_double_list(); }
+  bool isBoolList() const { return is_bool_list(); }
+  bool isTensorList() const { return is_tensor_list(); }
+  bool isScalar() const { return is_scalar(); }
+  int64_t toInt() const { return to_int(); }
+  double toDouble() const { return to_double(); }
+  bool toBool() const { return to_bool(); }
+  std::string_view toString() const { return to_string(); }
+  Tensor toTensor() const { return to_tensor(); }
+  Span<const int64_t> toIntList() const { return to_int_list(); }
+  Span<const double> toDoubleList() const { return to_double_list(); }
+  Span<const bool> toBoolList() const { return to_bool_list(); }
+  Span<const Tensor> toTensorList() const { return to_tensor_list(); }
 
  private:
   union Payload {

@@ -30,6 +30,32 @@ enum class ScalarType : int8_t {
   kUInt16 = 27,
   kUInt32 = 28,
   kUInt64 = 29,
+
+  // Upstream ExecuTorch's (c10's) spellings, so executorch::aten::ScalarType::Float
+  // and friends compile unchanged.
+  Byte = kByte,
+  Char = kChar,
+  Short = kShort,
+  Int = kInt,
+  Long = kLong,
+  Half = kHalf,
+  Float = kFloat,
+  Double = kDouble,
+  Bool = kBool,
+  QInt8 = kQInt8,
+  QUInt8 = kQUInt8,
+  QInt32 = kQInt32,
+  BFloat16 = kBFloat16,
+  QUInt4x2 = kQUInt4x2,
+  QUInt2x4 = kQUInt2x4,
+  Bits16 = kBits16,
+  Float8_e5m2 = kFloat8e5m2,
+  Float8_e4m3fn = kFloat8e4m3fn,
+  Float8_e5m2fnuz = kFloat8e5m2fnuz,
+  Float8_e4m3fnuz = kFloat8e4m3fnuz,
+  UInt16 = kUInt16,
+  UInt32 = kUInt32,
+  UInt64 = kUInt64,
 };
 
 /// True for every value the schema defines (the enum has gaps).

@@ -49,4 +49,11 @@ class [[nodiscard]] Status {
   char message_[kMaxMessage];
 };
 
+/// Compare with a bare code, as code written for upstream's `Error`-returning
+/// calls does: `if (module.load() != Error::Ok)`.
+inline bool operator==(const Status& status, Error code) { return status.code() == code; }
+inline bool operator!=(const Status& status, Error code) { return status.code() != code; }
+inline bool operator==(Error code, const Status& status) { return status.code() == code; }
+inline bool operator!=(Error code, const Status& status) { return status.code() != code; }
+
 }  // namespace torchlight

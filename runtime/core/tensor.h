@@ -109,6 +109,9 @@ class Tensor {
   const T* const_data_ptr() const { return static_cast<const T*>(impl_->data()); }
   template <typename T = void>
   T* mutable_data_ptr() const { return static_cast<T*>(impl_->mutable_data()); }
+  /// Upstream's older spelling of mutable_data_ptr.
+  template <typename T = void>
+  T* data_ptr() const { return mutable_data_ptr<T>(); }
 
   Status resize(Span<const SizesType> new_sizes) const { return impl_->resize(new_sizes); }
 

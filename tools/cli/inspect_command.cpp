@@ -149,7 +149,7 @@ int inspect_command(const std::vector<std::string>& args) {
   Module module(path, Module::LoadMode::kMmap);
   Status loaded = module.load();
   if (!loaded.ok()) return report_error(path, loaded);
-  Result<std::vector<std::string>> methods = module.method_names();
+  Result<std::vector<std::string>> methods = module.ordered_method_names();
   if (!methods.ok()) return report_error(path, methods.status());
 
   Status status = print_program(path, *module.program(), methods.get());

@@ -93,7 +93,7 @@ namespace {
 // The method to run: the one asked for, else "forward", else the first.
 Result<std::string> choose_method(Module& module, const RunOptions& options) {
   if (!options.method.empty()) return options.method;
-  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, module.method_names());
+  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, module.ordered_method_names());
   TL_CHECK_OR_RETURN(!names.empty(), Error::kInvalidProgram, "the program has no methods");
   for (const std::string& name : names) {
     if (name == "forward") return name;

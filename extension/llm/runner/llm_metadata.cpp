@@ -14,7 +14,7 @@ Result<std::vector<EValue>> run_constant_method(Module* module, const char* name
   TL_CHECK_OR_RETURN(meta.num_inputs() == 0, Error::kInvalidProgram,
                      "metadata method '%s' takes %zu inputs; it must take none", name,
                      meta.num_inputs());
-  Result<std::vector<EValue>> outputs = module->execute(name, {});
+  Result<std::vector<EValue>> outputs = module->execute(name);
   if (!outputs.ok()) {
     Status s = outputs.status();
     return s.with_context("running metadata method '%s'", name);
@@ -39,7 +39,7 @@ Result<int64_t> one_int(Module* module, const char* name, int64_t min, int64_t m
 
 Result<LlmMetadata> read_llm_metadata(Module* module) {
   TL_CHECK_OR_RETURN(module != nullptr, Error::kInvalidArgument, "read_llm_metadata: null module");
-  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, module->method_names());
+  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, module->ordered_method_names());
   auto has = [&names](const char* name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   };

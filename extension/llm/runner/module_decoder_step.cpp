@@ -54,7 +54,7 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
                                                                      const LlmMetadata& metadata) {
   TL_CHECK_OR_RETURN(module != nullptr, Error::kInvalidArgument,
                      "ModuleDecoderStep: null module");
-  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, module->method_names());
+  TL_ASSIGN_OR_RETURN(std::vector<std::string> names, module->ordered_method_names());
   if (std::find(names.begin(), names.end(), kMethodName) == names.end()) {
     std::string list;
     for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
