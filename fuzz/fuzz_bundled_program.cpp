@@ -42,8 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Result<std::unique_ptr<BundledRunner>> runner =
       BundledRunner::open(std::move(bytes.get()), "fuzz.bpte", *kernels.get(), nullptr);
   if (!runner.ok()) return 0;
-  runner.get()->set_max_steps(kMaxSteps);
-  runner.get()->set_planned_memory_limit(kPlannedMemoryLimit);
+  runner.get()->module().set_max_steps(kMaxSteps);
+  runner.get()->module().set_planned_memory_limit(kPlannedMemoryLimit);
   const BundledProgram& bundle = runner.get()->bundle();
   size_t run = 0;
   for (size_t m = 0; m < bundle.num_methods(); ++m) {

@@ -1,27 +1,24 @@
 // BundledRunner: runs the test cases of a .bpte file. It owns what the
 // BundledProgram view leaves to the caller: the file bytes (in aligned
 // memory, so the flatbuffer verifier and the program loader see aligned
-// data), the embedded Program (copied to aligned memory only when the file
-// misplaces it), and per method the planned arenas and allocators. Like
-// Module, it uses the heap; the core runtime does not.
+// data), the embedded program (copied to aligned memory only when the file
+// misplaces it) and a Module over it, which owns the Program and each
+// method's memory. Like Module, it uses the heap; the core runtime does not.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "devtools/bundled_program/bundled_program.h"
+#include "extension/module/module.h"
 #include "runtime/backend/backend_registry.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace torchlight {
-
-class DataLoader;
-class Program;
 
 namespace bundled {
 
@@ -53,7 +50,6 @@ class BundledRunner {
   static Result<std::unique_ptr<BundledRunner>> open(AlignedBytes file, std::string name,
                                                      const KernelRegistry& kernels,
                                                      const BackendRegistry* backends);
-  ~BundledRunner();
   BundledRunner(const BundledRunner&) = delete;
   BundledRunner& operator=(const BundledRunner&) = delete;
 
@@ -67,19 +63,12 @@ class BundledRunner {
   /// method and case.
   Result<CaseReport> run_case(std::string_view method, size_t index, double rtol, double atol);
 
-  /// The cap on instructions per execute (see Method::set_max_steps).
-  void set_max_steps(uint64_t steps) { max_steps_ = steps; }
-  /// The most planned-arena bytes one method may ask for (the sizes come
-  /// from the file); over it, loading the method fails with
-  /// kMemoryAllocationFailed. Default: the machine's physical memory.
-  void set_planned_memory_limit(uint64_t bytes) { planned_memory_limit_ = bytes; }
+  /// The Module running the embedded program: its limits
+  /// (set_max_steps, set_planned_memory_limit) apply to the cases.
+  Module& module() { return *module_; }
 
  private:
-  struct LoadedMethod;
-  BundledRunner(AlignedBytes file, std::string name, const KernelRegistry& kernels,
-                const BackendRegistry* backends);
-  static uint64_t physical_memory_bytes();
-  Result<Method*> method(std::string_view name);
+  BundledRunner(AlignedBytes file, std::string name) : file_(std::move(file)), name_(std::move(name)) {}
 
   AlignedBytes file_;
   std::string name_;
@@ -87,13 +76,8 @@ class BundledRunner {
   std::optional<BundledProgram> bundle_;
   AlignedBytes program_copy_;  // Empty unless the file misaligns the program.
   bool program_copied_ = false;
-  const KernelRegistry& kernels_;
-  const BackendRegistry* backends_;
-  uint64_t max_steps_ = Method::kDefaultMaxSteps;
-  uint64_t planned_memory_limit_;
-  std::unique_ptr<DataLoader> loader_;
-  std::unique_ptr<Program> program_;
-  std::map<std::string, std::unique_ptr<LoadedMethod>, std::less<>> methods_;
+  // Borrows the bytes above, so it is declared (and destroyed) after them.
+  std::unique_ptr<Module> module_;
 };
 
 }  // namespace bundled

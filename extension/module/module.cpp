@@ -51,6 +51,13 @@ Module::Module(std::string path, LoadMode mode, const KernelRegistry& kernels,
       event_tracer_(event_tracer),
       planned_memory_limit_(physical_memory_bytes()) {}
 
+Module::Module(std::unique_ptr<DataLoader> loader, const KernelRegistry& kernels,
+               const BackendRegistry* backends, EventTracer* event_tracer)
+    : Module(std::string(), LoadMode::kFile, kernels, backends, event_tracer) {
+  loader_ = std::move(loader);
+  loader_given_ = true;
+}
+
 Module::Module(std::string path, LoadMode mode, Result<const KernelRegistry*> kernels,
                const BackendRegistry* backends, EventTracer* event_tracer)
     : path_(std::move(path)),
@@ -70,7 +77,10 @@ Module::~Module() {
 
 Status Module::load(Program::Verification verification) {
   if (program_ != nullptr) return Error::kOk;
-  if (mode_ == LoadMode::kFile) {
+  if (loader_given_) {
+    TL_CHECK_OR_RETURN(loader_ != nullptr, Error::kInvalidArgument,
+                       "Module was given a null data loader");
+  } else if (mode_ == LoadMode::kFile) {
     TL_ASSIGN_OR_RETURN(FileDataLoader loader, FileDataLoader::from(path_.c_str()));
     loader_ = std::make_unique<FileDataLoader>(std::move(loader));
   } else {
@@ -83,7 +93,7 @@ Status Module::load(Program::Verification verification) {
   }
   Result<Program> program = Program::load(loader_.get(), verification);
   if (!program.ok()) {
-    loader_.reset();
+    if (!loader_given_) loader_.reset();
     return program.status();
   }
   program_ = std::make_unique<Program>(std::move(program.get()));

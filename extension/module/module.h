@@ -55,6 +55,11 @@ class Module {
   /// `event_tracer` may be null. All must outlive the Module.
   Module(std::string path, LoadMode mode, const KernelRegistry& kernels,
          const BackendRegistry* backends = nullptr, EventTracer* event_tracer = nullptr);
+  /// Over a caller's data loader (e.g. a BufferDataLoader on bytes in
+  /// memory), as upstream's Module(std::unique_ptr<DataLoader>); path() is
+  /// empty and the load mode does not apply.
+  Module(std::unique_ptr<DataLoader> loader, const KernelRegistry& kernels,
+         const BackendRegistry* backends = nullptr, EventTracer* event_tracer = nullptr);
   ~Module();
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -161,6 +166,7 @@ class Module {
   const BackendRegistry* backends_;
   EventTracer* event_tracer_;
   std::unique_ptr<DataLoader> loader_;
+  bool loader_given_ = false;  // By the caller; else opened from path_ by load().
   std::unique_ptr<Program> program_;
   size_t planned_memory_limit_;
   uint64_t max_steps_ = Method::kDefaultMaxSteps;

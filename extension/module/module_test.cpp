@@ -10,7 +10,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "extension/data_loader/buffer_data_loader.h"
 #include "extension/tensor/owned_tensor.h"
+#include "kernels/all_kernels.h"
 #include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
@@ -103,6 +105,29 @@ TEST(ModuleTest, DefaultFormRunsAnXnnpackDelegatedProgram) {
   for (size_t i = 0; i < 8; ++i) {
     EXPECT_NEAR(got[i], expected[i], 1e-4 * (1.0 + std::fabs(expected[i]))) << "element " << i;
   }
+}
+
+// Over a caller's loader (bytes in memory), as upstream's Module(DataLoader).
+TEST(ModuleTest, RunsFromACallersDataLoader) {
+  std::ifstream in(fixture("add.pte"), std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  auto kernels = all_kernels();
+  ASSERT_TRUE(kernels.ok());
+  Module m(std::make_unique<BufferDataLoader>(bytes.data(), bytes.size(), "add in memory"),
+           **kernels);
+  EXPECT_TRUE(m.path().empty());
+  auto a = OwnedTensor::from_values<float>({1}, {1.0f});
+  auto b = OwnedTensor::from_values<float>({1}, {0.5f});
+  auto out = m.forward({a->evalue(), b->evalue()});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_THAT(floats((*out)[0]), ElementsAre(1.5f));
+
+  // A corrupt buffer is named by the loader's name.
+  const std::vector<char> cut(bytes.begin(), bytes.begin() + 40);
+  Module bad(std::make_unique<BufferDataLoader>(cut.data(), cut.size(), "cut in memory"),
+             **kernels);
+  EXPECT_THAT(bad.load(), ErrorIs(Error::kInvalidProgram, "cut in memory"));
 }
 
 TEST(ModuleTest, MissingFileNamesThePath) {
