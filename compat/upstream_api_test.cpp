@@ -7,6 +7,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "runtime/executor/testing/upstream_fixtures.h"
 
 #include <cmath>
 #include <cstring>
@@ -24,23 +25,16 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::string fixture(const char* name) { return std::string(TORCHLIGHT_FIXTURES_DIR) + "/" + name; }
-
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
-}
+using ::torchlight::testing::read_float_file;
+using ::torchlight::testing::upstream_fixture;
 
 // The guide's "Run the model" snippet, on upstream's XNNPACK-delegated MLP
 // (its eager PyTorch output is the reference, 1e-4 relative).
 TEST(UpstreamCppApi, GettingStartedForwardFromBlob) {
   ::executorch::runtime::runtime_init();
-  Module module(fixture("mlp_xnnpack.pte"));
-  std::vector<float> input = read_floats(fixture("mlp_xnnpack.input0.bin"));
-  const std::vector<float> expected = read_floats(fixture("mlp_xnnpack.output0.bin"));
+  Module module(upstream_fixture("mlp_xnnpack.pte"));
+  std::vector<float> input = read_float_file(upstream_fixture("mlp_xnnpack.input0.bin"));
+  const std::vector<float> expected = read_float_file(upstream_fixture("mlp_xnnpack.output0.bin"));
   ASSERT_EQ(input.size(), 32u);
   auto tensor = from_blob(input.data(), {2, 16});
   const auto result = module.forward(tensor);
@@ -56,7 +50,7 @@ TEST(UpstreamCppApi, GettingStartedForwardFromBlob) {
 // add.pte computes a + b; inputs as owning TensorPtrs, a brace list of them,
 // and the Error-code comparisons upstream's calls are written with.
 TEST(UpstreamCppApi, MakeTensorPtrAndErrorCodes) {
-  Module module(fixture("add.pte"), Module::LoadMode::File);
+  Module module(upstream_fixture("add.pte"), Module::LoadMode::File);
   EXPECT_TRUE(module.load() == Error::Ok);
   EXPECT_TRUE(module.is_loaded());
   const auto names = module.method_names();
@@ -82,7 +76,7 @@ TEST(UpstreamCppApi, MakeTensorPtrAndErrorCodes) {
 // set_input / execute() / get_output, set_output's refusal of planned
 // outputs, and unload_method, as upstream's Module documents them.
 TEST(UpstreamCppApi, SetInputsThenExecuteAndReadOutputs) {
-  Module module(fixture("add.pte"));
+  Module module(upstream_fixture("add.pte"));
   auto a = full({1}, 1.5);
   EXPECT_TRUE(module.set_input(a, 0) == Error::Ok);
   // Input 1 was never set: a clear error naming it.
@@ -157,7 +151,7 @@ TEST(UpstreamCppApi, TensorPtrMakers) {
   // slot refuses with an error.
   EXPECT_EQ(make_tensor_ptr({2, 2}, {1.0f, 2.0f}), nullptr);
   EXPECT_EQ(from_blob(nullptr, {-1}), nullptr);
-  Module module(fixture("add.pte"));
+  Module module(upstream_fixture("add.pte"));
   const auto refused = module.forward({TensorPtr(), TensorPtr()});
   ASSERT_FALSE(refused.ok());
 }

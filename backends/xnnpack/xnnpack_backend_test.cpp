@@ -18,11 +18,15 @@
 #include "kernels/all_kernels.h"
 #include "runtime/core/testing/error_matchers.h"
 #include "runtime/executor/testing/pte_builder.h"
+#include "runtime/executor/testing/upstream_fixtures.h"
 
 namespace torchlight {
 namespace xnnpack {
 namespace testing {
 namespace {
+
+using ::torchlight::testing::read_float_file;
+using ::torchlight::testing::upstream_fixture;
 
 // Every kernel library, for the non-delegated parts of the programs.
 const KernelRegistry& kernels() {
@@ -34,14 +38,6 @@ const KernelRegistry& kernels() {
 using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
-
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> out(bytes.size() / sizeof(float));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
-  return out;
-}
 
 // Largest |a - b| relative to the largest |b|: the fixture tolerance is
 // 1e-4 of the output's magnitude.
@@ -57,12 +53,10 @@ double relative_error(const std::vector<float>& a, const std::vector<float>& b) 
 TEST(XnnpackBackendTest, RunsUpstreamMlpProgramWithinToleranceOfEager) {
   BackendRegistry registry;
   ASSERT_TRUE(register_xnnpack_backend(registry).ok());
-  Module module(std::string(TORCHLIGHT_FIXTURES_DIR) + "/mlp_xnnpack.pte", Module::LoadMode::kFile,
+  Module module(upstream_fixture("mlp_xnnpack.pte"), Module::LoadMode::kFile,
                 kernels(), &registry);
-  const std::vector<float> x = read_floats(std::string(TORCHLIGHT_FIXTURES_DIR) +
-                                           "/mlp_xnnpack.input0.bin");
-  const std::vector<float> expected = read_floats(std::string(TORCHLIGHT_FIXTURES_DIR) +
-                                                  "/mlp_xnnpack.output0.bin");
+  const std::vector<float> x = read_float_file(upstream_fixture("mlp_xnnpack.input0.bin"));
+  const std::vector<float> expected = read_float_file(upstream_fixture("mlp_xnnpack.output0.bin"));
   ASSERT_EQ(x.size(), 32u);
   ASSERT_EQ(expected.size(), 8u);
   OwnedTensor input = float_tensor({2, 16}, x);
@@ -82,7 +76,7 @@ TEST(XnnpackBackendTest, RunsUpstreamMlpProgramWithinToleranceOfEager) {
 
 TEST(XnnpackBackendTest, ProgramWithoutRegisteredBackendNamesIt) {
   BackendRegistry registry;
-  Module module(std::string(TORCHLIGHT_FIXTURES_DIR) + "/mlp_xnnpack.pte", Module::LoadMode::kFile,
+  Module module(upstream_fixture("mlp_xnnpack.pte"), Module::LoadMode::kFile,
                 kernels(), &registry);
   Status status = module.load_method("forward");
   EXPECT_THAT(status, ErrorIs(Error::kBackendMissing, "XnnpackBackend"));

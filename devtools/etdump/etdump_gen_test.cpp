@@ -12,14 +12,16 @@
 #include "devtools/etdump/etdump_generated.h"
 #include "extension/module/module.h"
 #include "extension/tensor/owned_tensor.h"
+#include "runtime/executor/testing/upstream_fixtures.h"
 
 namespace torchlight {
 namespace etdump {
 namespace {
 
-namespace fb = ::etdump;
+using ::torchlight::testing::read_float_file;
+using ::torchlight::testing::upstream_fixture;
 
-std::string fixture(const char* name) { return std::string(TORCHLIGHT_FIXTURES_DIR) + "/" + name; }
+namespace fb = ::etdump;
 
 // A generator with room for `events` records, plus its output.
 struct Trace {
@@ -72,7 +74,7 @@ uint16_t vtable_slot(const void* table, int slot) {
 
 TEST(EtdumpGenTest, AddProgramWritesUpstreamBlocksAndEvents) {
   Trace t;
-  Module m(fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
+  Module m(upstream_fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
   auto a = OwnedTensor::from_values<float>({1}, {1.5f});
   auto b = OwnedTensor::from_values<float>({1}, {2.25f});
   for (int run = 0; run < 2; ++run) {
@@ -86,7 +88,7 @@ TEST(EtdumpGenTest, AddProgramWritesUpstreamBlocksAndEvents) {
   const fb::RunData* load = dump->run_data()->Get(0);
   EXPECT_EQ(load->name()->str(), "Default");
   EXPECT_EQ(load->bundled_input_index(), -1);
-  EXPECT_THAT(profile_names(load), testing::ElementsAre("Method::init", "Program::load_method"));
+  EXPECT_THAT(profile_names(load), ::testing::ElementsAre("Method::init", "Program::load_method"));
   for (const fb::Event* e : *load->events()) {
     EXPECT_EQ(e->profile_event()->chain_index(), -1);
     EXPECT_EQ(e->profile_event()->instruction_id(), 0);
@@ -96,7 +98,7 @@ TEST(EtdumpGenTest, AddProgramWritesUpstreamBlocksAndEvents) {
     const fb::RunData* exec = dump->run_data()->Get(run);
     EXPECT_EQ(exec->name()->str(), "Execute");
     EXPECT_THAT(profile_names(exec),
-                testing::ElementsAre("native_call_add.out", "OPERATOR_CALL", "Method::execute"));
+                ::testing::ElementsAre("native_call_add.out", "OPERATOR_CALL", "Method::execute"));
     const fb::ProfileEvent* op = exec->events()->Get(1)->profile_event();
     EXPECT_EQ(op->chain_index(), 0);
     EXPECT_EQ(op->instruction_id(), 0);
@@ -114,7 +116,7 @@ TEST(EtdumpGenTest, AddProgramWritesUpstreamBlocksAndEvents) {
 
 TEST(EtdumpGenTest, WireFactsMatchTheSpec) {
   Trace t;
-  Module m(fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
+  Module m(upstream_fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
   auto a = OwnedTensor::from_values<float>({1}, {1.0f});
   ASSERT_TRUE(m.forward({a->evalue(), a->evalue()}).ok());
   const fb::ETDump* dump = t.finish();
@@ -148,7 +150,7 @@ TEST(EtdumpGenTest, DebugBufferHoldsIntermediateAndOutputTensors) {
   Trace t;
   std::vector<uint8_t> debug(1024, 0xEE);
   t.gen.set_debug_buffer({debug.data(), debug.size()});
-  Module m(fixture("linear_constant_buffer.pte"), Module::LoadMode::kFile, &t.gen);
+  Module m(upstream_fixture("linear_constant_buffer.pte"), Module::LoadMode::kFile, &t.gen);
   const std::vector<float> x = {1, 2, 3, 4};
   auto input = OwnedTensor::from_values<float>({2, 2}, {x[0], x[1], x[2], x[3]});
   ASSERT_TRUE(m.forward({input->evalue()}).ok());
@@ -173,9 +175,9 @@ TEST(EtdumpGenTest, DebugBufferHoldsIntermediateAndOutputTensors) {
     const fb::Tensor* tensor = v->tensor();
     EXPECT_EQ(tensor->scalar_type(), fb::ScalarType::FLOAT);
     EXPECT_THAT(std::vector<int64_t>(tensor->sizes()->begin(), tensor->sizes()->end()),
-                testing::ElementsAre(2, 2));
+                ::testing::ElementsAre(2, 2));
     EXPECT_THAT(std::vector<int64_t>(tensor->strides()->begin(), tensor->strides()->end()),
-                testing::ElementsAre(2, 1));
+                ::testing::ElementsAre(2, 1));
     EXPECT_EQ(tensor->offset() % 64, 0);
     ASSERT_LE(static_cast<size_t>(tensor->offset()) + 16, t.gen.debug_data().size());
     float got[4];
@@ -200,7 +202,7 @@ TEST(EtdumpGenTest, TooSmallDebugBufferDropsValuesWithoutOverflow) {
   Trace t;
   std::vector<uint8_t> debug(64 + 8, 0xEE);  // Room for one 16-byte blob.
   t.gen.set_debug_buffer({debug.data(), 24});
-  Module m(fixture("linear_constant_buffer.pte"), Module::LoadMode::kFile, &t.gen);
+  Module m(upstream_fixture("linear_constant_buffer.pte"), Module::LoadMode::kFile, &t.gen);
   auto input = OwnedTensor::from_values<float>({2, 2}, {1, 2, 3, 4});
   ASSERT_TRUE(m.forward({input->evalue()}).ok());
   EXPECT_EQ(t.gen.debug_values_dropped(), 2u);
@@ -216,7 +218,7 @@ TEST(EtdumpGenTest, TooSmallDebugBufferDropsValuesWithoutOverflow) {
 
 TEST(EtdumpGenTest, FullRecordStorageStopsRecordingAndCounts) {
   Trace t(/*events=*/3);
-  Module m(fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
+  Module m(upstream_fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
   auto a = OwnedTensor::from_values<float>({1}, {1.0f});
   ASSERT_TRUE(m.forward({a->evalue(), a->evalue()}).ok());
   // Default block + 2 load events fill it; the execute block's 3 are dropped.
@@ -229,13 +231,13 @@ TEST(EtdumpGenTest, FullRecordStorageStopsRecordingAndCounts) {
 
 TEST(EtdumpGenTest, TooSmallOutputBufferIsAnErrorNamingTheSizes) {
   Trace t;
-  Module m(fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
+  Module m(upstream_fixture("add.pte"), Module::LoadMode::kFile, &t.gen);
   ASSERT_TRUE(m.load_method("forward").ok());
   std::vector<uint8_t> out(100, 0);
   auto written = t.gen.serialize({out.data(), out.size()});
   ASSERT_FALSE(written.ok());
   EXPECT_EQ(written.status().code(), Error::kMemoryAllocationFailed);
-  EXPECT_THAT(written.status().message(), testing::HasSubstr("has 100 bytes"));
+  EXPECT_THAT(written.status().message(), ::testing::HasSubstr("has 100 bytes"));
 }
 
 TEST(EtdumpGenTest, DelegateEventsCarryTheirIdsAndMetadata) {
@@ -260,7 +262,7 @@ TEST(EtdumpGenTest, DelegateEventsCarryTheirIdsAndMetadata) {
   EXPECT_EQ(by_name->instruction_id(), 2);
   EXPECT_THAT(std::vector<uint8_t>(by_name->delegate_debug_metadata()->begin(),
                                    by_name->delegate_debug_metadata()->end()),
-              testing::ElementsAre(1, 2, 3));
+              ::testing::ElementsAre(1, 2, 3));
   const fb::ProfileEvent* by_id = run->events()->Get(1)->profile_event();
   EXPECT_EQ(by_id->delegate_debug_id_int(), 7);
   EXPECT_EQ(by_id->delegate_debug_id_str(), nullptr);
@@ -342,23 +344,15 @@ namespace torchlight {
 namespace etdump {
 namespace {
 
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
-}
-
 // Upstream's delegated MLP: the XNNPACK delegate times its init in the load
 // block and reports each XNNPACK operator under the DELEGATE_CALL.
 TEST(EtdumpGenTest, XnnpackDelegateReportsInitAndEachOperator) {
   Trace t;
   std::vector<uint8_t> debug(4096);
   t.gen.set_debug_buffer({debug.data(), debug.size()});
-  Module m(fixture("mlp_xnnpack.pte"), Module::LoadMode::kFile, &t.gen);
-  const std::vector<float> x = read_floats(fixture("mlp_xnnpack.input0.bin"));
-  const std::vector<float> expected = read_floats(fixture("mlp_xnnpack.output0.bin"));
+  Module m(upstream_fixture("mlp_xnnpack.pte"), Module::LoadMode::kFile, &t.gen);
+  const std::vector<float> x = read_float_file(upstream_fixture("mlp_xnnpack.input0.bin"));
+  const std::vector<float> expected = read_float_file(upstream_fixture("mlp_xnnpack.output0.bin"));
   ASSERT_EQ(x.size(), 32u);
   auto input = OwnedTensor::from_data(ScalarType::kFloat, {2, 16}, x.data(), x.size() * 4);
   ASSERT_TRUE(input.ok());
@@ -393,8 +387,8 @@ TEST(EtdumpGenTest, XnnpackDelegateReportsInitAndEachOperator) {
   ASSERT_NE(call, nullptr);
   // Linear, ReLU, Linear: one event per XNNPACK operator, "<name> #<n>".
   ASSERT_GE(delegate_ids.size(), 2u);
-  for (const std::string& id : delegate_ids) EXPECT_THAT(id, testing::MatchesRegex(".+ #[0-9]+"));
-  EXPECT_THAT(delegate_ids, testing::Contains(testing::HasSubstr("#2")));
+  for (const std::string& id : delegate_ids) EXPECT_THAT(id, ::testing::MatchesRegex(".+ #[0-9]+"));
+  EXPECT_THAT(delegate_ids, ::testing::Contains(::testing::HasSubstr("#2")));
   // The operators' times (whole microseconds) fit inside the call.
   EXPECT_LE(delegate_ns, call->end_time() - call->start_time());
   // Debug events: every argument of the call, then the program output,

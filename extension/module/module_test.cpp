@@ -14,26 +14,20 @@
 #include "extension/tensor/owned_tensor.h"
 #include "kernels/all_kernels.h"
 #include "runtime/core/testing/error_matchers.h"
+#include "runtime/executor/testing/upstream_fixtures.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::read_float_file;
+using ::torchlight::testing::upstream_fixture;
 
 using ::torchlight::testing::ErrorIs;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::string fixture(const char* name) { return std::string(TORCHLIGHT_FIXTURES_DIR) + "/" + name; }
-
 // A raw little-endian float32 file (the fixtures' .bin inputs and outputs).
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
-}
-
 std::vector<float> floats(const EValue& v) {
   const Tensor t = v.to_tensor();
   EXPECT_EQ(t.scalar_type(), ScalarType::kFloat);
@@ -43,7 +37,7 @@ std::vector<float> floats(const EValue& v) {
 class ModuleLoadModeTest : public ::testing::TestWithParam<Module::LoadMode> {};
 
 TEST_P(ModuleLoadModeTest, AddFixture) {
-  Module m(fixture("add.pte"), GetParam());
+  Module m(upstream_fixture("add.pte"), GetParam());
   auto a = OwnedTensor::from_values<float>({1}, {1.5f});
   auto b = OwnedTensor::from_values<float>({1}, {2.25f});
   ASSERT_TRUE(a.ok() && b.ok());
@@ -54,7 +48,7 @@ TEST_P(ModuleLoadModeTest, AddFixture) {
 }
 
 TEST_P(ModuleLoadModeTest, AddEhFixture) {
-  Module m(fixture("add_eh.pte"), GetParam());
+  Module m(upstream_fixture("add_eh.pte"), GetParam());
   auto x = OwnedTensor::from_values<float>({3}, {1, 2, 3});
   auto out = m.forward({x->evalue()});
   ASSERT_TRUE(out.ok()) << out.status().message();
@@ -62,7 +56,7 @@ TEST_P(ModuleLoadModeTest, AddEhFixture) {
 }
 
 TEST_P(ModuleLoadModeTest, LinearConstantBufferFixture) {
-  Module m(fixture("linear_constant_buffer.pte"), GetParam());
+  Module m(upstream_fixture("linear_constant_buffer.pte"), GetParam());
   auto x = OwnedTensor::from_values<float>({2, 2}, {1, 2, 3, 4});
   auto out = m.execute("forward", {x->evalue()});
   ASSERT_TRUE(out.ok()) << out.status().message();
@@ -75,7 +69,7 @@ INSTANTIATE_TEST_SUITE_P(AllModes, ModuleLoadModeTest,
                                            Module::LoadMode::kMmapUseMlockIgnoreErrors));
 
 TEST(ModuleTest, MetadataWithoutRunning) {
-  Module m(fixture("add.pte"));
+  Module m(upstream_fixture("add.pte"));
   auto names = m.method_names();
   ASSERT_TRUE(names.ok());
   EXPECT_THAT(*names, ElementsAre("forward"));
@@ -91,9 +85,9 @@ TEST(ModuleTest, MetadataWithoutRunning) {
 // The default form offers XnnpackBackend: upstream's delegated MLP runs with
 // no registry passed, within 1e-4 relative of PyTorch eager's saved output.
 TEST(ModuleTest, DefaultFormRunsAnXnnpackDelegatedProgram) {
-  Module m(fixture("mlp_xnnpack.pte"));
-  const std::vector<float> x = read_floats(fixture("mlp_xnnpack.input0.bin"));
-  const std::vector<float> expected = read_floats(fixture("mlp_xnnpack.output0.bin"));
+  Module m(upstream_fixture("mlp_xnnpack.pte"));
+  const std::vector<float> x = read_float_file(upstream_fixture("mlp_xnnpack.input0.bin"));
+  const std::vector<float> expected = read_float_file(upstream_fixture("mlp_xnnpack.output0.bin"));
   ASSERT_EQ(x.size(), 32u);
   ASSERT_EQ(expected.size(), 8u);
   auto input = OwnedTensor::from_values<float>({2, 16}, Span<const float>(x.data(), x.size()));
@@ -109,7 +103,7 @@ TEST(ModuleTest, DefaultFormRunsAnXnnpackDelegatedProgram) {
 
 // Over a caller's loader (bytes in memory), as upstream's Module(DataLoader).
 TEST(ModuleTest, RunsFromACallersDataLoader) {
-  std::ifstream in(fixture("add.pte"), std::ios::binary);
+  std::ifstream in(upstream_fixture("add.pte"), std::ios::binary);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
   auto kernels = all_kernels();
@@ -138,7 +132,7 @@ TEST(ModuleTest, MissingFileNamesThePath) {
 }
 
 TEST(ModuleTest, WrongInputCountAndDtype) {
-  Module m(fixture("add.pte"));
+  Module m(upstream_fixture("add.pte"));
   auto a = OwnedTensor::from_values<float>({1}, {1.0f});
   auto count = m.forward({a->evalue()});
   ASSERT_FALSE(count.ok());
@@ -151,7 +145,7 @@ TEST(ModuleTest, WrongInputCountAndDtype) {
 }
 
 TEST(ModuleTest, UnknownMethod) {
-  Module m(fixture("add.pte"));
+  Module m(upstream_fixture("add.pte"));
   auto out = m.execute("decode");
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out, ErrorIs(Error::kNotFound, "'decode'"));
@@ -159,7 +153,7 @@ TEST(ModuleTest, UnknownMethod) {
 
 TEST(ModuleTest, PlannedArenasAboveTheLimitAreRefused) {
   // add.pte plans one 48-byte arena.
-  Module tight(fixture("add.pte"));
+  Module tight(upstream_fixture("add.pte"));
   EXPECT_GE(tight.planned_memory_limit(), size_t{1} << 20);  // The machine's memory by default.
   tight.set_planned_memory_limit(47);
   Status status = tight.load_method("forward");
@@ -167,14 +161,14 @@ TEST(ModuleTest, PlannedArenasAboveTheLimitAreRefused) {
   EXPECT_THAT(status.message(), HasSubstr("limit of 47 bytes"));
   EXPECT_FALSE(tight.is_method_loaded("forward"));
 
-  Module exact(fixture("add.pte"));
+  Module exact(upstream_fixture("add.pte"));
   exact.set_planned_memory_limit(48);
   EXPECT_TRUE(exact.load_method("forward").ok());
   EXPECT_EQ(exact.planned_bytes("forward"), 48u);
 }
 
 TEST(ModuleTest, MaxStepsReachesEveryMethod) {
-  Module m(fixture("add.pte"));
+  Module m(upstream_fixture("add.pte"));
   m.set_max_steps(0);  // Not even the one add may run.
   auto a = OwnedTensor::from_values<float>({1}, {1.0f});
   auto b = OwnedTensor::from_values<float>({1}, {2.0f});
