@@ -18,6 +18,9 @@ string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" TORCHLIGHT_PACKAGE_VERSION "${torc
 # The static libraries an application links, in a valid link order (each
 # after every library that uses it); torchlight.pc lists them in this order.
 set(TORCHLIGHT_INSTALLED_LIBRARIES
+  torchlight_llm_runner
+  torchlight_llm_tokenizers
+  torchlight_llm_sampler
   torchlight_module_defaults
   torchlight_module
   torchlight_executor
@@ -33,6 +36,7 @@ set(TORCHLIGHT_INSTALLED_LIBRARIES
   torchlight_portable_util
   torchlight_xnnpack_backend
   torchlight_threadpool
+  torchlight_npy
   torchlight_tensor
   torchlight_core)
 
@@ -42,16 +46,21 @@ install(TARGETS ${TORCHLIGHT_INSTALLED_LIBRARIES}
 
 # Headers keep their repository-relative paths ("runtime/core/evalue.h")
 # under include/torchlight; upstream's spellings (<executorch/...>) go
-# directly under include. Tests, test helpers and the one header that needs
-# the generated flatbuffer schema (never included by a public header) stay out.
+# directly under include. Tests, test helpers, headers that need the
+# generated flatbuffer schema (never included by a public header) and
+# per-ISA implementation fragments stay out; the test checks that every
+# installed header compiles on its own.
 set(torchlight_header_dirs runtime extension kernels backends/xnnpack)
 foreach(dir ${torchlight_header_dirs})
   get_filename_component(parent "${dir}" DIRECTORY)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/torchlight/${parent}
           COMPONENT torchlight
-          FILES_MATCHING PATTERN "*.h"
+          FILES_MATCHING PATTERN "*.h" PATTERN "*.def"
           PATTERN "*_test.h" EXCLUDE
+          PATTERN "*_test_util.h" EXCLUDE
+          PATTERN "payload_builder.h" EXCLUDE
+          PATTERN "sdpa_attend_impl.h" EXCLUDE
           PATTERN "testing" EXCLUDE
           PATTERN "test" EXCLUDE
           PATTERN "conformance" EXCLUDE

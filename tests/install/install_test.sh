@@ -28,6 +28,23 @@ app="$work/app-build/install_app"
 "$app" "$fixtures/add.pte"
 "$app" "$fixtures/mlp_xnnpack.pte" "$fixtures/mlp_xnnpack.input0.bin" \
   "$fixtures/mlp_xnnpack.output0.bin"
+"$work/app-build/extensions_check"
+
+# Every installed header compiles on its own from the prefix alone.
+echo "== installed headers compile alone"
+find "$prefix/include" -name '*.h' | sort >"$work/headers.txt"
+failed=0
+while IFS= read -r header; do
+  echo "#include \"$header\"" >"$work/header_check.cpp"
+  if ! "$cxx" -std=c++17 -fsyntax-only -I"$prefix/include/torchlight" -I"$prefix/include" \
+       "$work/header_check.cpp" 2>"$work/header_check.err"; then
+    echo "installed header does not compile alone: ${header#"$prefix/"}"
+    head -n 3 "$work/header_check.err"
+    failed=1
+  fi
+done <"$work/headers.txt"
+[ "$failed" = 0 ]
+echo "$(wc -l <"$work/headers.txt") headers"
 
 # pkg-config flags: the real tool when present; otherwise the .pc file's
 # variables, Cflags and Libs expanded here (the toolchain has no pkg-config).
