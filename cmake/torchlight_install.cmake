@@ -40,6 +40,16 @@ set(TORCHLIGHT_INSTALLED_LIBRARIES
   torchlight_tensor
   torchlight_core)
 
+# The package file imports each library by hand; one added here and not
+# there would install but be unreachable through find_package.
+file(READ ${PROJECT_SOURCE_DIR}/cmake/TorchlightConfig.cmake.in torchlight_config_text)
+foreach(lib ${TORCHLIGHT_INSTALLED_LIBRARIES})
+  if(NOT torchlight_config_text MATCHES "torchlight_import\\(${lib}[ \n)]")
+    message(FATAL_ERROR "cmake/TorchlightConfig.cmake.in does not import ${lib}, "
+                        "which cmake/torchlight_install.cmake installs")
+  endif()
+endforeach()
+
 install(TARGETS ${TORCHLIGHT_INSTALLED_LIBRARIES}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         COMPONENT torchlight)
