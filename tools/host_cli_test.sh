@@ -28,6 +28,9 @@ check "run a relative path outside the checkout" "output 0  float32 [3] = [2, 2,
   "$repo/torchlight" run model.pte --fill ones --output-dir out
 check "outputs written relative to the caller" "out/output0.npy" ls out/output0.npy
 check "inspect outside the checkout" "model.pte:" "$repo/torchlight" inspect model.pte
+check "profile outside the checkout" "aten::add.out" "$repo/torchlight" profile model.pte --repeat 2
+check "run --etdump writes the trace where asked" "ED00" \
+  bash -c "'$repo/torchlight' run model.pte --etdump trace.etdp >/dev/null && head -c 12 trace.etdp | tail -c 4"
 check "missing file named" "cannot open 'missing.pte'" "$repo/torchlight" run missing.pte
 cat "$log"
 ! grep -q '^FAIL' "$log"
