@@ -7,9 +7,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -67,13 +70,11 @@ TEST(OpRemainderTest, IntegerZeroDivisorFailsNamingOperatorAndArgument) {
   TestTensor b(ScalarType::kShort, {2, 1}, {1, 0});
   TestTensor out(ScalarType::kShort, {2, 2});
   const Status status = binary(&remainder_tensor_out, "aten::remainder.Tensor_out", a, b, out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::remainder.Tensor_out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::remainder.Tensor_out"));
   EXPECT_THAT(status.message(), HasSubstr("'other'"));
 
   const Status fmod_status = binary(&fmod_tensor_out, "aten::fmod.Tensor_out", a, b, out);
-  EXPECT_EQ(fmod_status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(fmod_status.message(), HasSubstr("aten::fmod.Tensor_out"));
+  EXPECT_THAT(fmod_status, ErrorIs(Error::kInvalidArgument, "aten::fmod.Tensor_out"));
 }
 
 TEST(OpRemainderTest, ScalarZeroFailsForIntegersButNotFloats) {
@@ -97,8 +98,7 @@ TEST(OpRemainderTest, BoolFails) {
   TestTensor a(ScalarType::kBool, {1}, {1});
   TestTensor out(ScalarType::kBool, {1});
   const Status status = binary(&remainder_tensor_out, "aten::remainder.Tensor_out", a, a, out);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("'self'"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "'self'"));
 }
 
 }  // namespace

@@ -21,9 +21,12 @@
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::TestTensor;
@@ -246,28 +249,24 @@ TEST(DensePathTest, WrongDtypesAreRejectedAtPrepareNamingTheArgument) {
   TestTensor b_out(ScalarType::kBool, {2});
   KernelArgs neg{b.evalue(), b_out.evalue(), EValue()};
   Status s = kernel_test::run_kernel(&neg_out, "aten::neg.out", neg);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("aten::neg.out"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "aten::neg.out"));
   EXPECT_THAT(s.message(), HasSubstr("'self' has dtype bool"));
 
   TestTensor f(ScalarType::kFloat, {2}, {1, 4});
   TestTensor i_out(ScalarType::kInt, {2});
   KernelArgs sqrt{f.evalue(), i_out.evalue(), EValue()};
   s = kernel_test::run_kernel(&sqrt_out, "aten::sqrt.out", sqrt);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'out'"));
 
   TestTensor f_out(ScalarType::kFloat, {2});
   KernelArgs bitwise{f.evalue(), f.evalue(), f_out.evalue(), EValue()};
   s = kernel_test::run_kernel(&bitwise_and_tensor_out, "aten::bitwise_and.Tensor_out", bitwise);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'self'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'self'"));
 
   KernelArgs bitwise_scalar{f.evalue(), EValue(int64_t{1}), f_out.evalue(), EValue()};
   s = kernel_test::run_kernel(&bitwise_or_scalar_out, "aten::bitwise_or.Scalar_out",
                               bitwise_scalar);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'self' has dtype float32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'self' has dtype float32"));
 }
 
 
@@ -372,8 +371,7 @@ TEST(DensePathTest, DivWithRoundingModeIsBitIdenticalToTheReference) {
   TestTensor out(ScalarType::kFloat, {2});
   KernelArgs args{a.evalue(), a.evalue(), EValue("round"), out.evalue(), EValue()};
   const Prepared p = prepare(kernel_named("aten::div.out_mode"), args);
-  EXPECT_EQ(p.status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(p.status.message(), HasSubstr("argument 'rounding_mode' is 'round'"));
+  EXPECT_THAT(p.status, ErrorIs(Error::kInvalidArgument, "argument 'rounding_mode' is 'round'"));
 }
 
 TEST(DensePathTest, PowWithScalarBaseIsBitIdenticalToTheReference) {
@@ -420,8 +418,7 @@ TEST(DensePathTest, ClampTensorIsBitIdenticalToTheReference) {
   TestTensor out(ScalarType::kFloat, {2});
   KernelArgs args{a.evalue(), EValue(), EValue(), out.evalue(), EValue()};
   const Prepared p = prepare(kernel_named("aten::clamp.Tensor_out"), args);
-  EXPECT_EQ(p.status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(p.status.message(), HasSubstr("'min' and 'max' must not be None"));
+  EXPECT_THAT(p.status, ErrorIs(Error::kInvalidArgument, "'min' and 'max' must not be None"));
 }
 
 TEST(DensePathTest, MaskedFillIsBitIdenticalToTheReference) {
@@ -475,25 +472,21 @@ TEST(DensePathTest, ParameterDtypesAreRejectedAtPrepareNamingTheArgument) {
   TestTensor i_out(ScalarType::kInt, {2});
   KernelArgs gelu{i.evalue(), EValue("none"), i_out.evalue(), EValue()};
   Status s = kernel_test::run_kernel(&gelu_out, "aten::gelu.out", gelu);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'self' has dtype int32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'self' has dtype int32"));
 
   KernelArgs bad_gelu{i.evalue(), EValue("erf"), i_out.evalue(), EValue()};
   const Prepared p = prepare(kernel_named("aten::gelu.out"), bad_gelu);
-  EXPECT_EQ(p.status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(p.status.message(), HasSubstr("'approximate' is 'erf'"));
+  EXPECT_THAT(p.status, ErrorIs(Error::kInvalidArgument, "'approximate' is 'erf'"));
 
   TestTensor f(ScalarType::kFloat, {2}, {1, 2});
   KernelArgs pow{f.evalue(), EValue(2.0), i_out.evalue(), EValue()};
   const Prepared pow_p = prepare(kernel_named("aten::pow.Tensor_Scalar_out"), pow);
-  EXPECT_EQ(pow_p.status.code(), Error::kInvalidType);
-  EXPECT_THAT(pow_p.status.message(), HasSubstr("'out'"));
+  EXPECT_THAT(pow_p.status, ErrorIs(Error::kInvalidType, "'out'"));
 
   TestTensor f_out(ScalarType::kFloat, {2});
   KernelArgs fill{f.evalue(), i.evalue(), EValue(0.0), f_out.evalue(), EValue()};
   const Prepared fill_p = prepare(kernel_named("aten::masked_fill.Scalar_out"), fill);
-  EXPECT_EQ(fill_p.status.code(), Error::kInvalidType);
-  EXPECT_THAT(fill_p.status.message(), HasSubstr("argument 'mask' has dtype int32"));
+  EXPECT_THAT(fill_p.status, ErrorIs(Error::kInvalidType, "argument 'mask' has dtype int32"));
 }
 
 }  // namespace
