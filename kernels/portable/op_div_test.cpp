@@ -81,8 +81,7 @@ TEST(OpDivTest, IntegerDivisionByZeroIsAnErrorNamingOther) {
     TestTensor b(kI32, {3}, {1, 0, 1});
     TestTensor out(kI32, {3});
     const Status status = div_mode(a, b, EValue(mode), out);
-    EXPECT_EQ(status.code(), Error::kInvalidArgument) << mode;
-    EXPECT_THAT(status.message(), HasSubstr("aten::div.out_mode"));
+    EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::div.out_mode")) << mode;
     EXPECT_THAT(status.message(), HasSubstr("division by zero"));
     EXPECT_THAT(status.message(), HasSubstr("'other'"));
   }

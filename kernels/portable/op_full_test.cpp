@@ -88,8 +88,7 @@ TEST(OpMemoryFormatTest, ChannelsLastFormatsNeedTheRightRank) {
   for (int64_t format : {2, 3, 7, -1}) {
     KernelArgs args{self.evalue(), EValue(format), out.evalue(), EValue()};
     Status s = run_kernel(&clone_out, "aten::clone.out", args);
-    EXPECT_EQ(s.code(), Error::kInvalidArgument) << format;
-    EXPECT_THAT(s.message(), HasSubstr("'memory_format'")) << format;
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'memory_format'")) << format;
   }
   for (int64_t format : {0, 1}) {
     KernelArgs args{self.evalue(), EValue(format), out.evalue(), EValue()};

@@ -68,8 +68,7 @@ TEST(OpIndexHostileTest, IndexTensor) {
     TensorList indices({&index});
     KernelArgs args{self.evalue(), indices.evalue(), out.evalue(), EValue()};
     Status s = run_kernel(&index_tensor_out, "aten::index.Tensor_out", args);
-    EXPECT_EQ(s.code(), Error::kInvalidArgument) << value;
-    EXPECT_THAT(s.message(), HasSubstr("aten::index.Tensor_out")) << value;
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "aten::index.Tensor_out")) << value;
     EXPECT_THAT(s.message(), HasSubstr("out of bounds")) << value;
     EXPECT_THAT(s.message(), HasSubstr("'indices'")) << value;
   }
@@ -100,8 +99,7 @@ TEST(OpIndexHostileTest, IndexSelectGatherScatter) {
       TestTensor out(kF32, {1, 2});
       KernelArgs args{self.evalue(), EValue(int64_t{0}), index.evalue(), out.evalue(), EValue()};
       Status s = run_kernel(&index_select_out, "aten::index_select.out", args);
-      EXPECT_EQ(s.code(), Error::kInvalidArgument) << value;
-      EXPECT_THAT(s.message(), HasSubstr("'index'")) << value;
+      EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'index'")) << value;
     }
     TestTensor self(kF32, {3, 2});
     TestTensor index(kI64, {1, 1});

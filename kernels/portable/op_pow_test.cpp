@@ -53,8 +53,8 @@ TEST(OpPowTest, NegativeIntegerScalarExponentOnIntegersFails) {
     TestTensor base(type, {2}, {1, 1});
     TestTensor out(ScalarType::kLong, {2});
     const Status status = pow_scalar_exp(base, EValue(int64_t{-1}), out);
-    EXPECT_EQ(status.code(), Error::kInvalidArgument) << to_string(type);
-    EXPECT_THAT(status.message(), HasSubstr("aten::pow.Tensor_Scalar_out"));
+    EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::pow.Tensor_Scalar_out"))
+        << to_string(type);
     EXPECT_THAT(status.message(), HasSubstr("'exponent'"));
   }
 }

@@ -127,8 +127,7 @@ TEST(ReductionDtypeTest, ReadsOnlyRealDtypeCodes) {
   EXPECT_EQ(type, ScalarType::kDouble);
   for (int64_t bad : {int64_t{12}, int64_t{27}, int64_t{-1}, int64_t{99}}) {
     Status s = read_optional_dtype(EValue(bad), "dtype", &has, &type);
-    EXPECT_EQ(s.code(), Error::kInvalidArgument) << bad;
-    EXPECT_THAT(s.message(), HasSubstr("argument 'dtype'"));
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "argument 'dtype'")) << bad;
   }
 }
 
