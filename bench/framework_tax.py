@@ -71,11 +71,41 @@ class ReluChain(torch.nn.Module):
         return x
 
 
+class GeluChain(torch.nn.Module):
+    """200 x gelu: an activation with an argument (approximate), prepared at load."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = torch.nn.functional.gelu(x)
+        return x
+
+
+class LeakyReluChain(torch.nn.Module):
+    """200 x leaky_relu: an activation with a Scalar argument."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = torch.nn.functional.leaky_relu(x, 0.1)
+        return x
+
+
+class PermuteChain(torch.nn.Module):
+    """200 x permute(1, 0) of a [2, 2]: the data-movement family (permute_copy)."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = x.permute(1, 0)
+        return x
+
+
 CHAINS = {
     "sub x200 [1]": (SubChain(), (torch.ones(1),)),
     "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
     "clamp x200 [1]": (ClampChain(), (torch.ones(1),)),
     "relu x200 [4]": (ReluChain(), (torch.ones(4),)),
+    "gelu x200 [4]": (GeluChain(), (torch.ones(4),)),
+    "leaky_relu x200 [4]": (LeakyReluChain(), (torch.ones(4),)),
+    "permute x200 [2,2]": (PermuteChain(), (torch.ones(2, 2),)),
 }
 
 
@@ -104,6 +134,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best kept")
     parser.add_argument("--etdump", action="store_true",
                         help="also run ours with an ETDump tracer attached")
+    parser.add_argument("--only", help="run only the chains whose name contains this")
     options = parser.parse_args()
     clis = {"ours": (options.cli, ())}
     if options.baseline:
@@ -113,6 +144,8 @@ def main():
             clis["etdump"] = (options.cli, ("--etdump", str(pathlib.Path(tmp) / "trace.etdp")))
         rows = []
         for name, (model, inputs) in CHAINS.items():
+            if options.only and options.only not in name:
+                continue
             pte = pathlib.Path(tmp) / (re.sub(r"\W+", "_", name) + ".pte")
             export(model.eval(), inputs, pte)
             best = {}
@@ -123,14 +156,14 @@ def main():
                     best[who] = (min(load, old[0]), min(median, old[1]), min(low, old[2])) if old \
                         else (load, median, low)
             rows.append((name, best))
-    print(f"{'chain':<18} {'build':<9} {'load us':>9} {'ns/instr (min)':>15} "
+    print(f"{'chain':<20} {'build':<9} {'load us':>9} {'ns/instr (min)':>15} "
           f"{'ns/instr (median)':>18}")
     for name, best in rows:
         for who, (load, median, low) in best.items():
-            print(f"{name:<18} {who:<9} {load:>9.0f} {low * 1e3 / N:>15.1f} {median * 1e3 / N:>18.1f}")
+            print(f"{name:<20} {who:<9} {load:>9.0f} {low * 1e3 / N:>15.1f} {median * 1e3 / N:>18.1f}")
         if "baseline" in best:
             ours, base = best["ours"], best["baseline"]
-            print(f"{'':<18} {'ratio':<9} {ours[0] / base[0]:>9.2f} {ours[2] / base[2]:>15.2f} "
+            print(f"{'':<20} {'ratio':<9} {ours[0] / base[0]:>9.2f} {ours[2] / base[2]:>15.2f} "
                   f"{ours[1] / base[1]:>18.2f}")
 
 

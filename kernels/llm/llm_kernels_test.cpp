@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "kernels/llm/llm_kernels.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 constexpr const char* kSdpa = "torchlight::sdpa_with_kv_cache.out";
 
@@ -28,7 +31,8 @@ TEST(LlmKernelsTest, RegistersOnceAndRejectsDuplicates) {
   ASSERT_TRUE(kernel.ok());
   EXPECT_EQ((*kernel)->eval, &llm::sdpa_with_kv_cache_out);
   const Status again = register_llm_kernels(registry);
-  EXPECT_EQ(again.code(), Error::kInvalidArgument);
+  EXPECT_THAT(again, ErrorIs(Error::kInvalidArgument,
+                             "kernel 'torchlight::sdpa_with_kv_cache.out' is registered"));
 }
 
 }  // namespace

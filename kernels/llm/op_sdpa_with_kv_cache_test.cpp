@@ -18,9 +18,12 @@
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/llm/sdpa_dispatch.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::llm {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using portable::kernel_test::dim_order;
 using portable::kernel_test::dynamic_bound;
@@ -538,8 +541,7 @@ TEST(SdpaErrorTest, WrongArgumentCount) {
   TestTensor t(kF32, {1, 1, 1, 1});
   KernelArgs args{t.evalue(), t.evalue(), t.evalue()};
   const Status status = run_kernel(&sdpa_with_kv_cache_out, kOp, args);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("expected 9 arguments"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "expected 9 arguments"));
 }
 
 TEST(SdpaErrorTest, Dtypes) {
@@ -671,8 +673,7 @@ TEST(SdpaErrorTest, TensorWithoutData) {
                   vc.evalue(), pos.evalue(),           EValue(),                o.evalue(),
                   EValue()};
   const Status status = run_kernel(&sdpa_with_kv_cache_out, kOp, args);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("'key' has 4 elements but no data"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "'key' has 4 elements but no data"));
 }
 
 }  // namespace

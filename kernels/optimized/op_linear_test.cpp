@@ -11,9 +11,12 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::optimized {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using portable::kernel_test::dim_order;
 using portable::kernel_test::dynamic_bound;
@@ -148,7 +151,7 @@ TEST_P(OptimizedLinearTest, InputRanksAndBiasShapes) {
   };
   uint32_t seed = 1;
   for (const Case& c : cases) {
-    SCOPED_TRACE(testing::Message() << "input rank " << c.input.size() << " k "
+    SCOPED_TRACE(::testing::Message() << "input rank " << c.input.size() << " k "
                                     << c.input.back() << " bias rank " << c.bias.size()
                                     << (c.has_bias ? "" : " (none)") << " seed " << seed);
     run_case(c, seed);
@@ -169,13 +172,13 @@ TEST_P(OptimizedLinearTest, UnusualLayouts) {
   };
   uint32_t seed = 100;
   for (const Case& c : cases) {
-    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
     run_case(c, seed);
     seed += 3;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, OptimizedLinearTest, testing::Values(size_t{1}, size_t{2}));
+INSTANTIATE_TEST_SUITE_P(Threads, OptimizedLinearTest, ::testing::Values(size_t{1}, size_t{2}));
 
 TEST(OptimizedLinearTest, ResizesADynamicOut) {
   TestTensor input(kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
@@ -201,8 +204,7 @@ TEST(OptimizedLinearErrorsTest, FeatureMismatchNamesBothShapes) {
   TestTensor weight(kF32, {4, 5});
   TestTensor out(kF32, {2, 4});
   const Status status = linear(input, weight, nullptr, out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::linear.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::linear.out"));
   EXPECT_THAT(status.message(), HasSubstr("'input' of shape [2, 3]"));
   EXPECT_THAT(status.message(), HasSubstr("'weight' of shape [4, 5]"));
   EXPECT_THAT(status.message(), HasSubstr("3 input features vs 5"));
@@ -214,9 +216,9 @@ TEST(OptimizedLinearErrorsTest, BiasThatDoesNotBroadcast) {
   TestTensor bias(kF32, {3});
   TestTensor out(kF32, {2, 4});
   const Status status = linear(input, weight, &bias, out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(),
-              HasSubstr("'bias' of shape [3] does not broadcast to the output's shape [2, 4]"));
+  EXPECT_THAT(status,
+              ErrorIs(Error::kInvalidArgument,
+                      "'bias' of shape [3] does not broadcast to the output's shape [2, 4]"));
 }
 
 TEST(OptimizedLinearErrorsTest, RanksAndDtypes) {
@@ -234,21 +236,21 @@ TEST(OptimizedLinearErrorsTest, RanksAndDtypes) {
   TestTensor dbias(ScalarType::kDouble, {4});
   TestTensor out2(kF32, {2, 4});
   const Status dtype = linear(input, weight, &dbias, out2);
-  EXPECT_EQ(dtype.code(), Error::kInvalidType);
-  EXPECT_THAT(dtype.message(), HasSubstr("'bias' has dtype float64, expected float32 (the dtype of 'input')"));
+  EXPECT_THAT(dtype, ErrorIs(Error::kInvalidType,
+                             "'bias' has dtype float64, expected float32 (the dtype of 'input')"));
 
   TestTensor iin(ScalarType::kInt, {2, 3});
   const Status int_input = linear(iin, weight, nullptr, out2);
-  EXPECT_EQ(int_input.code(), Error::kInvalidType);
-  EXPECT_THAT(int_input.message(), HasSubstr("'input' has dtype int32"));
+  EXPECT_THAT(int_input, ErrorIs(Error::kInvalidType, "'input' has dtype int32"));
 
   TestTensor small_out(kF32, {2, 3});  // Static: cannot become [2, 4].
-  EXPECT_EQ(linear(input, weight, nullptr, small_out).code(), Error::kInvalidArgument);
+  EXPECT_THAT(linear(input, weight, nullptr, small_out),
+              ErrorIs(Error::kInvalidArgument,
+                      "argument 'out' with shape [2, 3] cannot be resized to [2,"));
 
   KernelArgs wrong_tag{input.evalue(), EValue(int64_t{3}), EValue(), out2.evalue(), EValue()};
   const Status tag = run_kernel(&linear_out, "aten::linear.out", wrong_tag);
-  EXPECT_EQ(tag.code(), Error::kInvalidType);
-  EXPECT_THAT(tag.message(), HasSubstr("'weight'"));
+  EXPECT_THAT(tag, ErrorIs(Error::kInvalidType, "'weight'"));
 }
 
 }  // namespace

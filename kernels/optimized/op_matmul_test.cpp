@@ -14,9 +14,12 @@
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::optimized {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using portable::kernel_test::dim_order;
 using portable::kernel_test::KernelArgs;
@@ -89,7 +92,7 @@ TEST_P(OptimizedMatmulTest, MmMatchesReferenceForShapesAndLayouts) {
     const int64_t m = s[0], n = s[1], k = s[2];
     for (const auto& a_order : orders) {
       for (const auto& b_order : orders) {
-        SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " a order "
+        SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << " a order "
                                         << int(a_order[0]) << " b order " << int(b_order[0]));
         const auto av = random_values(m * k, seed++);
         const auto bv = random_values(k * n, seed++);
@@ -118,7 +121,7 @@ TEST_P(OptimizedMatmulTest, BmmMatchesReference) {
   for (const auto& s : shapes) {
     const int64_t batch = s[0], m = s[1], n = s[2], k = s[3];
     for (bool transposed_b : {false, true}) {
-      SCOPED_TRACE(testing::Message() << batch << "x" << m << "x" << n << "x" << k
+      SCOPED_TRACE(::testing::Message() << batch << "x" << m << "x" << n << "x" << k
                                       << (transposed_b ? " transposed b" : ""));
       const auto av = random_values(batch * m * k, seed++);
       const auto bv = random_values(batch * k * n, seed++);
@@ -146,7 +149,7 @@ TEST_P(OptimizedMatmulTest, AddmmBroadcastsSelfWithBetaAndAlpha) {
   const std::vector<std::vector<SizesType>> self_shapes = {{n}, {1, n}, {m, n}, {m, 1}, {1}, {}};
   for (const auto& self_shape : self_shapes) {
     for (bool transposed_b : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "self rank " << self_shape.size() << " numel shape "
+      SCOPED_TRACE(::testing::Message() << "self rank " << self_shape.size() << " numel shape "
                                       << (self_shape.empty() ? 0 : self_shape.back())
                                       << (transposed_b ? " transposed b" : ""));
       int64_t numel = 1;
@@ -191,7 +194,7 @@ TEST_P(OptimizedMatmulTest, AddmmBetaZeroIgnoresNanSelfAlphaZeroIgnoresNanProduc
   EXPECT_THAT(out.values(), ElementsAre(3, 6));
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, OptimizedMatmulTest, testing::Values(size_t{1}, size_t{2}));
+INSTANTIATE_TEST_SUITE_P(Threads, OptimizedMatmulTest, ::testing::Values(size_t{1}, size_t{2}));
 
 TEST(OptimizedMatmulDelegationTest, NonFloatDtypesUsePortableSemantics) {
   TestTensor a(ScalarType::kChar, {1, 2}, {100, 100});
@@ -229,8 +232,7 @@ TEST(OptimizedMatmulErrorsTest, ShapeMismatchNamesBothShapes) {
   TestTensor b(kF32, {4, 2});
   TestTensor out(kF32, {2, 2});
   const Status status = mm(&mm_out, a, b, out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::mm.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::mm.out"));
   EXPECT_THAT(status.message(), HasSubstr("[2, 3]"));
   EXPECT_THAT(status.message(), HasSubstr("[4, 2]"));
   expect_same_error([&](bool opt) { return mm(opt ? &mm_out : &portable::mm_out, a, b, out); });

@@ -11,9 +11,12 @@
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 TensorArgMeta meta(ScalarType dtype, DimOrderKind order = DimOrderKind::kContiguous) {
   return TensorArgMeta{dtype, order};
@@ -37,9 +40,12 @@ TEST(OptimizedKernelsTest, RegisteringTwiceIsADuplicate) {
   StaticKernelRegistry<16> registry;
   ASSERT_TRUE(register_optimized_kernels(registry).ok());
   const Status again = register_optimized_kernels(registry);
-  EXPECT_EQ(again.code(), Error::kInvalidArgument);
+  EXPECT_THAT(again, ErrorIs(Error::kInvalidArgument,
+                             "kernel 'aten::addmm.out' is registered twice with the same"));
   StaticKernelRegistry<2> small;
-  EXPECT_EQ(register_optimized_kernels(small).code(), Error::kOutOfResources);
+  EXPECT_THAT(register_optimized_kernels(small),
+              ErrorIs(Error::kOutOfResources,
+                      "kernel registry is full (2 entries) registering"));
 }
 
 TEST(OptimizedKernelsTest, FloatResolvesToOptimizedOtherDtypesToPortable) {

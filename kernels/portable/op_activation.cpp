@@ -19,6 +19,7 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_set.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/elementwise_spec.h"
@@ -35,21 +36,84 @@ constexpr ElementwiseSpec kReluSpec{DtypeSet::kRealNoBool, Promotion::kDefault,
 constexpr ElementwiseSpec kActivationSpec{DtypeSet::kFloat, Promotion::kDefault,
                                           OutDtypeRule::kSame};
 
-// Runs out = op_for<CTYPE>(x) over a float self whose out is args[out_index],
-// after the schema check; `make_op(TypeTag<CTYPE>)` returns the op for one type.
-template <typename MakeOp>
-void float_activation(KernelContext& ctx, Span<EValue*> args, size_t out_index,
-                      const MakeOp& make_op) {
-  set_return(args, out_index + 1, *args[out_index]);
+// Runs out = op(x) over a float self whose out is args[kOut], after the
+// schema check; kMakeOp(TypeTag<CTYPE>{}, args) returns the op for one type
+// (the dense eval prepare installs builds it the same way).
+template <size_t kOut, const auto& kMakeOp>
+void float_activation(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, kOut + 1, *args[kOut]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
-  const NamedTensor out{args[out_index]->to_tensor(), "out"};
+  const NamedTensor out{args[kOut]->to_tensor(), "out"};
   ScalarType compute;
   TL_KERNEL_RETURN_IF_ERROR(ctx, prepare_unary(self, out, kActivationSpec, &compute));
   TL_SWITCH_DTYPE_SET(DtypeSet::kFloat, compute, ctx, "self", CTYPE, [&] {
     TL_KERNEL_RETURN_IF_ERROR(
-        ctx, apply_unary_elementwise<CTYPE>(self, out, make_op(TypeTag<CTYPE>{})));
+        ctx, apply_unary_elementwise<CTYPE>(self, out, kMakeOp(TypeTag<CTYPE>{}, args)));
   });
 }
+
+// The prepare step of a float_activation<kOut, kMakeOp> kernel.
+template <size_t kOut, const auto& kMakeOp, KernelFunction reference>
+Status prepare_float_activation(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  return dense_path::prepare_unary_params_op<kActivationSpec, kOut, kMakeOp, reference>(ctx, args,
+                                                                                      call);
+}
+
+// gelu's two forms; `approximate` is a string constant, parsed at load.
+template <bool kTanh>
+constexpr auto kGeluOp = [](auto tag, Span<EValue*>) {
+  using Compute = opmath_t<typename decltype(tag)::type>;
+  return [](Compute x) {
+    const Compute half = Compute(0.5);
+    if constexpr (kTanh) {
+      const Compute kBeta = static_cast<Compute>(0.7978845608028654);  // sqrt(2 / pi)
+      const Compute kKappa = static_cast<Compute>(0.044715);
+      const Compute inner = kBeta * (x + kKappa * x * x * x);
+      return half * x * (Compute(1) + std::tanh(inner));
+    } else {
+      const Compute kSqrtHalf = static_cast<Compute>(0.7071067811865476);  // 1 / sqrt(2)
+      return x * half * (Compute(1) + std::erf(x * kSqrtHalf));
+    }
+  };
+};
+
+Status parse_gelu_approximate(const EValue& value, bool* use_tanh) {
+  const std::string_view approximate = value.to_string();
+  *use_tanh = approximate == "tanh";
+  TL_CHECK_OR_RETURN(*use_tanh || approximate == "none", Error::kInvalidArgument,
+                     "argument 'approximate' is '%.*s', expected 'none' or 'tanh'",
+                     static_cast<int>(approximate.size()), approximate.data());
+  return Error::kOk;
+}
+
+// leaky_relu(self, negative_slope, out).
+constexpr auto kLeakyReluOp = [](auto tag, Span<EValue*> args) {
+  using Compute = opmath_t<typename decltype(tag)::type>;
+  const Compute negative_slope = scalar_to<Compute>(*args[1]);
+  return [negative_slope](Compute x) { return x > Compute(0) ? x : x * negative_slope; };
+};
+
+// elu(self, alpha, scale, input_scale, out).
+constexpr auto kEluOp = [](auto tag, Span<EValue*> args) {
+  using Compute = opmath_t<typename decltype(tag)::type>;
+  const Compute positive = scalar_to<Compute>(*args[2]);
+  const Compute negative = scalar_to<Compute>(*args[1]) * positive;
+  const Compute input = scalar_to<Compute>(*args[3]);
+  return [positive, negative, input](Compute x) {
+    return x > Compute(0) ? x * positive : std::expm1(x * input) * negative;
+  };
+};
+
+// softplus(self, beta, threshold, out).
+constexpr auto kSoftplusOp = [](auto tag, Span<EValue*> args) {
+  using Compute = opmath_t<typename decltype(tag)::type>;
+  const Compute beta = scalar_to<Compute>(*args[1]);
+  const Compute threshold = scalar_to<Compute>(*args[2]);
+  return [beta, threshold](Compute x) {
+    const Compute scaled = x * beta;
+    return scaled > threshold ? x : std::log1p(std::exp(scaled)) / beta;
+  };
+};
 
 template <typename T>
 T hardsigmoid(T x) {
@@ -69,25 +133,20 @@ constexpr auto kReluOp = [](auto x) {
 TL_UNARY_KERNEL(relu_out, kReluSpec, kReluOp)
 
 void gelu_out(KernelContext& ctx, Span<EValue*> args) {
-  const std::string_view approximate = args[1]->to_string();
-  const bool use_tanh = approximate == "tanh";
-  TL_KERNEL_CHECK(ctx, use_tanh || approximate == "none", Error::kInvalidArgument,
-                  "argument 'approximate' is '%.*s', expected 'none' or 'tanh'",
-                  static_cast<int>(approximate.size()), approximate.data());
-  float_activation(ctx, args, 2, [use_tanh](auto tag) {
-    using Compute = opmath_t<typename decltype(tag)::type>;
-    return [use_tanh](Compute x) {
-      const Compute half = Compute(0.5);
-      if (use_tanh) {
-        const Compute kBeta = static_cast<Compute>(0.7978845608028654);  // sqrt(2 / pi)
-        const Compute kKappa = static_cast<Compute>(0.044715);
-        const Compute inner = kBeta * (x + kKappa * x * x * x);
-        return half * x * (Compute(1) + std::tanh(inner));
-      }
-      const Compute kSqrtHalf = static_cast<Compute>(0.7071067811865476);  // 1 / sqrt(2)
-      return x * half * (Compute(1) + std::erf(x * kSqrtHalf));
-    };
-  });
+  bool use_tanh;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, parse_gelu_approximate(*args[1], &use_tanh));
+  if (use_tanh) {
+    float_activation<2, kGeluOp<true>>(ctx, args);
+  } else {
+    float_activation<2, kGeluOp<false>>(ctx, args);
+  }
+}
+
+Status gelu_out_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  bool use_tanh;
+  TL_RETURN_IF_ERROR(parse_gelu_approximate(*args[1], &use_tanh));
+  return use_tanh ? prepare_float_activation<2, kGeluOp<true>, &gelu_out>(ctx, args, call)
+                  : prepare_float_activation<2, kGeluOp<false>, &gelu_out>(ctx, args, call);
 }
 
 constexpr auto kSiluOp = [](auto x) {
@@ -106,41 +165,25 @@ constexpr auto kHardswishOp = [](auto x) {
 TL_UNARY_KERNEL(hardswish_out, kActivationSpec, kHardswishOp)
 
 void leaky_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  const EValue& slope = *args[1];
-  float_activation(ctx, args, 2, [&slope](auto tag) {
-    using Compute = opmath_t<typename decltype(tag)::type>;
-    const Compute negative_slope = scalar_to<Compute>(slope);
-    return [negative_slope](Compute x) { return x > Compute(0) ? x : x * negative_slope; };
-  });
+  float_activation<2, kLeakyReluOp>(ctx, args);
 }
 
-void elu_out(KernelContext& ctx, Span<EValue*> args) {
-  const EValue& alpha = *args[1];
-  const EValue& scale = *args[2];
-  const EValue& input_scale = *args[3];
-  float_activation(ctx, args, 4, [&](auto tag) {
-    using Compute = opmath_t<typename decltype(tag)::type>;
-    const Compute positive = scalar_to<Compute>(scale);
-    const Compute negative = scalar_to<Compute>(alpha) * positive;
-    const Compute input = scalar_to<Compute>(input_scale);
-    return [positive, negative, input](Compute x) {
-      return x > Compute(0) ? x * positive : std::expm1(x * input) * negative;
-    };
-  });
+Status leaky_relu_out_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  return prepare_float_activation<2, kLeakyReluOp, &leaky_relu_out>(ctx, args, call);
+}
+
+void elu_out(KernelContext& ctx, Span<EValue*> args) { float_activation<4, kEluOp>(ctx, args); }
+
+Status elu_out_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  return prepare_float_activation<4, kEluOp, &elu_out>(ctx, args, call);
 }
 
 void softplus_out(KernelContext& ctx, Span<EValue*> args) {
-  const EValue& beta_arg = *args[1];
-  const EValue& threshold_arg = *args[2];
-  float_activation(ctx, args, 3, [&](auto tag) {
-    using Compute = opmath_t<typename decltype(tag)::type>;
-    const Compute beta = scalar_to<Compute>(beta_arg);
-    const Compute threshold = scalar_to<Compute>(threshold_arg);
-    return [beta, threshold](Compute x) {
-      const Compute scaled = x * beta;
-      return scaled > threshold ? x : std::log1p(std::exp(scaled)) / beta;
-    };
-  });
+  float_activation<3, kSoftplusOp>(ctx, args);
+}
+
+Status softplus_out_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  return prepare_float_activation<3, kSoftplusOp, &softplus_out>(ctx, args, call);
 }
 
 }  // namespace torchlight::portable

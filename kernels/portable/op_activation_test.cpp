@@ -8,9 +8,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -43,8 +46,7 @@ TEST(OpActivationTest, FloatOnlyActivationsRejectIntegers) {
   for (const auto& [fn, name] : ops) {
     KernelArgs args{a.evalue(), out.evalue(), EValue()};
     const Status status = run_kernel(fn, name, args);
-    EXPECT_EQ(status.code(), Error::kInvalidType);
-    EXPECT_THAT(status.message(), HasSubstr(name));
+    EXPECT_THAT(status, ErrorIs(Error::kInvalidType, name));
     EXPECT_THAT(status.message(), HasSubstr("'self' has dtype int32"));
   }
 }
@@ -63,8 +65,7 @@ TEST(OpActivationTest, GeluApproximations) {
 
   KernelArgs bad{a.evalue(), EValue("erf"), out.evalue(), EValue()};
   const Status status = run_kernel(&gelu_out, "aten::gelu.out", bad);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::gelu.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::gelu.out"));
   EXPECT_THAT(status.message(), HasSubstr("'approximate'"));
 }
 

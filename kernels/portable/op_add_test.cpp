@@ -7,9 +7,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/reference.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
@@ -230,7 +233,9 @@ TEST(OpAddTest, ZeroDimFloatOfHigherCategoryDecidesMatchesTorch) {
   EXPECT_THAT(out.values(), ElementsAre(3.5, 4.5, 5.5));
   // ... so int32 out cannot take it.
   TestTensor int_out(ScalarType::kInt, {3});
-  EXPECT_EQ(add(a, b, Int(1), int_out).code(), Error::kInvalidType);
+  EXPECT_THAT(add(a, b, Int(1), int_out),
+              ErrorIs(Error::kInvalidType,
+                      "result dtype float64 can't be cast to the dtype int32 of"));
 }
 
 TEST(OpAddTest, BoolIsLogicalOrMatchesTorch) {
@@ -362,9 +367,9 @@ TEST(OpAddTest, DynamicBoundOutTooSmallFails) {
   TestTensor b(kF32, {3});
   TestTensor out(kF32, {2, 2}, {}, dynamic_bound());
   Status s = add(a, b, Int(1), out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::add.out: argument 'out' with shape [2, 2] cannot be "
-                                     "resized to [2, 3]"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::add.out: argument 'out' with shape [2, 2] cannot be "
+                         "resized to [2, 3]"));
 }
 
 TEST(OpAddTest, StaticOutOfOtherShapeFails) {
@@ -372,8 +377,7 @@ TEST(OpAddTest, StaticOutOfOtherShapeFails) {
   TestTensor b(kF32, {3});
   TestTensor out(kF32, {3, 2});
   Status s = add(a, b, Int(1), out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("[3, 2]"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "[3, 2]"));
   EXPECT_THAT(s.message(), HasSubstr("[2, 3]"));
   EXPECT_THAT(s.message(), HasSubstr("static"));
 }
@@ -383,8 +387,7 @@ TEST(OpAddTest, OutOfOtherRankFails) {
   TestTensor b(kF32, {3});
   TestTensor out(kF32, {6}, {}, dynamic_bound());
   Status s = add(a, b, Int(1), out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "argument 'out'"));
 }
 
 TEST(OpAddTest, MismatchedShapesFailNamingOperatorAndShapes) {
@@ -392,8 +395,7 @@ TEST(OpAddTest, MismatchedShapesFailNamingOperatorAndShapes) {
   TestTensor b(kF32, {4});
   TestTensor out(kF32, {2, 3});
   Status s = add(a, b, Int(1), out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::add.out"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "aten::add.out"));
   EXPECT_THAT(s.message(), HasSubstr("[2, 3] ('self')"));
   EXPECT_THAT(s.message(), HasSubstr("[4] ('other')"));
 }
@@ -402,7 +404,9 @@ TEST(OpAddTest, ZeroSizeDoesNotBroadcastWithThree) {
   TestTensor a(kF32, {0});
   TestTensor b(kF32, {3});
   TestTensor out(kF32, {3});
-  EXPECT_EQ(add(a, b, Int(1), out).code(), Error::kInvalidArgument);
+  EXPECT_THAT(add(a, b, Int(1), out),
+              ErrorIs(Error::kInvalidArgument,
+                      "shapes [0] ('self') and [3] ('other') do not broadcast:"));
 }
 
 TEST(OpAddTest, FloatResultIntoIntOutFails) {
@@ -410,9 +414,9 @@ TEST(OpAddTest, FloatResultIntoIntOutFails) {
   TestTensor b(kF32, {2});
   TestTensor out(ScalarType::kInt, {2}, {7, 7});
   Status s = add(a, b, Int(1), out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("aten::add.out: result dtype float32 can't be cast to the "
-                                     "dtype int32 of argument 'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "aten::add.out: result dtype float32 can't be cast to the "
+                         "dtype int32 of argument 'out'"));
   EXPECT_THAT(out.values(), ElementsAre(7, 7));  // Untouched.
 }
 
@@ -420,7 +424,9 @@ TEST(OpAddTest, IntResultIntoBoolOutFails) {
   TestTensor a(ScalarType::kInt, {2});
   TestTensor b(ScalarType::kBool, {2});
   TestTensor out(ScalarType::kBool, {2});
-  EXPECT_EQ(add(a, b, Int(1), out).code(), Error::kInvalidType);
+  EXPECT_THAT(add(a, b, Int(1), out),
+              ErrorIs(Error::kInvalidType,
+                      "result dtype int32 can't be cast to the dtype bool of"));
 }
 
 TEST(OpAddTest, FloatAlphaWithIntTensorsFails) {
@@ -428,33 +434,35 @@ TEST(OpAddTest, FloatAlphaWithIntTensorsFails) {
   TestTensor b(ScalarType::kInt, {2});
   TestTensor out(ScalarType::kInt, {2});
   Status s = add(a, b, Dbl(2.5), out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("aten::add.out: argument 'alpha' is a floating-point"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "aten::add.out: argument 'alpha' is a floating-point"));
   EXPECT_THAT(s.message(), HasSubstr("int32"));
 
   TestTensor ba(ScalarType::kBool, {2});
   TestTensor bout(ScalarType::kBool, {2});
-  EXPECT_EQ(add(ba, ba, Dbl(1.0), bout).code(), Error::kInvalidType);
+  EXPECT_THAT(add(ba, ba, Dbl(1.0), bout),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'alpha' is a floating-point number (1), which is"));
 }
 
 TEST(OpAddTest, BoolAlphaNeedsBoolResult) {
   TestTensor a(kF32, {2});
   TestTensor out(kF32, {2});
   Status s = add(a, a, EValue(true), out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'alpha' is a Bool"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'alpha' is a Bool"));
 }
 
 TEST(OpAddTest, AlphaThatOverflowsTheCommonDtypeFails) {
   TestTensor a(ScalarType::kChar, {2});
   TestTensor out(ScalarType::kChar, {2});
   Status s = add(a, a, Int(300), out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'alpha' = 300 cannot be converted to int8"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'alpha' = 300 cannot be converted to int8"));
 
   TestTensor h(ScalarType::kHalf, {2});
   TestTensor hout(ScalarType::kHalf, {2});
-  EXPECT_EQ(add(h, h, Dbl(1e6), hout).code(), Error::kInvalidArgument);
+  EXPECT_THAT(add(h, h, Dbl(1e6), hout),
+              ErrorIs(Error::kInvalidArgument,
+                      "argument 'alpha' = 1e+06 cannot be converted to float16"));
   EXPECT_TRUE(add(h, h, Dbl(INFINITY), hout).ok());
 }
 
@@ -462,9 +470,8 @@ TEST(OpAddTest, WrongArgumentCountFails) {
   TestTensor a(kF32, {2});
   KernelArgs args{a.evalue(), a.evalue(), Int(1), a.evalue()};
   Status s = run_kernel(&add_out, "aten::add.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr("expected 5 arguments (self, other, alpha, out, result), got 4"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "expected 5 arguments (self, other, alpha, out, result), got 4"));
   // The schema check names the operator and quotes its schema.
   EXPECT_THAT(s.message(), HasSubstr("aten::add.out (schema add.out(Tensor self, Tensor other, *, "
                                      "Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))"));
@@ -474,8 +481,7 @@ TEST(OpAddTest, WrongArgumentTagFails) {
   TestTensor a(kF32, {2});
   KernelArgs args{a.evalue(), a.evalue(), a.evalue(), a.evalue(), EValue()};
   Status s = run_kernel(&add_out, "aten::add.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("aten::add.out (schema add.out("));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "aten::add.out (schema add.out("));
   EXPECT_THAT(s.message(), HasSubstr("): argument 'alpha' must be a Scalar, got Tensor"));
 
   KernelArgs args2{Int(1), a.evalue(), Int(1), a.evalue(), EValue()};
@@ -488,8 +494,7 @@ TEST(OpAddTest, NullArgumentFails) {
   KernelArgs args{a.evalue(), a.evalue(), Int(1), a.evalue(), EValue()};
   args.set_null(1);
   Status s = run_kernel(&add_out, "aten::add.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'other'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'other'"));
 }
 
 TEST(OpAddTest, UnsupportedDtypeFailsNamingArgument) {
@@ -497,16 +502,14 @@ TEST(OpAddTest, UnsupportedDtypeFailsNamingArgument) {
   TestTensor b(kF32, {2});
   TestTensor out(kF32, {2});
   Status s = add(a, b, Int(1), out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("aten::add.out: argument 'self' has dtype uint16"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "aten::add.out: argument 'self' has dtype uint16"));
 }
 
 TEST(OpAddTest, UnsupportedOutDtypeFailsNamingOut) {
   TestTensor a(ScalarType::kInt, {2});
   TestTensor out(ScalarType::kQInt32, {2});
   Status s = add(a, a, Int(1), out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out' has dtype qint32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "argument 'out' has dtype qint32"));
 }
 
 TEST(OpAddTest, OutWithoutDataFails) {
@@ -517,8 +520,7 @@ TEST(OpAddTest, OutWithoutDataFails) {
   TensorImpl unbound(kF32, 1, sizes, nullptr, order, st);
   KernelArgs args{a.evalue(), a.evalue(), Int(1), EValue(Tensor(&unbound)), EValue()};
   Status s = run_kernel(&add_out, "aten::add.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out' has 2 elements but no data"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "argument 'out' has 2 elements but no data"));
 }
 
 // aten::add.Scalar_out
@@ -543,7 +545,9 @@ TEST(OpAddScalarTest, BoolTensorPlusIntScalarIsInt64MatchesTorch) {
   ASSERT_TRUE(add_scalar(a, Int(2), Int(1), out).ok());
   EXPECT_THAT(out.values(), ElementsAre(3, 2));
   TestTensor bool_out(ScalarType::kBool, {2});
-  EXPECT_EQ(add_scalar(a, Int(2), Int(1), bool_out).code(), Error::kInvalidType);
+  EXPECT_THAT(add_scalar(a, Int(2), Int(1), bool_out),
+              ErrorIs(Error::kInvalidType,
+                      "result dtype int64 can't be cast to the dtype bool of"));
 }
 
 TEST(OpAddScalarTest, IntTensorPlusDoubleScalarIsFloat) {
@@ -552,13 +556,17 @@ TEST(OpAddScalarTest, IntTensorPlusDoubleScalarIsFloat) {
   ASSERT_TRUE(add_scalar(a, Dbl(0.5), Dbl(3), out).ok());
   EXPECT_THAT(out.values(), ElementsAre(2.5, 3.5));
   TestTensor int_out(ScalarType::kInt, {2, 1});
-  EXPECT_EQ(add_scalar(a, Dbl(0.5), Int(1), int_out).code(), Error::kInvalidType);
+  EXPECT_THAT(add_scalar(a, Dbl(0.5), Int(1), int_out),
+              ErrorIs(Error::kInvalidType,
+                      "result dtype float32 can't be cast to the dtype int32 of"));
 }
 
 TEST(OpAddScalarTest, AlphaIsChecked) {
   TestTensor a(ScalarType::kInt, {2});
   TestTensor out(ScalarType::kInt, {2});
-  EXPECT_EQ(add_scalar(a, Int(1), Dbl(1.5), out).code(), Error::kInvalidType);
+  EXPECT_THAT(add_scalar(a, Int(1), Dbl(1.5), out),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'alpha' is a floating-point number (1.5), which is"));
 }
 
 }  // namespace

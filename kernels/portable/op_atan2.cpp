@@ -15,10 +15,10 @@ namespace {
 constexpr ElementwiseSpec kAtan2Spec{DtypeSet::kFloat, Promotion::kIntToFloat,
                                      OutDtypeRule::kCanCast};
 
+constexpr auto kAtan2 = [](auto a, auto b) { return std::atan2(a, b); };
+
 }  // namespace
 
-void atan2_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kAtan2Spec>(ctx, args, [](auto a, auto b) { return std::atan2(a, b); });
-}
+TL_BINARY_KERNEL(atan2_out, kAtan2Spec, kAtan2)
 
 }  // namespace torchlight::portable

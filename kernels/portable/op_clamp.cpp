@@ -228,50 +228,130 @@ void hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
   clamp_scalar(ctx, self, &min, "min_val", &max, "max_val", type, out);
 }
 
+namespace {
+
+// clamp.Tensor_out's operands: those present, self first (self and min, self
+// and max, or all three).
+struct ClampTensorOperands {
+  NamedTensor inputs[3];
+  size_t count;
+  bool has_min;
+
+  explicit ClampTensorOperands(Span<EValue*> args)
+      : inputs{{args[0]->to_tensor(), "self"},
+               {has_tensor(*args[1]) ? args[1]->to_tensor() : Tensor(), "min"},
+               {has_tensor(*args[2]) ? args[2]->to_tensor() : Tensor(), "max"}},
+        count(1 + (has_tensor(*args[1]) ? 1 : 0) + (has_tensor(*args[2]) ? 1 : 0)),
+        has_min(has_tensor(*args[1])) {
+    if (count == 2 && !has_min) inputs[1] = inputs[2];
+  }
+  Span<const NamedTensor> present() const { return Span<const NamedTensor>(inputs, count); }
+};
+
+// The rules of clamp.Tensor_out that do not depend on shapes: a bound is
+// present, the operands promote to a supported dtype, out takes it.
+Status check_clamp_tensor(const ClampTensorOperands& operands, const NamedTensor& out,
+                          ScalarType* result) {
+  TL_CHECK_OR_RETURN(operands.count > 1, Error::kInvalidArgument,
+                     "at least one of arguments 'min' and 'max' must not be None");
+  ResultType result_type;
+  for (const NamedTensor& input : operands.present()) {
+    TL_RETURN_IF_ERROR(result_type.add_tensor(input));
+  }
+  *result = result_type.get();
+  const ElementwiseSpec& spec = operands.count == 3 ? kClampTensorSpec : kClampTensorOneBoundSpec;
+  TL_RETURN_IF_ERROR(check_compute_dtype(*result, operands.present(), spec));
+  return check_out_dtype_rule(*result, out, spec.out_rule);
+}
+
+// The element functions, shared by the reference and the dense eval: NaN in
+// self or in a bound gives NaN.
+constexpr auto kClampMin = [](auto x, auto lo) { return nan_max(x, lo); };
+constexpr auto kClampMax = [](auto x, auto hi) { return nan_min(x, hi); };
+constexpr auto kClampBoth = [](auto x, auto lo, auto hi) {
+  if constexpr (std::is_floating_point_v<decltype(x)>) {
+    if (std::isnan(lo)) return lo;
+    if (std::isnan(hi)) return hi;
+  }
+  return nan_min(nan_max(x, lo), hi);
+};
+
+// clamp.Tensor_out with every operand and out dense, of one dtype T (chosen
+// at load) and, on this run, of one shape; anything else goes to the
+// reference.
+template <typename T>
+void clamp_tensor_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  using Compute = opmath_t<T>;
+  const ClampTensorOperands operands(args);
+  const Tensor self = args[0]->to_tensor();
+  const Tensor out = args[3]->to_tensor();
+  for (const NamedTensor& input : operands.present()) {
+    if (!dense_path::same_sizes(self, input.tensor)) return clamp_tensor_out(ctx, args);
+  }
+  if (!dense_path::fit_out(self, out)) return clamp_tensor_out(ctx, args);
+  const int64_t n = self.numel();
+  const T* a = self.const_data_ptr<T>();
+  const T* b = operands.inputs[1].tensor.const_data_ptr<T>();
+  const T* c = operands.count == 3 ? operands.inputs[2].tensor.const_data_ptr<T>() : b;
+  T* z = out.mutable_data_ptr<T>();
+  if (n > 0 && (a == nullptr || b == nullptr || c == nullptr || z == nullptr)) {
+    return clamp_tensor_out(ctx, args);
+  }
+  set_return(args, 4, *args[3]);
+  auto at = [](const T* p, int64_t i) { return static_cast<Compute>(p[i]); };
+  if (operands.count == 3) {
+    for (int64_t i = 0; i < n; ++i) {
+      z[i] = dense_path::store<T, T>(kClampBoth(at(a, i), at(b, i), at(c, i)));
+    }
+  } else if (operands.has_min) {
+    for (int64_t i = 0; i < n; ++i) z[i] = dense_path::store<T, T>(kClampMin(at(a, i), at(b, i)));
+  } else {
+    for (int64_t i = 0; i < n; ++i) z[i] = dense_path::store<T, T>(kClampMax(at(a, i), at(b, i)));
+  }
+}
+
+}  // namespace
+
+Status clamp_tensor_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const ClampTensorOperands operands(args);
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  ScalarType result;
+  TL_RETURN_IF_ERROR(check_clamp_tensor(operands, out, &result));
+  if (out.tensor.scalar_type() != result || !dense_path::is_dense(out.tensor)) return Error::kOk;
+  for (const NamedTensor& input : operands.present()) {
+    if (input.tensor.scalar_type() != result || !dense_path::is_dense(input.tensor)) {
+      return Error::kOk;
+    }
+  }
+  dense_path::visit_dense_dtype<DtypeSet::kRealNoBool>(result, [&](auto tag) {
+    call->eval = &clamp_tensor_dense_eval<typename decltype(tag)::type>;
+  });
+  return Error::kOk;
+}
+
 void clamp_tensor_out(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
-  const NamedTensor self{args[0]->to_tensor(), "self"};
-  const bool has_min = has_tensor(*args[1]);
-  const bool has_max = has_tensor(*args[2]);
-  const NamedTensor min{has_min ? args[1]->to_tensor() : Tensor(), "min"};
-  const NamedTensor max{has_max ? args[2]->to_tensor() : Tensor(), "max"};
+  const ClampTensorOperands operands(args);
   const NamedTensor out{args[3]->to_tensor(), "out"};
-  TL_KERNEL_CHECK(ctx, has_min || has_max, Error::kInvalidArgument,
-                  "at least one of arguments 'min' and 'max' must not be None");
+  ScalarType result;
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_clamp_tensor(operands, out, &result));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_to_broadcast_shape(operands.present(), out));
 
-  // The operands present, self first.
-  NamedTensor inputs[3] = {self, has_min ? min : max, max};
-  const size_t count = (has_min && has_max) ? 3 : 2;
-  const Span<const NamedTensor> present(inputs, count);
-
-  ResultType result_type;
-  for (const NamedTensor& input : present) {
-    TL_KERNEL_RETURN_IF_ERROR(ctx, result_type.add_tensor(input));
-  }
-  const ScalarType result = result_type.get();
-  const ElementwiseSpec& spec = count == 3 ? kClampTensorSpec : kClampTensorOneBoundSpec;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_compute_dtype(result, present, spec));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_out_dtype_rule(result, out, spec.out_rule));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_to_broadcast_shape(present, out));
-
+  const NamedTensor& self = operands.inputs[0];
+  const NamedTensor& bound = operands.inputs[1];
   TL_SWITCH_DTYPE_SET(DtypeSet::kReal, result, ctx, "self", CTYPE, [&] {
     using Compute = opmath_t<CTYPE>;
     Status status;
-    if (count == 2 && has_min) {
+    if (operands.count == 2 && operands.has_min) {
       status = apply_binary_elementwise<CTYPE>(
-          self, min, out, [](Compute x, Compute lo) { return nan_max(x, lo); });
-    } else if (count == 2) {
+          self, bound, out, [](Compute x, Compute lo) { return kClampMin(x, lo); });
+    } else if (operands.count == 2) {
       status = apply_binary_elementwise<CTYPE>(
-          self, max, out, [](Compute x, Compute hi) { return nan_min(x, hi); });
+          self, bound, out, [](Compute x, Compute hi) { return kClampMax(x, hi); });
     } else if constexpr (!std::is_same_v<CTYPE, bool>) {  // Rejected above for two bounds.
       status = apply_ternary_elementwise<CTYPE>(
-          self, min, max, out, [](Compute x, Compute lo, Compute hi) {
-            if constexpr (std::is_floating_point_v<Compute>) {
-              if (std::isnan(lo)) return lo;
-              if (std::isnan(hi)) return hi;
-            }
-            return nan_min(nan_max(x, lo), hi);
-          });
+          self, bound, operands.inputs[2], out,
+          [](Compute x, Compute lo, Compute hi) { return kClampBoth(x, lo, hi); });
     }
     TL_KERNEL_RETURN_IF_ERROR(ctx, status);
   });

@@ -11,9 +11,12 @@
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -37,8 +40,7 @@ TEST(OpClampTest, ScalarBoundsPromoteIntegersMatchesTorch) {
   // The result dtype is float32: an int32 out is an error.
   TestTensor out_int(ScalarType::kInt, {4});
   const Status status = clamp(a, EValue(0.5), EValue(), out_int);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("aten::clamp.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "aten::clamp.out"));
   EXPECT_THAT(status.message(), HasSubstr("'out'"));
 }
 
@@ -64,8 +66,7 @@ TEST(OpClampTest, BoundsThatOverflowTheDtypeFail) {
   TestTensor a(ScalarType::kChar, {2}, {1, 2});
   TestTensor out(ScalarType::kChar, {2});
   const Status status = clamp(a, EValue(int64_t{-1000}), EValue(int64_t{5}), out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("'min'"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "'min'"));
 
   // uint8 takes -1 as 255 (c10's all-ones idiom): everything clamps to max.
   TestTensor u(ScalarType::kByte, {2}, {1, 2});
@@ -78,14 +79,12 @@ TEST(OpClampTest, NeedsABoundAndRejectsBool) {
   TestTensor a(kF32, {1}, {1});
   TestTensor out(kF32, {1});
   const Status status = clamp(a, EValue(), EValue(), out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("'min' and 'max'"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "'min' and 'max'"));
 
   TestTensor b(ScalarType::kBool, {1}, {1});
   TestTensor out_b(ScalarType::kBool, {1});
   const Status bool_status = clamp(b, EValue(false), EValue(true), out_b);
-  EXPECT_EQ(bool_status.code(), Error::kInvalidType);
-  EXPECT_THAT(bool_status.message(), HasSubstr("bool"));
+  EXPECT_THAT(bool_status, ErrorIs(Error::kInvalidType, "bool"));
 }
 
 TEST(OpClampTensorTest, BroadcastsAllThreeAndPropagatesNan) {
@@ -126,8 +125,7 @@ TEST(OpHardtanhTest, IntegerBoundsTruncateAndUint8RejectsNegative) {
   KernelArgs u_args{u.evalue(), EValue(int64_t{-1}), EValue(int64_t{1}), out_u.evalue(),
                     EValue()};
   const Status status = run_kernel(&hardtanh_out, "aten::hardtanh.out", u_args);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::hardtanh.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::hardtanh.out"));
   EXPECT_THAT(status.message(), HasSubstr("'min_val'"));
 }
 
@@ -191,19 +189,16 @@ TEST(OpClampPreparedTest, LoadRejectsWhatTheDtypesAndNoneBoundsDecide) {
   PrepareContext context(nullptr, "aten::clamp.out");
   PreparedCall call;
   Status s = clamp_out_prepare(context, wrong_out.span(), &call);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'out'"));
   TestTensor out(kF32, {2});
   KernelArgs no_bounds{a.evalue(), EValue(), EValue(), out.evalue(), EValue()};
   s = clamp_out_prepare(context, no_bounds.span(), &call);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'min' and 'max'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'min' and 'max'"));
   TestTensor b(ScalarType::kBool, {2}, {1, 0});
   TestTensor b_out(ScalarType::kBool, {2});
   KernelArgs bool_self{b.evalue(), EValue(0.0), EValue(1.0), b_out.evalue(), EValue()};
   s = hardtanh_out_prepare(context, bool_self.span(), &call);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'self' has dtype bool"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'self' has dtype bool"));
 }
 
 }  // namespace

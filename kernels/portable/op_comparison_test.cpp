@@ -8,9 +8,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -65,8 +68,7 @@ TEST(OpComparisonTest, MismatchedShapesFailNamingTheOperator) {
   TestTensor b(ScalarType::kFloat, {4});
   TestTensor out(ScalarType::kBool, {2, 3});
   const Status status = run_binary(&gt_tensor_out, "aten::gt.Tensor_out", a, b, out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::gt.Tensor_out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::gt.Tensor_out"));
   EXPECT_THAT(status.message(), HasSubstr("'other'"));
 }
 
@@ -112,14 +114,12 @@ TEST(OpBitwiseTest, FloatsFailNamingTheArgument) {
   TestTensor out(ScalarType::kFloat, {2});
   const Status status =
       run_binary(&bitwise_xor_tensor_out, "aten::bitwise_xor.Tensor_out", a, f, out);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("aten::bitwise_xor.Tensor_out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "aten::bitwise_xor.Tensor_out"));
   EXPECT_THAT(status.message(), HasSubstr("'other'"));
 
   const Status scalar_status =
       run_scalar(&bitwise_and_scalar_out, "aten::bitwise_and.Scalar_out", a, EValue(1.0), out);
-  EXPECT_EQ(scalar_status.code(), Error::kInvalidType);
-  EXPECT_THAT(scalar_status.message(), HasSubstr("'other'"));
+  EXPECT_THAT(scalar_status, ErrorIs(Error::kInvalidType, "'other'"));
 }
 
 }  // namespace

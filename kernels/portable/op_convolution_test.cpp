@@ -9,9 +9,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
@@ -145,10 +148,10 @@ TEST(OpConvolutionTest, ChannelMismatchNamesInputAndWeight) {
   TestTensor weight(kF32, {4, 2, 3, 3});
   TestTensor out(kF32, {1, 4, 3, 3}, std::vector<double>(36, 7.0));
   Status s = conv(input, weight, nullptr, {}, out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::convolution.out: argument 'input' of shape "
-                                     "[1, 3, 5, 5] has 3 channels, but argument 'weight' of "
-                                     "shape [4, 2, 3, 3] with groups = 1 expects 2"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::convolution.out: argument 'input' of shape "
+                         "[1, 3, 5, 5] has 3 channels, but argument 'weight' of "
+                         "shape [4, 2, 3, 3] with groups = 1 expects 2"));
   EXPECT_EQ(out.values(), std::vector<double>(36, 7.0));
 }
 
@@ -157,10 +160,10 @@ TEST(OpConvolutionTest, KernelLargerThanPaddedInputFails) {
   TestTensor weight(kF32, {1, 1, 3, 3});
   TestTensor out(kF32, {1, 1, 1, 1});
   Status s = conv(input, weight, nullptr, {}, out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::convolution.out: argument 'weight' of shape "
-                                     "[1, 1, 3, 3] has a (dilated) kernel of 3 at spatial "
-                                     "dimension 0, larger than the padded size 2"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::convolution.out: argument 'weight' of shape "
+                         "[1, 1, 3, 3] has a (dilated) kernel of 3 at spatial "
+                         "dimension 0, larger than the padded size 2"));
 }
 
 TEST(OpConvolutionTest, ArgumentErrors) {
@@ -199,14 +202,13 @@ TEST(OpConvolutionTest, DtypeErrors) {
   Conv transposed;
   transposed.transposed = true;
   Status s = conv(input, weight, nullptr, transposed, out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("aten::convolution.out: argument 'input' has dtype int32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "aten::convolution.out: argument 'input' has dtype int32"));
 
   TestTensor weight64(ScalarType::kLong, {1, 1, 2, 2});
   TestTensor out2(ScalarType::kInt, {1, 1, 2, 2});
   s = conv(input, weight64, nullptr, {}, out2);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'weight' has dtype int64, expected int32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "argument 'weight' has dtype int64, expected int32"));
 }
 
 TEST(OpConvolutionTest, IntegerConvolution) {

@@ -9,9 +9,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::IntListArg;
@@ -51,8 +54,7 @@ TEST(EmptyDimOrderTest, DimOrderMustMatchOut) {
   IntListArg channels_last({0, 2, 3, 1});
   KernelArgs args{size.evalue(), channels_last.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(empty_dim_order_out, kEmpty, args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("dim_order"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "dim_order"));
   EXPECT_THAT(s.message(), HasSubstr("disagree"));
 
   IntListArg repeated({0, 0, 1, 2});
@@ -84,11 +86,12 @@ TEST(ToDimOrderCopyTest, ArgumentErrorsNameTheArgument) {
   IntListArg three({0, 1, 2});
   KernelArgs args{self.evalue(), EValue(false), three.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(to_dim_order_copy_out, kCopy, args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'dim_order' has 3 entries"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'dim_order' has 3 entries"));
 
   KernelArgs wrong_type{self.evalue(), EValue(int64_t{0}), EValue(), out.evalue(), EValue()};
-  EXPECT_EQ(run_kernel(to_dim_order_copy_out, kCopy, wrong_type).code(), Error::kInvalidType);
+  EXPECT_THAT(run_kernel(to_dim_order_copy_out, kCopy, wrong_type),
+              ErrorIs(Error::kInvalidType,
+                      "dim_order_ops::_to_dim_order_copy.out (schema"));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/arith_fast_path.h"
 #include "kernels/portable/util/binary_ops.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/elementwise_spec.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/scalar_math.h"
@@ -89,7 +90,7 @@ void div_with_mode(KernelContext& ctx, Span<EValue*> args, RoundingMode mode) {
 
 template <bool kScalar>
 void div_mode_kernel(KernelContext& ctx, Span<EValue*> args) {
-  RoundingMode mode;
+  RoundingMode mode = RoundingMode::kNone;
   TL_KERNEL_RETURN_IF_ERROR(ctx, parse_rounding_mode(*args[2], &mode));
   EValue* without_mode[] = {args[0], args[1], args[3], args[4]};
   div_with_mode<kScalar>(ctx, Span<EValue*>(without_mode), mode);
@@ -118,6 +119,54 @@ void floor_divide_out(KernelContext& ctx, Span<EValue*> args) {
 
 void floor_divide_scalar_out(KernelContext& ctx, Span<EValue*> args) {
   div_with_mode<true>(ctx, args, RoundingMode::kFloor);
+}
+
+// The dense paths of the rounded and unrounded forms, chosen at load for a
+// rounding mode that is a constant; div_out_mode and div_scalar_mode_out
+// stay the reference, with out at args[3].
+Status div_out_mode_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  RoundingMode mode = RoundingMode::kNone;
+  TL_RETURN_IF_ERROR(parse_rounding_mode(*args[2], &mode));
+  switch (mode) {
+    case RoundingMode::kNone:
+      return dense_path::prepare_binary_op<kTrueDivSpec, kTrueDivide, &div_out_mode, 3>(ctx, args,
+                                                                                      call);
+    case RoundingMode::kTrunc:
+      return dense_path::prepare_binary_op<kRoundedDivSpec, kTruncDivide, &div_out_mode, 3>(
+          ctx, args, call);
+    case RoundingMode::kFloor:
+      return dense_path::prepare_binary_op<kRoundedDivSpec, kFloorDivide, &div_out_mode, 3>(
+          ctx, args, call);
+  }
+  return Error::kOk;
+}
+
+Status div_scalar_mode_out_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  RoundingMode mode = RoundingMode::kNone;
+  TL_RETURN_IF_ERROR(parse_rounding_mode(*args[2], &mode));
+  switch (mode) {
+    case RoundingMode::kNone:
+      return dense_path::prepare_binary_scalar_op<kTrueDivScalarSpec, kTrueDivide,
+                                                  &div_scalar_mode_out, 3>(ctx, args, call);
+    case RoundingMode::kTrunc:
+      return dense_path::prepare_binary_scalar_op<kRoundedDivScalarSpec, kTruncDivide,
+                                                  &div_scalar_mode_out, 3>(ctx, args, call);
+    case RoundingMode::kFloor:
+      return dense_path::prepare_binary_scalar_op<kRoundedDivScalarSpec, kFloorDivide,
+                                                  &div_scalar_mode_out, 3>(ctx, args, call);
+  }
+  return Error::kOk;
+}
+
+Status floor_divide_out_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  return dense_path::prepare_binary_op<kRoundedDivSpec, kFloorDivide, &floor_divide_out>(ctx, args,
+                                                                                       call);
+}
+
+Status floor_divide_scalar_out_prepare(PrepareContext& ctx, Span<EValue*> args,
+                                       PreparedCall* call) {
+  return dense_path::prepare_binary_scalar_op<kRoundedDivScalarSpec, kFloorDivide,
+                                              &floor_divide_scalar_out>(ctx, args, call);
 }
 
 Status div_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {

@@ -7,9 +7,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
@@ -69,8 +72,7 @@ TEST(OpEtViewTest, Errors) {
     IntList size({4, 2});
     KernelArgs args{self.evalue(), size.evalue(), out.evalue()};
     Status s = run_kernel(&et_view_default, "executorch_prim::et_view.default", args);
-    EXPECT_EQ(s.code(), Error::kInvalidArgument);
-    EXPECT_THAT(s.message(), HasSubstr("executorch_prim::et_view.default"));
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "executorch_prim::et_view.default"));
     EXPECT_THAT(s.message(), HasSubstr("'size'"));
   }
   {
@@ -112,8 +114,7 @@ TEST(OpEtCopyIndexTest, Errors) {
   TestTensor row(kF32, {2}, {1, 2});
   KernelArgs past_end{copy_to.evalue(), row.evalue(), EValue(int64_t{2})};
   Status s = run_kernel(&et_copy_index_tensor, "executorch_prim::et_copy_index.tensor", past_end);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'copy_to'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'copy_to'"));
   KernelArgs negative{copy_to.evalue(), row.evalue(), EValue(int64_t{-1})};
   EXPECT_THAT(run_kernel(&et_copy_index_tensor, "executorch_prim::et_copy_index.tensor", negative).message(),
               HasSubstr("'index'"));

@@ -8,9 +8,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/reference.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::round_to;
@@ -51,8 +54,7 @@ TEST(OpFloatUnaryTest, IntegerOutFailsNamingOut) {
   TestTensor a(ScalarType::kInt, {2}, {1, 4});
   TestTensor out(ScalarType::kInt, {2});
   const Status status = unary(&log_out, "aten::log.out", a, out);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("aten::log.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "aten::log.out"));
   EXPECT_THAT(status.message(), HasSubstr("'out'"));
 }
 
@@ -81,8 +83,7 @@ TEST(OpFloatUnaryTest, ResizesOutAndRejectsAStaticOutOfAnotherShape) {
   TestTensor a(ScalarType::kFloat, {2, 3});
   TestTensor out(ScalarType::kFloat, {3, 2});
   const Status status = unary(&sin_out, "aten::sin.out", a, out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::sin.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::sin.out"));
   EXPECT_THAT(status.message(), HasSubstr("'out'"));
 }
 

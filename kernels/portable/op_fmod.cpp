@@ -20,12 +20,7 @@ constexpr auto kFmod = [](auto a, auto b) { return truncated_remainder(a, b); };
 
 }  // namespace
 
-void fmod_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kFmodSpec>(ctx, args, kFmod);
-}
-
-void fmod_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kFmodSpec>(ctx, args, kFmod);
-}
+TL_BINARY_KERNEL(fmod_tensor_out, kFmodSpec, kFmod)
+TL_BINARY_SCALAR_KERNEL(fmod_scalar_out, kFmodSpec, kFmod)
 
 }  // namespace torchlight::portable

@@ -9,9 +9,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
@@ -72,8 +75,7 @@ TEST(OpEmptyTest, Errors) {
   IntList negative({2, -3});
   KernelArgs args{negative.evalue(), EValue(), out.evalue(), EValue()};
   Status s = run_kernel(&empty_out, "aten::empty.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::empty.out"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "aten::empty.out"));
   EXPECT_THAT(s.message(), HasSubstr("'size'"));
   IntList bigger({3, 3});
   KernelArgs static_out{bigger.evalue(), EValue(), out.evalue(), EValue()};
@@ -86,8 +88,7 @@ TEST(OpMemoryFormatTest, ChannelsLastFormatsNeedTheRightRank) {
   for (int64_t format : {2, 3, 7, -1}) {
     KernelArgs args{self.evalue(), EValue(format), out.evalue(), EValue()};
     Status s = run_kernel(&clone_out, "aten::clone.out", args);
-    EXPECT_EQ(s.code(), Error::kInvalidArgument) << format;
-    EXPECT_THAT(s.message(), HasSubstr("'memory_format'")) << format;
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'memory_format'")) << format;
   }
   for (int64_t format : {0, 1}) {
     KernelArgs args{self.evalue(), EValue(format), out.evalue(), EValue()};
@@ -134,8 +135,7 @@ TEST(OpFullTest, RejectsNonRealDtypes) {
   IntList size({2});
   KernelArgs args{size.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
   Status s = run_kernel(&full_out, "aten::full.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'out'"));
 }
 
 }  // namespace

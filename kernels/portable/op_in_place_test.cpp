@@ -12,9 +12,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::IntListArg;
@@ -76,8 +79,7 @@ TEST(OpInPlaceTest, ViewCopyRefusesAPermutedSelfInPlace) {
   IntListArg size({6});
   KernelArgs args{self.evalue(), size.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(&view_copy_out, "aten::view_copy.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::view_copy.out"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "aten::view_copy.out"));
   EXPECT_THAT(s.message(), HasSubstr("'out' shares the memory of argument 'self'"));
 }
 
@@ -124,8 +126,7 @@ TEST(OpInPlaceTest, InPlaceViewStillChecksTheDtype) {
                     TensorShapeDynamism::kStatic);
   KernelArgs args{self.evalue(), EValue(Tensor(&as_int)), EValue()};
   Status s = run_kernel(&alias_copy_out, "aten::alias_copy.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'out'"));
 }
 
 // A Tensor?[] argument.

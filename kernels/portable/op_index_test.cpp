@@ -12,9 +12,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::KernelArgs;
@@ -65,8 +68,7 @@ TEST(OpIndexHostileTest, IndexTensor) {
     TensorList indices({&index});
     KernelArgs args{self.evalue(), indices.evalue(), out.evalue(), EValue()};
     Status s = run_kernel(&index_tensor_out, "aten::index.Tensor_out", args);
-    EXPECT_EQ(s.code(), Error::kInvalidArgument) << value;
-    EXPECT_THAT(s.message(), HasSubstr("aten::index.Tensor_out")) << value;
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "aten::index.Tensor_out")) << value;
     EXPECT_THAT(s.message(), HasSubstr("out of bounds")) << value;
     EXPECT_THAT(s.message(), HasSubstr("'indices'")) << value;
   }
@@ -83,8 +85,7 @@ TEST(OpIndexHostileTest, IndexPut) {
     KernelArgs args{self.evalue(), indices.evalue(), values.evalue(), EValue(accumulate),
                     out.evalue(), EValue()};
     Status s = run_kernel(&index_put_out, "aten::index_put.out", args);
-    EXPECT_EQ(s.code(), Error::kInvalidArgument);
-    EXPECT_THAT(s.message(), HasSubstr("'indices'"));
+    EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'indices'"));
   }
 }
 
@@ -98,8 +99,7 @@ TEST(OpIndexHostileTest, IndexSelectGatherScatter) {
       TestTensor out(kF32, {1, 2});
       KernelArgs args{self.evalue(), EValue(int64_t{0}), index.evalue(), out.evalue(), EValue()};
       Status s = run_kernel(&index_select_out, "aten::index_select.out", args);
-      EXPECT_EQ(s.code(), Error::kInvalidArgument) << value;
-      EXPECT_THAT(s.message(), HasSubstr("'index'")) << value;
+      EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'index'")) << value;
     }
     TestTensor self(kF32, {3, 2});
     TestTensor index(kI64, {1, 1});
@@ -140,8 +140,7 @@ TEST(OpIndexTest, MaskResultNeedsResizableOut) {
   TensorList indices({&mask});
   KernelArgs args{self.evalue(), indices.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(&index_tensor_out, "aten::index.Tensor_out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'out'"));
 }
 
 TEST(OpIndexTest, TensorsWithoutData) {
@@ -151,8 +150,7 @@ TEST(OpIndexTest, TensorsWithoutData) {
   TestTensor out(kF32, {1, 2});
   KernelArgs args{self.evalue(), EValue(int64_t{0}), index.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(&index_select_out, "aten::index_select.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'index'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'index'"));
 
   TestTensor no_data(kF32, {2, 3});
   no_data.impl().set_data(nullptr);
@@ -173,8 +171,7 @@ TEST(OpIndexTest, UndefinedTensorInNonOptionalList) {
   TensorList tensors({&a, nullptr});
   KernelArgs args{tensors.evalue(/*optional=*/false), EValue(int64_t{0}), out.evalue(), EValue()};
   Status s = run_kernel(&cat_out, "aten::cat.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("'tensors'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'tensors'"));
 }
 
 // A bool mask is counted once and then walked again while out is written;
@@ -191,8 +188,8 @@ TEST(OpIndexHostileTest, OutOverlappingTheIndicesIsRefused) {
   TensorList indices({&mask});
   KernelArgs args{self.evalue(), indices.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(&index_tensor_out, "aten::index.Tensor_out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out' overlaps the memory of argument 'indices'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "argument 'out' overlaps the memory of argument 'indices'"));
 
   TestTensor values(kF32, {2}, {9, 9});
   TestTensor put_out(kF32, {4});
@@ -200,8 +197,8 @@ TEST(OpIndexHostileTest, OutOverlappingTheIndicesIsRefused) {
   KernelArgs put{self.evalue(), indices.evalue(), values.evalue(), EValue(false),
                  put_out.evalue(), EValue()};
   s = run_kernel(&index_put_out, "aten::index_put.out", put);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out' overlaps the memory of argument 'indices'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "argument 'out' overlaps the memory of argument 'indices'"));
 
   // Separate storage: the mask selects the first two elements. (index_put
   // copied self into its out, over the mask, before refusing: reset it.)
@@ -226,8 +223,8 @@ TEST(OpIndexHostileTest, NonzeroOutOverlappingSelfIsRefused) {
   out.impl().set_data(shared.data() + 2);  // Overlaps self's last two elements.
   KernelArgs args{self.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(&nonzero_out, "aten::nonzero.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out' overlaps the memory of argument 'self'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "argument 'out' overlaps the memory of argument 'self'"));
 
   TestTensor apart(kI64, {4, 1}, {}, kernel_test::dynamic_bound());
   apart.impl().set_data(shared.data() + 4);

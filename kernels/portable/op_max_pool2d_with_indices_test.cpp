@@ -10,9 +10,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::IntListArg;
@@ -102,14 +105,14 @@ TEST(OpMaxPool2dTest, Errors) {
   TestTensor out(kF32, {1, 1, 2, 2});
   TestTensor indices(kI64, {1, 1, 2, 2});
   Status s = max_pool(self, {3, 3}, {}, {2}, {1}, false, out, indices);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::max_pool2d_with_indices.out: argument 'padding' has 2 "
-                                     "at dimension 0, expected 0 to half the kernel size 3"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::max_pool2d_with_indices.out: argument 'padding' has 2 "
+                         "at dimension 0, expected 0 to half the kernel size 3"));
 
   TestTensor small(kF32, {1, 1, 2, 2});
   s = max_pool(small, {3, 3}, {}, {0}, {1}, false, out, indices);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'kernel_size' (3 at dimension 0, dilation 1"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "argument 'kernel_size' (3 at dimension 0, dilation 1"));
   EXPECT_THAT(s.message(), HasSubstr("is larger than the input: argument 'self' of shape "
                                      "[1, 1, 2, 2]"));
 
@@ -119,8 +122,8 @@ TEST(OpMaxPool2dTest, Errors) {
 
   TestTensor int_indices(ScalarType::kInt, {1, 1, 2, 2});
   s = max_pool(self, {2, 2}, {}, {0}, {1}, false, out, int_indices);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'indices' has dtype int32, expected int64"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "argument 'indices' has dtype int32, expected int64"));
 }
 
 TEST(OpAvgPool2dTest, CountIncludePadAndDivisorOverride) {
@@ -147,14 +150,14 @@ TEST(OpAvgPool2dTest, Errors) {
   TestTensor self(kF32, {1, 1, 4, 4});
   TestTensor out(kF32, {1, 1, 2, 2});
   Status s = avg_pool(self, {2, 2}, {}, {0}, false, true, EValue(int64_t{0}), out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::avg_pool2d.out: argument 'divisor_override' is 0"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::avg_pool2d.out: argument 'divisor_override' is 0"));
 
   TestTensor ints(ScalarType::kInt, {1, 1, 4, 4});
   TestTensor int_out(ScalarType::kInt, {1, 1, 2, 2});
   s = avg_pool(ints, {2, 2}, {}, {0}, false, true, EValue(), int_out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'self' has dtype int32, which is not supported"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "argument 'self' has dtype int32, which is not supported"));
 }
 
 TEST(OpAdaptivePoolTest, OverlappingWindows) {
@@ -181,9 +184,9 @@ TEST(OpAdaptivePoolTest, Errors) {
   IntListArg size({2, 2});
   KernelArgs args{self.evalue(), size.evalue(), out.evalue(), EValue()};
   Status s = run_kernel(&adaptive_avg_pool2d_out, "aten::_adaptive_avg_pool2d.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::_adaptive_avg_pool2d.out: argument 'self' has shape "
-                                     "[1, 1, 0, 4]"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::_adaptive_avg_pool2d.out: argument 'self' has shape "
+                         "[1, 1, 0, 4]"));
 
   TestTensor good(kF32, {1, 1, 4, 4});
   IntListArg bad_size({2, -1});
@@ -218,9 +221,9 @@ TEST(OpAvgPool1dTest, OneValuePerList) {
   KernelArgs args2{self.evalue(), k2.evalue(), s.evalue(), p.evalue(), EValue(false),
                    EValue(true), out.evalue(), EValue()};
   Status st = run_kernel(&avg_pool1d_out, "aten::avg_pool1d.out", args2);
-  EXPECT_EQ(st.code(), Error::kInvalidArgument);
-  EXPECT_THAT(st.message(), HasSubstr("aten::avg_pool1d.out: argument 'kernel_size' has 2 values, "
-                                      "expected 1"));
+  EXPECT_THAT(st, ErrorIs(Error::kInvalidArgument,
+                          "aten::avg_pool1d.out: argument 'kernel_size' has 2 values, "
+                          "expected 1"));
 }
 
 TEST(OpAvgPool3dTest, NoReducedFloats) {
@@ -230,9 +233,9 @@ TEST(OpAvgPool3dTest, NoReducedFloats) {
   KernelArgs args{self.evalue(), k.evalue(), s.evalue(), p.evalue(), EValue(false), EValue(true),
                   EValue(), out.evalue(), EValue()};
   Status st = run_kernel(&avg_pool3d_out, "aten::avg_pool3d.out", args);
-  EXPECT_EQ(st.code(), Error::kInvalidType);
-  EXPECT_THAT(st.message(), HasSubstr("argument 'self' has dtype float16, which is not supported "
-                                      "(supported: float32, float64, int64)"));
+  EXPECT_THAT(st, ErrorIs(Error::kInvalidType,
+                          "argument 'self' has dtype float16, which is not supported "
+                          "(supported: float32, float64, int64)"));
 }
 
 }  // namespace

@@ -8,9 +8,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
@@ -95,9 +98,9 @@ TEST(OpMmTest, InnerSizeMismatchNamesBothArguments) {
   TestTensor b(kF32, {4, 5});
   TestTensor out(kF32, {2, 5});
   Status s = mm(a, b, out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::mm.out: argument 'self' of shape [2, 3] cannot be "
-                                     "multiplied by argument 'mat2' of shape [4, 5]"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::mm.out: argument 'self' of shape [2, 3] cannot be "
+                         "multiplied by argument 'mat2' of shape [4, 5]"));
 }
 
 TEST(OpMmTest, RankAndDtypeErrorsNameTheArgument) {
@@ -105,26 +108,23 @@ TEST(OpMmTest, RankAndDtypeErrorsNameTheArgument) {
   TestTensor b(kF32, {3, 5});
   TestTensor out(kF32, {2, 5});
   Status s = mm(a3, b, out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'self' must be a matrix"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "argument 'self' must be a matrix"));
 
   TestTensor a(kF32, {2, 3});
   TestTensor b64(ScalarType::kDouble, {3, 5});
   s = mm(a, b64, out);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'mat2' has dtype float64, expected float32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "argument 'mat2' has dtype float64, expected float32"));
 
   TestTensor out64(ScalarType::kDouble, {2, 5});
   s = mm(a, b, out64);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out' has dtype float64"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "argument 'out' has dtype float64"));
 
   TestTensor ba(ScalarType::kBool, {2, 3});
   TestTensor bb(ScalarType::kBool, {3, 5});
   TestTensor bout(ScalarType::kBool, {2, 5});
   s = mm(ba, bb, bout);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("aten::mm.out: argument 'self' has dtype bool"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "aten::mm.out: argument 'self' has dtype bool"));
 }
 
 TEST(OpBmmTest, MultipliesEachBatch) {
@@ -140,9 +140,9 @@ TEST(OpBmmTest, BatchMismatchFails) {
   TestTensor b(kF32, {3, 2, 1});
   TestTensor out(kF32, {2, 1, 1});
   Status s = bmm(a, b, out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::bmm.out: argument 'self' of shape [2, 1, 2] and "
-                                     "argument 'mat2' of shape [3, 2, 1] have different batch"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::bmm.out: argument 'self' of shape [2, 1, 2] and "
+                         "argument 'mat2' of shape [3, 2, 1] have different batch"));
 }
 
 TEST(OpAddmmTest, LinearLayoutWithBetaAndAlpha) {
@@ -186,9 +186,9 @@ TEST(OpAddmmTest, SelfThatDoesNotBroadcastFails) {
   TestTensor b(kF32, {2, 3});
   TestTensor out(kF32, {2, 3}, {7, 7, 7, 7, 7, 7});
   Status s = addmm(self, a, b, EValue(int64_t{1}), EValue(int64_t{1}), out);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::addmm.out: argument 'self' of shape [4] does not "
-                                     "broadcast to the product's shape [2, 3]"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::addmm.out: argument 'self' of shape [4] does not "
+                         "broadcast to the product's shape [2, 3]"));
   EXPECT_THAT(out.values(), ElementsAre(7, 7, 7, 7, 7, 7));  // Untouched.
 }
 

@@ -10,9 +10,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::IntListArg;
 using kernel_test::KernelArgs;
@@ -93,9 +96,9 @@ TEST(OpBatchNormTest, Errors) {
                   empty0.evalue(), empty1.evalue(), EValue()};
   Status s = run_kernel(&native_batch_norm_legit_no_training_out,
                         "aten::_native_batch_norm_legit_no_training.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::_native_batch_norm_legit_no_training.out: argument "
-                                     "'running_mean' has shape [4], expected [3]"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::_native_batch_norm_legit_no_training.out: argument "
+                         "'running_mean' has shape [4], expected [3]"));
 
   // float16 input with float16 weight but float32 running stats.
   TestTensor half(ScalarType::kHalf, {2, 3});
@@ -108,9 +111,8 @@ TEST(OpBatchNormTest, Errors) {
                    empty0.evalue(), empty1.evalue(),     EValue()};
   s = run_kernel(&native_batch_norm_legit_no_training_out,
                  "aten::_native_batch_norm_legit_no_training.out", args2);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(),
-              HasSubstr("argument 'running_mean' has dtype float32, expected float16"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "argument 'running_mean' has dtype float32, expected float16"));
 
   TestTensor save_mean(kF32, {3});
   TestTensor save_invstd(kF32, {3});
@@ -157,8 +159,8 @@ TEST(OpLayerNormTest, HalfInputWithFloatParamsGivesFloatStats) {
   KernelArgs args2{input.evalue(), shape.evalue(), weight.evalue(), EValue(), EValue(0.0),
                    out.evalue(), half_mean.evalue(), rstd.evalue(), EValue()};
   Status s = run_kernel(&native_layer_norm_out, "aten::native_layer_norm.out", args2);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'out1' has dtype float16, expected float32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "argument 'out1' has dtype float16, expected float32"));
 }
 
 TEST(OpLayerNormTest, ShapeErrors) {
@@ -170,10 +172,10 @@ TEST(OpLayerNormTest, ShapeErrors) {
   KernelArgs args{input.evalue(), shape.evalue(), EValue(), EValue(), EValue(1e-5),
                   out.evalue(), mean.evalue(), rstd.evalue(), EValue()};
   Status s = run_kernel(&native_layer_norm_out, "aten::native_layer_norm.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::native_layer_norm.out: argument 'input' has shape "
-                                     "[2, 3], expected [*, 4] to match argument "
-                                     "'normalized_shape'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::native_layer_norm.out: argument 'input' has shape "
+                         "[2, 3], expected [*, 4] to match argument "
+                         "'normalized_shape'"));
 }
 
 TEST(OpGroupNormTest, NormalizesEachGroup) {
@@ -202,9 +204,9 @@ TEST(OpGroupNormTest, Errors) {
                   EValue(int64_t{3}), EValue(int64_t{3}), EValue(1e-5), out.evalue(),
                   mean.evalue(), rstd.evalue(), EValue()};
   Status s = run_kernel(&native_group_norm_out, "aten::native_group_norm.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::native_group_norm.out: argument 'group' is 3, "
-                                     "expected a positive divisor of 'C' = 4"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::native_group_norm.out: argument 'group' is 3, "
+                         "expected a positive divisor of 'C' = 4"));
 
   KernelArgs args2{input.evalue(), EValue(), EValue(), EValue(int64_t{2}), EValue(int64_t{4}),
                    EValue(int64_t{4}), EValue(int64_t{2}), EValue(1e-5), out.evalue(),

@@ -7,9 +7,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -44,10 +47,10 @@ TEST(OpPixelShuffleTest, Errors) {
   TestTensor out(kF32, {1, 1, 4, 4});
   KernelArgs args{self.evalue(), EValue(int64_t{2}), out.evalue(), EValue()};
   Status s = run_kernel(&pixel_shuffle_out, "aten::pixel_shuffle.out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::pixel_shuffle.out: argument 'self' has shape "
-                                     "[1, 6, 2, 2], whose channels (dimension -3) are not "
-                                     "divisible by upscale_factor^2 = 4"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "aten::pixel_shuffle.out: argument 'self' has shape "
+                         "[1, 6, 2, 2], whose channels (dimension -3) are not "
+                         "divisible by upscale_factor^2 = 4"));
   KernelArgs args2{self.evalue(), EValue(int64_t{0}), out.evalue(), EValue()};
   s = run_kernel(&pixel_unshuffle_out, "aten::pixel_unshuffle.out", args2);
   EXPECT_THAT(s.message(), HasSubstr("argument 'downscale_factor' is 0"));

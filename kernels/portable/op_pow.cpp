@@ -17,6 +17,7 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/binary_ops.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/elementwise_spec.h"
@@ -57,10 +58,115 @@ Status map_to_out(const NamedTensor& input, const NamedTensor& out, Fn fn) {
                                         [&fn](Compute x) { return static_cast<Compute>(fn(x)); });
 }
 
+// Calls visit(op) with the element function of self ** exponent for a
+// floating CTYPE, exponent an Int or a Double (not 0 or 1, which the
+// callers shortcut), as ATen chooses it.
+template <typename CTYPE, typename Visit>
+void with_float_power(const EValue& exponent, const Visit& visit) {
+  using Compute = opmath_t<CTYPE>;
+  const Compute e = convert<Compute>(scalar_to<CTYPE>(exponent));
+  if constexpr (!std::is_same_v<CTYPE, Half>) {
+    if (e == Compute(0.5)) return visit([](Compute x) { return std::sqrt(x); });
+    if (e == Compute(-0.5)) return visit([](Compute x) { return Compute(1) / std::sqrt(x); });
+  }
+  visit([e](Compute x) { return std::pow(x, e); });
+}
+
+// pow.Tensor_Scalar_out on a dense float32/float64 self and out of that
+// dtype, chosen at load. The exponent is read on every run; a Bool (or
+// anything but a number) goes to the reference.
+template <typename T>
+void pow_tensor_scalar_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const EValue& exponent = *args[1];
+  const Tensor out = args[2]->to_tensor();
+  if (!(exponent.is_int() || exponent.is_double()) || !dense_path::fit_out(self, out)) {
+    return pow_tensor_scalar_out(ctx, args);
+  }
+  const int64_t n = self.numel();
+  const T* a = self.const_data_ptr<T>();
+  T* z = out.mutable_data_ptr<T>();
+  if (n > 0 && (a == nullptr || z == nullptr)) return pow_tensor_scalar_out(ctx, args);
+  set_return(args, 3, *args[2]);
+  if (scalar_equals(exponent, int64_t{0})) {
+    for (int64_t i = 0; i < n; ++i) z[i] = T(1);
+  } else if (scalar_equals(exponent, int64_t{1})) {
+    for (int64_t i = 0; i < n; ++i) z[i] = a[i];
+  } else {
+    with_float_power<T>(exponent, [&](auto op) {
+      for (int64_t i = 0; i < n; ++i) z[i] = op(a[i]);
+    });
+  }
+}
+
+// pow.Scalar_out on a dense float32/float64 exponent and out of that dtype,
+// chosen at load; a Bool base goes to the reference.
+template <typename T>
+void pow_scalar_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  const EValue& base = *args[0];
+  const Tensor exponent = args[1]->to_tensor();
+  const Tensor out = args[2]->to_tensor();
+  if (!(base.is_int() || base.is_double()) || !dense_path::fit_out(exponent, out)) {
+    return pow_scalar_out(ctx, args);
+  }
+  const int64_t n = exponent.numel();
+  const T* e = exponent.const_data_ptr<T>();
+  T* z = out.mutable_data_ptr<T>();
+  if (n > 0 && (e == nullptr || z == nullptr)) return pow_scalar_out(ctx, args);
+  set_return(args, 3, *args[2]);
+  if (scalar_equals(base, int64_t{1})) {
+    for (int64_t i = 0; i < n; ++i) z[i] = T(1);
+    return;
+  }
+  const T b = convert<T>(scalar_to<T>(base));
+  for (int64_t i = 0; i < n; ++i) z[i] = kPow(b, e[i]);
+}
+
+// Installs dense_eval<float> or <double> when `tensor` and out are dense
+// and of that dtype.
+template <template <typename> class DenseEval>
+void choose_float_dense_eval(const Tensor& tensor, const Tensor& out, PreparedCall* call) {
+  const ScalarType type = tensor.scalar_type();
+  if (out.scalar_type() != type || !dense_path::is_dense(tensor) || !dense_path::is_dense(out)) {
+    return;
+  }
+  if (type == ScalarType::kFloat) call->eval = &DenseEval<float>::eval;
+  if (type == ScalarType::kDouble) call->eval = &DenseEval<double>::eval;
+}
+
+template <typename T>
+struct TensorScalarDense {
+  static void eval(KernelContext& ctx, Span<EValue*> args) {
+    pow_tensor_scalar_dense_eval<T>(ctx, args);
+  }
+};
+template <typename T>
+struct ScalarDense {
+  static void eval(KernelContext& ctx, Span<EValue*> args) { pow_scalar_dense_eval<T>(ctx, args); }
+};
+
 }  // namespace
 
 void pow_tensor_tensor_out(KernelContext& ctx, Span<EValue*> args) {
   binary_kernel<kPowSpec>(ctx, args, kPow, "exponent");
+}
+
+Status pow_tensor_tensor_out_prepare(PrepareContext& ctx, Span<EValue*> args,
+                                     PreparedCall* call) {
+  return dense_path::prepare_binary_op<kPowSpec, kPow, &pow_tensor_tensor_out>(ctx, args, call,
+                                                                              "exponent");
+}
+
+// What the dtypes decide for a floating self: the exponent never promotes
+// it, so out's dtype is checked at load. The exponent's value may change
+// between runs and stays with the eval.
+Status pow_tensor_scalar_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const Tensor self = args[0]->to_tensor();
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  if (!is_floating_point(self.scalar_type())) return Error::kOk;
+  TL_RETURN_IF_ERROR(check_out_dtype(self.scalar_type(), out));
+  choose_float_dense_eval<TensorScalarDense>(self, out.tensor, call);
+  return Error::kOk;
 }
 
 void pow_tensor_scalar_out(KernelContext& ctx, Span<EValue*> args) {
@@ -101,31 +207,27 @@ void pow_tensor_scalar_out(KernelContext& ctx, Span<EValue*> args) {
 
   // A Bool exponent is 0 or 1, handled above, so common is not bool here.
   TL_SWITCH_REAL_TYPES_NO_BOOL(common, ctx, "self", CTYPE, [&] {
-    using Compute = opmath_t<CTYPE>;
     if constexpr (std::is_integral_v<CTYPE>) {
       TL_KERNEL_RETURN_IF_ERROR(ctx, check_scalar_fits(exponent, common, "exponent"));
       const CTYPE e = scalar_to<CTYPE>(exponent);
       TL_KERNEL_RETURN_IF_ERROR(
           ctx, map_to_out<CTYPE>(self, out, [e](CTYPE x) { return integer_power(x, e); }));
     } else {
-      const Compute e = convert<Compute>(scalar_to<CTYPE>(exponent));
-      if constexpr (!std::is_same_v<CTYPE, Half>) {
-        if (e == Compute(0.5)) {
-          TL_KERNEL_RETURN_IF_ERROR(
-              ctx, map_to_out<CTYPE>(self, out, [](Compute x) { return std::sqrt(x); }));
-          return;
-        }
-        if (e == Compute(-0.5)) {
-          TL_KERNEL_RETURN_IF_ERROR(ctx, map_to_out<CTYPE>(self, out, [](Compute x) {
-                                      return Compute(1) / std::sqrt(x);
-                                    }));
-          return;
-        }
-      }
-      TL_KERNEL_RETURN_IF_ERROR(
-          ctx, map_to_out<CTYPE>(self, out, [e](Compute x) { return std::pow(x, e); }));
+      with_float_power<CTYPE>(exponent, [&](auto op) {
+        TL_KERNEL_RETURN_IF_ERROR(ctx, map_to_out<CTYPE>(self, out, op));
+      });
     }
   });
+}
+
+// As pow_tensor_scalar_out_prepare, for a floating exponent tensor.
+Status pow_scalar_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const Tensor exponent = args[1]->to_tensor();
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  if (!is_floating_point(exponent.scalar_type())) return Error::kOk;
+  TL_RETURN_IF_ERROR(check_out_dtype(exponent.scalar_type(), out));
+  choose_float_dense_eval<ScalarDense>(exponent, out.tensor, call);
+  return Error::kOk;
 }
 
 void pow_scalar_out(KernelContext& ctx, Span<EValue*> args) {

@@ -8,9 +8,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -55,7 +58,8 @@ TEST(OpPrimScalarTest, FloorDivIntIsPythonFloorDivisionOnInts) {
   binary(&prim_floordiv_int, name, Int(1), Int(0), &s);
   EXPECT_THAT(s.message(), HasSubstr("by zero"));
   binary(&prim_floordiv_int, name, Dbl(1.0), Int(2), &s);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType,
+                         "executorch_prim::floordiv.int (schema floordiv.int(int a,"));
 }
 
 TEST(OpPrimScalarTest, MixedArithmeticIsDouble) {
@@ -89,8 +93,7 @@ TEST(OpPrimScalarTest, TrueDivIsAlwaysDouble) {
 TEST(OpPrimScalarTest, DivisionByZeroAndOverflowAreErrors) {
   Status s;
   binary(&prim_floordiv_scalar, "executorch_prim::floordiv.Scalar", Int(1), Int(0), &s);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("executorch_prim::floordiv.Scalar"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "executorch_prim::floordiv.Scalar"));
   EXPECT_THAT(s.message(), HasSubstr("'b'"));
   binary(&prim_mod_scalar, "executorch_prim::mod.Scalar", Dbl(1), Dbl(0), &s);
   EXPECT_FALSE(s.ok());
@@ -163,10 +166,11 @@ TEST(OpPrimScalarTest, RejectsNonScalars) {
   kernel_test::TestTensor t(ScalarType::kFloat, {1});
   KernelArgs args{t.evalue(), Int(1), EValue()};
   Status s = run_kernel(&prim_add_scalar, "executorch_prim::add.Scalar", args);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'a'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'a'"));
   KernelArgs too_few{Int(1), EValue()};
-  EXPECT_EQ(run_kernel(&prim_add_scalar, "executorch_prim::add.Scalar", too_few).code(), Error::kInvalidArgument);
+  EXPECT_THAT(run_kernel(&prim_add_scalar, "executorch_prim::add.Scalar", too_few),
+              ErrorIs(Error::kInvalidArgument,
+                      "executorch_prim::add.Scalar (schema add.Scalar(Scalar a,"));
 }
 
 }  // namespace

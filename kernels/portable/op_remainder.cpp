@@ -22,12 +22,7 @@ constexpr auto kRemainder = [](auto a, auto b) { return python_remainder(a, b); 
 
 }  // namespace
 
-void remainder_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_kernel<kRemainderSpec>(ctx, args, kRemainder);
-}
-
-void remainder_scalar_out(KernelContext& ctx, Span<EValue*> args) {
-  binary_scalar_kernel<kRemainderSpec>(ctx, args, kRemainder);
-}
+TL_BINARY_KERNEL(remainder_tensor_out, kRemainderSpec, kRemainder)
+TL_BINARY_SCALAR_KERNEL(remainder_scalar_out, kRemainderSpec, kRemainder)
 
 }  // namespace torchlight::portable

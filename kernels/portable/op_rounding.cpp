@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_set.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/elementwise_spec.h"
@@ -55,27 +56,41 @@ TL_UNARY_KERNEL(trunc_out, kRoundingSpec, kTruncOp)
 constexpr auto kRoundOp = floats_only([](auto x) { return std::nearbyint(x); });
 TL_UNARY_KERNEL(round_out, kRoundingSpec, kRoundOp)
 
+namespace {
+
+// round(x, decimals) for round.decimals_out(self, decimals, out).
+constexpr auto kRoundDecimalsOp = [](auto tag, Span<EValue*> args) {
+  using Compute = opmath_t<typename decltype(tag)::type>;
+  const int64_t decimals = args[1]->to_int();
+  const bool negative = decimals < 0;
+  // |decimals| > 400 overflows double to inf either way; clamp so the
+  // magnitude is well defined for INT64_MIN.
+  const double magnitude = negative ? (decimals < -400 ? 400.0 : -static_cast<double>(decimals))
+                                    : (decimals > 400 ? 400.0 : static_cast<double>(decimals));
+  const Compute scale = static_cast<Compute>(std::pow(10.0, magnitude));
+  return [negative, scale](Compute x) {
+    return negative ? std::nearbyint(x / scale) * scale : std::nearbyint(x * scale) / scale;
+  };
+};
+
+}  // namespace
+
 void round_decimals_out(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
-  const int64_t decimals = args[1]->to_int();
   const NamedTensor out{args[2]->to_tensor(), "out"};
 
   ScalarType compute;
   TL_KERNEL_RETURN_IF_ERROR(ctx, prepare_unary(self, out, kRoundDecimalsSpec, &compute));
   TL_SWITCH_DTYPE_SET(DtypeSet::kFloat, compute, ctx, "self", CTYPE, [&] {
-    using Compute = opmath_t<CTYPE>;
-    const bool negative = decimals < 0;
-    // |decimals| > 400 overflows double to inf either way; clamp so the
-    // magnitude is well defined for INT64_MIN.
-    const double magnitude = negative ? (decimals < -400 ? 400.0 : -static_cast<double>(decimals))
-                                      : (decimals > 400 ? 400.0 : static_cast<double>(decimals));
-    const Compute scale = static_cast<Compute>(std::pow(10.0, magnitude));
     TL_KERNEL_RETURN_IF_ERROR(
-        ctx, apply_unary_elementwise<CTYPE>(self, out, [negative, scale](Compute x) {
-          return negative ? std::nearbyint(x / scale) * scale : std::nearbyint(x * scale) / scale;
-        }));
+        ctx, apply_unary_elementwise<CTYPE>(self, out, kRoundDecimalsOp(TypeTag<CTYPE>{}, args)));
   });
+}
+
+Status round_decimals_out_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  return dense_path::prepare_unary_params_op<kRoundDecimalsSpec, 2, kRoundDecimalsOp,
+                                             &round_decimals_out>(ctx, args, call);
 }
 
 }  // namespace torchlight::portable

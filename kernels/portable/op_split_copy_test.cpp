@@ -11,9 +11,12 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::IntListArg;
 using kernel_test::KernelArgs;
@@ -108,8 +111,7 @@ TEST(SplitCopyLayoutTest, ReturnListMustNameTheOutTensors) {
   KernelArgs args{f.self.evalue(), EValue(int64_t{4}), EValue(int64_t{1}), f.outs.evalue(),
                   wrong.evalue()};
   Status s = run_kernel(split_copy_tensor_out, "aten::split_copy.Tensor_out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("position 1"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "position 1"));
 
   TensorListArg shorter{{&f.a}};
   args[4] = shorter.evalue();
@@ -118,16 +120,15 @@ TEST(SplitCopyLayoutTest, ReturnListMustNameTheOutTensors) {
 
   args[4] = EValue(int64_t{3});
   s = run_kernel(split_copy_tensor_out, "aten::split_copy.Tensor_out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("must be a Tensor[], got Int"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "must be a Tensor[], got Int"));
 }
 
 TEST(SplitCopyLayoutTest, WrongCountNamesBothLayouts) {
   SplitFixture f;
   KernelArgs args{f.self.evalue(), EValue(int64_t{4}), f.outs.evalue()};
   Status s = run_kernel(split_copy_tensor_out, "aten::split_copy.Tensor_out", args);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("expected 4 arguments (self, split_size, dim, out), or 5"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "expected 4 arguments (self, split_size, dim, out), or 5"));
   EXPECT_THAT(s.message(), HasSubstr("got 3"));
 }
 

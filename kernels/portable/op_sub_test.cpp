@@ -7,9 +7,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -32,14 +35,12 @@ TEST(OpSubTest, BoolOperandsFail) {
   TestTensor out(ScalarType::kInt, {1});
   KernelArgs args{a.evalue(), b.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
   const Status status = run_kernel(&sub_out, "aten::sub.out", args);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("aten::sub.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "aten::sub.out"));
   EXPECT_THAT(status.message(), HasSubstr("'other' is bool"));
 
   KernelArgs scalar_args{a.evalue(), EValue(true), EValue(int64_t{1}), out.evalue(), EValue()};
   const Status scalar_status = run_kernel(&sub_scalar_out, "aten::sub.Scalar_out", scalar_args);
-  EXPECT_EQ(scalar_status.code(), Error::kInvalidType);
-  EXPECT_THAT(scalar_status.message(), HasSubstr("'other'"));
+  EXPECT_THAT(scalar_status, ErrorIs(Error::kInvalidType, "'other'"));
 }
 
 TEST(OpSubTest, FloatAlphaWithIntegersFails) {
@@ -47,8 +48,7 @@ TEST(OpSubTest, FloatAlphaWithIntegersFails) {
   TestTensor out(ScalarType::kInt, {1});
   KernelArgs args{a.evalue(), a.evalue(), EValue(1.5), out.evalue(), EValue()};
   const Status status = run_kernel(&sub_out, "aten::sub.out", args);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("'alpha'"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "'alpha'"));
 }
 
 TEST(OpSubTest, ScalarOverloadNeedsTheExactOutDtype) {

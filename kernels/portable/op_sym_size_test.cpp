@@ -5,9 +5,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dynamic_bound;
 using kernel_test::KernelArgs;
@@ -42,8 +45,7 @@ TEST(OpSymSizeTest, Errors) {
   TestTensor t(ScalarType::kFloat, {2, 5});
   KernelArgs bad_dim{t.evalue(), EValue(int64_t{2}), EValue()};
   Status s = run_kernel(&sym_size_int, "aten::sym_size.int", bad_dim);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("aten::sym_size.int"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "aten::sym_size.int"));
   EXPECT_THAT(s.message(), HasSubstr("'dim'"));
   TestTensor scalar(ScalarType::kFloat, {});
   KernelArgs zero_d{scalar.evalue(), EValue(int64_t{0}), EValue()};

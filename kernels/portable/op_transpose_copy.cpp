@@ -2,6 +2,7 @@
 // (transpose of a tensor with at most 2 dimensions), copied into out's own
 // layout. Any dtype.
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_copy.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/strided_view.h"
@@ -33,6 +34,33 @@ void transpose_copy_int_out(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), self.tensor.dim(), "dim0", &dim0));
   TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[2]->to_int(), self.tensor.dim(), "dim1", &dim1));
   TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, transposed(self.tensor, dim0, dim1), out));
+}
+
+namespace {
+
+// Self with dim0 and dim1 swapped (read on every run, checked at load).
+constexpr auto kTransposeView = [](Span<EValue*> args, StridedView* view) {
+  const Tensor self = args[0]->to_tensor();
+  size_t dim0 = 0;
+  size_t dim1 = 0;
+  if (!wrap_dim(args[1]->to_int(), self.dim(), "dim0", &dim0).ok() ||
+      !wrap_dim(args[2]->to_int(), self.dim(), "dim1", &dim1).ok()) {
+    return false;
+  }
+  *view = transposed(self, dim0, dim1);
+  return true;
+};
+
+}  // namespace
+
+Status transpose_copy_int_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const size_t rank = args[0]->to_tensor().dim();
+  size_t dim = 0;
+  TL_RETURN_IF_ERROR(wrap_dim(args[1]->to_int(), rank, "dim0", &dim));
+  TL_RETURN_IF_ERROR(wrap_dim(args[2]->to_int(), rank, "dim1", &dim));
+  TL_RETURN_IF_ERROR(dense_copy::check_out_dtype_is_self(args, 3));
+  call->eval = &dense_copy::view_copy_eval<3, kTransposeView, &transpose_copy_int_out>;
+  return Error::kOk;
 }
 
 void t_copy_out(KernelContext& ctx, Span<EValue*> args) {

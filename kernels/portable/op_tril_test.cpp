@@ -6,9 +6,12 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::KernelArgs;
@@ -46,13 +49,14 @@ TEST(OpTrilTest, NeedsTwoDimensionsAndTheSameDtype) {
   TestTensor a(ScalarType::kFloat, {3}, {1, 2, 3});
   TestTensor out(ScalarType::kFloat, {3});
   const Status status = triangle(&tril_out, a, 0, out);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("aten::tril.out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "aten::tril.out"));
   EXPECT_THAT(status.message(), HasSubstr("'self' has 1 dimensions"));
 
   TestTensor m(ScalarType::kFloat, {2, 2});
   TestTensor out_d(ScalarType::kDouble, {2, 2});
-  EXPECT_EQ(triangle(&triu_out, m, 0, out_d).code(), Error::kInvalidType);
+  EXPECT_THAT(triangle(&triu_out, m, 0, out_d),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'out' has dtype float64, expected the result dtype"));
 }
 
 }  // namespace

@@ -16,7 +16,10 @@
 // condition with self, other and out of one float32/float64/int32/int64
 // dtype it installs where_dense_eval: same-shape operands take a plain loop,
 // anything else (broadcasting, a failed resize) the reference eval.
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/convert.h"
@@ -114,6 +117,80 @@ void where_self_out(KernelContext& ctx, Span<EValue*> args) {
   });
 }
 
+namespace {
+
+// The dtype rules of masked_fill.Scalar_out, which do not depend on shapes.
+Status check_masked_fill_dtypes(const NamedTensor& self, const NamedTensor& mask,
+                                const NamedTensor& out) {
+  TL_CHECK_OR_RETURN(mask.tensor.scalar_type() == ScalarType::kBool, Error::kInvalidType,
+                     "argument 'mask' has dtype %s, expected bool",
+                     to_string(mask.tensor.scalar_type()));
+  return check_out_dtype_rule(self.tensor.scalar_type(), out, OutDtypeRule::kSame);
+}
+
+// The fill value as the reference converts it, when it plainly fits T (an
+// Int in T's range; a Double for a floating T, in range or not finite);
+// false hands the call to the reference, which decides.
+template <typename T>
+bool fill_value_as(const EValue& value, T* fill) {
+  if (value.is_int()) {
+    if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(int64_t)) {
+      const int64_t v = value.to_int();
+      if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) return false;
+    }
+  } else if (value.is_double()) {
+    if constexpr (std::is_integral_v<T>) return false;
+    const double v = value.to_double();
+    if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<T>::max())) {
+      return false;
+    }
+  } else {
+    return false;
+  }
+  *fill = convert<T>(scalar_to<T>(value));
+  return true;
+}
+
+// masked_fill.Scalar_out with self, a bool mask and out dense, self and out
+// of dtype T (chosen at load) and, on this run, self and mask of one shape.
+template <typename T>
+void masked_fill_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const Tensor mask = args[1]->to_tensor();
+  const Tensor out = args[3]->to_tensor();
+  T fill;
+  if (!fill_value_as(*args[2], &fill) || !dense_path::same_sizes(self, mask) ||
+      !dense_path::fit_out(self, out)) {
+    return masked_fill_scalar_out(ctx, args);
+  }
+  const int64_t n = self.numel();
+  // A bool is read as its byte, as the reference does: nonzero is true.
+  const uint8_t* m = static_cast<const uint8_t*>(mask.const_data_ptr());
+  const T* a = self.const_data_ptr<T>();
+  T* z = out.mutable_data_ptr<T>();
+  if (n > 0 && (m == nullptr || a == nullptr || z == nullptr)) {
+    return masked_fill_scalar_out(ctx, args);
+  }
+  set_return(args, 4, *args[3]);
+  for (int64_t i = 0; i < n; ++i) z[i] = m[i] != 0 ? fill : a[i];
+}
+
+}  // namespace
+
+Status masked_fill_scalar_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor mask{args[1]->to_tensor(), "mask"};
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  TL_RETURN_IF_ERROR(check_masked_fill_dtypes(self, mask, out));
+  for (const NamedTensor* t : {&self, &mask, &out}) {
+    if (!dense_path::is_dense(t->tensor)) return Error::kOk;
+  }
+  dense_path::visit_dense_dtype<DtypeSet::kReal>(self.tensor.scalar_type(), [&](auto tag) {
+    call->eval = &masked_fill_dense_eval<typename decltype(tag)::type>;
+  });
+  return Error::kOk;
+}
+
 void masked_fill_scalar_out(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
@@ -122,10 +199,7 @@ void masked_fill_scalar_out(KernelContext& ctx, Span<EValue*> args) {
   const NamedTensor out{args[3]->to_tensor(), "out"};
 
   const ScalarType type = self.tensor.scalar_type();
-  TL_KERNEL_CHECK(ctx, mask.tensor.scalar_type() == ScalarType::kBool, Error::kInvalidType,
-                  "argument 'mask' has dtype %s, expected bool",
-                  to_string(mask.tensor.scalar_type()));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_out_dtype_rule(type, out, OutDtypeRule::kSame));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_masked_fill_dtypes(self, mask, out));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_to_broadcast_shape(self, mask, out));
 
   TL_SWITCH_REAL_TYPES(type, ctx, "self", CTYPE, [&] {

@@ -12,9 +12,12 @@
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
@@ -38,8 +41,7 @@ TEST(OpWhereTest, ConditionMustBeBoolOrUint8) {
   TestTensor out(ScalarType::kFloat, {2});
   KernelArgs args{cond.evalue(), a.evalue(), a.evalue(), out.evalue(), EValue()};
   const Status status = run_kernel(&where_self_out, "aten::where.self_out", args);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("aten::where.self_out"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "aten::where.self_out"));
   EXPECT_THAT(status.message(), HasSubstr("'condition'"));
 
   TestTensor cond_u8(ScalarType::kByte, {2}, {200, 0});
@@ -55,8 +57,7 @@ TEST(OpWhereTest, OutMustHaveTheCommonDtype) {
   TestTensor out(ScalarType::kShort, {2});
   KernelArgs args{cond.evalue(), a.evalue(), a.evalue(), out.evalue(), EValue()};
   const Status status = run_kernel(&where_self_out, "aten::where.self_out", args);
-  EXPECT_EQ(status.code(), Error::kInvalidType);
-  EXPECT_THAT(status.message(), HasSubstr("'out'"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidType, "'out'"));
 }
 
 TEST(OpMaskedFillTest, BroadcastsTheMaskAndChecksTheValue) {
@@ -74,16 +75,14 @@ TEST(OpMaskedFillTest, BroadcastsTheMaskAndChecksTheValue) {
                       out_int.evalue(), EValue()};
   const Status status =
       run_kernel(&masked_fill_scalar_out, "aten::masked_fill.Scalar_out", nan_args);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("'value'"));
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "'value'"));
 
   TestTensor u8_mask(ScalarType::kByte, {3}, {1, 0, 0});
   KernelArgs u8_args{ints.evalue(), u8_mask.evalue(), EValue(int64_t{1}), out_int.evalue(),
                      EValue()};
   const Status mask_status =
       run_kernel(&masked_fill_scalar_out, "aten::masked_fill.Scalar_out", u8_args);
-  EXPECT_EQ(mask_status.code(), Error::kInvalidType);
-  EXPECT_THAT(mask_status.message(), HasSubstr("'mask'"));
+  EXPECT_THAT(mask_status, ErrorIs(Error::kInvalidType, "'mask'"));
 }
 
 // The prepared path (where_self_out_prepare): same-shape dense operands
@@ -141,14 +140,12 @@ TEST(OpWherePreparedTest, DtypeRulesRejectAtLoadNamingTheArgument) {
   PrepareContext context(nullptr, "aten::where.self_out");
   PreparedCall call;
   Status s = where_self_out_prepare(context, bad_condition.span(), &call);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'condition' has dtype float32"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'condition' has dtype float32"));
   TestTensor mask(ScalarType::kBool, {2});
   TestTensor out_int(ScalarType::kInt, {2});
   KernelArgs bad_out{mask.evalue(), a.evalue(), a.evalue(), out_int.evalue(), EValue()};
   s = where_self_out_prepare(context, bad_out.span(), &call);
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'out'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'out'"));
 }
 
 }  // namespace

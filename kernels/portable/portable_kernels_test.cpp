@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using portable::kernel_test::KernelArgs;
 using portable::kernel_test::TestTensor;
@@ -105,12 +108,16 @@ TEST(PortableKernelsTest, RegistersAndResolves) {
 TEST(PortableKernelsTest, RegisteringTwiceIsADuplicate) {
   StaticKernelRegistry<kRoom> registry;
   ASSERT_TRUE(register_portable_kernels(registry).ok());
-  EXPECT_EQ(register_portable_kernels(registry).code(), Error::kInvalidArgument);
+  EXPECT_THAT(register_portable_kernels(registry),
+              ErrorIs(Error::kInvalidArgument,
+                      "kernel 'aten::_adaptive_avg_pool2d.out' is registered twice"));
 }
 
 TEST(PortableKernelsTest, FullRegistryIsOutOfResources) {
   StaticKernelRegistry<2> registry;
-  EXPECT_EQ(register_portable_kernels(registry).code(), Error::kOutOfResources);
+  EXPECT_THAT(register_portable_kernels(registry),
+              ErrorIs(Error::kOutOfResources,
+                      "kernel registry is full (2 entries) registering"));
 }
 
 }  // namespace

@@ -19,9 +19,12 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/gemm/owned_workspace.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::optimized {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 // Packing memory for up to 8 threads, more than any test uses.
 GemmWorkspace test_workspace() {
@@ -242,7 +245,7 @@ TEST_P(GemmTest, ActiveIsaIsTheOneForced) {
 TEST_P(GemmTest, AllShapesRowMajorOperands) {
   uint32_t seed = 1;
   for (const Shape& s : kShapes) {
-    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
+    SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
     expect_matches(run_case(s, Layout::kRowMajor, Layout::kRowMajor, Addend::kNone, 1, 0, seed++),
                    s);
   }
@@ -251,7 +254,7 @@ TEST_P(GemmTest, AllShapesRowMajorOperands) {
 TEST_P(GemmTest, AllShapesTransposedWeight) {
   uint32_t seed = 100;
   for (const Shape& s : kShapes) {
-    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
+    SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
     expect_matches(run_case(s, Layout::kRowMajor, Layout::kColMajor, Addend::kNone, 1, 0, seed++),
                    s);
   }
@@ -265,8 +268,9 @@ TEST_P(GemmTest, AllShapesOtherLayouts) {
                                                {Layout::kStrided, Layout::kColMajor}};
   for (const Shape& s : kShapes) {
     for (const auto& [la, lb] : layouts) {
-      SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " layouts "
-                                      << static_cast<int>(la) << "," << static_cast<int>(lb));
+      SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k
+                                        << " layouts " << static_cast<int>(la) << ","
+                                        << static_cast<int>(lb));
       expect_matches(run_case(s, la, lb, Addend::kNone, 1, 0, seed++), s);
     }
   }
@@ -276,7 +280,7 @@ TEST_P(GemmTest, LargeK) {
   uint32_t seed = 300;
   for (const Shape& s : kLargeK) {
     for (Layout lb : {Layout::kRowMajor, Layout::kColMajor}) {
-      SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
+      SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
       expect_matches(run_case(s, Layout::kRowMajor, lb, Addend::kRow, 1, 1, seed++), s);
     }
   }
@@ -293,7 +297,7 @@ TEST_P(GemmTest, EveryEpilogue) {
     for (Addend addend : addends) {
       for (const auto& [alpha, beta] : scales) {
         for (Layout lb : {Layout::kRowMajor, Layout::kColMajor}) {
-          SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k
+          SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k
                                           << " addend " << static_cast<int>(addend) << " alpha "
                                           << alpha << " beta " << beta);
           expect_matches(run_case(s, Layout::kRowMajor, lb, addend, alpha, beta, seed++), s);
@@ -334,7 +338,7 @@ TEST_P(GemmTest, BatchedMatchesOneByOne) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const Shape& s : shapes) {
-    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
+    SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
     const int64_t batch = 5;
     std::vector<float> a(static_cast<size_t>(batch * s.m * s.k));
     std::vector<float> b(static_cast<size_t>(batch * s.k * s.n));
@@ -369,15 +373,15 @@ TEST_P(GemmTest, BatchedMatchesOneByOne) {
   }
 }
 
-std::string param_name(const testing::TestParamInfo<std::tuple<GemmIsa, size_t>>& info) {
+std::string param_name(const ::testing::TestParamInfo<std::tuple<GemmIsa, size_t>>& info) {
   return std::string(to_string(std::get<0>(info.param))) + "_threads" +
          std::to_string(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(IsasAndThreads, GemmTest,
-                         testing::Combine(testing::Values(GemmIsa::kPortable, GemmIsa::kAvx2,
+                         ::testing::Combine(::testing::Values(GemmIsa::kPortable, GemmIsa::kAvx2,
                                                           GemmIsa::kAvx512),
-                                          testing::Values(size_t{1}, size_t{2})),
+                                          ::testing::Values(size_t{1}, size_t{2})),
                          param_name);
 
 TEST(GemmErrorsTest, NegativeSizeIsInvalidArgument) {
@@ -385,7 +389,8 @@ TEST(GemmErrorsTest, NegativeSizeIsInvalidArgument) {
   p.workspace = test_workspace();
   p.m = -1;
   const Status status = gemm(p);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument,
+                              "gemm sizes must be non-negative, got m=-1 n=0 k=0"));
   EXPECT_NE(std::string(status.message()).find("m=-1"), std::string::npos) << status.message();
 }
 
@@ -401,7 +406,8 @@ TEST(GemmErrorsTest, ShortRowStrideIsInvalidArgument) {
   p.c = c;
   p.ldc = 1;
   const Status status = gemm(p);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument,
+                              "gemm output needs data and a row stride >= n=2, got data"));
   EXPECT_NE(std::string(status.message()).find("ldc=1"), std::string::npos) << status.message();
 }
 
@@ -415,10 +421,11 @@ TEST(GemmErrorsTest, NullOperandIsInvalidArgument) {
   p.c = c;
   p.ldc = 2;
   const Status status = gemm(p);
-  EXPECT_EQ(status.code(), Error::kInvalidArgument);
+  EXPECT_THAT(status, ErrorIs(Error::kInvalidArgument, "gemm operand A is null for m=2 n=2 k=3"));
   EXPECT_NE(std::string(status.message()).find("operand A is null"), std::string::npos)
       << status.message();
-  EXPECT_EQ(gemm_batched(p, -2, 0, 0, 0).code(), Error::kInvalidArgument);
+  EXPECT_THAT(gemm_batched(p, -2, 0, 0, 0), ErrorIs(Error::kInvalidArgument,
+                                                    "gemm batch must be non-negative, got -2"));
 }
 
 // gemm packs only in the caller's workspace: without one, a product that
@@ -438,7 +445,8 @@ TEST(GemmWorkspaceTest, PackingNeedsTheCallersWorkspace) {
   p.c = c.data();
   p.ldc = n;
   const Status none = gemm(p);
-  EXPECT_EQ(none.code(), Error::kMemoryAllocationFailed);
+  EXPECT_THAT(none, ErrorIs(Error::kMemoryAllocationFailed,
+                            "gemm has no free packing slot for m=40 n=24 k=32 (its"));
   EXPECT_NE(std::string(none.message()).find("no free packing slot"), std::string::npos)
       << none.message();
   OwnedGemmWorkspace one_slot(1);
@@ -471,11 +479,14 @@ TEST(GemmIsaTest, UnsupportedIsaIsRefusedAndLeavesTheActiveOne) {
   for (GemmIsa isa : {GemmIsa::kAvx2, GemmIsa::kAvx512}) {
     if (gemm_isa_supported(isa)) continue;
     const Status status = set_gemm_isa(isa);
-    EXPECT_EQ(status.code(), Error::kNotSupported);
+    EXPECT_THAT(status, ErrorIs(Error::kNotSupported,
+                                "gemm instruction set 'avx512' is not supported by this"));
     EXPECT_EQ(active_gemm_isa(), before);
   }
   // An out-of-range value is never supported.
-  EXPECT_EQ(set_gemm_isa(static_cast<GemmIsa>(9)).code(), Error::kNotSupported);
+  EXPECT_THAT(set_gemm_isa(static_cast<GemmIsa>(9)),
+              ErrorIs(Error::kNotSupported,
+                      "gemm instruction set 'unknown' is not supported by this"));
   EXPECT_EQ(active_gemm_isa(), before);
 }
 

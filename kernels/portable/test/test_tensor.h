@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/evalue.h"
@@ -160,6 +161,9 @@ class TestTensor {
 class KernelArgs {
  public:
   KernelArgs(std::initializer_list<EValue> values) : values_(values) {
+    for (EValue& v : values_) pointers_.push_back(&v);
+  }
+  explicit KernelArgs(std::vector<EValue> values) : values_(std::move(values)) {
     for (EValue& v : values_) pointers_.push_back(&v);
   }
   KernelArgs(const KernelArgs&) = delete;

@@ -115,15 +115,60 @@ Status prepare_unary_op(PrepareContext&, Span<EValue*> args, PreparedCall* call)
   return Error::kOk;
 }
 
+// ---- Unary with parameters: op.out(Tensor self, <parameters>, *, Tensor(a!)
+// ---- out), out at args[kOut] (gelu, leaky_relu, elu, softplus, round.decimals)
+//
+// kMakeOp(TypeTag<T>{}, args) returns the element function for compute type
+// T, with the parameters read from `args` as the reference reads them. The
+// reference builds its function with the same kMakeOp, so the two agree bit
+// for bit. The eval calls it on every run: an earlier instruction may
+// compute a Scalar parameter.
+
+template <typename T, size_t kOut, const auto& kMakeOp, KernelFunction reference>
+void unary_params_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const Tensor out = args[kOut]->to_tensor();
+  const int64_t n = self.numel();
+  const T* a = self.template const_data_ptr<T>();
+  if (!fit_out(self, out)) return reference(ctx, args);
+  T* z = out.template mutable_data_ptr<T>();
+  if (n > 0 && (a == nullptr || z == nullptr)) return reference(ctx, args);
+  set_return(args, kOut + 1, *args[kOut]);
+  const auto op = kMakeOp(TypeTag<T>{}, args);
+  for (int64_t i = 0; i < n; ++i) z[i] = store<T, T>(op(static_cast<opmath_t<T>>(a[i])));
+}
+
+/// The prepare step of a unary op with parameters whose reference eval is
+/// `reference`: the dtype checks of check_unary_dtypes under kSpec (errors at
+/// load naming 'self' or 'out'), then unary_params_eval when self and out
+/// are dense and of the compute dtype. Parameters that never change (a
+/// string, the presence of an optional) are the caller's to check.
+template <const ElementwiseSpec& kSpec, size_t kOut, const auto& kMakeOp,
+          KernelFunction reference>
+Status prepare_unary_params_op(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[kOut]->to_tensor(), "out"};
+  ScalarType compute;
+  TL_RETURN_IF_ERROR(check_unary_dtypes(self, out, kSpec, &compute));
+  if (self.tensor.scalar_type() != compute || out.tensor.scalar_type() != compute ||
+      !is_dense(self.tensor) || !is_dense(out.tensor)) {
+    return Error::kOk;
+  }
+  visit_dense_dtype<kSpec.dtypes>(compute, [&](auto tag) {
+    call->eval = &unary_params_eval<typename decltype(tag)::type, kOut, kMakeOp, reference>;
+  });
+  return Error::kOk;
+}
+
 // ---- Binary: op.out(Tensor self, Tensor other, *, Tensor(a!) out) and
 // ---- op.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) ----
 
-template <typename T, typename Out, const auto& kOp, KernelFunction reference>
+template <typename T, typename Out, const auto& kOp, KernelFunction reference, size_t kOut>
 void binary_eval(KernelContext& ctx, Span<EValue*> args) {
   using Compute = opmath_t<T>;
   const Tensor self = args[0]->to_tensor();
   const Tensor other = args[1]->to_tensor();
-  const Tensor out = args[2]->to_tensor();
+  const Tensor out = args[kOut]->to_tensor();
   const int64_t n = self.numel();
   const T* a = self.template const_data_ptr<T>();
   const T* b = other.template const_data_ptr<T>();
@@ -133,7 +178,7 @@ void binary_eval(KernelContext& ctx, Span<EValue*> args) {
   if (!fit_out(self, out)) return reference(ctx, args);
   Out* z = out.template mutable_data_ptr<Out>();
   if (n > 0 && (a == nullptr || b == nullptr || z == nullptr)) return reference(ctx, args);
-  set_return(args, 3, *args[2]);
+  set_return(args, kOut + 1, *args[kOut]);
   if (same) {
     for (int64_t i = 0; i < n; ++i) {
       z[i] = store<Out, T>(kOp(static_cast<Compute>(a[i]), static_cast<Compute>(b[i])));
@@ -145,14 +190,18 @@ void binary_eval(KernelContext& ctx, Span<EValue*> args) {
 }
 
 /// The prepare step of a binary_kernel<kSpec>(ctx, args, kOp) op whose eval
-/// is `reference`. Errors (at load): as prepare_binary's dtype checks,
-/// naming the argument. Specs that check integer divisors keep the
+/// is `reference`, with out at args[kOut] (after any further arguments, such
+/// as div's rounding mode, which prepare handles itself) and the second
+/// operand named `other_name`. Errors (at load): as prepare_binary's dtype
+/// checks, naming the argument. Specs that check integer divisors keep the
 /// reference eval for integers.
-template <const ElementwiseSpec& kSpec, const auto& kOp, KernelFunction reference>
-Status prepare_binary_op(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+template <const ElementwiseSpec& kSpec, const auto& kOp, KernelFunction reference,
+          size_t kOut = 2>
+Status prepare_binary_op(PrepareContext&, Span<EValue*> args, PreparedCall* call,
+                         const char* other_name = "other") {
   const NamedTensor self{args[0]->to_tensor(), "self"};
-  const NamedTensor other{args[1]->to_tensor(), "other"};
-  const NamedTensor out{args[2]->to_tensor(), "out"};
+  const NamedTensor other{args[1]->to_tensor(), other_name};
+  const NamedTensor out{args[kOut]->to_tensor(), "out"};
   ScalarType compute;
   TL_RETURN_IF_ERROR(check_binary_dtypes(self, other, out, kSpec, &compute));
   const ScalarType out_type = out.tensor.scalar_type();
@@ -164,9 +213,11 @@ Status prepare_binary_op(PrepareContext&, Span<EValue*> args, PreparedCall* call
     using T = typename decltype(tag)::type;
     if constexpr (!(kSpec.nonzero_int_divisor && std::is_integral_v<T>)) {
       if (out_type == compute) {
-        call->eval = &binary_eval<T, T, kOp, reference>;
+        call->eval = &binary_eval<T, T, kOp, reference, kOut>;
       } else if constexpr (allows_bool_out(kSpec.out_rule)) {
-        if (out_type == ScalarType::kBool) call->eval = &binary_eval<T, bool, kOp, reference>;
+        if (out_type == ScalarType::kBool) {
+          call->eval = &binary_eval<T, bool, kOp, reference, kOut>;
+        }
       }
     }
   });
@@ -182,18 +233,18 @@ bool keeps_compute_dtype(const EValue& scalar) {
 }
 
 template <typename T, typename Out, const ElementwiseSpec& kSpec, const auto& kOp,
-          KernelFunction reference>
+          KernelFunction reference, size_t kOut>
 void binary_scalar_eval(KernelContext& ctx, Span<EValue*> args) {
   using Compute = opmath_t<T>;
   const Tensor self = args[0]->to_tensor();
   const EValue& other = *args[1];
-  const Tensor out = args[2]->to_tensor();
+  const Tensor out = args[kOut]->to_tensor();
   const int64_t n = self.numel();
   const T* a = self.template const_data_ptr<T>();
   if (!keeps_compute_dtype<T>(other) || !fit_out(self, out)) return reference(ctx, args);
   Out* z = out.template mutable_data_ptr<Out>();
   if (n > 0 && (a == nullptr || z == nullptr)) return reference(ctx, args);
-  set_return(args, 3, *args[2]);
+  set_return(args, kOut + 1, *args[kOut]);
   // The Scalar as the reference converts it (binary_scalar_kernel).
   const Compute b = kSpec.scalar_in_opmath ? scalar_to<Compute>(other)
                                            : convert<Compute>(scalar_to<T>(other));
@@ -201,17 +252,22 @@ void binary_scalar_eval(KernelContext& ctx, Span<EValue*> args) {
 }
 
 /// The prepare step of a binary_scalar_kernel<kSpec>(ctx, args, kOp) op
-/// whose eval is `reference`. The Scalar may be computed by an earlier
-/// instruction, so only self's dtype is checked at load (errors:
-/// kInvalidType naming 'self'); the rest stays with the eval.
-template <const ElementwiseSpec& kSpec, const auto& kOp, KernelFunction reference>
+/// whose eval is `reference`, with out at args[kOut]. The Scalar may be
+/// computed by an earlier instruction, so only what no Scalar can change is
+/// checked at load: a floating self (which a Scalar never promotes) must be
+/// in the spec (errors: kInvalidType naming 'self'). An integer or bool self
+/// may still be promoted into it (bool by an Int, integers by a Double), so
+/// the eval decides.
+template <const ElementwiseSpec& kSpec, const auto& kOp, KernelFunction reference,
+          size_t kOut = 2>
 Status prepare_binary_scalar_op(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   const Tensor self = args[0]->to_tensor();
-  const Tensor out = args[2]->to_tensor();
+  const Tensor out = args[kOut]->to_tensor();
   const ScalarType self_type = self.scalar_type();
-  if (!in_dtype_set(self_type, kSpec.dtypes)) {
+  if (is_floating_point(self_type) && !in_dtype_set(self_type, kSpec.dtypes)) {
     return unsupported_dtype("self", self_type, dtype_set_names(kSpec.dtypes));
   }
+  if (!in_dtype_set(self_type, kSpec.dtypes)) return Error::kOk;
   if (!is_dense(self) || !is_dense(out)) return Error::kOk;
   const ScalarType out_type = out.scalar_type();
   visit_dense_dtype<kSpec.dtypes>(self_type, [&](auto tag) {
@@ -219,10 +275,10 @@ Status prepare_binary_scalar_op(PrepareContext&, Span<EValue*> args, PreparedCal
     if (!keeps_compute_dtype<T>(*args[1])) return;  // Promotes: the reference decides.
     if constexpr (!(kSpec.nonzero_int_divisor && std::is_integral_v<T>)) {
       if (out_type == self_type) {
-        call->eval = &binary_scalar_eval<T, T, kSpec, kOp, reference>;
+        call->eval = &binary_scalar_eval<T, T, kSpec, kOp, reference, kOut>;
       } else if constexpr (allows_bool_out(kSpec.out_rule)) {
         if (out_type == ScalarType::kBool) {
-          call->eval = &binary_scalar_eval<T, bool, kSpec, kOp, reference>;
+          call->eval = &binary_scalar_eval<T, bool, kSpec, kOp, reference, kOut>;
         }
       }
     }

@@ -1,4 +1,5 @@
 #include "kernels/portable/util/dtype_dispatch.h"
+#include "runtime/core/testing/error_matchers.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using ::testing::HasSubstr;
 
@@ -51,9 +54,9 @@ TEST(DtypeDispatchTest, UnsupportedDtypeFailsAndReturns) {
   bool after = false;
   probe(ctx, ScalarType::kQUInt8, &size, &seen, &after);
   ASSERT_TRUE(ctx.failed());
-  EXPECT_EQ(ctx.status().code(), Error::kInvalidType);
-  EXPECT_THAT(ctx.status().message(),
-              HasSubstr("test::probe: argument 'self' has dtype quint8, which is not supported"));
+  EXPECT_THAT(ctx.status(),
+              ErrorIs(Error::kInvalidType,
+                      "test::probe: argument 'self' has dtype quint8, which is not supported"));
   EXPECT_FALSE(after);  // The enclosing function returned.
   EXPECT_EQ(size, 0u);
 }

@@ -5,9 +5,12 @@
 
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/portable/util/dim_index.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::TestTensor;
@@ -102,8 +105,7 @@ TEST(StridedViewTest, ConvertingCopyRejectsNonRealDtype) {
   TestTensor out(kF32, {1});
   Status s = copy_view_converting(StridedView(out.tensor()), kF32, "out", StridedView(in.tensor()),
                                   ScalarType::kQInt8, "self");
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("'self'"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'self'"));
 }
 
 TEST(StridedViewTest, FillAndZeroElementViews) {
@@ -123,8 +125,7 @@ TEST(DimIndexTest, WrapDim) {
   ASSERT_TRUE(wrap_dim(-1, 0, "dim", &d).ok());
   EXPECT_EQ(d, 0u);
   Status s = wrap_dim(3, 3, "dim", &d);
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'dim' is 3"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "argument 'dim' is 3"));
   EXPECT_THAT(s.message(), HasSubstr("-3..2"));
   EXPECT_FALSE(wrap_dim(1, 0, "dim", &d).ok());
 }

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "kernels/portable/test/test_tensor.h"
+#include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight::portable {
 namespace {
+
+using ::torchlight::testing::ErrorIs;
 
 using kernel_test::TestTensor;
 using ::testing::HasSubstr;
@@ -82,8 +85,7 @@ TEST(ResultTypeTest, NonPromotableDtypeFailsNamingTheArgument) {
   TestTensor q(ScalarType::kQInt8, {2});
   ResultType result;
   Status s = result.add_tensor({q.tensor(), "other"});
-  EXPECT_EQ(s.code(), Error::kInvalidType);
-  EXPECT_THAT(s.message(), HasSubstr("argument 'other' has dtype qint8"));
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "argument 'other' has dtype qint8"));
 }
 
 TEST(CheckOutDtypeTest, FollowsCanCast) {
@@ -93,7 +95,9 @@ TEST(CheckOutDtypeTest, FollowsCanCast) {
   EXPECT_TRUE(check_out_dtype(kI32, {f16.tensor(), "out"}).ok());
   EXPECT_TRUE(check_out_dtype(kBool, {i32.tensor(), "out"}).ok());
   EXPECT_TRUE(check_out_dtype(kF64, {f16.tensor(), "out"}).ok());
-  EXPECT_EQ(check_out_dtype(kI32, {b.tensor(), "out"}).code(), Error::kInvalidType);
+  EXPECT_THAT(check_out_dtype(kI32, {b.tensor(), "out"}),
+              ErrorIs(Error::kInvalidType,
+                      "result dtype int32 can't be cast to the dtype bool of"));
   Status s = check_out_dtype(kBF16, {i32.tensor(), "out"});
   EXPECT_STREQ(s.message(), "result dtype bfloat16 can't be cast to the dtype int32 of argument 'out'");
 }
@@ -132,7 +136,8 @@ TEST(CheckScalarFitsTest, FloatsAllowInfAndNanButNotOverflow) {
   EXPECT_TRUE(check_scalar_fits(EValue(-INFINITY), kF16, "x").ok());
   EXPECT_TRUE(check_scalar_fits(EValue(std::nan("")), kF32, "x").ok());
   Status s = check_scalar_fits(EValue(1e6), kF16, "alpha");
-  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
+                         "argument 'alpha' = 1e+06 cannot be converted to float16"));
   EXPECT_STREQ(s.message(), "argument 'alpha' = 1e+06 cannot be converted to float16 without overflow");
 }
 
@@ -141,11 +146,21 @@ TEST(CheckAlphaTest, MatchesAtenAlphaCheck) {
   EXPECT_TRUE(check_alpha(EValue(int64_t{2}), kBool).ok());
   EXPECT_TRUE(check_alpha(EValue(true), kBool).ok());
   EXPECT_TRUE(check_alpha(EValue(0.5), kF16).ok());
-  EXPECT_EQ(check_alpha(EValue(true), kI32).code(), Error::kInvalidType);
-  EXPECT_EQ(check_alpha(EValue(true), kF32).code(), Error::kInvalidType);
-  EXPECT_EQ(check_alpha(EValue(1.5), kBool).code(), Error::kInvalidType);
-  EXPECT_EQ(check_alpha(EValue(1.0), kI64).code(), Error::kInvalidType);
-  EXPECT_EQ(check_alpha(EValue(int64_t{300}), kI8).code(), Error::kInvalidArgument);
+  EXPECT_THAT(check_alpha(EValue(true), kI32),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'alpha' is a Bool, which is only supported for"));
+  EXPECT_THAT(check_alpha(EValue(true), kF32),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'alpha' is a Bool, which is only supported for"));
+  EXPECT_THAT(check_alpha(EValue(1.5), kBool),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'alpha' is a floating-point number (1.5), which is"));
+  EXPECT_THAT(check_alpha(EValue(1.0), kI64),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'alpha' is a floating-point number (1), which is"));
+  EXPECT_THAT(check_alpha(EValue(int64_t{300}), kI8),
+              ErrorIs(Error::kInvalidArgument,
+                      "argument 'alpha' = 300 cannot be converted to int8 without"));
 }
 
 }  // namespace
