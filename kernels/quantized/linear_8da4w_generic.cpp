@@ -1,4 +1,7 @@
 // Portable loops of linear_8da4w (linear_8da4w.h), and the run-time choice.
+// std::fma keeps the sums identical to the AVX2 loop's fused multiply-adds.
+#include <cmath>
+
 #include "kernels/quantized/linear_8da4w.h"
 
 namespace torchlight::quantized {
@@ -11,37 +14,38 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
     float acc[kRows8da4w][kLanes8da4w] = {};
     for (int64_t g = 0; g < groups; ++g) {
       int32_t dot[kRows8da4w][kLanes8da4w] = {};
-      int32_t wsum[kLanes8da4w] = {};
-      for (int64_t k = g * row.group; k < (g + 1) * row.group; k += 2) {
-        const int32_t hi = (w[k / 2] >> 4) - 8;
-        const int32_t lo = (w[k / 2] & 15) - 8;
-        const int lane = static_cast<int>(k % 32) / 4;  // k, k + 1 share a lane.
-        wsum[lane] += hi + lo;
-        for (int r = 0; r < row.rows; ++r) {
-          const int8_t* x = row.xq + r * row.k;
-          dot[r][lane] += x[k] * hi + x[k + 1] * lo;
+      int32_t usum[kLanes8da4w] = {};
+      for (int64_t c0 = g * row.group; c0 < (g + 1) * row.group; c0 += 32) {
+        const int64_t length = (g + 1) * row.group - c0 < 32 ? (g + 1) * row.group - c0 : 32;
+        const int64_t half = length / 2;
+        for (int64_t p = 0; p < length; ++p) {
+          const uint8_t byte = w[c0 / 2 + (p < half ? p : p - half)];
+          const int32_t u = p < half ? (byte & 15) : (byte >> 4);
+          usum[2 * (p / 8)] += u;
+          for (int r = 0; r < row.rows; ++r) dot[r][p / 4] += row.xq[r * row.k + c0 + p] * u;
         }
       }
       const float w_scale = row.w_scales[n * groups + g];
       for (int r = 0; r < row.rows; ++r) {
-        const float scale = row.scale[r] * w_scale;
+        dot[r][0] -= row.correction[r * groups + g];
         for (int l = 0; l < kLanes8da4w; ++l) {
-          const int32_t exact = dot[r][l] - row.zero_point[r] * wsum[l];
-          acc[r][l] += static_cast<float>(exact) * scale;
+          const int32_t exact = dot[r][l] - row.zero_point[r] * usum[l];
+          acc[r][l] = std::fma(static_cast<float>(exact), w_scale, acc[r][l]);
         }
       }
     }
     for (int r = 0; r < row.rows; ++r) {
-      float sum = fold_lanes_8da4w(acc[r]);
-      if (row.bias != nullptr) sum += row.bias[n];
-      row.out[r * row.n + n] = sum;
+      const float bias = row.bias != nullptr ? row.bias[n] : 0.0f;
+      row.out[r * row.n + n] = std::fma(fold_lanes_8da4w(acc[r]), row.scale[r], bias);
     }
   }
 }
 
 Columns8da4wFn select_linear_8da4w(int64_t group) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (group % 32 == 0 && __builtin_cpu_supports("avx2")) return &linear_8da4w_columns_avx2;
+  if (group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return &linear_8da4w_columns_avx2;
+  }
 #endif
   (void)group;
   return &linear_8da4w_columns_generic;
