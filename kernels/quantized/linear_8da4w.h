@@ -21,16 +21,20 @@
 // as one 32-byte vector in arranged order.
 //
 // Both loops keep the same eight int32 lanes, so they give identical floats:
-// position p goes to lane p / 4 for the products, sum u goes to lane
-// 2 * (p / 8) (what sad_epu8 yields), the row correction to lane 0. Per
-// group each lane's exact sum is fused-multiply-added with the group's
-// weight scale into that lane's float sum; the lanes are folded once per
-// column (fold_lanes_8da4w), then out = fma(folded, x_scale, bias).
+// position p goes to lane p / 4 for the products x u, sum u goes to lane
+// 2 * (p / 8) (what sad_epu8 yields). Per group each lane's exact sum is
+// fused-multiply-added with the group's weight scale into that lane's float
+// sum (one set per row for the products, one per column for sum u, shared
+// by the rows); the lanes are folded once per column (fold_lanes_8da4w),
+// combined with the zero point and the row corrections
+// (finish_column_8da4w), then out = fma(sum, x_scale, bias). The integer
+// sums are exact; only these float steps round.
 //
 // Built once per instruction set (linear_8da4w_generic.cpp, _avx2.cpp with
 // its own flags) and chosen at run time by CPU detection.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -61,13 +65,28 @@ void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_e
 
 inline constexpr int kLanes8da4w = 8;
 
+// The float helpers both loops share are static: each file keeps its own
+// copy, so the linker cannot hand the generic loop the AVX2 file's build.
+
 /// Lanes i and i + 4, then i and i + 2, then 0 and 1.
-inline float fold_lanes_8da4w(const float* lane) {
+static inline float fold_lanes_8da4w(const float* lane) {
   float h[4];
   for (int i = 0; i < 4; ++i) h[i] = lane[i] + lane[i + 4];
   const float q0 = h[0] + h[2];
   const float q1 = h[1] + h[3];
   return q0 + q1;
+}
+
+/// A column's sum for one row before the row's scale: the folded products
+/// minus zp times the folded sum u, minus sum_g w_scale[g] * correction[g]
+/// (fused multiply-adds in group order; the same steps in both loops).
+static inline float finish_column_8da4w(float products, float u_sum, const float* w_scales,
+                                 const int32_t* correction, int64_t groups, int32_t zero_point) {
+  float corrections = 0.0f;
+  for (int64_t g = 0; g < groups; ++g) {
+    corrections = std::fma(w_scales[g], static_cast<float>(correction[g]), corrections);
+  }
+  return std::fma(-static_cast<float>(zero_point), u_sum, products) - corrections;
 }
 
 /// The element of a chunk of `length` (even) at arranged position p.

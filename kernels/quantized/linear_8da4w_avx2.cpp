@@ -8,12 +8,13 @@
 // operand, against the signed activations (pair sums within 2 * 15 * 128).
 // madd with ones puts positions 4i..4i+3 in int32 lane i; sad_epu8 puts
 // sum u of positions 8j..8j+7 in lane 2j: the lanes linear_8da4w.h names.
-// Per group the zero point and row corrections are applied lane-wise and
-// the lanes are scaled into float sums; they are folded once per column.
+// Per group the lanes are scaled into float sums (the products per row, sum
+// u per column); they are folded and corrected once per column.
 // One or two rows take two columns at once (independent chains for the
 // out-of-order core); more rows take one (the registers are full).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/quantized/linear_8da4w.h"
@@ -31,8 +32,10 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   int64_t n = n_begin;
   for (; n + kCols <= n_end; n += kCols) {
     __m256 acc[kRows][kCols];
-    for (int r = 0; r < kRows; ++r) {
-      for (int c = 0; c < kCols; ++c) acc[r][c] = _mm256_setzero_ps();
+    __m256 uacc[kCols];
+    for (int c = 0; c < kCols; ++c) {
+      uacc[c] = _mm256_setzero_ps();
+      for (int r = 0; r < kRows; ++r) acc[r][c] = _mm256_setzero_ps();
     }
     for (int64_t g = 0; g < groups; ++g) {
       __m256i dot[kRows][kCols];
@@ -41,42 +44,58 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         usum[c] = zero;
         for (int r = 0; r < kRows; ++r) dot[r][c] = zero;
       }
-      for (int64_t k = g * row.group; k < (g + 1) * row.group; k += 32) {
-        __m256i u[kCols];
-        for (int c = 0; c < kCols; ++c) {
-          const __m128i bytes =
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(row.weight + (n + c) * packed + k / 2));
-          const __m256i both = _mm256_broadcastsi128_si256(bytes);
-          u[c] = _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0),
-                                  low_mask);
-          usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u[c], zero));
+      // maddubs pair sums are within 2 * 15 * 128 = 3840, so eight chunks
+      // (256 values) add up in int16 before one madd widens them.
+      for (int64_t k0 = g * row.group; k0 < (g + 1) * row.group; k0 += 256) {
+        const int64_t k_end = std::min<int64_t>(k0 + 256, (g + 1) * row.group);
+        __m256i pairs[kRows][kCols];
+        for (int r = 0; r < kRows; ++r) {
+          for (int c = 0; c < kCols; ++c) pairs[r][c] = zero;
+        }
+        for (int64_t k = k0; k < k_end; k += 32) {
+          __m256i u[kCols];
+          for (int c = 0; c < kCols; ++c) {
+            const __m128i bytes = _mm_loadu_si128(
+                reinterpret_cast<const __m128i*>(row.weight + (n + c) * packed + k / 2));
+            const __m256i both = _mm256_broadcastsi128_si256(bytes);
+            u[c] = _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0),
+                                    low_mask);
+            usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u[c], zero));
+          }
+          for (int r = 0; r < kRows; ++r) {
+            const __m256i x =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + r * row.k + k));
+            for (int c = 0; c < kCols; ++c) {
+              pairs[r][c] = _mm256_add_epi16(pairs[r][c], _mm256_maddubs_epi16(u[c], x));
+            }
+          }
         }
         for (int r = 0; r < kRows; ++r) {
-          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + r * row.k + k));
           for (int c = 0; c < kCols; ++c) {
-            dot[r][c] = _mm256_add_epi32(dot[r][c],
-                                         _mm256_madd_epi16(_mm256_maddubs_epi16(u[c], x), ones16));
+            dot[r][c] = _mm256_add_epi32(dot[r][c], _mm256_madd_epi16(pairs[r][c], ones16));
           }
         }
       }
       for (int c = 0; c < kCols; ++c) {
         const __m256 w_scale = _mm256_set1_ps(row.w_scales[(n + c) * groups + g]);
+        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum[c]), w_scale, uacc[c]);
         for (int r = 0; r < kRows; ++r) {
-          const __m256i correction =
-              _mm256_zextsi128_si256(_mm_cvtsi32_si128(row.correction[r * groups + g]));
-          const __m256i exact = _mm256_sub_epi32(
-              _mm256_sub_epi32(dot[r][c], correction),
-              _mm256_mullo_epi32(usum[c], _mm256_set1_epi32(row.zero_point[r])));
-          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(exact), w_scale, acc[r][c]);
+          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][c]), w_scale, acc[r][c]);
         }
       }
     }
     for (int c = 0; c < kCols; ++c) {
+      alignas(32) float lanes[kLanes8da4w];
+      _mm256_store_ps(lanes, uacc[c]);
+      const float u_folded = fold_lanes_8da4w(lanes);
+      const float* w_scales = row.w_scales + (n + c) * groups;
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       for (int r = 0; r < kRows; ++r) {
-        alignas(32) float lanes[kLanes8da4w];
         _mm256_store_ps(lanes, acc[r][c]);
-        row.out[r * row.n + n + c] = std::fma(fold_lanes_8da4w(lanes), row.scale[r], bias);
+        const float sum = finish_column_8da4w(fold_lanes_8da4w(lanes), u_folded, w_scales,
+                                              row.correction + r * groups, groups,
+                                              row.zero_point[r]);
+        row.out[r * row.n + n + c] = std::fma(sum, row.scale[r], bias);
       }
     }
   }

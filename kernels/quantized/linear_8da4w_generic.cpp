@@ -12,6 +12,7 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
   for (int64_t n = n_begin; n < n_end; ++n) {
     const uint8_t* w = row.weight + n * packed;
     float acc[kRows8da4w][kLanes8da4w] = {};
+    float uacc[kLanes8da4w] = {};
     for (int64_t g = 0; g < groups; ++g) {
       int32_t dot[kRows8da4w][kLanes8da4w] = {};
       int32_t usum[kLanes8da4w] = {};
@@ -26,17 +27,20 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
         }
       }
       const float w_scale = row.w_scales[n * groups + g];
-      for (int r = 0; r < row.rows; ++r) {
-        dot[r][0] -= row.correction[r * groups + g];
-        for (int l = 0; l < kLanes8da4w; ++l) {
-          const int32_t exact = dot[r][l] - row.zero_point[r] * usum[l];
-          acc[r][l] = std::fma(static_cast<float>(exact), w_scale, acc[r][l]);
+      for (int l = 0; l < kLanes8da4w; ++l) {
+        uacc[l] = std::fma(static_cast<float>(usum[l]), w_scale, uacc[l]);
+        for (int r = 0; r < row.rows; ++r) {
+          acc[r][l] = std::fma(static_cast<float>(dot[r][l]), w_scale, acc[r][l]);
         }
       }
     }
+    const float u_folded = fold_lanes_8da4w(uacc);
+    const float bias = row.bias != nullptr ? row.bias[n] : 0.0f;
     for (int r = 0; r < row.rows; ++r) {
-      const float bias = row.bias != nullptr ? row.bias[n] : 0.0f;
-      row.out[r * row.n + n] = std::fma(fold_lanes_8da4w(acc[r]), row.scale[r], bias);
+      const float sum =
+          finish_column_8da4w(fold_lanes_8da4w(acc[r]), u_folded, row.w_scales + n * groups,
+                              row.correction + r * groups, groups, row.zero_point[r]);
+      row.out[r * row.n + n] = std::fma(sum, row.scale[r], bias);
     }
   }
 }
