@@ -44,7 +44,7 @@ inline constexpr int kRows8da4w = 4;
 
 struct Row8da4w {
   const int8_t* xq;                  // [rows, K] quantized activations, arranged.
-  const int32_t* correction;         // [rows, K / group]: 8 * (sum x - zp * group).
+  const float* correction;           // [rows, K / group]: 8 * (sum x - zp * group), exact.
   int rows;                          // 1..kRows8da4w
   int32_t zero_point[kRows8da4w];    // Each row's zero point.
   float scale[kRows8da4w];           // Each row's scale (float32 of the float64 qparam).
@@ -77,15 +77,22 @@ static inline float fold_lanes_8da4w(const float* lane) {
   return q0 + q1;
 }
 
-/// A column's sum for one row before the row's scale: the folded products
-/// minus zp times the folded sum u, minus sum_g w_scale[g] * correction[g]
-/// (fused multiply-adds in group order; the same steps in both loops).
-static inline float finish_column_8da4w(float products, float u_sum, const float* w_scales,
-                                 const int32_t* correction, int64_t groups, int32_t zero_point) {
-  float corrections = 0.0f;
-  for (int64_t g = 0; g < groups; ++g) {
-    corrections = std::fma(w_scales[g], static_cast<float>(correction[g]), corrections);
+/// sum_g w_scales[g] * correction[g] with group g in lane g % 8 (fused
+/// multiply-adds), the lanes folded. `lanes` holds groups [0, done) already
+/// (the AVX2 loop does whole vectors of 8); the rest are added here.
+static inline float fold_corrections_8da4w(float* lanes, const float* w_scales,
+                                           const float* correction, int64_t done,
+                                           int64_t groups) {
+  for (int64_t g = done; g < groups; ++g) {
+    lanes[g % kLanes8da4w] = std::fma(w_scales[g], correction[g], lanes[g % kLanes8da4w]);
   }
+  return fold_lanes_8da4w(lanes);
+}
+
+/// A column's sum for one row before the row's scale: the folded products
+/// minus zp times the folded sum u, minus the folded corrections.
+static inline float finish_column_8da4w(float products, float u_sum, float corrections,
+                                        int32_t zero_point) {
   return std::fma(-static_cast<float>(zero_point), u_sum, products) - corrections;
 }
 
@@ -106,15 +113,16 @@ inline int32_t arrange_chunk_8da4w(const int8_t* q, int64_t length, int8_t* arra
   return sum;
 }
 
-/// A group's row correction from the sum of its quantized values.
-inline int32_t correction_8da4w(int32_t sum, int32_t zero_point, int64_t group) {
-  return 8 * (sum - zero_point * static_cast<int32_t>(group));
+/// A group's row correction from the sum of its quantized values (an
+/// integer below 2^20 in magnitude, so exact as a float).
+inline float correction_8da4w(int32_t sum, int32_t zero_point, int64_t group) {
+  return static_cast<float>(8 * (sum - zero_point * static_cast<int32_t>(group)));
 }
 
 /// One quantized row xq [K] into arranged order (`arranged` [K]) with its
 /// corrections [K / group].
 inline void arrange_row_8da4w(const int8_t* xq, int64_t k, int64_t group, int32_t zero_point,
-                              int8_t* arranged, int32_t* correction) {
+                              int8_t* arranged, float* correction) {
   for (int64_t g0 = 0, g = 0; g0 < k; g0 += group, ++g) {
     int32_t sum = 0;
     for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {

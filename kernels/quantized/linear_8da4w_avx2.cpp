@@ -26,6 +26,7 @@ template <int kRows, int kCols>
 void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t groups = row.k / row.group;
   const int64_t packed = row.k / 2;
+  const int64_t whole_groups = groups - groups % kLanes8da4w;
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i zero = _mm256_setzero_si256();
@@ -91,10 +92,18 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       const float* w_scales = row.w_scales + (n + c) * groups;
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       for (int r = 0; r < kRows; ++r) {
+        const float* correction = row.correction + r * groups;
+        __m256 corr = _mm256_setzero_ps();
+        for (int64_t g = 0; g < whole_groups; g += kLanes8da4w) {
+          corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g),
+                                 corr);
+        }
+        _mm256_store_ps(lanes, corr);
+        const float corrections =
+            fold_corrections_8da4w(lanes, w_scales, correction, whole_groups, groups);
         _mm256_store_ps(lanes, acc[r][c]);
-        const float sum = finish_column_8da4w(fold_lanes_8da4w(lanes), u_folded, w_scales,
-                                              row.correction + r * groups, groups,
-                                              row.zero_point[r]);
+        const float sum =
+            finish_column_8da4w(fold_lanes_8da4w(lanes), u_folded, corrections, row.zero_point[r]);
         row.out[r * row.n + n + c] = std::fma(sum, row.scale[r], bias);
       }
     }

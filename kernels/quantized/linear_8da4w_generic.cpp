@@ -37,9 +37,11 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
     const float u_folded = fold_lanes_8da4w(uacc);
     const float bias = row.bias != nullptr ? row.bias[n] : 0.0f;
     for (int r = 0; r < row.rows; ++r) {
-      const float sum =
-          finish_column_8da4w(fold_lanes_8da4w(acc[r]), u_folded, row.w_scales + n * groups,
-                              row.correction + r * groups, groups, row.zero_point[r]);
+      float lanes[kLanes8da4w] = {};
+      const float corrections = fold_corrections_8da4w(lanes, row.w_scales + n * groups,
+                                                       row.correction + r * groups, 0, groups);
+      const float sum = finish_column_8da4w(fold_lanes_8da4w(acc[r]), u_folded, corrections,
+                                            row.zero_point[r]);
       row.out[r * row.n + n] = std::fma(sum, row.scale[r], bias);
     }
   }

@@ -57,12 +57,12 @@ constexpr int64_t kColumnsPerChunk = 16;
 constexpr int64_t kMaxRowsPerPass = 256;
 
 size_t row_bytes(int64_t k, int64_t group) {
-  return static_cast<size_t>(k) + sizeof(int32_t) * static_cast<size_t>(k / group);
+  return static_cast<size_t>(k) + sizeof(float) * static_cast<size_t>(k / group);
 }
 
 // `rows` rows, plus the padding that aligns the corrections to 4 bytes.
 size_t pass_bytes(int64_t k, int64_t group, int64_t rows) {
-  return row_bytes(k, group) * static_cast<size_t>(rows) + sizeof(int32_t);
+  return row_bytes(k, group) * static_cast<size_t>(rows) + sizeof(float);
 }
 
 }  // namespace
@@ -104,7 +104,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   void* scratch = ctx.scratch();
   if (scratch != nullptr && ctx.scratch_bytes() >= pass_bytes(k, group, kRows8da4w)) {
     pass_rows = std::min<int64_t>(
-        pass_rows, static_cast<int64_t>((ctx.scratch_bytes() - sizeof(int32_t)) / per_row));
+        pass_rows, static_cast<int64_t>((ctx.scratch_bytes() - sizeof(float)) / per_row));
   } else {
     pass_rows = std::min<int64_t>(pass_rows, kRows8da4w);
     scratch = ctx.allocate_temp(pass_bytes(k, group, pass_rows), 64);
@@ -113,10 +113,10 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
                   "no scratch memory for %lld quantized rows of %lld values",
                   static_cast<long long>(pass_rows), static_cast<long long>(k));
   // Laid out as [pass_rows, K] int8 activations, then [pass_rows, groups]
-  // int32 corrections (K is even, the corrections' offset a multiple of 4
+  // float corrections (K is even, the corrections' offset a multiple of 4
   // once rounded).
   int8_t* xq = static_cast<int8_t*>(scratch);
-  int32_t* correction = reinterpret_cast<int32_t*>(
+  float* correction = reinterpret_cast<float*>(
       static_cast<char*>(scratch) + ((static_cast<size_t>(k * pass_rows) + 3) / 4) * 4);
   const Columns8da4wFn columns = select_linear_8da4w(group);
   const float* x = input.tensor.const_data_ptr<float>();

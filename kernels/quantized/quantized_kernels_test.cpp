@@ -172,7 +172,7 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
     weight[0] = 0x0F;  // -8 and 7.
     const int32_t zps[] = {-128, -3, 0, 127};
     std::vector<int8_t> arranged(xq.size());
-    std::vector<int32_t> correction(groups * quantized::kRows8da4w);
+    std::vector<float> correction(groups * quantized::kRows8da4w);
     for (int r = 0; r < quantized::kRows8da4w; ++r) {
       quantized::arrange_row_8da4w(xq.data() + r * k, k, group, zps[r], arranged.data() + r * k,
                                    correction.data() + r * groups);
