@@ -133,26 +133,29 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     const int64_t in_pass = std::min<int64_t>(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
     float row_scales[kMaxRowsPerPass];
-    for (int64_t r = 0; r < in_pass; ++r) {
-      const float* x_row = x + (p0 + r) * k;
-      double scale = 0;
-      int64_t zero_point = 0;
-      token_qparams(x_row, k, &scale, &zero_point);
-      zero_points[r] = static_cast<int32_t>(zero_point);
-      row_scales[r] = static_cast<float>(scale);
-      // Quantized a chunk at a time, then arranged (linear_8da4w.h).
-      int8_t* arranged = xq + r * k;
-      for (int64_t g0 = 0; g0 < k; g0 += group) {
-        int32_t sum = 0;
-        for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
-          const int64_t length = std::min<int64_t>(32, g0 + group - c0);
-          int8_t q[32];
-          quantize_token_int8(x_row + c0, length, scale, zero_point, q);
-          sum += arrange_chunk_8da4w(q, length, arranged + c0);
+    // Rows are independent: prefill quantizes them on every thread.
+    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
+      for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
+        const float* x_row = x + (p0 + r) * k;
+        double scale = 0;
+        int64_t zero_point = 0;
+        token_qparams(x_row, k, &scale, &zero_point);
+        zero_points[r] = static_cast<int32_t>(zero_point);
+        row_scales[r] = static_cast<float>(scale);
+        // Quantized a chunk at a time, then arranged (linear_8da4w.h).
+        int8_t* arranged = xq + r * k;
+        for (int64_t g0 = 0; g0 < k; g0 += group) {
+          int32_t sum = 0;
+          for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
+            const int64_t length = std::min<int64_t>(32, g0 + group - c0);
+            int8_t q[32];
+            quantize_token_int8(x_row + c0, length, scale, zero_point, q);
+            sum += arrange_chunk_8da4w(q, length, arranged + c0);
+          }
+          correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
         }
-        correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
       }
-    }
+    });
     threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
       const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
       const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
