@@ -10,8 +10,10 @@
 // sum u of positions 8j..8j+7 in lane 2j: the lanes linear_8da4w.h names.
 // Per group the lanes are scaled into float sums (the products per row, sum
 // u per column); they are folded and corrected once per column.
-// One or two rows take two columns at once (independent chains for the
-// out-of-order core); more rows take one (the registers are full).
+// Decode (one row) takes four columns at once, two rows two (independent
+// chains for the out-of-order core); more rows take one (the registers are
+// full). Four rows by two columns spills and measured slower than four by
+// one.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -22,9 +24,20 @@
 namespace torchlight::quantized {
 namespace {
 
-template <int kRows, int kCols>
+// fold_lanes_8da4w in registers (same order: i + 4, then i + 2, then 0 + 1),
+// sparing a store and eight reloads per column.
+inline float fold(__m256 v) {
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+
+// kGroup32: the group is 32 (one chunk), known here so the chunk loops and
+// their zeroed sums fold away.
+template <int kRows, int kCols, bool kGroup32>
 void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  const int64_t groups = row.k / row.group;
+  const int64_t group = kGroup32 ? 32 : row.group;
+  const int64_t groups = row.k / group;
   const int64_t packed = row.k / 2;
   const int64_t whole_groups = groups - groups % kLanes8da4w;
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
@@ -47,8 +60,8 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       }
       // maddubs pair sums are within 2 * 15 * 128 = 3840, so eight chunks
       // (256 values) add up in int16 before one madd widens them.
-      for (int64_t k0 = g * row.group; k0 < (g + 1) * row.group; k0 += 256) {
-        const int64_t k_end = std::min<int64_t>(k0 + 256, (g + 1) * row.group);
+      for (int64_t k0 = g * group; k0 < (g + 1) * group; k0 += 256) {
+        const int64_t k_end = std::min<int64_t>(k0 + 256, (g + 1) * group);
         __m256i pairs[kRows][kCols];
         for (int r = 0; r < kRows; ++r) {
           for (int c = 0; c < kCols; ++c) pairs[r][c] = zero;
@@ -86,9 +99,7 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       }
     }
     for (int c = 0; c < kCols; ++c) {
-      alignas(32) float lanes[kLanes8da4w];
-      _mm256_store_ps(lanes, uacc[c]);
-      const float u_folded = fold_lanes_8da4w(lanes);
+      const float u_folded = fold(uacc[c]);
       const float* w_scales = row.w_scales + (n + c) * groups;
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       for (int r = 0; r < kRows; ++r) {
@@ -98,30 +109,40 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
           corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g),
                                  corr);
         }
-        _mm256_store_ps(lanes, corr);
-        const float corrections =
-            fold_corrections_8da4w(lanes, w_scales, correction, whole_groups, groups);
-        _mm256_store_ps(lanes, acc[r][c]);
-        const float sum =
-            finish_column_8da4w(fold_lanes_8da4w(lanes), u_folded, corrections, row.zero_point[r]);
+        float corrections;
+        if (whole_groups == groups) {
+          corrections = fold(corr);
+        } else {
+          alignas(32) float lanes[kLanes8da4w];
+          _mm256_store_ps(lanes, corr);
+          corrections = fold_corrections_8da4w(lanes, w_scales, correction, whole_groups, groups);
+        }
+        const float sum = finish_column_8da4w(fold(acc[r][c]), u_folded, corrections,
+                                              row.zero_point[r]);
         row.out[r * row.n + n + c] = std::fma(sum, row.scale[r], bias);
       }
     }
   }
   if constexpr (kCols > 1) {
-    if (n < n_end) columns<kRows, 1>(row, n, n_end);
+    if (n < n_end) columns<kRows, 1, kGroup32>(row, n, n_end);
+  }
+}
+
+template <bool kGroup32>
+void columns_for_rows(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
+  switch (row.rows) {
+    case 1: return columns<1, 4, kGroup32>(row, n_begin, n_end);
+    case 2: return columns<2, 2, kGroup32>(row, n_begin, n_end);
+    case 3: return columns<3, 1, kGroup32>(row, n_begin, n_end);
+    default: return columns<4, 1, kGroup32>(row, n_begin, n_end);
   }
 }
 
 }  // namespace
 
 void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  switch (row.rows) {
-    case 1: return columns<1, 2>(row, n_begin, n_end);
-    case 2: return columns<2, 2>(row, n_begin, n_end);
-    case 3: return columns<3, 1>(row, n_begin, n_end);
-    default: return columns<4, 1>(row, n_begin, n_end);
-  }
+  if (row.group == 32) return columns_for_rows<true>(row, n_begin, n_end);
+  columns_for_rows<false>(row, n_begin, n_end);
 }
 
 }  // namespace torchlight::quantized
