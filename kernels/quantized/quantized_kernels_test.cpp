@@ -237,6 +237,50 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
   }
 }
 
+// The fused 8da4w operator over many rows (prefill: every row quantized
+// first, columns split once, rows in blocks of four, more than 256 rows in
+// two passes) gives each row exactly what that row alone gives (decode:
+// four columns at a time), for odd row and column counts, the AVX2 group
+// (32) and a generic one (16).
+TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
+  const Kernel& kernel = find("torchlight::linear_8da4w.out");
+  constexpr SizesType kK = 96, kN = 37;
+  uint32_t seed = 99;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (const SizesType rows : {7, 261}) {
+    for (const int64_t group : {32, 16}) {
+      TestTensor input(ScalarType::kFloat, {rows, kK});
+      TestTensor weight(ScalarType::kByte, {kN, kK / 2});
+      TestTensor scales(ScalarType::kFloat, {kN, static_cast<SizesType>(kK / group)});
+      TestTensor bias(ScalarType::kFloat, {kN});
+      for (int64_t i = 0; i < input.numel(); ++i) {
+        // Rows of different ranges and signs, so zero points differ.
+        const double shift = static_cast<double>(i / kK % 5) - 2.0;
+        input.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 16384.0 + shift);
+      }
+      for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
+      for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
+      for (int64_t i = 0; i < kN; ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+      TestTensor out(ScalarType::kFloat, {rows, kN});
+      KernelArgs all{input.evalue(), weight.evalue(), scales.evalue(), EValue(group),
+                     bias.evalue(),  out.evalue(),    EValue()};
+      ASSERT_TRUE(portable::kernel_test::run_kernel(kernel.eval, kernel.name, all).ok());
+      for (SizesType r = 0; r < rows; ++r) {
+        TestTensor one(ScalarType::kFloat, {1, kK});
+        for (SizesType i = 0; i < kK; ++i) one.set(i, input.get(r * kK + i));
+        TestTensor one_out(ScalarType::kFloat, {1, kN});
+        KernelArgs single{one.evalue(),  weight.evalue(),  scales.evalue(), EValue(group),
+                          bias.evalue(), one_out.evalue(), EValue()};
+        ASSERT_TRUE(portable::kernel_test::run_kernel(kernel.eval, kernel.name, single).ok());
+        for (SizesType n = 0; n < kN; ++n) {
+          ASSERT_EQ(out.get(r * kN + n), one_out.get(n))
+              << "rows " << rows << " group " << group << " row " << r << " column " << n;
+        }
+      }
+    }
+  }
+}
+
 // The int8 weight-only loops: the generic and AVX2 loops give identical
 // floats (same lane order, fused multiply-adds in both), and both are within
 // float rounding of a float64 reference: |err| <= 1e-5 * scale * sum |x w|
