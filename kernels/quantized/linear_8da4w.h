@@ -1,24 +1,40 @@
 // The inner loops of torchlight::linear_8da4w.out (op_linear_8da4w.cpp): up
-// to kRows8da4w activation rows, already quantized to int8 per token (each
-// unpacked weight vector serves them all, so prefill streams the weight once
-// per block of rows rather than once per row), against int4
+// to kRows8da4w activation rows, quantized to int8 per token, against int4
 // group-wise symmetric weights packed two a byte (element 2j in the high
 // nibble of byte j, 2j+1 in the low, each stored + 8, as embedding_4bit and
-// torchao pack them). Per output column n and group g the integer sum
-// sum_k (xq[k] - zp) * w[n, k] is exact in int32; out[n] = bias[n] +
-// sum_g (x_scale * w_scales[n, g]) * that sum, in float32.
+// torchao pack them). Each unpacked weight vector serves every row of the
+// block.
 //
-// Both loops keep the same eight lanes, so they give identical floats:
-// element k of a group goes to lane (k % 32) / 4; per group each lane's
-// exact integer sum is scaled and added to that lane's float sum, and the
-// lanes are folded once per column (fold_lanes_8da4w) before the bias is
-// added. (A horizontal sum per group would cost as much as the group's
-// multiply-adds.)
+// The weights are used as stored, u = w + 8 in [0, 15] (no recentring, and
+// maddubs takes them as its unsigned operand); the activations are signed.
+// Per row r, column n and group g, with zp the row's zero point:
+//   sum_k (x[k] - zp) * (u[k] - 8)
+//     = sum_k x[k] u[k] - zp * sum_k u[k] - 8 * (sum_k x[k] - zp * G),
+// exact in int32; the last term depends on the row alone and is computed
+// once per row (correction, see arrange_rows_8da4w).
+//
+// Activations are stored arranged to match the nibbles without shuffles:
+// each group is cut into chunks of 32 from its start (the last may be
+// shorter, length L, even); position p < L/2 of a chunk holds element 2p + 1
+// (the low nibbles, in byte order), position L/2 + q element 2q (the high
+// nibbles). So 16 packed bytes give their low nibbles and their high nibbles
+// as one 32-byte vector in arranged order.
+//
+// Both loops keep the same eight int32 lanes, so they give identical floats:
+// position p goes to lane p / 4 for the products x u, sum u goes to lane
+// 2 * (p / 8) (what sad_epu8 yields). Per group each lane's exact sum is
+// fused-multiply-added with the group's weight scale into that lane's float
+// sum (one set per row for the products, one per column for sum u, shared
+// by the rows); the lanes are folded once per column (fold_lanes_8da4w),
+// combined with the zero point and the row corrections
+// (finish_column_8da4w), then out = fma(sum, x_scale, bias). The integer
+// sums are exact; only these float steps round.
 //
 // Built once per instruction set (linear_8da4w_generic.cpp, _avx2.cpp with
 // its own flags) and chosen at run time by CPU detection.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -27,7 +43,8 @@ namespace torchlight::quantized {
 inline constexpr int kRows8da4w = 4;
 
 struct Row8da4w {
-  const int8_t* xq;                  // [rows, K] quantized activations.
+  const int8_t* xq;                  // [rows, K] quantized activations, arranged.
+  const float* correction;           // [rows, K / group]: 8 * (sum x - zp * group), exact.
   int rows;                          // 1..kRows8da4w
   int32_t zero_point[kRows8da4w];    // Each row's zero point.
   float scale[kRows8da4w];           // Each row's scale (float32 of the float64 qparam).
@@ -36,7 +53,7 @@ struct Row8da4w {
   const float* bias;                 // [N] or null.
   int64_t k;
   int64_t n;      // Columns of out (its row stride).
-  int64_t group;  // Divides K; a multiple of 32 for the AVX2 loop.
+  int64_t group;  // Divides K; even; a multiple of 32 for the AVX2 loop.
   float* out;     // [rows, N]
 };
 
@@ -48,13 +65,72 @@ void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_e
 
 inline constexpr int kLanes8da4w = 8;
 
+// The float helpers both loops share are static: each file keeps its own
+// copy, so the linker cannot hand the generic loop the AVX2 file's build.
+
 /// Lanes i and i + 4, then i and i + 2, then 0 and 1.
-inline float fold_lanes_8da4w(const float* lane) {
+static inline float fold_lanes_8da4w(const float* lane) {
   float h[4];
   for (int i = 0; i < 4; ++i) h[i] = lane[i] + lane[i + 4];
   const float q0 = h[0] + h[2];
   const float q1 = h[1] + h[3];
   return q0 + q1;
+}
+
+/// sum_g w_scales[g] * correction[g] with group g in lane g % 8 (fused
+/// multiply-adds), the lanes folded. `lanes` holds groups [0, done) already
+/// (the AVX2 loop does whole vectors of 8); the rest are added here.
+static inline float fold_corrections_8da4w(float* lanes, const float* w_scales,
+                                           const float* correction, int64_t done,
+                                           int64_t groups) {
+  for (int64_t g = done; g < groups; ++g) {
+    lanes[g % kLanes8da4w] = std::fma(w_scales[g], correction[g], lanes[g % kLanes8da4w]);
+  }
+  return fold_lanes_8da4w(lanes);
+}
+
+/// A column's sum for one row before the row's scale: the folded products
+/// minus zp times the folded sum u, minus the folded corrections.
+static inline float finish_column_8da4w(float products, float u_sum, float corrections,
+                                        int32_t zero_point) {
+  return std::fma(-static_cast<float>(zero_point), u_sum, products) - corrections;
+}
+
+/// The element of a chunk of `length` (even) at arranged position p.
+inline int64_t arranged_element_8da4w(int64_t p, int64_t length) {
+  const int64_t half = length / 2;
+  return p < half ? 2 * p + 1 : 2 * (p - half);
+}
+
+/// One chunk of `length` quantized values q into arranged order; returns
+/// their sum.
+inline int32_t arrange_chunk_8da4w(const int8_t* q, int64_t length, int8_t* arranged) {
+  int32_t sum = 0;
+  for (int64_t p = 0; p < length; ++p) {
+    arranged[p] = q[arranged_element_8da4w(p, length)];
+    sum += q[p];
+  }
+  return sum;
+}
+
+/// A group's row correction from the sum of its quantized values (an
+/// integer below 2^20 in magnitude, so exact as a float).
+inline float correction_8da4w(int32_t sum, int32_t zero_point, int64_t group) {
+  return static_cast<float>(8 * (sum - zero_point * static_cast<int32_t>(group)));
+}
+
+/// One quantized row xq [K] into arranged order (`arranged` [K]) with its
+/// corrections [K / group].
+inline void arrange_row_8da4w(const int8_t* xq, int64_t k, int64_t group, int32_t zero_point,
+                              int8_t* arranged, float* correction) {
+  for (int64_t g0 = 0, g = 0; g0 < k; g0 += group, ++g) {
+    int32_t sum = 0;
+    for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
+      const int64_t length = g0 + group - c0 < 32 ? g0 + group - c0 : 32;
+      sum += arrange_chunk_8da4w(xq + c0, length, arranged + c0);
+    }
+    correction[g] = correction_8da4w(sum, zero_point, group);
+  }
 }
 
 /// The best loop this CPU runs for `group` (AVX2 needs group % 32 == 0).

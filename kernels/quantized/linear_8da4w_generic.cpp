@@ -1,4 +1,7 @@
 // Portable loops of linear_8da4w (linear_8da4w.h), and the run-time choice.
+// std::fma keeps the sums identical to the AVX2 loop's fused multiply-adds.
+#include <cmath>
+
 #include "kernels/quantized/linear_8da4w.h"
 
 namespace torchlight::quantized {
@@ -9,39 +12,46 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
   for (int64_t n = n_begin; n < n_end; ++n) {
     const uint8_t* w = row.weight + n * packed;
     float acc[kRows8da4w][kLanes8da4w] = {};
+    float uacc[kLanes8da4w] = {};
     for (int64_t g = 0; g < groups; ++g) {
       int32_t dot[kRows8da4w][kLanes8da4w] = {};
-      int32_t wsum[kLanes8da4w] = {};
-      for (int64_t k = g * row.group; k < (g + 1) * row.group; k += 2) {
-        const int32_t hi = (w[k / 2] >> 4) - 8;
-        const int32_t lo = (w[k / 2] & 15) - 8;
-        const int lane = static_cast<int>(k % 32) / 4;  // k, k + 1 share a lane.
-        wsum[lane] += hi + lo;
-        for (int r = 0; r < row.rows; ++r) {
-          const int8_t* x = row.xq + r * row.k;
-          dot[r][lane] += x[k] * hi + x[k + 1] * lo;
+      int32_t usum[kLanes8da4w] = {};
+      for (int64_t c0 = g * row.group; c0 < (g + 1) * row.group; c0 += 32) {
+        const int64_t length = (g + 1) * row.group - c0 < 32 ? (g + 1) * row.group - c0 : 32;
+        const int64_t half = length / 2;
+        for (int64_t p = 0; p < length; ++p) {
+          const uint8_t byte = w[c0 / 2 + (p < half ? p : p - half)];
+          const int32_t u = p < half ? (byte & 15) : (byte >> 4);
+          usum[2 * (p / 8)] += u;
+          for (int r = 0; r < row.rows; ++r) dot[r][p / 4] += row.xq[r * row.k + c0 + p] * u;
         }
       }
       const float w_scale = row.w_scales[n * groups + g];
-      for (int r = 0; r < row.rows; ++r) {
-        const float scale = row.scale[r] * w_scale;
-        for (int l = 0; l < kLanes8da4w; ++l) {
-          const int32_t exact = dot[r][l] - row.zero_point[r] * wsum[l];
-          acc[r][l] += static_cast<float>(exact) * scale;
+      for (int l = 0; l < kLanes8da4w; ++l) {
+        uacc[l] = std::fma(static_cast<float>(usum[l]), w_scale, uacc[l]);
+        for (int r = 0; r < row.rows; ++r) {
+          acc[r][l] = std::fma(static_cast<float>(dot[r][l]), w_scale, acc[r][l]);
         }
       }
     }
+    const float u_folded = fold_lanes_8da4w(uacc);
+    const float bias = row.bias != nullptr ? row.bias[n] : 0.0f;
     for (int r = 0; r < row.rows; ++r) {
-      float sum = fold_lanes_8da4w(acc[r]);
-      if (row.bias != nullptr) sum += row.bias[n];
-      row.out[r * row.n + n] = sum;
+      float lanes[kLanes8da4w] = {};
+      const float corrections = fold_corrections_8da4w(lanes, row.w_scales + n * groups,
+                                                       row.correction + r * groups, 0, groups);
+      const float sum = finish_column_8da4w(fold_lanes_8da4w(acc[r]), u_folded, corrections,
+                                            row.zero_point[r]);
+      row.out[r * row.n + n] = std::fma(sum, row.scale[r], bias);
     }
   }
 }
 
 Columns8da4wFn select_linear_8da4w(int64_t group) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (group % 32 == 0 && __builtin_cpu_supports("avx2")) return &linear_8da4w_columns_avx2;
+  if (group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return &linear_8da4w_columns_avx2;
+  }
 #endif
   (void)group;
   return &linear_8da4w_columns_generic;

@@ -9,9 +9,11 @@
 // [N, K / 2] (two values a byte, value + 8 in each nibble, high nibble
 // first), weight_scales float32 [N, K / group_size]. Integer sums are exact
 // (int32); the result differs from the decomposed float graph only by float
-// rounding. Rows go in blocks of four (each unpacked weight vector serves
-// the block); columns are split over the thread pool; the inner loop is AVX2
-// where the CPU has it (linear_8da4w.h).
+// rounding. All rows (up to kMaxRowsPerPass) are quantized first, then one
+// parallel_for splits the columns over the thread pool and each chunk of
+// columns serves every row in blocks of four (each unpacked weight vector
+// serves the block; the chunk's weights stay in cache across blocks). The
+// inner loop is AVX2 + FMA where the CPU has it (linear_8da4w.h).
 #include <algorithm>
 
 #include "extension/threadpool/threadpool.h"
@@ -49,14 +51,30 @@ Status check_static(Span<EValue*> args) {
 }
 
 constexpr int64_t kColumnsPerChunk = 16;
+// Rows quantized and arranged per pass: prefill's whole prompt in one pass
+// when scratch allows (each chunk of columns then stays in cache while it
+// serves every row), never fewer than one block.
+constexpr int64_t kMaxRowsPerPass = 256;
+
+size_t row_bytes(int64_t k, int64_t group) {
+  return static_cast<size_t>(k) + sizeof(float) * static_cast<size_t>(k / group);
+}
+
+// `rows` rows, plus the padding that aligns the corrections to 4 bytes.
+size_t pass_bytes(int64_t k, int64_t group, int64_t rows) {
+  return row_bytes(k, group) * static_cast<size_t>(rows) + sizeof(float);
+}
 
 }  // namespace
 
 Status linear_8da4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_static(args));
-  // A block of quantized activation rows (K bytes each; K from the
-  // weight's fixed shape).
-  call->scratch_bytes = static_cast<size_t>(args[1]->to_tensor().size(1)) * 2 * kRows8da4w;
+  // Quantized, arranged activation rows with their corrections (K from the
+  // weight's fixed shape; rows from the input's planned shape).
+  const int64_t k = args[1]->to_tensor().size(1) * 2;
+  const int64_t rows = std::clamp<int64_t>(args[0]->to_tensor().numel() / k, kRows8da4w,
+                                           kMaxRowsPerPass);
+  call->scratch_bytes = pass_bytes(k, args[3]->to_int(), rows);
   return Error::kOk;
 }
 
@@ -78,44 +96,81 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(*t));
   }
   if (bias.tensor.defined()) TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(bias));
-  const size_t block_bytes = static_cast<size_t>(k) * kRows8da4w;
-  int8_t* xq = static_cast<int8_t*>(ctx.scratch());
-  if (xq == nullptr || ctx.scratch_bytes() < block_bytes) {
-    xq = static_cast<int8_t*>(ctx.allocate_temp(block_bytes, 64));
-  }
-  TL_KERNEL_CHECK(ctx, xq != nullptr, Error::kMemoryAllocationFailed,
-                  "no scratch memory for %d quantized rows of %lld values", kRows8da4w,
-                  static_cast<long long>(k));
   const int64_t group = args[3]->to_int();
-  const Columns8da4wFn columns = select_linear_8da4w(group);
+  const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
+  const size_t per_row = row_bytes(k, group);
+  int64_t pass_rows = std::clamp<int64_t>(rows, 1, kMaxRowsPerPass);
+  void* scratch = ctx.scratch();
+  if (scratch != nullptr && ctx.scratch_bytes() >= pass_bytes(k, group, kRows8da4w)) {
+    pass_rows = std::min<int64_t>(
+        pass_rows, static_cast<int64_t>((ctx.scratch_bytes() - sizeof(float)) / per_row));
+  } else {
+    pass_rows = std::min<int64_t>(pass_rows, kRows8da4w);
+    scratch = ctx.allocate_temp(pass_bytes(k, group, pass_rows), 64);
+  }
+  TL_KERNEL_CHECK(ctx, scratch != nullptr, Error::kMemoryAllocationFailed,
+                  "no scratch memory for %lld quantized rows of %lld values",
+                  static_cast<long long>(pass_rows), static_cast<long long>(k));
+  // Laid out as [pass_rows, K] int8 activations, then [pass_rows, groups]
+  // float corrections (K is even, the corrections' offset a multiple of 4
+  // once rounded).
+  int8_t* xq = static_cast<int8_t*>(scratch);
+  float* correction = reinterpret_cast<float*>(
+      static_cast<char*>(scratch) + ((static_cast<size_t>(k * pass_rows) + 3) / 4) * 4);
+  const Columns8da4wFn columns = select_linear_8da4w(group);
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
   const size_t chunks = static_cast<size_t>((n + kColumnsPerChunk - 1) / kColumnsPerChunk);
-  for (int64_t r0 = 0; r0 < rows; r0 += kRows8da4w) {
-    Row8da4w block{};
-    block.xq = xq;
-    block.rows = static_cast<int>(std::min<int64_t>(kRows8da4w, rows - r0));
-    block.weight = weight.tensor.const_data_ptr<uint8_t>();
-    block.w_scales = scales.tensor.const_data_ptr<float>();
-    block.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
-    block.k = k;
-    block.n = n;
-    block.group = group;
-    block.out = y + r0 * n;
-    for (int r = 0; r < block.rows; ++r) {
-      const float* x_row = x + (r0 + r) * k;
-      double scale = 0;
-      int64_t zero_point = 0;
-      token_qparams(x_row, k, &scale, &zero_point);
-      quantize_token_int8(x_row, k, scale, zero_point, xq + r * k);
-      block.zero_point[r] = static_cast<int32_t>(zero_point);
-      block.scale[r] = static_cast<float>(scale);
-    }
+  Row8da4w base{};
+  base.weight = weight.tensor.const_data_ptr<uint8_t>();
+  base.w_scales = scales.tensor.const_data_ptr<float>();
+  base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+  base.k = k;
+  base.n = n;
+  base.group = group;
+  for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
+    const int64_t in_pass = std::min<int64_t>(pass_rows, rows - p0);
+    int32_t zero_points[kMaxRowsPerPass];
+    float row_scales[kMaxRowsPerPass];
+    // Rows are independent: prefill quantizes them on every thread.
+    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
+      for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
+        const float* x_row = x + (p0 + r) * k;
+        double scale = 0;
+        int64_t zero_point = 0;
+        token_qparams(x_row, k, &scale, &zero_point);
+        zero_points[r] = static_cast<int32_t>(zero_point);
+        row_scales[r] = static_cast<float>(scale);
+        // Quantized a chunk at a time, then arranged (linear_8da4w.h).
+        int8_t* arranged = xq + r * k;
+        for (int64_t g0 = 0; g0 < k; g0 += group) {
+          int32_t sum = 0;
+          for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
+            const int64_t length = std::min<int64_t>(32, g0 + group - c0);
+            int8_t q[32];
+            quantize_token_int8(x_row + c0, length, scale, zero_point, q);
+            sum += arrange_chunk_8da4w(q, length, arranged + c0);
+          }
+          correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
+        }
+      }
+    });
     threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
       const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
       const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
-      columns(block, n_begin, n_end);
+      for (int64_t r0 = 0; r0 < in_pass; r0 += kRows8da4w) {
+        Row8da4w block = base;
+        block.rows = static_cast<int>(std::min<int64_t>(kRows8da4w, in_pass - r0));
+        block.xq = xq + r0 * k;
+        block.correction = correction + r0 * groups;
+        for (int r = 0; r < block.rows; ++r) {
+          block.zero_point[r] = zero_points[r0 + r];
+          block.scale[r] = row_scales[r0 + r];
+        }
+        block.out = y + (p0 + r0) * n;
+        columns(block, n_begin, n_end);
+      }
     });
   }
   set_return(args, 6, *args[5]);

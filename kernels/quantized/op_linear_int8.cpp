@@ -8,8 +8,9 @@
 // weight byte is converted to float where it is used, never dequantized as a
 // whole; out = bias + scale[n] * (x . w[n]). The result differs from the
 // decomposed graph by float rounding only (the scale is applied after the
-// sum instead of to each weight). Rows go in blocks of four (each weight
-// vector loaded serves the block); columns are split over the thread pool;
+// sum instead of to each weight). Columns are split over the thread pool
+// once per call; each chunk of columns serves every row in blocks of four
+// (each weight vector loaded serves the block);
 // the inner loop is AVX2 + FMA where the CPU has it (linear_int8.h). No
 // scratch memory.
 #include <algorithm>
@@ -73,22 +74,25 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
   const size_t chunks = static_cast<size_t>((n + kColumnsPerChunk - 1) / kColumnsPerChunk);
-  for (int64_t r0 = 0; r0 < rows; r0 += kRowsInt8) {
-    RowsInt8 block{};
-    block.x = x + r0 * k;
-    block.rows = static_cast<int>(std::min<int64_t>(kRowsInt8, rows - r0));
-    block.weight = weight.tensor.const_data_ptr<int8_t>();
-    block.scales = scales.tensor.const_data_ptr<float>();
-    block.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
-    block.k = k;
-    block.n = n;
-    block.out = y + r0 * n;
-    threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
-      const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
-      const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
+  RowsInt8 base{};
+  base.weight = weight.tensor.const_data_ptr<int8_t>();
+  base.scales = scales.tensor.const_data_ptr<float>();
+  base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+  base.k = k;
+  base.n = n;
+  // One job for all rows: each chunk of columns serves every block of rows
+  // while its weights are in cache, and prefill pays one fork-join per op.
+  threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
+    const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
+    const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowsInt8) {
+      RowsInt8 block = base;
+      block.x = x + r0 * k;
+      block.rows = static_cast<int>(std::min<int64_t>(kRowsInt8, rows - r0));
+      block.out = y + r0 * n;
       columns(block, n_begin, n_end);
-    });
-  }
+    }
+  });
   set_return(args, 5, *args[4]);
 }
 

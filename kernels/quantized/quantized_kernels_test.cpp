@@ -143,35 +143,45 @@ TEST(QuantizedKernelsTest, EmbeddingRefusesOutOverlappingIndices) {
   EXPECT_EQ(storage[1], 2);
 }
 
-// Both instruction-set loops of the fused 8da4w linear give the same floats:
-// the integer sums are exact and the float steps are the same.
-TEST(QuantizedKernelsTest, Linear8da4wLoopsAgree) {
-#if defined(__x86_64__) || defined(_M_X64)
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
-  constexpr int64_t kK = 256, kN = 19;
-  std::vector<int8_t> xq(kK);
-  std::vector<uint8_t> weight(kN * kK / 2);
-  std::vector<float> bias(kN);
+// The fused 8da4w linear's loops against a float64 reference on the
+// natural-order rows: within float rounding, |err| <= 1e-5 * x_scale *
+// sum_g w_scale_g * sum |(x - zp)(w - 8)| (+ |bias| * 2^-23). The generic
+// and AVX2 loops give identical floats (exact integer sums, same float
+// steps), for odd column counts and ranges, 1..4 rows, groups 32..256, K
+// with an odd number of groups, and (generic only) a group that is not a
+// multiple of 32.
+TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
+  constexpr int64_t kN = 19;
   uint32_t seed = 12345;
   auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
-  for (auto& v : xq) v = static_cast<int8_t>(next() >> 24);  // Covers -128 and 127.
-  for (auto& v : weight) v = static_cast<uint8_t>(next() >> 24);
-  for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
-  xq[0] = -128;
-  xq[1] = 127;
-  weight[0] = 0x0F;  // -8 and 7.
-  std::vector<int8_t> block(kK * quantized::kRows8da4w);
-  for (auto& v : block) v = static_cast<int8_t>(next() >> 24);
-  std::copy(xq.begin(), xq.end(), block.begin());
-  for (int64_t group : {32, 64, 128, 256}) {
-    std::vector<float> scales(kN * (kK / group));
+  struct Shape {
+    int64_t k, group;
+  };
+  for (const Shape shape : {Shape{256, 32}, Shape{256, 64}, Shape{256, 128}, Shape{256, 256},
+                            Shape{288, 32}, Shape{96, 48}, Shape{20, 10}}) {
+    const int64_t k = shape.k, group = shape.group, groups = k / group;
+    std::vector<int8_t> xq(k * quantized::kRows8da4w);
+    std::vector<uint8_t> weight(kN * k / 2);
+    std::vector<float> bias(kN), scales(kN * groups);
+    for (auto& v : xq) v = static_cast<int8_t>(next() >> 24);  // Covers -128 and 127.
+    for (auto& v : weight) v = static_cast<uint8_t>(next() >> 24);
+    for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
     for (auto& v : scales) v = static_cast<float>((next() >> 20) + 1) / 65536;
+    xq[0] = -128;
+    xq[1] = 127;
+    weight[0] = 0x0F;  // -8 and 7.
+    const int32_t zps[] = {-128, -3, 0, 127};
+    std::vector<int8_t> arranged(xq.size());
+    std::vector<float> correction(groups * quantized::kRows8da4w);
+    for (int r = 0; r < quantized::kRows8da4w; ++r) {
+      quantized::arrange_row_8da4w(xq.data() + r * k, k, group, zps[r], arranged.data() + r * k,
+                                   correction.data() + r * groups);
+    }
     for (int rows = 1; rows <= quantized::kRows8da4w; ++rows) {
-      std::vector<float> a(rows * kN), b(rows * kN);
       quantized::Row8da4w row{};
-      row.xq = block.data();
+      row.xq = arranged.data();
+      row.correction = correction.data();
       row.rows = rows;
-      const int32_t zps[] = {-128, -3, 0, 127};
       for (int r = 0; r < rows; ++r) {
         row.zero_point[r] = zps[r];
         row.scale[r] = 0.0173f * static_cast<float>(r + 1);
@@ -179,19 +189,96 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgree) {
       row.weight = weight.data();
       row.w_scales = scales.data();
       row.bias = bias.data();
-      row.k = kK;
+      row.k = k;
       row.n = kN;
       row.group = group;
+      std::vector<float> a(rows * kN, -1.0f), b(rows * kN, -1.0f);
       row.out = a.data();
       quantized::linear_8da4w_columns_generic(row, 0, kN);
-      row.out = b.data();
-      quantized::linear_8da4w_columns_avx2(row, 0, kN);
-      EXPECT_EQ(a, b) << "group " << group << " rows " << rows;
+      for (int r = 0; r < rows; ++r) {
+        for (int64_t n = 0; n < kN; ++n) {
+          double sum = 0, magnitude = 0;
+          for (int64_t g = 0; g < groups; ++g) {
+            double dot = 0, dot_magnitude = 0;
+            for (int64_t i = g * group; i < (g + 1) * group; ++i) {
+              const uint8_t byte = weight[n * k / 2 + i / 2];
+              const int w = (i % 2 == 0 ? byte >> 4 : byte & 15) - 8;
+              const double term = static_cast<double>(xq[r * k + i] - zps[r]) * w;
+              dot += term;
+              dot_magnitude += std::abs(term);
+            }
+            sum += dot * scales[n * groups + g];
+            magnitude += dot_magnitude * scales[n * groups + g];
+          }
+          const double expected = sum * row.scale[r] + bias[n];
+          const double tolerance = 1e-5 * magnitude * row.scale[r] + std::abs(bias[n]) * 0x1p-23;
+          EXPECT_NEAR(a[r * kN + n], expected, tolerance)
+              << "k " << k << " group " << group << " row " << r << " column " << n;
+        }
+      }
+#if defined(__x86_64__) || defined(_M_X64)
+      if (group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        row.out = b.data();
+        quantized::linear_8da4w_columns_avx2(row, 0, kN);
+        EXPECT_EQ(a, b) << "k " << k << " group " << group << " rows " << rows;
+        // An odd range starting at an odd column leaves the rest untouched.
+        std::vector<float> c(rows * kN, -1.0f);
+        row.out = c.data();
+        quantized::linear_8da4w_columns_avx2(row, 3, 18);
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t n = 0; n < kN; ++n) {
+            const float want = n >= 3 && n < 18 ? a[r * kN + n] : -1.0f;
+            EXPECT_EQ(c[r * kN + n], want) << "k " << k << " row " << r << " column " << n;
+          }
+        }
+      }
+#endif
     }
   }
-#else
-  GTEST_SKIP() << "x86-64 only";
-#endif
+}
+
+// The fused 8da4w operator over many rows (prefill: every row quantized
+// first, columns split once, rows in blocks of four, more than 256 rows in
+// two passes) gives each row exactly what that row alone gives (decode:
+// four columns at a time), for odd row and column counts, the AVX2 group
+// (32) and a generic one (16).
+TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
+  const Kernel& kernel = find("torchlight::linear_8da4w.out");
+  constexpr SizesType kK = 96, kN = 37;
+  uint32_t seed = 99;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (const SizesType rows : {7, 261}) {
+    for (const int64_t group : {32, 16}) {
+      TestTensor input(ScalarType::kFloat, {rows, kK});
+      TestTensor weight(ScalarType::kByte, {kN, kK / 2});
+      TestTensor scales(ScalarType::kFloat, {kN, static_cast<SizesType>(kK / group)});
+      TestTensor bias(ScalarType::kFloat, {kN});
+      for (int64_t i = 0; i < input.numel(); ++i) {
+        // Rows of different ranges and signs, so zero points differ.
+        const double shift = static_cast<double>(i / kK % 5) - 2.0;
+        input.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 16384.0 + shift);
+      }
+      for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
+      for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
+      for (int64_t i = 0; i < kN; ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+      TestTensor out(ScalarType::kFloat, {rows, kN});
+      KernelArgs all{input.evalue(), weight.evalue(), scales.evalue(), EValue(group),
+                     bias.evalue(),  out.evalue(),    EValue()};
+      ASSERT_TRUE(portable::kernel_test::run_kernel(kernel.eval, kernel.name, all).ok());
+      for (SizesType r = 0; r < rows; ++r) {
+        TestTensor one(ScalarType::kFloat, {1, kK});
+        for (SizesType i = 0; i < kK; ++i) one.set(i, input.get(r * kK + i));
+        TestTensor one_out(ScalarType::kFloat, {1, kN});
+        KernelArgs single{one.evalue(),  weight.evalue(),  scales.evalue(), EValue(group),
+                          bias.evalue(), one_out.evalue(), EValue()};
+        ASSERT_TRUE(portable::kernel_test::run_kernel(kernel.eval, kernel.name, single).ok());
+        for (SizesType n = 0; n < kN; ++n) {
+          ASSERT_EQ(out.get(r * kN + n), one_out.get(n))
+              << "rows " << rows << " group " << group << " row " << r << " column " << n;
+        }
+      }
+    }
+  }
 }
 
 // The int8 weight-only loops: the generic and AVX2 loops give identical

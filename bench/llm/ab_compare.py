@@ -1,0 +1,71 @@
+"""Two torchlight CLIs side by side on the same .pte files, alternating.
+
+    python3 bench/llm/ab_compare.py --base BASE_CLI --workdir DIR
+        [--quant fp32,int8,8da4w] [--threads 1,2] [--rounds 5]
+
+For a loaded machine, where only a comparison inside one run means
+anything: each round runs the base CLI and this checkout's CLI (or --cli)
+once each, in alternating order, on the programs `bench_llm.py` exported to
+DIR (run it once per precision with --workdir DIR first), and prints the
+median decode and prefill tok/s of each and the ratio new / base.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_once(cli: Path, pte: Path, tokenizer: Path, threads: int, prompt_tokens: int,
+             new_tokens: int, stats: Path) -> tuple[float, float]:
+    prompt = ("abcdefghijklmnopqrstuvwxyz " * 64)[:max(1, prompt_tokens - 2)]
+    subprocess.run([str(cli), "llm", "--model", str(pte), "--tokenizer", str(tokenizer),
+                    "--prompt", prompt, "--max-new-tokens", str(new_tokens), "--temperature", "0",
+                    "--ignore-eos", "--threads", str(threads), "--stats-json", str(stats),
+                    "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    s = json.loads(stats.read_text())
+    return s["decode_tokens_per_s"], s["prefill_tokens_per_s"]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--base", type=Path, required=True, help="the CLI to compare against")
+    p.add_argument("--cli", type=Path, default=REPO / "build" / "release" / "bin" / "torchlight")
+    p.add_argument("--workdir", type=Path, required=True, help="bench_llm.py's --workdir")
+    p.add_argument("--shape", default="stories15m")
+    p.add_argument("--quant", default="fp32,int8,8da4w")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--prompt-tokens", type=int, default=128)
+    p.add_argument("--new-tokens", type=int, default=64)
+    args = p.parse_args()
+    tokenizer = args.workdir / "tokenizer-32000.bin"
+    stats = args.workdir / "ab-stats.json"
+    print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for quant in args.quant.split(","):
+        stem = f"{args.shape}-{quant}" + ("-g32" if quant == "8da4w" else "")
+        ptes = sorted(args.workdir.glob(f"{stem}-*.pte"))
+        if not ptes:
+            raise SystemExit(f"no {stem}-*.pte in {args.workdir}: run bench_llm.py with --workdir")
+        for threads in (int(t) for t in args.threads.split(",")):
+            got = {"base": [], "new": []}
+            for i in range(args.rounds):
+                order = (("base", args.base), ("new", args.cli))
+                for name, cli in (order if i % 2 == 0 else order[::-1]):
+                    got[name].append(run_once(cli, ptes[-1], tokenizer, threads,
+                                              args.prompt_tokens, args.new_tokens, stats))
+            med = {k: (statistics.median(d for d, _ in v), statistics.median(f for _, f in v))
+                   for k, v in got.items()}
+            (db, pb), (dn, pn) = med["base"], med["new"]
+            print(f"| {quant} | {threads} | {db:.1f} | {dn:.1f} | {dn / db:.2f}x | {pb:.1f} | "
+                  f"{pn:.1f} | {pn / pb:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
