@@ -97,14 +97,14 @@ static inline float finish_column_8da4w(float products, float u_sum, float corre
 }
 
 /// The element of a chunk of `length` (even) at arranged position p.
-inline int64_t arranged_element_8da4w(int64_t p, int64_t length) {
+static inline int64_t arranged_element_8da4w(int64_t p, int64_t length) {
   const int64_t half = length / 2;
   return p < half ? 2 * p + 1 : 2 * (p - half);
 }
 
 /// One chunk of `length` quantized values q into arranged order; returns
 /// their sum.
-inline int32_t arrange_chunk_8da4w(const int8_t* q, int64_t length, int8_t* arranged) {
+static inline int32_t arrange_chunk_8da4w(const int8_t* q, int64_t length, int8_t* arranged) {
   int32_t sum = 0;
   for (int64_t p = 0; p < length; ++p) {
     arranged[p] = q[arranged_element_8da4w(p, length)];
@@ -115,13 +115,13 @@ inline int32_t arrange_chunk_8da4w(const int8_t* q, int64_t length, int8_t* arra
 
 /// A group's row correction from the sum of its quantized values (an
 /// integer below 2^20 in magnitude, so exact as a float).
-inline float correction_8da4w(int32_t sum, int32_t zero_point, int64_t group) {
+static inline float correction_8da4w(int32_t sum, int32_t zero_point, int64_t group) {
   return static_cast<float>(8 * (sum - zero_point * static_cast<int32_t>(group)));
 }
 
 /// One quantized row xq [K] into arranged order (`arranged` [K]) with its
 /// corrections [K / group].
-inline void arrange_row_8da4w(const int8_t* xq, int64_t k, int64_t group, int32_t zero_point,
+static inline void arrange_row_8da4w(const int8_t* xq, int64_t k, int64_t group, int32_t zero_point,
                               int8_t* arranged, float* correction) {
   for (int64_t g0 = 0, g = 0; g0 < k; g0 += group, ++g) {
     int32_t sum = 0;

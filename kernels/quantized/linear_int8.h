@@ -42,7 +42,9 @@ using ColumnsInt8Fn = void (*)(const RowsInt8&, int64_t, int64_t);
 ColumnsInt8Fn select_linear_int8();
 
 /// The fold of 32 lane sums both loops share (see the file comment).
-inline float fold_lanes_int8(const float* lane) {
+// static: the AVX2 and generic files are built with different -m flags, and
+// one shared inline copy could carry AVX2 code into the generic path.
+static inline float fold_lanes_int8(const float* lane) {
   float v[8];
   for (int i = 0; i < 8; ++i) v[i] = (lane[i] + lane[8 + i]) + (lane[16 + i] + lane[24 + i]);
   float h[4];
