@@ -18,7 +18,7 @@ from torchlight.devtools.bundled_program import schema as bp_schema
 from torchlight.devtools.bundled_program.config import (BundledProgramError, MethodTestCase,
                                                         MethodTestSuite)
 from torchlight.devtools.bundled_program.core import BundledProgram
-from torchlight.devtools.bundled_program.flatbuffer_reader import FlatbufferReadError
+from torchlight.pte.flatbuffer_reader import FlatbufferReadError
 from torchlight.devtools.bundled_program.serialize import (
     deserialize_from_flatbuffer_to_bundled_program, serialize_from_bundled_program_to_flatbuffer)
 from torchlight.pte import codegen

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from torchlight.devtools.bundled_program import schema as bp_schema
 from torchlight.devtools.bundled_program.core import BundledProgram
-from torchlight.devtools.bundled_program.flatbuffer_reader import (FlatbufferReader,
-                                                                   FlatbufferReadError)
+from torchlight.pte.flatbuffer_reader import FlatbufferReader, FlatbufferReadError
 from torchlight.pte.fbs_schema import FbsSchema, load_fbs
 from torchlight.pte.flatbuffer_writer import FlatbufferWriter
 
@@ -33,8 +32,9 @@ def deserialize_from_flatbuffer_to_bundled_program(flatbuffer: bytes) -> bp_sche
     """The tables of a .bpte file (as upstream, the schema's BundledProgram,
     not core.BundledProgram). Raises FlatbufferReadError (a ValueError)
     naming the field when the bytes are not a valid bundled program."""
-    return FlatbufferReader(bundled_schema(), bp_schema, flatbuffer).read_root(
-        bp_schema.FILE_IDENTIFIER)
+    reader = FlatbufferReader(bundled_schema(), bp_schema, flatbuffer, empty_when_absent=True,
+                              unions_required=True)
+    return reader.read_root(bp_schema.FILE_IDENTIFIER)
 
 
 __all__ = ["serialize_from_bundled_program_to_flatbuffer",

@@ -1,9 +1,10 @@
-"""The ETDump model: one dataclass per table of etdump_schema_flatcc.fbs.
+"""The ETDump model: one dataclass per table of devtools/etdump/etdump.fbs
+(the schema the C++ writer is generated from: one declaration of the format).
 
 Fields are declared in the schema's order with its names and defaults, so
-the generic flatbuffer writer (torchlight.pte.flatbuffer_writer) and the
-checked reader (flatbuffer_reader.py) map them slot by slot. A field left
-at its default is not written, as flatcc and flatc do. `ETDumpFlatCC` is
+the generic flatbuffer writer and checked reader (torchlight.pte) map them
+slot by slot. A field left at its default is not written, as flatcc and
+flatc do. `ETDumpFlatCC` is
 upstream's name for the root table.
 """
 
@@ -16,7 +17,7 @@ from typing import List, Optional
 
 from torchlight.pte.schema import ScalarType
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "etdump_schema_flatcc.fbs"
+SCHEMA_PATH = Path(__file__).resolve().parents[4] / "devtools" / "etdump" / "etdump.fbs"
 FILE_IDENTIFIER = b"ED00"
 # What the C++ ETDumpGen writes in ETDump.version.
 ETDUMP_VERSION = 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Optional
 
-from torchlight.devtools.etdump.flatbuffer_reader import FlatbufferReadError, FlatbufferReader
+from torchlight.pte.flatbuffer_reader import FlatbufferReadError, FlatbufferReader
 from torchlight.devtools.etdump.schema_flatcc import (ENUMS, FILE_IDENTIFIER, SCHEMA_PATH,
                                                       TABLES, ETDump)
 from torchlight.pte.fbs_schema import FbsSchema, load_fbs
@@ -79,7 +79,7 @@ def deserialize_from_etdump_flatcc(data: bytes, size_prefixed: Optional[bool] = 
     if end - start < 8 or data[start + 4:start + 8] != FILE_IDENTIFIER:
         raise ETDumpParseError(f"not an ETDump: identifier {data[start + 4:start + 8]!r} at "
                                f"offset {start + 4}, expected {FILE_IDENTIFIER!r}")
-    reader = FlatbufferReader(etdump_schema(), TABLES, ENUMS, data[:end], start)
+    reader = FlatbufferReader(etdump_schema(), TABLES, data[:end], start, enums=ENUMS)
     try:
         return reader.read_root()
     except ETDumpParseError:

@@ -1,21 +1,25 @@
-"""Flatbuffer bytes -> dataclass objects, generically and defensively.
+"""Flatbuffer bytes -> dataclass objects, generically and defensively: the
+reading half of flatbuffer_writer.py, for files that come from outside
+(ETDump traces, bundled programs).
 
-The counterpart of torchlight.pte.flatbuffer_writer for files that come
-from outside (ETDump traces written by a runtime): every offset, vtable,
-string and vector is bounds-checked before it is read, so a truncated or
-corrupt file raises FlatbufferReadError naming the field path and the
-byte offset instead of reading out of range or looping. Field slots, wire
-types and defaults come from the parsed .fbs schema (fbs_schema.py); the
-objects are the schema's dataclasses, looked up by table name.
-
-Absent tables, strings and vectors read as None; absent scalars read as
-their schema default, since writers leave default values out.
+Every offset, vtable, string and vector is bounds-checked before it is
+read, so a truncated or corrupt file raises FlatbufferReadError naming the
+field path and the byte offset instead of reading out of range or looping.
+Field slots, wire types and defaults come from the parsed .fbs schema
+(fbs_schema.py); the objects are the schema's dataclasses, looked up by
+table name in a dict or a module. Absent scalars read as their schema
+default (writers leave defaults out); absent tables, strings and vectors
+read as None, or as empty values with `empty_when_absent`. A vector of
+ubyte reads as bytes where its dataclass field is annotated bytes, else as
+a list.
 """
 
 from __future__ import annotations
 
+import functools
 import struct
-from typing import Dict, Type
+import typing
+from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
@@ -35,25 +39,56 @@ class FlatbufferReadError(ValueError):
     """The bytes are not a valid buffer of the schema; names where and why."""
 
 
-class FlatbufferReader:
-    """Reads one buffer of one schema into dataclasses (`tables` by name,
-    `enums` turns enum values into the given IntEnum classes)."""
+@functools.lru_cache(maxsize=None)
+def _bytes_fields(cls) -> frozenset:
+    """The fields of dataclass `cls` annotated bytes or Optional[bytes]."""
+    return frozenset(name for name, hint in typing.get_type_hints(cls).items()
+                     if hint in (bytes, Optional[bytes]))
 
-    def __init__(self, fbs: FbsSchema, tables: Dict[str, Type], enums: Dict[str, Type],
-                 data: bytes, start: int = 0) -> None:
+
+class FlatbufferReader:
+    """Reads one buffer of one schema into dataclasses. `classes` maps table
+    and enum names to classes (a dict, or a module holding them); `enums`
+    overrides where enum classes come from. `start` is where the
+    flatbuffer begins (after a size prefix)."""
+
+    def __init__(self, fbs: FbsSchema, classes: Union[Mapping[str, Any], Any], data: bytes,
+                 start: int = 0, enums: Optional[Mapping[str, Any]] = None,
+                 empty_when_absent: bool = False, unions_required: bool = False) -> None:
         self._fbs = fbs
-        self._tables = tables
+        self._classes = classes
         self._enums = enums
+        self._empty_when_absent = empty_when_absent
+        self._unions_required = unions_required
         self._data = memoryview(bytes(data))
-        self._start = start  # Where the flatbuffer begins (after a size prefix).
+        self._start = start
         self._end = len(self._data)
         # Each table of a real buffer has its own 4-byte soffset, so reading
         # more tables than that means offsets are shared to multiply the work.
         self._tables_left = len(self._data) // 4 + 1
 
-    def read_root(self):
+    def read_root(self, file_identifier: bytes = b""):
+        if self._end - self._start < 8:
+            raise FlatbufferReadError(f"the buffer is {self._end - self._start} bytes, too short "
+                                      f"for a flatbuffer (at least 8)")
+        found = bytes(self._data[self._start + 4:self._start + 8])
+        if file_identifier and found != file_identifier:
+            raise FlatbufferReadError(f"file identifier is {found!r}, expected "
+                                      f"{file_identifier!r}")
         root = self._uoffset(self._start, "root offset")
         return self._table(root, self._fbs.root_type, self._fbs.root_type, 0)
+
+    def _class(self, name: str):
+        if isinstance(self._classes, Mapping):
+            return self._classes[name]
+        return getattr(self._classes, name)
+
+    def _enum_class(self, name: str):
+        if self._enums is not None:
+            return self._enums.get(name)
+        if isinstance(self._classes, Mapping):
+            return self._classes.get(name)
+        return getattr(self._classes, name, None)
 
     # --- Bounds-checked primitives ------------------------------------------
 
@@ -97,13 +132,33 @@ class FlatbufferReader:
         slots = struct.unpack_from(f"<{(vtable_size - 4) // 2}H", self._data, vtable + 4)
         values = {}
         for f in table.fields:
+            if f.deprecated:
+                continue
             field_offset = slots[f.slot] if f.slot < len(slots) else 0
             if not field_offset:
-                values[f.name] = (self._enum_value(f.type, f.default)
-                                  if f.type.kind in ("scalar", "enum") else None)
+                values[f.name] = self._absent(f, path)
                 continue
             values[f.name] = self._field(f, pos, field_offset, table_size, slots, path, depth)
-        return self._tables[name](**values)
+        cls = self._class(name)
+        for key in [k for k, v in values.items() if isinstance(v, bytes)]:
+            if key not in _bytes_fields(cls):
+                values[key] = list(values[key])
+        return cls(**values)
+
+    def _absent(self, f: Field, path: str):
+        kind = f.type.kind
+        if kind in ("scalar", "enum"):
+            return self._enum_value(f.type, f.default)
+        if kind == "union" and self._unions_required:
+            raise FlatbufferReadError(f"{path}.{f.name}: the union holds no value")
+        if not self._empty_when_absent:
+            return None
+        if kind == "string":
+            return ""
+        if kind == "vector":
+            element = f.type.element
+            return b"" if element.kind == "scalar" and element.name == "ubyte" else []
+        return None
 
     def _field(self, f: Field, table_pos: int, field_offset: int, table_size: int, slots,
                path: str, depth: int):
@@ -140,7 +195,7 @@ class FlatbufferReader:
         return self._vector(target, f.type.element, where, depth)
 
     def _enum_value(self, t: TypeRef, value):
-        cls = self._enums.get(t.name) if t.kind == "enum" else None
+        cls = self._enum_class(t.name) if t.kind == "enum" else None
         if cls is None:
             return value
         try:
