@@ -11,12 +11,12 @@ import pytest
 import torch
 
 import torchlight
-from torchlight.backends.test_backend import TestBackend, TestBackendPartitioner
 from torchlight.backends.xnnpack.partitioner import XnnpackPartitioner
-from torchlight.delegation import PreprocessResult, register_backend
 from torchlight.devtools import ETRecord, generate_etrecord, parse_etrecord
 from torchlight.devtools.etrecord import ETRecordError
 from torchlight.pte import schema
+
+from mapped_backend import MAPPED_BACKEND_ID, Adds, MappedPartitioner
 
 
 class Net(torch.nn.Module):
@@ -105,40 +105,14 @@ def test_delegate_call_maps_to_its_partitions_handles():
     assert sorted(h for i in delegate_indices for h in handle_map[i]) == expected
 
 
-class _MappedBackend(TestBackend):
-    """The test backend, also reporting delegate debug id -> handles."""
-
-    @staticmethod
-    def preprocess(graph_module, compile_specs):
-        blob = TestBackend.preprocess(graph_module, compile_specs).processed_bytes
-        calls = [n for n in graph_module.graph.nodes if n.op == "call_function"]
-        return PreprocessResult(blob, {i: [n.meta["debug_handle"]] for i, n in enumerate(calls)})
-
-
-register_backend("MappedTestBackend", _MappedBackend)
-
-
-class _MappedPartitioner(TestBackendPartitioner):
-    def partition(self, exported_program):
-        result = super().partition(exported_program)
-        for spec in result.partition_tags.values():
-            spec.backend_id = "MappedTestBackend"
-        return result
-
-
-class _Adds(torch.nn.Module):
-    def forward(self, x, y):
-        return (x * 2 + y) * y
-
-
 def test_backend_debug_map_becomes_delegate_map():
-    ep = torch.export.export(_Adds(), (torch.randn(3), torch.randn(3)))
-    edge = torchlight.to_edge(ep).to_backend(_MappedPartitioner())
+    ep = torch.export.export(Adds(), (torch.randn(3), torch.randn(3)))
+    edge = torchlight.to_edge(ep).to_backend(MappedPartitioner())
     prog = edge.to_executorch()
     delegate_map = prog.delegate_map["forward"]
     (index,) = delegate_map
     entry = delegate_map[index]
-    assert entry["name"] == "MappedTestBackend"
+    assert entry["name"] == MAPPED_BACKEND_ID
     handles = sorted(h for hs in entry["delegate_map"].values() for h in hs)
     assert handles == prog.debug_handle_map["forward"][index]
     assert len(entry["delegate_map"]) == 3  # mul, add, mul
@@ -225,7 +199,7 @@ def test_delegated_program_is_recorded_with_partitions_inlined():
 
 def test_several_methods_give_a_dict():
     eps = {"forward": torch.export.export(Net(), _inputs()),
-           "other": torch.export.export(_Adds(), (torch.randn(3), torch.randn(3)))}
+           "other": torch.export.export(Adds(), (torch.randn(3), torch.randn(3)))}
     edge = torchlight.to_edge(eps)
     prog = edge.to_executorch()
     buffer = io.BytesIO()

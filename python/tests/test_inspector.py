@@ -13,8 +13,6 @@ import pytest
 import torch
 
 import torchlight
-from torchlight.backends.test_backend import TestBackend, TestBackendPartitioner
-from torchlight.delegation import PreprocessResult, register_backend
 from torchlight.devtools import Inspector, generate_etrecord, parse_etrecord
 from torchlight.devtools.etdump.schema_flatcc import (Bool, DebugEvent, ETDump, Event,
                                                       ProfileEvent, RunData, Tensor, Value,
@@ -23,6 +21,8 @@ from torchlight.devtools.etdump.serialize import serialize_to_etdump_flatcc
 from torchlight.devtools.inspector import DebugBufferError, TimeScale
 from torchlight.pte import schema
 from torchlight.pte.schema import ScalarType
+
+from mapped_backend import MAPPED_BACKEND_ID, Adds, MappedPartitioner
 
 
 class ConvNet(torch.nn.Module):
@@ -408,33 +408,9 @@ def test_different_runs_stay_separate_blocks():
     assert blocks[0].events[0].perf_data.raw == [10, 30]
 
 
-class _MappedBackend(TestBackend):
-    @staticmethod
-    def preprocess(graph_module, compile_specs):
-        blob = TestBackend.preprocess(graph_module, compile_specs).processed_bytes
-        calls = [n for n in graph_module.graph.nodes if n.op == "call_function"]
-        return PreprocessResult(blob, {i: [n.meta["debug_handle"]] for i, n in enumerate(calls)})
-
-
-register_backend("InspectorMappedBackend", _MappedBackend)
-
-
-class _MappedPartitioner(TestBackendPartitioner):
-    def partition(self, exported_program):
-        result = super().partition(exported_program)
-        for spec in result.partition_tags.values():
-            spec.backend_id = "InspectorMappedBackend"
-        return result
-
-
-class _Adds(torch.nn.Module):
-    def forward(self, x, y):
-        return (x * 2 + y) * y
-
-
 def test_delegate_rows(tmp_path):
-    ep = torch.export.export(_Adds(), (torch.randn(3), torch.randn(3)))
-    edge = torchlight.to_edge(ep).to_backend(_MappedPartitioner())
+    ep = torch.export.export(Adds(), (torch.randn(3), torch.randn(3)))
+    edge = torchlight.to_edge(ep).to_backend(MappedPartitioner())
     prog = edge.to_executorch()
     record_path = tmp_path / "etrecord.bin"
     generate_etrecord(record_path, edge, prog)
@@ -453,29 +429,29 @@ def test_delegate_rows(tmp_path):
              .graph.nodes if n.op == "call_function"]
     for i, event in enumerate(events[:3]):
         assert event.is_delegated_op and event.delegate_debug_identifier == i
-        assert event.delegate_backend_name == "InspectorMappedBackend"
+        assert event.delegate_backend_name == MAPPED_BACKEND_ID
         assert event.debug_handles == [nodes[i].meta["debug_handle"]]
         assert event.op_types == [str(nodes[i].target)]
         assert event.perf_data.raw == [pytest.approx(50 / 1e6)]
         assert event.delegate_debug_metadatas == [b""]
     call = events[3]
-    assert call.is_delegated_op is False and call.delegate_backend_name == "InspectorMappedBackend"
+    assert call.is_delegated_op is False and call.delegate_backend_name == MAPPED_BACKEND_ID
     assert sorted(call.op_types) == sorted(str(n.target) for n in nodes)
     text = io.StringIO()
     inspector.print_data_tabular(file=text)
-    assert "InspectorMappedBackend" in text.getvalue()
+    assert MAPPED_BACKEND_ID in text.getvalue()
 
 
 def test_numeric_gap_prefers_a_delegates_inner_values(tmp_path):
     """When the backend logs each delegated node's output, those rows are
     compared and the DELEGATE_CALL (covering the same handles) is not."""
     x, y = torch.randn(3), torch.randn(3)
-    ep = torch.export.export(_Adds(), (x, y))
-    edge = torchlight.to_edge(ep).to_backend(_MappedPartitioner())
+    ep = torch.export.export(Adds(), (x, y))
+    edge = torchlight.to_edge(ep).to_backend(MappedPartitioner())
     prog = edge.to_executorch()
     record_path = tmp_path / "etrecord.bin"
     generate_etrecord(record_path, edge, prog, bundled_program=_Bundled(
-        [_Suite("forward", [_Case([x, y], [_Adds()(x, y)])])]))
+        [_Suite("forward", [_Case([x, y], [Adds()(x, y)])])]))
     (index,) = prog.delegate_map["forward"]
     inner_values = [x * 2, x * 2 + y + 0.25, (x * 2 + y) * y]  # the add is off by 0.25
     buffer = bytearray()
