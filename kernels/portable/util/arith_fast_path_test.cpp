@@ -14,6 +14,7 @@
 
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/prepare_harness.h"
 #include "kernels/portable/test/test_tensor.h"
 
 namespace torchlight::portable {
@@ -23,25 +24,13 @@ using kernel_test::KernelArgs;
 using kernel_test::TestTensor;
 using ::testing::HasSubstr;
 
-const Kernel& portable_kernel(const char* name) {
-  for (const Kernel& k : portable_kernels()) {
-    if (std::string(k.name) == name) return k;
-  }
-  ADD_FAILURE() << "no kernel " << name;
-  return portable_kernels()[0];
-}
-
 // What prepare installed for `args`, a call the schema accepts (the
 // runtime checks that before prepare; the evals below trust it).
 KernelFunction prepared_eval(const Kernel& kernel, KernelArgs& args) {
-  EXPECT_TRUE(check_call(args.span(), *kernel.schema).ok()) << kernel.name;
-  PrepareContext context(nullptr, kernel.name);
-  PreparedCall call;
-  call.eval = kernel.eval;
   EXPECT_NE(kernel.prepare, nullptr) << kernel.name;
-  if (kernel.prepare == nullptr) return kernel.eval;
-  EXPECT_TRUE(kernel.prepare(context, args.span(), &call).ok());
-  return call.eval;
+  const kernel_test::Prepared prepared = kernel_test::prepare_like_loader(kernel, args);
+  EXPECT_TRUE(prepared.status.ok()) << prepared.status.message();
+  return prepared.eval;
 }
 
 std::vector<double> random_values(size_t n, unsigned seed) {
@@ -77,7 +66,7 @@ void expect_identical(const Case& c, ScalarType dtype, std::vector<SizesType> si
                       std::vector<SizesType> other_sizes, EValue other_scalar, EValue alpha,
                       bool expect_fast) {
   SCOPED_TRACE(std::string(c.op) + " " + to_string(dtype));
-  const Kernel& kernel = portable_kernel(c.op);
+  const Kernel& kernel = kernel_test::portable_kernel_named(c.op);
   int64_t n = 1;
   for (SizesType s : sizes) n *= s;
   int64_t other_n = 1;
@@ -148,7 +137,7 @@ TEST(ArithFastPathTest, OtherDtypesAndLayoutsKeepTheReferenceKernel) {
       expect_identical(c, dtype, {2, 3}, {2, 3}, EValue(int64_t{2}), EValue(int64_t{1}), false);
     }
   }
-  const Kernel& add = portable_kernel("aten::add.out");
+  const Kernel& add = kernel_test::portable_kernel_named("aten::add.out");
   kernel_test::Layout channels_last = kernel_test::dim_order({0, 2, 3, 1});
   TestTensor self(ScalarType::kFloat, {1, 2, 2, 2}, {}, channels_last);
   TestTensor other(ScalarType::kFloat, {1, 2, 2, 2});
@@ -164,7 +153,7 @@ TEST(ArithFastPathTest, OtherDtypesAndLayoutsKeepTheReferenceKernel) {
 }
 
 TEST(ArithFastPathTest, ResizedInputsGoThroughTheReferenceWhichResizesOut) {
-  const Kernel& mul = portable_kernel("aten::mul.out");
+  const Kernel& mul = kernel_test::portable_kernel_named("aten::mul.out");
   TestTensor self(ScalarType::kFloat, {4}, {1, 2, 3, 4}, kernel_test::dynamic_bound());
   TestTensor other(ScalarType::kFloat, {4}, {2, 2, 2, 2}, kernel_test::dynamic_bound());
   TestTensor out(ScalarType::kFloat, {4}, {}, kernel_test::dynamic_bound());
@@ -185,7 +174,7 @@ TEST(ArithFastPathTest, ResizedInputsGoThroughTheReferenceWhichResizesOut) {
 TEST(ArithFastPathTest, ScalarKindChangedSinceLoadStillComputesCorrectly) {
   // A Scalar argument a previous instruction computes may be an Int at load
   // and a Double when the kernel runs.
-  const Kernel& add = portable_kernel("aten::add.Scalar_out");
+  const Kernel& add = kernel_test::portable_kernel_named("aten::add.Scalar_out");
   TestTensor self(ScalarType::kFloat, {3}, {1, 2, 3});
   TestTensor out(ScalarType::kFloat, {3});
   KernelArgs args{self.evalue(), EValue(int64_t{1}), EValue(int64_t{1}), out.evalue(), EValue()};

@@ -18,6 +18,7 @@
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
+#include "kernels/portable/test/prepare_harness.h"
 #include "kernels/portable/test/test_tensor.h"
 
 namespace torchlight::portable {
@@ -25,31 +26,12 @@ namespace {
 
 using kernel_test::IntListArg;
 using kernel_test::KernelArgs;
+using kernel_test::portable_kernel_named;
+using kernel_test::prepare_like_loader;
+using kernel_test::Prepared;
 using kernel_test::Layout;
 using kernel_test::TestTensor;
 using ::testing::HasSubstr;
-
-const Kernel& kernel_named(const char* name) {
-  for (const Kernel& k : portable_kernels()) {
-    if (std::string(k.name) == name) return k;
-  }
-  ADD_FAILURE() << name << " is not a portable kernel";
-  return portable_kernels()[0];
-}
-
-struct Prepared {
-  Status status;
-  KernelFunction eval;
-};
-
-Prepared prepare(const Kernel& kernel, KernelArgs& args) {
-  EXPECT_TRUE(check_call(args.span(), *kernel.schema).ok()) << kernel.name;
-  PrepareContext context(nullptr, kernel.name);
-  PreparedCall call;
-  call.eval = kernel.eval;
-  Status status = kernel.prepare(context, args.span(), &call);
-  return {status, call.eval};
-}
 
 std::vector<double> counting(size_t n) {
   std::vector<double> v(n);
@@ -72,7 +54,7 @@ bool expect_same_as_reference(const char* name, ScalarType dtype, std::vector<Si
                               const Layout& layout, std::vector<SizesType> out_sizes,
                               const Layout& out_layout,
                               const std::function<std::vector<EValue>()>& middle) {
-  const Kernel& kernel = kernel_named(name);
+  const Kernel& kernel = portable_kernel_named(name);
   EXPECT_NE(kernel.prepare, nullptr) << name;
   if (kernel.prepare == nullptr) return false;
   int64_t n = 1;
@@ -89,7 +71,7 @@ bool expect_same_as_reference(const char* name, ScalarType dtype, std::vector<Si
   };
   std::unique_ptr<KernelArgs> fast_args = build(fast_out);
   std::unique_ptr<KernelArgs> reference_args = build(reference_out);
-  const Prepared p = prepare(kernel, *fast_args);
+  const Prepared p = prepare_like_loader(kernel, *fast_args);
   EXPECT_TRUE(p.status.ok()) << p.status.message();
   KernelContext fast_ctx(nullptr, nullptr, name);
   KernelContext reference_ctx(nullptr, nullptr, name);
@@ -187,7 +169,7 @@ TEST(DenseCopyTest, OutInSelfsMemoryIsLeftInPlace) {
   // nothing moves (ASan checks no memcpy runs between identical pointers).
   TestTensor self(ScalarType::kFloat, {2, 3}, counting(6));
   KernelArgs clone{self.evalue(), EValue(), self.evalue(), EValue()};
-  const Prepared p = prepare(kernel_named("aten::clone.out"), clone);
+  const Prepared p = prepare_like_loader(portable_kernel_named("aten::clone.out"), clone);
   ASSERT_TRUE(p.status.ok());
   KernelContext ctx(nullptr, nullptr, "aten::clone.out");
   p.eval(ctx, clone.span());
@@ -202,12 +184,12 @@ TEST(DenseCopyTest, WhatTheProgramFixesIsRejectedAtPrepareNamingTheArgument) {
   TestTensor f_out_t(ScalarType::kFloat, {3, 2});
   auto rejected = [](const char* name, KernelArgs& args, Error code, const char* reason) {
     SCOPED_TRACE(name);
-    const Prepared p = prepare(kernel_named(name), args);
+    const Prepared p = prepare_like_loader(portable_kernel_named(name), args);
     EXPECT_EQ(p.status.code(), code) << p.status.message();
     EXPECT_THAT(p.status.message(), HasSubstr(reason));
     // The reference refuses the same call with the same reason.
     KernelContext ctx(nullptr, nullptr, name);
-    kernel_named(name).eval(ctx, args.span());
+    portable_kernel_named(name).eval(ctx, args.span());
     EXPECT_TRUE(ctx.failed());
     EXPECT_THAT(ctx.status().message(), HasSubstr(reason));
   };

@@ -20,6 +20,7 @@
 
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/prepare_harness.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
@@ -29,6 +30,9 @@ namespace {
 using ::torchlight::testing::ErrorIs;
 
 using kernel_test::KernelArgs;
+using kernel_test::portable_kernel_named;
+using kernel_test::prepare_like_loader;
+using kernel_test::Prepared;
 using kernel_test::TestTensor;
 using ::testing::HasSubstr;
 
@@ -54,21 +58,6 @@ std::vector<const Kernel*> prepared_kernels(Shape shape) {
     if (k.prepare != nullptr && shape_of(k) == shape) found.push_back(&k);
   }
   return found;
-}
-
-struct Prepared {
-  Status status;
-  KernelFunction eval;
-};
-
-// Prepare on a call the schema accepts, as method load runs it.
-Prepared prepare(const Kernel& kernel, KernelArgs& args) {
-  EXPECT_TRUE(check_call(args.span(), *kernel.schema).ok()) << kernel.name;
-  PrepareContext context(nullptr, kernel.name);
-  PreparedCall call;
-  call.eval = kernel.eval;
-  Status status = kernel.prepare(context, args.span(), &call);
-  return {status, call.eval};
 }
 
 std::vector<double> values_for(ScalarType dtype, size_t n, unsigned seed) {
@@ -102,7 +91,7 @@ bool expect_identical(const Kernel& kernel, ScalarType out_dtype,
   TestTensor fast_out(out_dtype, out_sizes);
   TestTensor reference_out(out_dtype, out_sizes);
   KernelArgs& fast_args = make_args(fast_out);
-  const Prepared p = prepare(kernel, fast_args);
+  const Prepared p = prepare_like_loader(kernel, fast_args);
   KernelArgs& reference_args = make_args(reference_out);
   KernelContext reference_ctx(nullptr, nullptr, kernel.name);
   kernel.eval(reference_ctx, reference_args.span());
@@ -220,7 +209,7 @@ TEST(DensePathTest, ScalarKindChangedSinceLoadGoesToTheReference) {
     if (std::string(k.name) == "aten::eq.Scalar_out") eq = &k;
   }
   ASSERT_NE(eq, nullptr);
-  const Prepared p = prepare(*eq, args);
+  const Prepared p = prepare_like_loader(*eq, args);
   ASSERT_TRUE(p.status.ok());
   ASSERT_NE(p.eval, eq->eval);
   args[1] = EValue(2.5);
@@ -274,14 +263,6 @@ TEST(DensePathTest, WrongDtypesAreRejectedAtPrepareNamingTheArgument) {
 // ---- softplus, round.decimals, div with a rounding mode, pow.Scalar_out,
 // ---- clamp.Tensor_out, masked_fill.Scalar_out) ----
 
-const Kernel& kernel_named(const char* name) {
-  for (const Kernel& k : portable_kernels()) {
-    if (std::string(k.name) == name) return k;
-  }
-  ADD_FAILURE() << name << " is not a portable kernel";
-  return portable_kernels()[0];
-}
-
 // One call of `name` whose out is `out_dtype` of `out_sizes`, built by
 // `args_around(out)` (which returns the full argument list as a
 // std::vector<EValue>, return slot last): checks the dense path against the reference, counting in *fast
@@ -290,7 +271,7 @@ template <typename ArgsAround>
 void expect_dense_matches(const char* name, ScalarType out_dtype,
                           std::vector<SizesType> out_sizes, const ArgsAround& args_around,
                           size_t* fast) {
-  const Kernel& kernel = kernel_named(name);
+  const Kernel& kernel = portable_kernel_named(name);
   ASSERT_NE(kernel.prepare, nullptr) << name;
   std::vector<std::unique_ptr<KernelArgs>> keep;
   auto make = [&](TestTensor& out) -> KernelArgs& {
@@ -370,7 +351,7 @@ TEST(DensePathTest, DivWithRoundingModeIsBitIdenticalToTheReference) {
   TestTensor a(ScalarType::kFloat, {2}, {1, 2});
   TestTensor out(ScalarType::kFloat, {2});
   KernelArgs args{a.evalue(), a.evalue(), EValue("round"), out.evalue(), EValue()};
-  const Prepared p = prepare(kernel_named("aten::div.out_mode"), args);
+  const Prepared p = prepare_like_loader(portable_kernel_named("aten::div.out_mode"), args);
   EXPECT_THAT(p.status, ErrorIs(Error::kInvalidArgument, "argument 'rounding_mode' is 'round'"));
 }
 
@@ -417,7 +398,7 @@ TEST(DensePathTest, ClampTensorIsBitIdenticalToTheReference) {
   TestTensor a(ScalarType::kFloat, {2}, {1, 2});
   TestTensor out(ScalarType::kFloat, {2});
   KernelArgs args{a.evalue(), EValue(), EValue(), out.evalue(), EValue()};
-  const Prepared p = prepare(kernel_named("aten::clamp.Tensor_out"), args);
+  const Prepared p = prepare_like_loader(portable_kernel_named("aten::clamp.Tensor_out"), args);
   EXPECT_THAT(p.status, ErrorIs(Error::kInvalidArgument, "'min' and 'max' must not be None"));
 }
 
@@ -475,17 +456,17 @@ TEST(DensePathTest, ParameterDtypesAreRejectedAtPrepareNamingTheArgument) {
   EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'self' has dtype int32"));
 
   KernelArgs bad_gelu{i.evalue(), EValue("erf"), i_out.evalue(), EValue()};
-  const Prepared p = prepare(kernel_named("aten::gelu.out"), bad_gelu);
+  const Prepared p = prepare_like_loader(portable_kernel_named("aten::gelu.out"), bad_gelu);
   EXPECT_THAT(p.status, ErrorIs(Error::kInvalidArgument, "'approximate' is 'erf'"));
 
   TestTensor f(ScalarType::kFloat, {2}, {1, 2});
   KernelArgs pow{f.evalue(), EValue(2.0), i_out.evalue(), EValue()};
-  const Prepared pow_p = prepare(kernel_named("aten::pow.Tensor_Scalar_out"), pow);
+  const Prepared pow_p = prepare_like_loader(portable_kernel_named("aten::pow.Tensor_Scalar_out"), pow);
   EXPECT_THAT(pow_p.status, ErrorIs(Error::kInvalidType, "'out'"));
 
   TestTensor f_out(ScalarType::kFloat, {2});
   KernelArgs fill{f.evalue(), i.evalue(), EValue(0.0), f_out.evalue(), EValue()};
-  const Prepared fill_p = prepare(kernel_named("aten::masked_fill.Scalar_out"), fill);
+  const Prepared fill_p = prepare_like_loader(portable_kernel_named("aten::masked_fill.Scalar_out"), fill);
   EXPECT_THAT(fill_p.status, ErrorIs(Error::kInvalidType, "argument 'mask' has dtype int32"));
 }
 
