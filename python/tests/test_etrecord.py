@@ -16,6 +16,9 @@ from torchlight.devtools import ETRecord, generate_etrecord, parse_etrecord
 from torchlight.devtools.etrecord import ETRecordError
 from torchlight.pte import schema
 
+from torchlight.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+from torchlight.devtools.bundled_program.core import BundledProgram
+
 from mapped_backend import MAPPED_BACKEND_ID, Adds, MappedPartitioner
 
 
@@ -124,28 +127,12 @@ def _etrecord_bytes(ep, edge, prog, **kw) -> bytes:
     return buffer.getvalue()
 
 
-class _Case:
-    def __init__(self, inputs, expected_outputs):
-        self.inputs, self.expected_outputs = inputs, expected_outputs
-
-
-class _Suite:
-    def __init__(self, method_name, test_cases):
-        self.method_name, self.test_cases = method_name, test_cases
-
-
-class _Bundled:
-    """Shaped like upstream's BundledProgram (what generate_etrecord reads)."""
-
-    def __init__(self, suites):
-        self.method_test_suites = suites
-
-
 def test_etrecord_round_trip(tmp_path):
     ep, edge, prog = _export()
     x = _inputs()[0]
     expected = MODEL(x)
-    bundled = _Bundled([_Suite("forward", [_Case([x], [expected]), _Case([x + 1], [expected])])])
+    cases = [MethodTestCase([x], [expected]), MethodTestCase([x + 1], [expected])]
+    bundled = BundledProgram(prog, [MethodTestSuite("forward", cases)])
     path = tmp_path / "etrecord.bin"
     generate_etrecord(path, edge, prog, exported_program=ep, bundled_program=bundled,
                       extra_recorded_export_modules={"edge_after_transform": edge})

@@ -22,6 +22,9 @@ from torchlight.devtools.inspector import DebugBufferError, TimeScale
 from torchlight.pte import schema
 from torchlight.pte.schema import ScalarType
 
+from torchlight.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+from torchlight.devtools.bundled_program.core import BundledProgram
+
 from mapped_backend import MAPPED_BACKEND_ID, Adds, MappedPartitioner
 
 
@@ -42,21 +45,6 @@ _SCALAR = {torch.float32: ScalarType.FLOAT, torch.int64: ScalarType.LONG,
            torch.int32: ScalarType.INT, torch.bool: ScalarType.BOOL}
 
 
-class _Case:
-    def __init__(self, inputs, expected_outputs):
-        self.inputs, self.expected_outputs = inputs, expected_outputs
-
-
-class _Suite:
-    def __init__(self, method_name, test_cases):
-        self.method_name, self.test_cases = method_name, test_cases
-
-
-class _Bundled:
-    def __init__(self, suites):
-        self.method_test_suites = suites
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """(edge manager, program manager, ETRecord path) of ConvNet."""
@@ -64,7 +52,8 @@ def exported(tmp_path_factory):
     edge = torchlight.to_edge(ep)
     prog = edge.to_executorch()
     path = tmp_path_factory.mktemp("etrecord") / "etrecord.bin"
-    bundled = _Bundled([_Suite("forward", [_Case(list(INPUTS), [MODEL(*INPUTS)])])])
+    case = MethodTestCase(list(INPUTS), [MODEL(*INPUTS)])
+    bundled = BundledProgram(prog, [MethodTestSuite("forward", [case])])
     generate_etrecord(path, edge, prog, exported_program=ep, bundled_program=bundled)
     return edge, prog, path
 
@@ -292,7 +281,8 @@ def test_numeric_gap_through_xnnpack_delegate_calls(tmp_path):
     edge = torchlight.to_edge(ep).to_backend(XnnpackPartitioner())
     prog = edge.to_executorch()
     record = tmp_path / "etrecord.bin"
-    bundled = _Bundled([_Suite("forward", [_Case(list(INPUTS), [MODEL(*INPUTS)])])])
+    case = MethodTestCase(list(INPUTS), [MODEL(*INPUTS)])
+    bundled = BundledProgram(prog, [MethodTestSuite("forward", [case])])
     generate_etrecord(record, edge, prog, exported_program=ep, bundled_program=bundled)
     names = _op_names(prog)
     delegate = next(i for i, (n, _) in names.items() if n == "DELEGATE_CALL")
@@ -450,8 +440,8 @@ def test_numeric_gap_prefers_a_delegates_inner_values(tmp_path):
     edge = torchlight.to_edge(ep).to_backend(MappedPartitioner())
     prog = edge.to_executorch()
     record_path = tmp_path / "etrecord.bin"
-    generate_etrecord(record_path, edge, prog, bundled_program=_Bundled(
-        [_Suite("forward", [_Case([x, y], [Adds()(x, y)])])]))
+    generate_etrecord(record_path, edge, prog, bundled_program=BundledProgram(
+        prog, [MethodTestSuite("forward", [MethodTestCase([x, y], [Adds()(x, y)])])]))
     (index,) = prog.delegate_map["forward"]
     inner_values = [x * 2, x * 2 + y + 0.25, (x * 2 + y) * y]  # the add is off by 0.25
     buffer = bytearray()
