@@ -98,4 +98,20 @@ Status fill_random(const Tensor& tensor, uint64_t seed) {
   });
 }
 
+Status fill_values(const Tensor& tensor, const std::function<double()>& value) {
+  return dispatch(tensor, "fill_values", [&value](auto* data, size_t n) {
+    using T = std::remove_pointer_t<decltype(data)>;
+    for (size_t i = 0; i < n; ++i) {
+      const double v = value();
+      if constexpr (std::is_same_v<T, bool>) {
+        data[i] = v != 0;
+      } else if constexpr (kIsFloat<T> && !std::is_floating_point_v<T>) {
+        data[i] = T(static_cast<float>(v));
+      } else {
+        data[i] = static_cast<T>(v);
+      }
+    }
+  });
+}
+
 }  // namespace torchlight

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
@@ -23,5 +24,10 @@ Status fill_ones(const Tensor& tensor);
 /// [-8, 8); unsigned integers in [0, 16); bool true or false with equal odds.
 /// Same dtypes and errors as fill_ones().
 Status fill_random(const Tensor& tensor, uint64_t seed);
+
+/// Sets every element, in storage order, to the next `value()` converted to
+/// the dtype as a C++ cast does (bool: nonzero is true). Same dtypes and
+/// errors as fill_ones().
+Status fill_values(const Tensor& tensor, const std::function<double()>& value);
 
 }  // namespace torchlight

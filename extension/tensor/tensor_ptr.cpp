@@ -4,7 +4,7 @@
 #include <cstring>
 #include <random>
 
-#include "runtime/core/half.h"
+#include "extension/tensor/tensor_fill.h"
 #include "runtime/platform/log.h"
 
 namespace torchlight {
@@ -36,60 +36,15 @@ TensorPtr fail(const Status& status, const char* what) {
   return nullptr;
 }
 
-// Reads element i of `values` (of `type`) as double; writes one as `type`.
-// The types a host builds tensors from: bool, integers, the floats.
-bool read_as_double(const void* values, ScalarType type, size_t i, double* out) {
-  switch (type) {
-    case ScalarType::kBool: *out = static_cast<const bool*>(values)[i] ? 1 : 0; return true;
-    case ScalarType::kByte: *out = static_cast<const uint8_t*>(values)[i]; return true;
-    case ScalarType::kChar: *out = static_cast<const int8_t*>(values)[i]; return true;
-    case ScalarType::kShort: *out = static_cast<const int16_t*>(values)[i]; return true;
-    case ScalarType::kInt: *out = static_cast<const int32_t*>(values)[i]; return true;
-    case ScalarType::kLong: *out = static_cast<double>(static_cast<const int64_t*>(values)[i]); return true;
-    case ScalarType::kUInt16: *out = static_cast<const uint16_t*>(values)[i]; return true;
-    case ScalarType::kUInt32: *out = static_cast<const uint32_t*>(values)[i]; return true;
-    case ScalarType::kUInt64: *out = static_cast<double>(static_cast<const uint64_t*>(values)[i]); return true;
-    case ScalarType::kHalf: *out = static_cast<float>(static_cast<const Half*>(values)[i]); return true;
-    case ScalarType::kBFloat16: *out = static_cast<float>(static_cast<const BFloat16*>(values)[i]); return true;
-    case ScalarType::kFloat: *out = static_cast<const float*>(values)[i]; return true;
-    case ScalarType::kDouble: *out = static_cast<const double*>(values)[i]; return true;
-    default: return false;
-  }
-}
-
-bool write_from_double(void* values, ScalarType type, size_t i, double v) {
-  switch (type) {
-    case ScalarType::kBool: static_cast<bool*>(values)[i] = v != 0; return true;
-    case ScalarType::kByte: static_cast<uint8_t*>(values)[i] = static_cast<uint8_t>(v); return true;
-    case ScalarType::kChar: static_cast<int8_t*>(values)[i] = static_cast<int8_t>(v); return true;
-    case ScalarType::kShort: static_cast<int16_t*>(values)[i] = static_cast<int16_t>(v); return true;
-    case ScalarType::kInt: static_cast<int32_t*>(values)[i] = static_cast<int32_t>(v); return true;
-    case ScalarType::kLong: static_cast<int64_t*>(values)[i] = static_cast<int64_t>(v); return true;
-    case ScalarType::kUInt16: static_cast<uint16_t*>(values)[i] = static_cast<uint16_t>(v); return true;
-    case ScalarType::kUInt32: static_cast<uint32_t*>(values)[i] = static_cast<uint32_t>(v); return true;
-    case ScalarType::kUInt64: static_cast<uint64_t*>(values)[i] = static_cast<uint64_t>(v); return true;
-    case ScalarType::kHalf: static_cast<Half*>(values)[i] = Half(static_cast<float>(v)); return true;
-    case ScalarType::kBFloat16: static_cast<BFloat16*>(values)[i] = BFloat16(static_cast<float>(v)); return true;
-    case ScalarType::kFloat: static_cast<float*>(values)[i] = static_cast<float>(v); return true;
-    case ScalarType::kDouble: static_cast<double*>(values)[i] = v; return true;
-    default: return false;
-  }
-}
-
 // A contiguous owning tensor with every element set by `value_at(i)`.
-template <typename ValueAt>
+// A contiguous owning tensor with every element set by `value()`.
 TensorPtr generate(std::vector<SizesType> sizes, ScalarType type, TensorShapeDynamism dynamism,
-                   const char* what, ValueAt value_at) {
+                   const char* what, const std::function<double()>& value) {
   Result<OwnedTensor> made = OwnedTensor::make(type, std::move(sizes), dynamism);
   if (!made.ok()) return fail(made.status(), what);
   OwnedTensor owned = std::move(made.get());
-  void* data = owned.tensor().mutable_data_ptr();
-  for (int64_t i = 0; i < owned.numel(); ++i) {
-    if (!write_from_double(data, type, static_cast<size_t>(i), value_at())) {
-      return fail(Status::error(Error::kNotSupported, "cannot fill a %s tensor", to_string(type)),
-                  what);
-    }
-  }
+  const Status filled = fill_values(owned.tensor(), value);
+  if (!filled.ok()) return fail(filled, what);
   return share(std::move(owned));
 }
 
@@ -151,8 +106,9 @@ TensorPtr from_blob(void* data, std::vector<SizesType> sizes, std::vector<Stride
 namespace tensor_ptr_detail {
 
 TensorPtr make_owned(std::vector<SizesType> sizes, const void* values, size_t count,
-                     ScalarType source_type, std::vector<DimOrderType> dim_order,
-                     ScalarType type, TensorShapeDynamism dynamism) {
+                     ScalarType source_type, const std::function<double(size_t)>& value_at,
+                     std::vector<DimOrderType> dim_order, ScalarType type,
+                     TensorShapeDynamism dynamism) {
   Result<OwnedTensor> made =
       dim_order.empty() ? OwnedTensor::make(type, std::move(sizes), dynamism)
                         : OwnedTensor::make_with_dim_order(type, std::move(sizes),
@@ -165,19 +121,15 @@ TensorPtr make_owned(std::vector<SizesType> sizes, const void* values, size_t co
                               static_cast<long long>(owned.numel())),
                 "make_tensor_ptr");
   }
-  void* data = owned.tensor().mutable_data_ptr();
   if (source_type == type) {
-    if (count != 0) std::memcpy(data, values, count * element_size(type));
+    if (count != 0) {
+      std::memcpy(owned.tensor().mutable_data_ptr(), values, count * element_size(type));
+    }
     return share(std::move(owned));
   }
-  for (size_t i = 0; i < count; ++i) {
-    double v = 0;
-    if (!read_as_double(values, source_type, i, &v) || !write_from_double(data, type, i, v)) {
-      return fail(Status::error(Error::kNotSupported, "cannot convert %s values to %s",
-                                to_string(source_type), to_string(type)),
-                  "make_tensor_ptr");
-    }
-  }
+  size_t next = 0;
+  const Status filled = fill_values(owned.tensor(), [&] { return value_at(next++); });
+  if (!filled.ok()) return fail(filled, "make_tensor_ptr");
   return share(std::move(owned));
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -46,11 +47,17 @@ inline TensorPtr make_tensor_ptr(std::vector<SizesType> sizes, void* data,
 
 namespace tensor_ptr_detail {
 /// An owning TensorPtr of `type` from `count` values of `source_type`
-/// (converted element by element when the types differ), laid out in
-/// `dim_order` (empty: contiguous).
+/// (copied when the types match, else element i converted from
+/// `value_at(i)`), laid out in `dim_order` (empty: contiguous).
 TensorPtr make_owned(std::vector<SizesType> sizes, const void* values, size_t count,
-                     ScalarType source_type, std::vector<DimOrderType> dim_order,
-                     ScalarType type, TensorShapeDynamism dynamism);
+                     ScalarType source_type, const std::function<double(size_t)>& value_at,
+                     std::vector<DimOrderType> dim_order, ScalarType type,
+                     TensorShapeDynamism dynamism);
+/// Element i of `values` as a double, for make_owned's conversions.
+template <typename T>
+std::function<double(size_t)> reader_of(const T* values) {
+  return [values](size_t i) { return static_cast<double>(values[i]); };
+}
 }  // namespace tensor_ptr_detail
 
 /// An owning tensor holding `data` (copied), converted to `type` when it
@@ -66,6 +73,7 @@ TensorPtr make_tensor_ptr(std::vector<SizesType> sizes, std::vector<T> data,
   (void)strides;  // Implied by dim_order; upstream checks they agree.
   return tensor_ptr_detail::make_owned(std::move(sizes), data.data(), data.size(),
                                        owned_tensor_detail::scalar_type_of<T>(),
+                                       tensor_ptr_detail::reader_of(data.data()),
                                        std::move(dim_order), type, dynamism);
 }
 template <typename T>
@@ -89,7 +97,8 @@ TensorPtr make_tensor_ptr(std::vector<T> data,
 template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
 TensorPtr make_tensor_ptr(T value) {
   return tensor_ptr_detail::make_owned({}, &value, 1, owned_tensor_detail::scalar_type_of<T>(),
-                                       {}, owned_tensor_detail::scalar_type_of<T>(),
+                                       tensor_ptr_detail::reader_of(&value), {},
+                                       owned_tensor_detail::scalar_type_of<T>(),
                                        kTensorPtrDefaultDynamism);
 }
 
