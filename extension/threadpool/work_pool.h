@@ -35,7 +35,8 @@ class WorkPool {
 
   /// Calls fn(context, i) once for every i in [0, chunks), on the caller
   /// and the workers; returns when all have returned. A second caller while
-  /// a job runs gets false and should run the job itself.
+  /// a job runs (or a job of 2^32 - 1 chunks or more) gets false and should
+  /// run the job itself.
   bool run(size_t chunks, ChunkFn fn, void* context);
 
  private:

@@ -37,6 +37,27 @@ TEST(WorkPoolTest, BackToBackJobsRunEveryChunkOnce) {
   }
 }
 
+// A small job after a large one, a million times, with more threads than
+// cores: a worker still claiming from the finished job must not claim a chunk
+// against the next job's size (it ran that chunk twice before run() closed the
+// old generation first; this loop caught it in every run).
+TEST(WorkPoolTest, WorkerLateInClaimNeverRunsANewJobsChunkTwice) {
+  struct Hits {
+    std::atomic<int> at[40];
+    static void run(void* self, size_t index) { static_cast<Hits*>(self)->at[index]++; }
+  };
+  WorkPool pool(3);
+  int wrong = 0;
+  for (int job = 0; job < 1000000; ++job) {
+    const size_t chunks = (job & 1) ? 2 : 40;
+    Hits hits;
+    for (std::atomic<int>& h : hits.at) h.store(0, std::memory_order_relaxed);
+    ASSERT_TRUE(pool.run(chunks, &Hits::run, &hits));
+    for (size_t i = 0; i < 40; ++i) wrong += hits.at[i].load() != (i < chunks ? 1 : 0);
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
 // The caller returns only when chunks other threads claimed have finished.
 TEST(WorkPoolTest, RunReturnsAfterSlowChunksFinish) {
   WorkPool pool(3);
