@@ -220,6 +220,63 @@ def gpt2_seeds() -> dict:
     }
 
 
+def hf_seeds() -> dict:
+    """tokenizer.json in the two layouts HfTokenizer reads: byte-level BPE
+    (Llama 3: a Split regex then ByteLevel) and SentencePiece-style BPE
+    (Llama 2: Prepend/Replace normalizers, byte fallback)."""
+    table = byte_level_unicode()
+    encode = lambda b: "".join(table[x] for x in b)  # noqa: E731
+    vocab = {encode(bytes([b])): b for b in range(256)}
+    merges = []
+    for left, right in MERGES:
+        merged = encode(left + right)
+        if merged in vocab or encode(left) not in vocab or encode(right) not in vocab:
+            continue
+        vocab[merged] = len(vocab)
+        merges.append([encode(left), encode(right)])
+    cl100k = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+              "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+    byte_level = {
+        "added_tokens": [{"id": len(vocab), "content": "<|endoftext|>", "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": cl100k}, "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]},
+        "decoder": {"type": "ByteLevel"},
+        "model": {"type": "BPE", "ignore_merges": True, "vocab": vocab, "merges": merges},
+    }
+    sp_vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    sp_vocab.update({"<0x%02X>" % b: 3 + b for b in range(256)})
+    for piece in ["\u2581", "h", "e", "l", "o", "w", "r", "d", "\u2581h", "ll", "\u2581he",
+                  "llo", "\u2581hello"]:
+        sp_vocab.setdefault(piece, len(sp_vocab))
+    metaspace = {
+        "added_tokens": [{"id": i, "content": t, "special": True}
+                         for t, i in [("<unk>", 0), ("<s>", 1), ("</s>", 2)]],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u2581"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None,
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True,
+                  "vocab": sp_vocab,
+                  "merges": ["\u2581 h", "l l", "\u2581h e", "ll o", "\u2581he llo"]},
+    }
+    config = json.dumps({"bos_token": "<s>", "eos_token": {"content": "</s>"}}).encode()
+    return {
+        "byte_level.bin": b"\x00" + json.dumps(byte_level).encode() + SEPARATOR + SEPARATOR +
+        TEXT + b"<|endoftext|>",
+        "metaspace.bin": b"\x00" + json.dumps(metaspace).encode() + SEPARATOR + config +
+        SEPARATOR + TEXT + b"<s>hello w\xc3\xa9rld</s>",
+        "metaspace_plain.bin": b"\x01" + json.dumps(metaspace).encode() + SEPARATOR + config +
+        SEPARATOR + b"<s> hello",
+    }
+
+
 def tiktoken_seeds() -> dict:
     ranks = [bytes([b]) for b in range(256)]
     for left, right in MERGES:
@@ -302,6 +359,7 @@ def main() -> int:
     write("npy", npy_seeds())
     write("tokenizer_gpt2_bpe", gpt2_seeds())
     write("tokenizer_tiktoken", tiktoken_seeds())
+    write("tokenizer_hf", hf_seeds())
     write("tokenizer_llama2c", llama2c_seeds())
     write("tokenizer_sentencepiece", sentencepiece_seeds())
     return 0

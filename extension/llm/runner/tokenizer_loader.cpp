@@ -8,6 +8,7 @@
 #include "extension/llm/tokenizers/byte_tokenizer.h"
 #include "extension/llm/tokenizers/file_contents.h"
 #include "extension/llm/tokenizers/gpt2_bpe_tokenizer.h"
+#include "extension/llm/tokenizers/hf_tokenizer.h"
 #include "extension/llm/tokenizers/llama2c_tokenizer.h"
 #include "extension/llm/tokenizers/sentencepiece_tokenizer.h"
 #include "extension/llm/tokenizers/tiktoken_tokenizer.h"
@@ -155,6 +156,22 @@ Result<LoadedTokenizer> load_gpt2_from(const std::string& path, bool is_vocab) {
   return is_vocab ? load_gpt2(path, partner) : load_gpt2(partner, path);
 }
 
+Result<LoadedTokenizer> load_hf(const std::string& path) {
+  Result<std::unique_ptr<HfTokenizer>> t = HfTokenizer::load(path);
+  if (!t.ok()) return t.status();
+  LoadedTokenizer loaded;
+  // Chat models end a turn with <|eot_id|> (Llama 3) before their EOS.
+  std::vector<int32_t> eot;
+  if (t.get()->encode("<|eot_id|>", false, false, &eot).ok() && eot.size() == 1 &&
+      eot[0] != t.get()->eos_id()) {
+    loaded.extra_eos_ids.push_back(eot[0]);
+  }
+  loaded.tokenizer = std::move(t.get());
+  loaded.format = "Hugging Face tokenizer.json";
+  loaded.files = path;
+  return loaded;
+}
+
 Result<LoadedTokenizer> load_sentencepiece(const std::string& path, const std::string& contents) {
   Result<std::unique_ptr<SentencePieceTokenizer>> t =
       SentencePieceTokenizer::load_from_contents(contents, path.c_str());
@@ -203,6 +220,7 @@ Result<LoadedTokenizer> load_binary(const std::string& path, const std::string& 
 
 Result<LoadedTokenizer> load_file(const std::string& path) {
   const std::string name = base_name(path);
+  if (ends_with(name, "tokenizer.json")) return load_hf(path);
   if (ends_with(name, ".json")) return load_gpt2_from(path, /*is_vocab=*/true);
   if (ends_with(name, "merges.txt") || ends_with(name, ".bpe")) {
     return load_gpt2_from(path, /*is_vocab=*/false);
@@ -242,6 +260,9 @@ Result<LoadedTokenizer> load_tokenizer(const std::string& spec) {
       break;
   }
   const std::string dir = ends_with(spec, "/") ? spec : spec + "/";
+  // tokenizer.json first: Hub repositories often hold vocab.json and
+  // merges.txt too, but only tokenizer.json has the whole pipeline.
+  if (path_kind(dir + "tokenizer.json") == PathKind::kFile) return load_hf(dir + "tokenizer.json");
   for (const char* vocab : {"vocab.json", "encoder.json"}) {
     if (path_kind(dir + vocab) == PathKind::kFile) return load_gpt2_from(dir + vocab, true);
   }
@@ -250,7 +271,7 @@ Result<LoadedTokenizer> load_tokenizer(const std::string& spec) {
   }
   return Status::error(Error::kNotFound,
                        "%s: the directory holds no tokenizer file this runner knows (tried "
-                       "vocab.json, encoder.json, tokenizer.model, tokenizer.bin)",
+                       "tokenizer.json, vocab.json, encoder.json, tokenizer.model, tokenizer.bin)",
                        spec.c_str());
 }
 

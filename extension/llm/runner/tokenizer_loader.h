@@ -2,6 +2,8 @@
 // the format told from the name and the content:
 //
 //   "bytes"                      ByteTokenizer (id = byte, 256 tokens)
+//   *tokenizer.json              Hugging Face tokenizer.json (with
+//                                tokenizer_config.json beside it, if any)
 //   vocab.json / encoder.json    GPT-2 BPE, with merges.txt / vocab.bpe from
 //   merges.txt / vocab.bpe       the same directory (either file may be given)
 //   lines "<base64> <rank>"      tiktoken; the rank count picks the preset:
@@ -10,8 +12,8 @@
 //                                else the cl100k pattern with no specials
 //   protobuf (first byte 0x0A)   SentencePiece BPE .model
 //   other binary                 llama2.c tokenizer.bin
-//   a directory                  the first of tokenizer.json's usual
-//                                neighbours found in it: vocab.json +
+//   a directory                  the first found in it of tokenizer.json,
+//                                vocab.json +
 //                                merges.txt, encoder.json + vocab.bpe,
 //                                tokenizer.model, tokenizer.bin
 //

@@ -178,6 +178,42 @@ TEST(TokenizerLoaderTest, Gpt2FromEitherFileOrTheDirectory) {
   }
 }
 
+// A byte-level tokenizer.json over the characters "a", "b", "Ġ" with
+// Llama 3's BOS, EOS and end-of-turn tokens.
+std::string hf_tokenizer_json() {
+  return R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "Ġ": 2, "ab": 3},
+                       "merges": ["a b"]},
+             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},
+             "decoder": {"type": "ByteLevel"},
+             "added_tokens": [{"id": 4, "content": "<|begin_of_text|>", "special": true},
+                              {"id": 5, "content": "<|end_of_text|>", "special": true},
+                              {"id": 6, "content": "<|eot_id|>", "special": true}]})";
+}
+
+TEST(TokenizerLoaderTest, HuggingFaceTokenizerJsonWinsInADirectory) {
+  TempDir dir;
+  dir.write("vocab.json", gpt2_vocab());
+  dir.write("merges.txt", kGpt2Merges);
+  const std::string json = dir.write("tokenizer.json", hf_tokenizer_json());
+  dir.write("tokenizer_config.json",
+            R"({"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>"})");
+  for (const std::string& spec : {json, dir.path()}) {
+    auto loaded = load_tokenizer(spec);
+    ASSERT_TRUE(loaded.ok()) << spec << ": " << loaded.status().message();
+    EXPECT_EQ(loaded->format, "Hugging Face tokenizer.json");
+    EXPECT_EQ(loaded->files, json);
+    EXPECT_EQ(loaded->tokenizer->vocab_size(), 7);
+    EXPECT_EQ(loaded->tokenizer->bos_id(), 4);
+    EXPECT_EQ(loaded->tokenizer->eos_id(), 5);
+    EXPECT_EQ(loaded->extra_eos_ids, std::vector<int32_t>{6});
+    std::vector<int32_t> ids;
+    ASSERT_TRUE(loaded->tokenizer->encode("ab a", true, false, &ids).ok());
+    EXPECT_EQ(ids, (std::vector<int32_t>{4, 3, 2, 0}));
+  }
+  const std::string broken = dir.write("bad-tokenizer.json", "{\"model\": 3}");
+  EXPECT_THAT(load_tokenizer(broken), ErrorIs(Error::kInvalidExternalData, "model must be"));
+}
+
 TEST(TokenizerLoaderTest, Gpt2PartnerFollowsThePrefix) {
   TempDir dir;
   const std::string vocab = dir.write("gpt2-vocab.json", gpt2_vocab());

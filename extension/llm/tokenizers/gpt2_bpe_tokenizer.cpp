@@ -3,70 +3,18 @@
 #include <algorithm>
 
 #include <climits>
-#include <cstdio>
 #include <unordered_set>
 
+#include "extension/llm/tokenizers/byte_alphabet.h"
 #include "extension/llm/tokenizers/file_contents.h"
 #include "extension/llm/tokenizers/pretokenizer.h"
-#include "extension/llm/tokenizers/unicode_class.h"
 #include "extension/llm/tokenizers/vocab_json.h"
 
 namespace torchlight {
 namespace {
 
-// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves,
-// the other 68 bytes for U+0100 upwards in byte order. Inverted here: code
-// point -> byte, -1 outside the alphabet.
-struct ByteAlphabet {
-  int16_t byte_of[256 + 68];
-  ByteAlphabet() {
-    for (int16_t& b : byte_of) b = -1;
-    int next = 256;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-      byte_of[printable ? b : next++] = static_cast<int16_t>(b);
-    }
-  }
-};
-
-const ByteAlphabet& byte_alphabet() {
-  static const ByteAlphabet alphabet;
-  return alphabet;
-}
-
-// Converts a token spelled in the byte alphabet to its raw bytes. On failure
-// returns false and sets *bad to the offending code point.
-bool alphabet_to_bytes(std::string_view spelled, std::string* out, uint32_t* bad) {
-  const ByteAlphabet& a = byte_alphabet();
-  out->clear();
-  for (size_t pos = 0; pos < spelled.size();) {
-    const Utf8Char u = decode_utf8(spelled, pos);
-    if (u.code_point >= sizeof(a.byte_of) / sizeof(a.byte_of[0]) ||
-        a.byte_of[u.code_point] < 0) {
-      *bad = u.code_point;
-      return false;
-    }
-    out->push_back(static_cast<char>(a.byte_of[u.code_point]));
-    pos += u.size;
-  }
-  return true;
-}
-
-std::string printable(std::string_view s) {
-  std::string out;
-  for (const char c : s.substr(0, 60)) {
-    const auto b = static_cast<uint8_t>(c);
-    if (b < 0x20 || b == 0x7F) {
-      char buf[8];
-      snprintf(buf, sizeof(buf), "\\x%02X", b);
-      out += buf;
-    } else {
-      out.push_back(c);
-    }
-  }
-  if (s.size() > 60) out += "...";
-  return out;
-}
+// A token or line for an error message.
+std::string printable(std::string_view s) { return excerpt(s, 60); }
 
 }  // namespace
 

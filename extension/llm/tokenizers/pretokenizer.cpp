@@ -223,6 +223,21 @@ const char* to_string(PretokenizePattern pattern) {
   return "unknown";
 }
 
+bool pretokenize_pattern_from_regex(std::string_view regex, PretokenizePattern* pattern) {
+  static constexpr std::string_view kGpt2Regex =
+      R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+  static constexpr std::string_view kCl100kRegex =
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  if (regex == kGpt2Regex) {
+    *pattern = PretokenizePattern::kGpt2;
+  } else if (regex == kCl100kRegex) {
+    *pattern = PretokenizePattern::kCl100k;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 size_t next_pretoken(PretokenizePattern pattern, std::string_view text) {
   if (text.empty()) return 0;
   size_t n = 0;

@@ -33,6 +33,11 @@ enum class PretokenizePattern {
 /// The name used in messages: "gpt2", "cl100k", "o200k".
 const char* to_string(PretokenizePattern pattern);
 
+/// The pattern whose regular expression is exactly `regex` (the spellings
+/// above, as Hugging Face tokenizer.json files write kGpt2 and kCl100k);
+/// false for any other expression.
+bool pretokenize_pattern_from_regex(std::string_view regex, PretokenizePattern* pattern);
+
 /// Length in bytes of the first piece of `text`: the regex match starting at
 /// text[0]. Returns at least 1 for non-empty text (every character matches
 /// some alternative) and 0 for empty text. The caller continues at that

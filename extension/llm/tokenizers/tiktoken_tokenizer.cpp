@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdio>
 
+#include "extension/llm/tokenizers/byte_alphabet.h"
 #include "extension/llm/tokenizers/file_contents.h"
 
 namespace torchlight {
@@ -46,20 +47,9 @@ bool decode_base64(std::string_view in, std::string* out) {
   return true;
 }
 
-std::string excerpt(std::string_view line) {
-  std::string out;
-  for (const char c : line.substr(0, 48)) {
-    const auto b = static_cast<uint8_t>(c);
-    if (b < 0x20 || b >= 0x7F) {
-      char buf[8];
-      snprintf(buf, sizeof(buf), "\\x%02X", b);
-      out += buf;
-    } else {
-      out.push_back(c);
-    }
-  }
-  if (line.size() > 48) out += "...";
-  return out;
+// A rank-file line for an error message (base64 text: anything else is escaped).
+std::string line_excerpt(std::string_view line) {
+  return excerpt(line, 48, /*escape_non_ascii=*/true);
 }
 
 }  // namespace
@@ -122,15 +112,15 @@ Result<std::unique_ptr<TiktokenTokenizer>> TiktokenTokenizer::load_from_contents
     TL_CHECK_OR_RETURN(space != std::string_view::npos && space + 1 < line.size(),
                        Error::kInvalidExternalData,
                        "'%s' line %zu is \"%s\"; expected \"<base64 token> <rank>\"%s", name,
-                       line_no, excerpt(line).c_str(), cut);
+                       line_no, line_excerpt(line).c_str(), cut);
     TL_CHECK_OR_RETURN(decode_base64(line.substr(0, space), &bytes), Error::kInvalidExternalData,
                        "'%s' line %zu: \"%s\" is not valid base64%s", name, line_no,
-                       excerpt(line.substr(0, space)).c_str(), cut);
+                       line_excerpt(line.substr(0, space)).c_str(), cut);
     int64_t rank = 0;
     for (const char c : line.substr(space + 1)) {
       TL_CHECK_OR_RETURN(c >= '0' && c <= '9', Error::kInvalidExternalData,
                          "'%s' line %zu: rank \"%s\" is not a non-negative integer%s", name,
-                         line_no, excerpt(line.substr(space + 1)).c_str(), cut);
+                         line_no, line_excerpt(line.substr(space + 1)).c_str(), cut);
       rank = rank * 10 + (c - '0');
       TL_CHECK_OR_RETURN(rank <= TokenTable::kMaxId, Error::kInvalidExternalData,
                          "'%s' line %zu: rank is above %d", name, line_no, TokenTable::kMaxId);
@@ -151,7 +141,7 @@ Result<std::unique_ptr<TiktokenTokenizer>> TiktokenTokenizer::load_from_contents
     const TokenTable::AddResult added = t->ranks_.add(static_cast<int32_t>(rank), bytes);
     TL_CHECK_OR_RETURN(added == TokenTable::AddResult::kAdded, Error::kInvalidExternalData,
                        "'%s' line %zu: token \"%s\" (rank %lld) repeats the token of rank %d",
-                       name, line_no, excerpt(bytes).c_str(), static_cast<long long>(rank),
+                       name, line_no, line_excerpt(bytes).c_str(), static_cast<long long>(rank),
                        t->ranks_.find(bytes));
   }
   t->num_ranks_ = t->ranks_.size();
@@ -174,12 +164,12 @@ Result<std::unique_ptr<TiktokenTokenizer>> TiktokenTokenizer::load_from_contents
     TL_CHECK_OR_RETURN(id >= 0 && id <= TokenTable::kMaxId && !t->ranks_.contains(id) &&
                            t->specials_.text_of(id).empty(),
                        Error::kInvalidArgument,
-                       "special token \"%s\" has id %d, which is %s", excerpt(text).c_str(), id,
+                       "special token \"%s\" has id %d, which is %s", line_excerpt(text).c_str(), id,
                        id < 0 || id > TokenTable::kMaxId ? "out of range"
                        : t->ranks_.contains(id)          ? "a rank of the file"
                                                          : "another special token's");
     TL_CHECK_OR_RETURN(t->specials_.id_of(text) < 0, Error::kInvalidArgument,
-                       "special token \"%s\" is listed twice", excerpt(text).c_str());
+                       "special token \"%s\" is listed twice", line_excerpt(text).c_str());
     t->specials_.add(text, id);
     t->vocab_size_ = std::max(t->vocab_size_, id + 1);
   }
@@ -188,7 +178,7 @@ Result<std::unique_ptr<TiktokenTokenizer>> TiktokenTokenizer::load_from_contents
     *out = t->specials_.id_of(token);
     TL_CHECK_OR_RETURN(*out >= 0, Error::kInvalidArgument,
                        "%s token \"%s\" is not one of the special tokens", role,
-                       excerpt(token).c_str());
+                       line_excerpt(token).c_str());
     return Error::kOk;
   };
   TL_RETURN_IF_ERROR(special_id(options.bos_token, "BOS", &t->bos_id_));
