@@ -12,6 +12,9 @@ set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
 
 option(TORCHLIGHT_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(TORCHLIGHT_BUILD_TESTS "Build the gtest suites" ON)
+# OFF keeps only error codes (runtime/core/status.h): smaller binaries, and
+# no sentence saying what failed. For the smallest devices only.
+option(TORCHLIGHT_ERROR_MESSAGES "Keep error messages (OFF: codes only)" ON)
 
 # maybe-uninitialized stays a warning, not an error: GCC 14 reports it
 # falsely for inlined lambdas at -O3 (the Release build), and the sanitizer

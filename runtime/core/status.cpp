@@ -16,6 +16,11 @@ constexpr size_t kCutLength = sizeof(kCut) - 1;
 
 }  // namespace
 
+const char* Status::message() const {
+  return message_[0] != '\0' ? message_ : to_string(code_);
+}
+
+#if !TORCHLIGHT_NO_ERROR_MESSAGES
 Status Status::error(Error code, const char* format, ...) {
   Status status(code);
   va_list args;
@@ -24,10 +29,6 @@ Status Status::error(Error code, const char* format, ...) {
   va_end(args);
   status.root_length_ = static_cast<uint16_t>(strnlen(status.message_, kMaxMessage - 1));
   return status;
-}
-
-const char* Status::message() const {
-  return message_[0] != '\0' ? message_ : to_string(code_);
 }
 
 Status& Status::with_context(const char* format, ...) {
@@ -75,5 +76,7 @@ Status& Status::with_context(const char* format, ...) {
   root_length_ = static_cast<uint16_t>(root_length);
   return *this;
 }
+
+#endif  // !TORCHLIGHT_NO_ERROR_MESSAGES
 
 }  // namespace torchlight

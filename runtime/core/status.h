@@ -3,6 +3,11 @@
 // The message lives in a fixed inline buffer, so building and returning a
 // Status never touches the heap, and Release builds keep the facts (which
 // file, value, operator; expected vs actual) that a bare code would lose.
+//
+// Builds for the smallest devices may define TORCHLIGHT_NO_ERROR_MESSAGES=1
+// (CMake: -DTORCHLIGHT_ERROR_MESSAGES=OFF): error() and with_context() then
+// keep only the code, and the format strings and printf code drop out of the
+// binary (bench/core_size.sh measures both).
 #pragma once
 
 #include <cstddef>
@@ -23,9 +28,16 @@ class [[nodiscard]] Status {
   /// and `return Error::kX` read naturally.
   Status(Error code) : code_(code) { message_[0] = '\0'; }  // NOLINT
 
+#if TORCHLIGHT_NO_ERROR_MESSAGES
+  template <typename... Args>
+  static Status error(Error code, const char* /*format*/, const Args&... /*args*/) {
+    return Status(code);
+  }
+#else
   /// A code plus a printf-style message.
   static Status error(Error code, const char* format, ...)
       __attribute__((format(printf, 2, 3)));
+#endif
 
   bool ok() const { return code_ == Error::kOk; }
   Error code() const { return code_; }
@@ -38,8 +50,15 @@ class [[nodiscard]] Status {
   /// ("outer...inner: ") and the root cause (the message given to `error`)
   /// is always kept whole: it is the part that says what actually failed.
   /// Returns *this so callers can write `return s.with_context(...)`.
+#if TORCHLIGHT_NO_ERROR_MESSAGES
+  template <typename... Args>
+  Status& with_context(const char* /*format*/, const Args&... /*args*/) {
+    return *this;
+  }
+#else
   Status& with_context(const char* format, ...)
       __attribute__((format(printf, 2, 3)));
+#endif
 
  private:
   Error code_;
