@@ -21,6 +21,7 @@
 #include "backends/xnnpack/xnnpack_backend.h"
 #include "devtools/etdump/etdump_gen.h"
 #include "extension/module/module.h"
+#include "extension/tensor/tensor_ptr.h"
 #include "extension/threadpool/threadpool.h"
 #include "kernels/all_kernels.h"
 #include "runtime/backend/backend_registry.h"
@@ -81,15 +82,6 @@ py::dict io_dict(Result<Tag> tag, Result<TensorInfo> info) {
   if (t == Tag::kTensor) d["tensor"] = tensor_info_dict(take(std::move(info)));
   return d;
 }
-
-// One tensor input built over caller memory (a Python buffer kept alive by
-// the caller for the duration of the call).
-struct InputTensor {
-  std::vector<SizesType> sizes;
-  std::vector<DimOrderType> dim_order;
-  std::vector<StridesType> strides;
-  std::unique_ptr<TensorImpl> impl;
-};
 
 // An ETDump tracer with its storage, fixed when the Module is made.
 struct Trace {
@@ -190,37 +182,26 @@ class PyModule {
                                       "method '%s' takes %zu inputs, %zu were given", name.c_str(),
                                       method->inputs_size(), inputs.size()));
     }
-    std::vector<std::unique_ptr<InputTensor>> tensors;
+    std::vector<TensorPtr> tensors;  // Views of the input buffers, kept until return.
     std::vector<py::buffer_info> buffers;  // Keeps input memory pinned until return.
     for (size_t i = 0; i < inputs.size(); ++i) {
       py::handle item = inputs[i];
       if (py::isinstance<py::tuple>(item)) {
         auto tuple = item.cast<py::tuple>();
         buffers.push_back(tuple[0].cast<py::buffer>().request());
-        auto t = std::make_unique<InputTensor>();
-        t->sizes = tuple[2].cast<std::vector<SizesType>>();
         const auto type = static_cast<ScalarType>(tuple[1].cast<int>());
         if (!is_valid(type)) {
           throw StatusError(Status::error(Error::kInvalidType, "input %zu has invalid dtype %d", i,
                                           static_cast<int>(type)));
         }
-        t->dim_order.resize(t->sizes.size());
-        t->strides.resize(t->sizes.size());
-        for (size_t d = 0; d < t->sizes.size(); ++d) t->dim_order[d] = static_cast<DimOrderType>(d);
-        int64_t numel = 0;
-        if (t->sizes.size() > kMaxTensorDim || !compute_numel({t->sizes.data(), t->sizes.size()}, &numel) ||
-            !compute_strides({t->sizes.data(), t->sizes.size()},
-                             {t->dim_order.data(), t->dim_order.size()}, t->strides.data()) ||
-            static_cast<size_t>(numel) * element_size(type) !=
-                static_cast<size_t>(buffers.back().size * buffers.back().itemsize)) {
+        const size_t buffer_bytes = static_cast<size_t>(buffers.back().size * buffers.back().itemsize);
+        TensorPtr t = from_blob(buffers.back().ptr, tuple[2].cast<std::vector<SizesType>>(), type);
+        if (t == nullptr || t->nbytes() != buffer_bytes) {
           throw StatusError(Status::error(Error::kInvalidArgument,
-                                          "input %zu: sizes do not match its %zd-byte buffer", i,
-                                          buffers.back().size * buffers.back().itemsize));
+                                          "input %zu: sizes do not match its %zu-byte buffer", i,
+                                          buffer_bytes));
         }
-        t->impl = std::make_unique<TensorImpl>(type, t->sizes.size(), t->sizes.data(),
-                                               buffers.back().ptr, t->dim_order.data(),
-                                               t->strides.data());
-        check(method->set_input(i, EValue(Tensor(t->impl.get()))));
+        check(method->set_input(i, EValue(*t)));
         tensors.push_back(std::move(t));
       } else if (py::isinstance<py::bool_>(item)) {
         check(method->set_input(i, EValue(item.cast<bool>())));
