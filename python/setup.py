@@ -61,4 +61,10 @@ class BuildPyWithCheckoutFiles(build_py):
             shutil.copy2(source, target)
 
 
-setup(cmdclass={"build_py": BuildPyWithCheckoutFiles})
+# Build products go under the checkout's ignored build/, not into python/.
+SCRATCH = REPO / "build" / "python-package"
+SCRATCH.mkdir(parents=True, exist_ok=True)
+
+setup(cmdclass={"build_py": BuildPyWithCheckoutFiles},
+      options={"build": {"build_base": str(SCRATCH / "build")},
+               "egg_info": {"egg_base": str(SCRATCH)}})
