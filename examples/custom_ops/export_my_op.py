@@ -35,12 +35,15 @@ def load_my_ops(build_dir: Path, verbose: bool = False) -> None:
     missing = [str(lib) for lib in libraries if not lib.is_file()]
     if missing:
         raise FileNotFoundError(f"build the runtime first (./torchlight build release): missing {missing}")
+    includes = [str(REPO), str(REPO / "compat" / "include")]
+    if os.environ.get("TORCHLIGHT_TORCH_INCLUDE"):  # Torch's C++ headers, when not installed with torch.
+        includes.append(os.environ["TORCHLIGHT_TORCH_INCLUDE"])
     ext_dir = build_dir / "custom_ops_ext"
     ext_dir.mkdir(parents=True, exist_ok=True)
     cpp_extension.load(
         name="my_ops_ext",
         sources=[str(HERE / "my_op.cpp"), str(HERE / "my_op_aten.cpp")],
-        extra_include_paths=[str(REPO), str(REPO / "compat" / "include")],
+        extra_include_paths=includes,
         extra_ldflags=[str(lib) for lib in libraries],
         build_directory=str(ext_dir),
         is_python_module=False,
