@@ -154,6 +154,56 @@ constexpr ArgSpec spec_of(size_t index) {
   return ArgSpec{kWritten<P> ? "out" : kArgNames[index], ArgKind<Decayed<P>>::kType, kWritten<P>};
 }
 
+// The schema's spelling of an argument type, as op_schema's to_string (which
+// is not constexpr).
+constexpr const char* type_text(ArgType type) {
+  switch (type) {
+    case ArgType::kTensor: return "Tensor";
+    case ArgType::kOptionalTensor: return "Tensor?";
+    case ArgType::kScalar: return "Scalar";
+    case ArgType::kOptionalScalar: return "Scalar?";
+    case ArgType::kInt: return "int";
+    case ArgType::kOptionalInt: return "int?";
+    case ArgType::kDouble: return "float";
+    case ArgType::kOptionalDouble: return "float?";
+    case ArgType::kBool: return "bool";
+    case ArgType::kOptionalBool: return "bool?";
+    case ArgType::kIntList: return "int[]";
+    case ArgType::kOptionalIntList: return "int[]?";
+    case ArgType::kDoubleList: return "float[]";
+    case ArgType::kOptionalDoubleList: return "float[]?";
+    case ArgType::kBoolList: return "bool[]";
+    case ArgType::kTensorList: return "Tensor[]";
+    case ArgType::kOptionalTensorList: return "Tensor?[]";
+    case ArgType::kString: return "str";
+    case ArgType::kOptionalString: return "str?";
+    case ArgType::kReturn: return "return";
+  }
+  return "?";
+}
+
+// "(Tensor arg0, float arg1, Tensor(a!) out) -> Tensor(a!)": the derived
+// schema as messages show it, built at compile time.
+template <size_t kCapacity, size_t kNumSpecs>
+constexpr std::array<char, kCapacity> schema_text(const std::array<ArgSpec, kNumSpecs>& specs, size_t num_args,
+                                                  bool returns_nothing) {
+  std::array<char, kCapacity> out{};
+  size_t n = 0;
+  auto append = [&out, &n](const char* text) {
+    for (; *text != '\0' && n + 1 < kCapacity; ++text) out[n++] = *text;
+  };
+  append("(");
+  for (size_t i = 0; i < num_args; ++i) {
+    if (i > 0) append(", ");
+    append(type_text(specs[i].type));
+    if (specs[i].written) append("(a!)");
+    append(" ");
+    append(specs[i].name);
+  }
+  append(returns_nothing ? ") -> ()" : ") -> Tensor");
+  return out;
+}
+
 // The boxed side of `Function`, whose schema arguments are Args... (the
 // KernelContext parameter, if any, removed) and whose result is R.
 template <auto Function, bool kTakesContext, typename R, typename... Args>
@@ -171,6 +221,9 @@ struct Boxed {
   }
   static constexpr std::array<ArgSpec, kNumArgs + 1> kSpecs = make_specs(std::index_sequence_for<Args...>{});
   static constexpr size_t kNumSpecs = kReturnsNothing ? kNumArgs : kNumArgs + 1;
+  // Longest piece per argument: "Tensor?[]" + "(a!)" + " arg31" + ", ".
+  static constexpr std::array<char, 32 + 24 * kNumArgs> kText =
+      schema_text<32 + 24 * kNumArgs>(kSpecs, kNumArgs, kReturnsNothing);
 
   template <size_t... I>
   static void call(KernelContext& ctx, Span<EValue*> args, std::index_sequence<I...>) {
@@ -223,7 +276,8 @@ class UnboxedKernel {
   /// `name` is "namespace::op.overload" in static storage.
   template <auto Function>
   UnboxedKernel(const char* name, UnboxedFunction<Function>)
-      : schema_{name, name, unboxed_detail::BoxedOf<Function>::type::kSpecs.data(),
+      : schema_{name, unboxed_detail::BoxedOf<Function>::type::kText.data(),
+                unboxed_detail::BoxedOf<Function>::type::kSpecs.data(),
                 unboxed_detail::BoxedOf<Function>::type::kNumSpecs,
                 unboxed_detail::BoxedOf<Function>::type::kReturnsNothing},
         kernel_{name, &unboxed_detail::BoxedOf<Function>::type::eval, KernelPriority::kCustom, KernelKey{},

@@ -76,6 +76,7 @@ TEST(UnboxedKernelProgramTest, WrongKindIsRefusedAtLoadNamingTheArgument) {
   // scale given as an Int where the function takes a double.
   Loaded l(affine_program(int_value(2), int_value(-1)));
   EXPECT_THAT(l.module->load_method("forward"), ErrorIs(Error::kInvalidType, "arg1"));
+  EXPECT_THAT(l.module->load_method("forward"), ErrorIs(Error::kInvalidType, "(Tensor arg0, float arg1, int arg2"));
   EXPECT_THAT(l.module->load_method("forward"), ErrorIs(Error::kInvalidType, "test_ops::affine.out"));
 }
 

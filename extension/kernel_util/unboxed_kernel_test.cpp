@@ -76,6 +76,7 @@ TEST(UnboxedKernelTest, SchemaIsDerivedFromTheSignature) {
     EXPECT_EQ(schema.args[i].written, written[i]) << i;
   }
   EXPECT_STREQ(schema.args[3].name, "out");
+  EXPECT_STREQ(schema.text, "(Tensor arg0, Tensor arg1, float arg2, Tensor(a!) out) -> Tensor");
   EXPECT_EQ(kScaledAdd.kernel().schema, &schema);
   EXPECT_EQ(kScaledAdd.kernel().priority, KernelPriority::kCustom);
 
@@ -87,7 +88,11 @@ TEST(UnboxedKernelTest, SchemaIsDerivedFromTheSignature) {
   ASSERT_EQ(mixed.num_args, 11u);
   for (size_t i = 0; i < 11; ++i) EXPECT_EQ(mixed.args[i].type, mixed_types[i]) << i;
 
+  EXPECT_STREQ(mixed.text,
+               "(Tensor arg0, Tensor? arg1, Scalar arg2, int arg3, bool arg4, int[] arg5, float? arg6, "
+               "Tensor[] arg7, str arg8, Tensor(a!) out) -> Tensor");
   EXPECT_TRUE(kFill.schema().returns_nothing);
+  EXPECT_STREQ(kFill.schema().text, "(float arg0, Tensor(a!) out) -> ()");
   ASSERT_EQ(kFill.schema().num_args, 2u);
   EXPECT_TRUE(kFill.schema().args[1].written);
 }
