@@ -24,9 +24,10 @@
 // The return type is void (`-> ()`), Tensor& or Tensor (the return slot).
 //
 // Two ways to register:
-//   - explicitly, as every Torchlight library does: keep a static
-//     `UnboxedKernel k{"my_ops::my_op.out", unboxed<&my_op_out>};` and pass
-//     k.kernel() to KernelRegistry::register_kernel (or into a table);
+//   - explicitly, as every Torchlight library does: a namespace-scope
+//     `constexpr UnboxedKernel k{"my_ops::my_op.out", unboxed<&my_op_out>};`
+//     (constant-initialised) whose k.kernel() goes to
+//     KernelRegistry::register_kernel or into a constexpr table;
 //   - TL_REGISTER_KERNEL(my_ops, "my_op.out", my_op_out), upstream's
 //     EXECUTORCH_LIBRARY: a static object linking itself into the list of
 //     linked kernels (linked_kernels.h) that the default registry
@@ -270,12 +271,15 @@ struct BoxedOf<Function, R (*)(KernelContext&, Params...)> {
 
 /// A Kernel made from a function, with its derived schema. Not copyable: the
 /// Kernel points at the schema inside, so keep it where it lives as long as
-/// any registry holding kernel() (a static, typically).
+/// any registry holding kernel(). Declared `constexpr` at namespace scope it
+/// is constant-initialised (no code runs before main), e.g.
+///   constexpr UnboxedKernel kMyOp{"my_ops::my_op.out", unboxed<&my_op_out>};
+///   constexpr Kernel kMyKernels[] = {kMyOp.kernel()};  // a table, as libraries have
 class UnboxedKernel {
  public:
   /// `name` is "namespace::op.overload" in static storage.
   template <auto Function>
-  UnboxedKernel(const char* name, UnboxedFunction<Function>)
+  constexpr UnboxedKernel(const char* name, UnboxedFunction<Function>)
       : schema_{name, unboxed_detail::BoxedOf<Function>::type::kText.data(),
                 unboxed_detail::BoxedOf<Function>::type::kSpecs.data(),
                 unboxed_detail::BoxedOf<Function>::type::kNumSpecs,
@@ -285,8 +289,8 @@ class UnboxedKernel {
   UnboxedKernel(const UnboxedKernel&) = delete;
   UnboxedKernel& operator=(const UnboxedKernel&) = delete;
 
-  const Kernel& kernel() const { return kernel_; }
-  const OpSchema& schema() const { return schema_; }
+  constexpr const Kernel& kernel() const { return kernel_; }
+  constexpr const OpSchema& schema() const { return schema_; }
 
  private:
   OpSchema schema_;

@@ -52,9 +52,12 @@ void fill_out(KernelContext&, double value, Tensor& out) {
   for (int64_t i = 0; i < out.numel(); ++i) z[i] = static_cast<float>(value);
 }
 
-const UnboxedKernel kScaledAdd{"test_ops::scaled_add.out", unboxed<&scaled_add_out>};
-const UnboxedKernel kMixed{"test_ops::mixed.out", unboxed<&mixed_out>};
-const UnboxedKernel kFill{"test_ops::fill.out", unboxed<&fill_out>};
+// constexpr: constant-initialised, no code before main.
+constexpr UnboxedKernel kScaledAdd{"test_ops::scaled_add.out", unboxed<&scaled_add_out>};
+constexpr UnboxedKernel kMixed{"test_ops::mixed.out", unboxed<&mixed_out>};
+constexpr UnboxedKernel kFill{"test_ops::fill.out", unboxed<&fill_out>};
+// A library-style table of them, also constant.
+constexpr Kernel kTestTable[] = {kScaledAdd.kernel(), kFill.kernel()};
 
 TL_REGISTER_KERNEL(test_ops, "linked_scaled_add.out", scaled_add_out);
 
@@ -179,6 +182,14 @@ TEST(UnboxedKernelTest, TheVoidKernelWritesWithoutAReturnSlot) {
   Allocators memory;
   ASSERT_TRUE(call_kernel(kFill.kernel(), Span<EValue*>(args), &memory.allocator).ok());
   for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(out->const_data_ptr<float>()[i], 2.5f);
+}
+
+TEST(UnboxedKernelTest, ConstexprKernelsFormATable) {
+  StaticKernelRegistry<4> registry;
+  ASSERT_TRUE(registry.register_kernels(Span<const Kernel>(kTestTable)).ok());
+  EXPECT_TRUE(registry.has_kernel("test_ops::scaled_add.out"));
+  EXPECT_TRUE(registry.has_kernel("test_ops::fill.out"));
+  EXPECT_EQ(kTestTable[0].schema, &kScaledAdd.schema());
 }
 
 TEST(UnboxedKernelTest, LinkedKernelsJoinTheDefaultRegistry) {
