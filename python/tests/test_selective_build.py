@@ -74,3 +74,24 @@ def test_an_operator_no_library_has_is_named():
     result = build_selective("--name", "test_unknown", "--ops", "aten::add.out,my_ns::no_such_op.out")
     assert result.returncode != 0
     assert "my_ns::no_such_op.out" in result.stderr
+
+
+def test_a_delegated_program_gets_its_backend(add_runner, tmp_path):
+    # Wholly delegated to XNNPACK: no operators, one backend.
+    result = build_selective("--name", "test_mlp", "--ops-from", str(FIXTURES / "mlp_xnnpack.pte"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "backends XnnpackBackend" in result.stdout
+    runner = BUILD_DIR / "selective" / "test_mlp" / "torchlight_run"
+    x = np.fromfile(FIXTURES / "mlp_xnnpack.input0.bin", dtype="<f4").reshape(2, 16)
+    expected = np.fromfile(FIXTURES / "mlp_xnnpack.output0.bin", dtype="<f4").reshape(2, 4)
+    np.save(tmp_path / "x.npy", x)
+    run = subprocess.run([str(runner), str(FIXTURES / "mlp_xnnpack.pte"), "--input", str(tmp_path / "x.npy"),
+                          "--output", str(tmp_path / "y.npy")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5, atol=1e-5)
+    # The add-only runner has no backend: the delegate is refused, named.
+    refused = subprocess.run([str(add_runner[1]),
+                              str(FIXTURES / "mlp_xnnpack.pte"), "--input", str(tmp_path / "x.npy")],
+                             capture_output=True, text=True)
+    assert refused.returncode != 0
+    assert "XnnpackBackend" in refused.stderr

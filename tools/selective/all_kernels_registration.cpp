@@ -1,5 +1,7 @@
 // register_selected_kernels for the comparison runner: every kernel library
-// (the registry all_kernels() builds), copied into the runner's registry.
+// (the registry all_kernels() builds), copied into the runner's registry,
+// and the default backends: the full runner the selective ones compare to.
+#include "extension/module/default_backends.h"
 #include "kernels/all_kernels.h"
 
 namespace torchlight {
@@ -9,5 +11,7 @@ Status register_selected_kernels(KernelRegistry& registry) {
   if (!all.ok()) return all.status();
   return registry.register_kernels(all.get()->kernels());
 }
+
+const BackendRegistry* selected_backends() { return default_backends(); }
 
 }  // namespace torchlight

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterable, List, Set
+from typing import Dict, Iterable, List, Set, Tuple
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
@@ -32,7 +32,12 @@ class SelectiveBuildError(Exception):
     pass
 
 
-def program_ops(path: Path) -> Set[str]:
+# Delegate backends a runner can link, by the id programs name them with.
+KNOWN_BACKENDS = ("XnnpackBackend",)
+
+
+def program_needs(path: Path) -> Tuple[Set[str], Set[str]]:
+    """The operators and the delegate backend ids the program calls."""
     from torchlight.kernel_check import program_operators
     from torchlight.pte.pte_file import read_pte
 
@@ -40,7 +45,12 @@ def program_ops(path: Path) -> Set[str]:
         program = read_pte(path.read_bytes()).program
     except (OSError, ValueError) as e:
         raise SelectiveBuildError(f"{path}: {e}") from e
-    return set(program_operators(program))
+    backends = {d.id for plan in program.execution_plan for d in plan.delegates}
+    unknown = sorted(backends - set(KNOWN_BACKENDS))
+    if unknown:
+        raise SelectiveBuildError(f"{path} delegates to {', '.join(unknown)}, which no runner can link "
+                                  f"(known: {', '.join(KNOWN_BACKENDS)})")
+    return set(program_operators(program)), backends
 
 
 def normalise(op: str) -> str:
@@ -74,12 +84,14 @@ def run(cmd: List[str], quiet: bool) -> None:
         raise SelectiveBuildError(f"command failed ({result.returncode}): {' '.join(cmd)}")
 
 
-def build(ops: Set[str], name: str, build_dir: Path, jobs: int, quiet: bool = True) -> Dict[str, Path]:
+def build(ops: Set[str], name: str, build_dir: Path, jobs: int, quiet: bool = True,
+          backends: Set[str] = frozenset()) -> Dict[str, Path]:
     spec_dir = build_dir / "selective" / name
     spec_dir.mkdir(parents=True, exist_ok=True)
     spec = spec_dir / "ops.txt"
     text = "# Operators for torchlight_selective_%s (tools/selective/build_selective.py).\n" % name
     text += "".join(op + "\n" for op in sorted(ops))
+    text += "".join(f"backend:{b}\n" for b in sorted(backends))
     if not spec.is_file() or spec.read_text() != text:
         spec.write_text(text)  # Unchanged content keeps the reconfigure a no-op.
     if not (build_dir / "CMakeCache.txt").is_file():
@@ -111,21 +123,24 @@ def main(argv: Iterable[str] = None) -> int:
 
     try:
         ops: Set[str] = set()
+        backends: Set[str] = set()
         for path in args.ops_from:
-            ops |= program_ops(Path(path))
+            program_ops, program_backends = program_needs(Path(path))
+            ops |= program_ops
+            backends |= program_backends
         for group in args.ops:
             ops |= {op.strip() for op in group.split(",") if op.strip()}
-        if not ops:
+        if not ops and not backends:
             raise SelectiveBuildError("no operators: pass --ops-from PROGRAM.pte and/or --ops a,b")
         name = runner_name(args)
         build_dir = args.build_dir if args.build_dir.is_absolute() else Path.cwd() / args.build_dir
-        binaries = build(ops, name, build_dir, args.jobs, quiet=not args.verbose)
+        binaries = build(ops, name, build_dir, args.jobs, quiet=not args.verbose, backends=backends)
     except SelectiveBuildError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 
     print(f"selective runner '{name}': {len(ops)} operator{'s' if len(ops) != 1 else ''} "
-          f"({', '.join(sorted(ops))})")
+          f"({', '.join(sorted(ops))})" + (f", backends {', '.join(sorted(backends))}" if backends else ""))
     print(f"  {binaries['runner']}")
     print("stripped sizes:")
     rows = [("this runner (selected kernels)", binaries["runner"]),

@@ -1,6 +1,7 @@
 // torchlight_run: a runner with only the kernels a selective build chose
 // (register_selected_kernels, generated per runner by
-// torchlight_selective_runner() in CMakeLists.txt).
+// torchlight_selective_runner() in CMakeLists.txt), and the delegate
+// backends only if its programs delegate (selected_backends).
 //
 //   torchlight_run MODEL.pte [--method NAME] [--input X.npy]... [--output Y.npy]...
 //   torchlight_run --list-kernels
@@ -18,10 +19,13 @@
 #include "extension/module/module.h"
 #include "extension/npy/npy.h"
 #include "extension/tensor/tensor_format.h"
+#include "runtime/backend/backend_registry.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace torchlight {
+// Both generated per runner (selected_kernels.cpp).
 Status register_selected_kernels(KernelRegistry& registry);
+const BackendRegistry* selected_backends();  // Null when no program delegates.
 }  // namespace torchlight
 
 namespace {
@@ -80,7 +84,7 @@ int main(int argc, char** argv) {
   }
   for (const OwnedTensor& tensor : owned) values.emplace_back(tensor.tensor());
 
-  Module module(argv[1], Module::LoadMode::kFile, registry);
+  Module module(argv[1], Module::LoadMode::kFile, registry, selected_backends());
   Result<std::vector<EValue>> result = module.execute(method, values);
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n", result.status().message());
