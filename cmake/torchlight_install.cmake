@@ -33,6 +33,7 @@ set(TORCHLIGHT_INSTALLED_LIBRARIES
   torchlight_optimized_gemm
   torchlight_llm_kernels
   torchlight_quantized_kernels
+  torchlight_kernel_util
   torchlight_portable_util
   torchlight_xnnpack_backend
   torchlight_threadpool

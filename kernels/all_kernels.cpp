@@ -1,5 +1,6 @@
 #include "kernels/all_kernels.h"
 
+#include "extension/kernel_util/linked_kernels.h"
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/optimized/optimized_kernels.h"
 #include "kernels/portable/portable_kernels.h"
@@ -18,6 +19,8 @@ struct Registry {
     if (status.ok()) status = register_optimized_kernels(registry);
     if (status.ok()) status = register_llm_kernels(registry);
     if (status.ok()) status = register_quantized_kernels(registry);
+    // Custom kernels registered by TL_REGISTER_KERNEL / EXECUTORCH_LIBRARY.
+    if (status.ok()) status = register_linked_kernels(registry);
   }
 };
 

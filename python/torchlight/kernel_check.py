@@ -56,7 +56,9 @@ def find_kernel_list() -> Optional[Path]:
         candidate = directory / KERNEL_LIST_NAME
         if candidate.is_file():
             return candidate
-    return None
+    # An installed package carries the list of the build it was made from.
+    installed = Path(__file__).resolve().parent / "_data" / KERNEL_LIST_NAME
+    return installed if installed.is_file() else None
 
 
 def load_kernel_list(source: Union[str, os.PathLike, Iterable[str]]) -> Set[str]:

@@ -7,7 +7,8 @@
 The native module (_torchlight_runtime, python/bindings/) is built by CMake
 into build/<cfg>/python. It is looked up in $TORCHLIGHT_PYTHON_EXT_DIR, then
 $TORCHLIGHT_BUILD_DIR/python, then build/release/python and
-build/debug/python of this checkout.
+build/debug/python of this checkout, then the package's own _native/ (where
+an installed package keeps it; python/setup.py).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def extension_dirs() -> List[Path]:
     env = os.environ.get("TORCHLIGHT_PYTHON_EXT_DIR")
     if env:
         dirs.append(Path(env))
-    return dirs + [d / "python" for d in build_dirs()]
+    return dirs + [d / "python" for d in build_dirs()] + [Path(__file__).resolve().parent / "_native"]
 
 
 def extension():

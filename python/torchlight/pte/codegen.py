@@ -7,7 +7,8 @@ importable as `torchlight.fb` (the schema's namespace), which is the module
 path the generated code uses to import itself.
 
 Environment:
-  TORCHLIGHT_SCHEMA     the .fbs file (default: <repo>/schema/program.fbs)
+  TORCHLIGHT_SCHEMA     the .fbs file (default: <repo>/schema/program.fbs, or
+                        the copy an installed package carries in _data/)
   TORCHLIGHT_FLATC      the flatc binary (default: `flatc` on PATH)
   TORCHLIGHT_CACHE_DIR  where generated code goes (default:
                         $XDG_CACHE_HOME/torchlight or ~/.cache/torchlight)
@@ -35,7 +36,13 @@ class SchemaCodegenError(RuntimeError):
 def schema_path() -> Path:
     """The program schema this package serializes against."""
     env = os.environ.get("TORCHLIGHT_SCHEMA")
-    path = Path(env) if env else Path(__file__).resolve().parents[3] / "schema" / "program.fbs"
+    if env:
+        path = Path(env)
+    else:
+        path = Path(__file__).resolve().parents[3] / "schema" / "program.fbs"
+        installed = Path(__file__).resolve().parents[1] / "_data" / "program.fbs"
+        if not path.is_file() and installed.is_file():
+            path = installed  # An installed package (python/setup.py copies it in).
     if not path.is_file():
         raise SchemaCodegenError(
             f"the .pte schema was not found at {path}; set TORCHLIGHT_SCHEMA to schema/program.fbs")
