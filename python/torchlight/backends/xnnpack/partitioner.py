@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import operator
 import sys
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 import torch.fx
@@ -39,18 +39,25 @@ _DATA_MOVEMENT = {
 }
 
 
-def constant_placeholders(ep: ExportedProgram) -> Set[str]:
-    """Names of the placeholders that hold parameters, never-written buffers
-    and lifted constants (what the delegate may pack as constants)."""
+def constant_placeholders(ep: ExportedProgram) -> Dict[str, Optional[torch.Tensor]]:
+    """The placeholders that hold parameters, never-written buffers and
+    lifted constants (what the delegate may pack as constants), by name, with
+    their values (checks such as "zero points are all zero" read them)."""
     signature = ep.graph_signature
     mutated = {s.target for s in signature.output_specs if s.kind == OutputKind.BUFFER_MUTATION}
-    return {s.arg.name for s in signature.input_specs
-            if s.kind in (InputKind.PARAMETER, InputKind.CONSTANT_TENSOR)
-            or (s.kind == InputKind.BUFFER and s.target not in mutated)}
+    found = {}
+    for s in signature.input_specs:
+        if s.kind in (InputKind.PARAMETER, InputKind.CONSTANT_TENSOR) or \
+                (s.kind == InputKind.BUFFER and s.target not in mutated):
+            value = ep.state_dict.get(s.target)
+            if value is None:
+                value = ep.constants.get(s.target)
+            found[s.arg.name] = value
+    return found
 
 
 class _Support(OperatorSupportBase):
-    def __init__(self, constants: Set[str], rejected: List[Tuple[str, str, str]]):
+    def __init__(self, constants: Dict[str, Optional[torch.Tensor]], rejected: List[Tuple[str, str, str]]):
         super().__init__()
         self.constants = constants
         self.rejected = rejected
