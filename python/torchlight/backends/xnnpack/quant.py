@@ -126,8 +126,8 @@ def weight_kind(dq: torch.fx.Node, constants) -> tuple:
         weight, scales, zeros, axis, qmin, qmax, dtype = dq.args[:7]
         if axis != 0:
             return None, f"per-channel weights quantized along dim {axis}, not 0"
-        if dtype != torch.int8 or (qmin, qmax) not in ((-128, 127), (-8, 7)):
-            return None, f"per-channel weights in [{qmin}, {qmax}] ({dtype}) are not int8/int4"
+        if dtype != torch.int8 or qmin < -128 or qmax > 127:
+            return None, f"per-channel weights in [{qmin}, {qmax}] ({dtype}) are not int8"
         group = None
     else:
         return None, "the weight is not dequantized per channel or per group"
@@ -138,7 +138,7 @@ def weight_kind(dq: torch.fx.Node, constants) -> tuple:
         return None, "the quantized weight is not a 2-D int8 tensor"
     if not _all_zero(zeros, constants):
         return None, "the weight has non-zero zero points; XNNPACK takes symmetric weights"
-    four_bit = (qmin, qmax) == (-8, 7)
+    four_bit = qmin >= -8 and qmax <= 7
     value = _constant_value(weight, constants)
     if four_bit and value is not None and bool(((value < -8) | (value > 7)).any()):
         return None, "the 4-bit weight holds values outside [-8, 7]"
@@ -147,12 +147,12 @@ def weight_kind(dq: torch.fx.Node, constants) -> tuple:
         return ("qc4w" if four_bit else "qc8w"), None
     if not isinstance(group, int) or group <= 0 or in_features % group:
         return None, f"group size {group} does not divide the {in_features} input channels"
+    if group % BLOCK_MULTIPLE == 0:
+        return "qb4w", None
     if group == in_features:
-        return "qc4w", None  # One group a row: per-channel 4-bit.
-    if group % BLOCK_MULTIPLE:
-        return None, (f"group size {group}: XNNPACK's blockwise 4-bit weights need a multiple "
-                      f"of {BLOCK_MULTIPLE}")
-    return "qb4w", None
+        return "qc4w", None  # One group a row: per-channel 4-bit (any width).
+    return None, (f"group size {group}: XNNPACK's blockwise 4-bit weights need a multiple "
+                  f"of {BLOCK_MULTIPLE}")
 
 
 def per_token_source(dq: torch.fx.Node):

@@ -14,6 +14,7 @@ import math
 import operator
 from typing import Callable, Dict, Mapping, Optional, Set
 
+import sympy
 import torch
 import torch.fx
 
@@ -52,7 +53,7 @@ def upper_bound(size) -> Optional[int]:
         upper = env.bound_sympy(node.expr).upper
     except Exception:  # noqa: BLE001  (an expression sympy cannot bound)
         return None
-    if not getattr(upper, "is_finite", False) or not getattr(upper, "is_integer", False):
+    if not isinstance(upper, sympy.Integer):  # int_oo: no bound was given
         return None
     upper = int(upper)
     return upper if 0 < upper <= MAX_BOUND else None
