@@ -396,3 +396,38 @@ def test_pack_int4_low_nibble_first():
     # +8: [[0, 15, 8], [9, 7, 11]]; rows of 3 pad to 2 bytes.
     assert pack_int4(values) == bytes([0xF0, 0x08, 0x79, 0x0B])
     assert torch.equal(reference.unpack_int4(pack_int4(values), [2, 3]), values)
+
+
+# --- examples/llm/export_gpt.py -X -------------------------------------------------------------
+
+def test_export_gpt_cli_delegates_8da4w_linears(tmp_path, runtime):
+    """The shipped GPT exported with `-qmode 8da4w -G 32 -X`: its quantized
+    linears run as XNNPACK qb4w fully-connected nodes, and the program's last
+    logits match PyTorch running the same model (bf16 scales, as above)."""
+    import importlib.util
+    from helpers import REPO
+    from torchlight.llm.gpt_weights import load_nanogpt_checkpoint
+    spec = importlib.util.spec_from_file_location("export_gpt",
+                                                  REPO / "examples/llm/export_gpt.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    pte = tmp_path / "gpt_8da4w_xnnpack.pte"
+    assert cli.main(["--pte", str(pte), "--tokens", "0", "-qmode", "8da4w", "-G", "32",
+                     "-X"]) == 0
+    f = pte_file.read_pte(pte.read_bytes())
+    operators = {op.qualified_name for op in f.program.execution_plan[0].operators}
+    assert not {op for op in operators if "linear_8da4w" in op or "per_channel_group" in op}
+    fcs = [w for _, w, _, _ in _fully_connected(
+        [payload.parse(f.delegate_bytes(d.processed)) for d in f.program.execution_plan[0]
+         .delegates])]
+    assert fcs and all(w.datatype == reference.QBINT4 for w in fcs)
+
+    model = load_nanogpt_checkpoint(torch.load(cli.REPO / "examples/llm/models/brown_gpt.pt",
+                                               map_location="cpu", weights_only=True))
+    quantize_model(model, "8da4w", 32)
+    model = _with_xnnpack_scales(model).eval()
+    tokens = torch.tensor([list(b"The jury said")])
+    got = _logits(runtime.load(pte.read_bytes()), tokens, 0)
+    want = _eager(model, tokens)[:, -1:]
+    assert got.shape == want.shape
+    _assert_near(got, want, 1e-3)
