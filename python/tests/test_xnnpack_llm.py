@@ -431,3 +431,48 @@ def test_export_gpt_cli_delegates_8da4w_linears(tmp_path, runtime):
     want = _eager(model, tokens)[:, -1:]
     assert got.shape == want.shape
     _assert_near(got, want, 1e-3)
+
+
+def test_dynamically_quantized_partitioner_takes_each_8da4w_linear_whole(runtime):
+    """Upstream's export_llama puts XnnpackDynamicallyQuantizedPartitioner
+    first: one partition per linear, its per-token chain and weight inside."""
+    from torchlight.backends.xnnpack.partition.xnnpack_partitioner import \
+        XnnpackDynamicallyQuantizedPartitioner
+    model = _llama("8da4w")
+    edge = torchlight.to_edge_transform_and_lower(
+        export_llm(model), partitioner=[XnnpackDynamicallyQuantizedPartitioner(),
+                                        XnnpackPartitioner()])
+    prog = edge.to_executorch()
+    payloads = _payloads(prog)
+    linears = _quantized_linears(model)
+    fcs = _fully_connected(payloads)
+    assert len(fcs) == len(linears) and all(w.datatype == reference.QBINT4 for _, w, _, _ in fcs)
+    assert not {op for op in prog.operators() if "quantized_decomposed" in op}
+    tokens = torch.randint(0, VOCAB, (1, 6), generator=torch.Generator().manual_seed(7))
+    got = _logits(runtime.load(prog.buffer), tokens, 0)
+    _assert_near(got, _eager(_with_xnnpack_scales(model), tokens), 1e-3)
+
+
+def test_dynamically_quantized_partitioner_on_a_pt2e_dynamic_graph(runtime):
+    """Per-op mode keeps pt2e's choose_qparams -> q -> dq chain with its linear:
+    each linear is a qd8-f32-qc8w fully-connected, no q/dq is left outside."""
+    from test_xnnpack_quant import _quantize
+    from torchlight.backends.xnnpack.partition.xnnpack_partitioner import \
+        XnnpackDynamicallyQuantizedPartitioner
+    torch.manual_seed(8)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(),
+                                torch.nn.Linear(8, 4)).eval()
+    x = (torch.randn(3, 16),)
+    quantized = _quantize(model, x, dynamic=True)
+    edge = torchlight.to_edge_transform_and_lower(
+        torch.export.export(quantized, x),
+        partitioner=[XnnpackDynamicallyQuantizedPartitioner(), XnnpackPartitioner()])
+    prog = edge.to_executorch()
+    assert prog.operators() == []
+    fcs = _fully_connected(_payloads(prog))
+    assert [(i.datatype, w.datatype) for i, w, _, _ in fcs] == \
+        [(reference.QDINT8, reference.QCINT8)] * 2
+    (got,) = runtime.load(prog.buffer).run("forward", list(x))
+    # pt2e's graph quantizes x per tensor, XNNPACK's qd8 per row (as upstream
+    # runs it): a quantization step or so apart, 1% of the output range.
+    _assert_near(torch.as_tensor(got), quantized(*x), 0.01)

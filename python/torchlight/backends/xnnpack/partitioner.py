@@ -71,6 +71,38 @@ class _Support(OperatorSupportBase):
         return reason is None
 
 
+def _folded_quant(node: torch.fx.Node) -> bool:
+    """q/dq nodes XNNPACK folds into the operator that reads them: weight
+    dequantizes and dynamic (per-tensor or per-token) activation chains."""
+    target = node.target
+    if target is operator.getitem:
+        source = node.args[0]
+        return isinstance(source, torch.fx.Node) and _folded_quant(source)
+    if target in quant.PER_TOKEN + quant.CHOOSE_QPARAMS + quant.DYNAMIC_QUANTIZE + \
+            quant.DYNAMIC_DEQUANTIZE:
+        return True
+    if target in quant.DEQUANTIZE:  # of a constant weight, not a static activation
+        return target not in quant.DEQUANTIZE_PER_TENSOR or (
+            isinstance(node.args[0], torch.fx.Node) and
+            node.args[0].op in ("placeholder", "get_attr"))
+    return False
+
+
+def _folded_inputs(node: torch.fx.Node, checker) -> List[torch.fx.Node]:
+    """The supported q/dq nodes `node` reads through (transitively), which
+    must sit in its partition for preprocess to fold them."""
+    found: List[torch.fx.Node] = []
+    stack = list(node.all_input_nodes)
+    while stack:
+        n = stack.pop()
+        if n in found or n.op != "call_function" or not _folded_quant(n) or \
+                not checker.is_node_supported(None, n):
+            continue
+        found.append(n)
+        stack.extend(n.all_input_nodes)
+    return found
+
+
 class XnnpackPartitioner(Partitioner):
     """Upstream's constructor: XnnpackPartitioner(configs=None,
     config_precisions=None, per_op_mode=False, verbose=False, **kwargs).
@@ -104,9 +136,17 @@ class XnnpackPartitioner(Partitioner):
             if node in placed or node.op != "call_function" or not checker.is_node_supported(
                     None, node):
                 continue
-            if node.target is operator.getitem:
-                continue  # Joins its source's group below.
-            group = [node] + [u for u in node.users if u.target is operator.getitem]
+            if node.target is operator.getitem or _folded_quant(node):
+                continue  # Joins its source's / its consumer's group.
+            folded = _folded_inputs(node, checker)
+            if placed & set(folded):
+                self.rejected.append((node.name, target_name(node),
+                                      "its quantize chain is shared with an operator already "
+                                      "delegated on its own (per-op mode)"))
+                continue
+            group = [node] + folded
+            group += [u for n in group for u in n.users
+                      if u.target is operator.getitem and u not in group]
             placed.update(group)
             groups.append(group)
         return groups
