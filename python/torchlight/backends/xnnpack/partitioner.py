@@ -1,9 +1,13 @@
 """XnnpackPartitioner: tags what the XNNPACK delegate can run.
 
-Every operator support.py accepts (by op, dtype and static shape, with
-upstream's config constraints) joins the largest convex group torch's
-CapabilityBasedPartitioner can form; the rest stays on portable kernels.
-verbose=True prints, per node left out, its name and the reason.
+Every operator support.py accepts (by op, dtype and shape, a dynamic dim
+only with an upper bound, with upstream's config constraints) joins the
+largest convex group torch's CapabilityBasedPartitioner can form; the rest
+stays on portable kernels. 8da4w linears (torchlight.llm.quantize) are taken
+whole, per-token chain and group-wise weight included, and become XNNPACK's
+qd8-f32-qb4w fully-connected; the fused torchlight::linear_8da4w kernel then
+only sees the ones left out. verbose=True prints, per node left out, its
+name and the reason.
 """
 
 from __future__ import annotations
@@ -57,7 +61,8 @@ def constant_placeholders(ep: ExportedProgram) -> Dict[str, Optional[torch.Tenso
 
 
 class _Support(OperatorSupportBase):
-    def __init__(self, constants: Dict[str, Optional[torch.Tensor]], rejected: List[Tuple[str, str, str]]):
+    def __init__(self, constants: Dict[str, Optional[torch.Tensor]],
+                 rejected: List[Tuple[str, str, str]]):
         super().__init__()
         self.constants = constants
         self.rejected = rejected

@@ -1,5 +1,7 @@
-"""Quantize/dequantize nodes of PyTorch's pt2e flow (quantized_decomposed
-ops) as the XNNPACK delegate sees them."""
+"""Quantize/dequantize nodes (quantized_decomposed ops) as the XNNPACK
+delegate sees them: PyTorch's pt2e flow, and the LLM 8da4w linear
+(per-token dynamic int8 activations, group-wise 4-bit weights) that
+torchlight.llm.quantize writes as torchao does."""
 
 from __future__ import annotations
 

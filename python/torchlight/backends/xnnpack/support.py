@@ -3,16 +3,20 @@ upstream's partitioner configs (release 0.5) apply, each failure a reason.
 
 `unsupported_reason(node, constants)` returns None when the node can be
 delegated, else a sentence saying why not (the partitioner's verbose mode
-prints it with the node's name). `constants` is the set of placeholder
-names that hold parameters, buffers or lifted constants: XNNPACK needs
+prints it with the node's name). `constants` maps the placeholders that
+hold parameters, buffers or lifted constants to their values: XNNPACK needs
 convolution and linear weights to be constants it can pack.
+
+Dynamic dims are delegated when the exported program bounds them (the
+payload holds the bound; the runtime reshapes on every call), except where
+XNNPACK's node fixes sizes at export (slice, pad, convolution, pooling, ...).
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from typing import Callable, Dict, Mapping, Optional, Set
+from typing import Callable, Dict, Optional, Set
 
 import sympy
 import torch
@@ -368,9 +372,8 @@ def _reshape(node, constants) -> Optional[str]:
     reason = tensor_reason(node.args[0], "the input") or tensor_reason(node, "the output")
     if reason:
         return reason
-    if any(isinstance(a, torch.fx.Node) for a in node.args[1:] if not isinstance(a, (list, tuple))) \
-            or any(isinstance(d, torch.fx.Node) for a in node.args[1:]
-                   if isinstance(a, (list, tuple)) for d in a):
+    sizes = [d for a in node.args[1:] for d in (a if isinstance(a, (list, tuple)) else [a])]
+    if any(isinstance(d, torch.fx.Node) for d in sizes):
         return "the new shape reads a symbolic size computed in the graph"
     dynamic = [str(s) for s in _val(node).shape if is_dynamic(s)]
     if len(dynamic) > 1:
