@@ -185,8 +185,9 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path,
                    xnnpack: bool = False) -> tuple[Path, dict]:
     """The shape's program at `quant` (exported once per exporter source),
     and its facts: weight and KV cache bytes, vocab size."""
-    tag = f"{shape}-{quant}" + (f"-g{group_size}" if quant == "8da4w" else "") + \
-        ("-xnnpack" if xnnpack else "")
+    # (-xnnpack before the group: the glob below must not match the other variant)
+    tag = f"{shape}-{quant}" + ("-xnnpack" if xnnpack else "") + \
+        (f"-g{group_size}" if quant == "8da4w" else "")
     pte = workdir / f"{tag}-{_exporter_digest()}.pte"
     facts_path = pte.with_suffix(".json")
     if pte.exists() and facts_path.exists():
