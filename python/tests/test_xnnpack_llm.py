@@ -476,3 +476,22 @@ def test_dynamically_quantized_partitioner_on_a_pt2e_dynamic_graph(runtime):
     # pt2e's graph quantizes x per tensor, XNNPACK's qd8 per row (as upstream
     # runs it): a quantization step or so apart, 1% of the output range.
     _assert_near(torch.as_tensor(got), quantized(*x), 0.01)
+
+
+@pytest.mark.parametrize("group", [32, 64, 128, 256])
+def test_each_group_size_runs_as_qb4w(runtime, group):
+    torch.manual_seed(9)
+    model = torch.nn.Sequential(Int8DynActInt4WeightLinear(torch.nn.Linear(512, 24), group))
+    model = model.eval()
+    rows = Dim("rows", min=1, max=9)
+    _, prog = _lower_module(model, (torch.randn(1, 4, 512),), {"input": {1: rows}})
+    assert prog.operators() == []
+    ((x, w, wq, p),) = _fully_connected(_payloads(prog))
+    assert w.datatype == reference.QBINT4 and wq.groupSize == group
+    assert len(wq.scale) == 24 * 512 // group
+    bf16_scaled = _with_xnnpack_scales(model)
+    for n in (1, 5, 9):
+        inp = torch.randn(1, n, 512)
+        (got,) = runtime.load(prog.buffer).run("forward", [inp])
+        with torch.no_grad():
+            _assert_near(torch.as_tensor(got), bf16_scaled(inp), 1e-3)
