@@ -675,8 +675,11 @@ class _Serializer:
             filter_id = self.new_value(list(w.shape), w.numpy().tobytes(), datatype=QCINT8,
                                        quant_params=self.per_channel(
                                            w_scales.expand(w.shape[0]), 0))
-        else:
-            filter_id = self.dynamic_filter(weight)
+        else:  # One filter per weight, however many linears read it.
+            key = (weight.name, "qd8 filter")
+            if key not in self.constant_ids:
+                self.constant_ids[key] = self.dynamic_filter(weight)
+            filter_id = self.constant_ids[key]
         qd = self.dynamic_input(source)
         bias_id = INVALID_ID if bias is None else self.value(bias)
         out, min_max = self.output_of(node)
