@@ -2,7 +2,7 @@
 
     ./torchlight bench llm --shape {stories15m,stories110m,gpt2} --quant {fp32,int8,8da4w}
                            [--group-size G] --threads N [--prompt-tokens P]
-                           [--new-tokens T] [--json]
+                           [--new-tokens T] [--xnnpack] [--json]
 
 Builds the shape with random weights (speed does not depend on the values),
 quantizes it, exports it (cached under build/bench-llm by shape, precision
@@ -21,7 +21,8 @@ gpt2 = GPT-2 124M (12 layers, 12 heads, 768 wide, vocab 50257, context 1024).
 Precisions: fp32; int8 (weight-only int8 per channel on every linear, the
 classifier included, and an 8-bit embedding); 8da4w (int8 dynamic
 activations, int4 group-wise weights on every linear, the classifier
-included, and a 4-bit embedding).
+included, and a 4-bit embedding). --xnnpack lowers with XnnpackPartitioner
+(8da4w linears run as XNNPACK's qd8-f32-qb4w fully-connected).
 
 The prompt is exactly --prompt-tokens tokens: a synthetic llama2.c
 tokenizer whose pieces are single characters maps each prompt character to
@@ -180,10 +181,13 @@ def _exporter_digest() -> str:
     return h.hexdigest()[:12]
 
 
-def export_program(shape: str, quant: str, group_size: int, workdir: Path) -> tuple[Path, dict]:
+def export_program(shape: str, quant: str, group_size: int, workdir: Path,
+                   xnnpack: bool = False) -> tuple[Path, dict]:
     """The shape's program at `quant` (exported once per exporter source),
     and its facts: weight and KV cache bytes, vocab size."""
-    tag = f"{shape}-{quant}" + (f"-g{group_size}" if quant == "8da4w" else "")
+    # (-xnnpack before the group: the glob below must not match the other variant)
+    tag = f"{shape}-{quant}" + ("-xnnpack" if xnnpack else "") + \
+        (f"-g{group_size}" if quant == "8da4w" else "")
     pte = workdir / f"{tag}-{_exporter_digest()}.pte"
     facts_path = pte.with_suffix(".json")
     if pte.exists() and facts_path.exists():
@@ -196,8 +200,14 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path) -> tu
     read, cache = weight_bytes(model)
     vocab = model.config.vocab_size
     methods = llm_metadata_methods(model, bos_id=BOS_ID)
-    program = torchlight.to_edge(export_llm(model, last_logits_only=True),
-                                 constant_methods=methods).to_executorch()
+    exported = export_llm(model, last_logits_only=True)
+    if xnnpack:
+        from torchlight.backends.xnnpack import XnnpackPartitioner
+        edge = torchlight.to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()],
+                                                      constant_methods=methods)
+    else:
+        edge = torchlight.to_edge(exported, constant_methods=methods)
+    program = edge.to_executorch()
     for old in list(workdir.glob(f"{tag}-*.pte")) + list(workdir.glob(f"{tag}-*.json")):
         old.unlink()  # programs (and their facts) of an older exporter
     program.save(str(pte))
@@ -218,7 +228,7 @@ def read_bandwidth(nbytes: int, threads: int) -> float:
 def run(args) -> dict:
     workdir = args.workdir
     workdir.mkdir(parents=True, exist_ok=True)
-    pte, facts = export_program(args.shape, args.quant, args.group_size, workdir)
+    pte, facts = export_program(args.shape, args.quant, args.group_size, workdir, args.xnnpack)
     tokenizer = workdir / f"tokenizer-{facts['vocab_size']}.bin"
     if not tokenizer.exists():
         synthetic_tokenizer(tokenizer, facts["vocab_size"])
@@ -237,7 +247,7 @@ def run(args) -> dict:
     decode = turn["decode_tokens_per_s"]
     roofline = bandwidth * 1e9 / facts["weight_bytes_per_token"]
     return {
-        "shape": args.shape, "quant": args.quant,
+        "shape": args.shape, "quant": args.quant, "xnnpack": args.xnnpack,
         "group_size": args.group_size if args.quant == "8da4w" else None,
         "threads": args.threads, "prompt_tokens": turn["prompt_tokens"],
         "new_tokens": turn["generated_tokens"],
@@ -255,7 +265,8 @@ def run(args) -> dict:
 def print_table(r: dict) -> None:
     mib = 2 ** 20
     rows = [
-        ("model", f"{r['shape']} {r['quant']}" + (f" g{r['group_size']}" if r["group_size"] else "")),
+        ("model", f"{r['shape']} {r['quant']}" + (f" g{r['group_size']}" if r["group_size"] else "")
+         + (" (XNNPACK)" if r["xnnpack"] else "")),
         ("threads", r["threads"]),
         ("prompt / new tokens", f"{r['prompt_tokens']} / {r['new_tokens']}"),
         ("prefill tok/s", f"{r['prefill_tok_s']:.1f}"),
@@ -282,6 +293,7 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)
+    p.add_argument("--xnnpack", action="store_true", help="delegate to XNNPACK")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--cli", type=Path, default=CLI, help="the torchlight CLI to measure")
     p.add_argument("--workdir", type=Path, default=REPO / "build" / "bench-llm")

@@ -25,6 +25,10 @@ per row; 4,32: 4-bit in groups of 32). The reference text is then the
 quantized model's:
 
     ... export_gpt.py --pte build/brown_gpt_8da4w.pte -qmode 8da4w -G 128 -E 4,32
+
+-X/--xnnpack delegates what XNNPACK can run (linears, 8da4w linears as its
+blockwise 4-bit fully-connected, element-wise operators) with upstream's
+XnnpackPartitioner; the rest stays on our kernels.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ def main(argv=None) -> int:
                    help="group size of 8da4w and 4w (32, 64, 128, 256)")
     p.add_argument("-E", "--embedding_quantize", default=None, metavar="BITS,GROUP",
                    help="embedding quantization, e.g. 8,0 or 4,32")
+    p.add_argument("-X", "--xnnpack", action="store_true", help="delegate to XNNPACK")
     args = p.parse_args(argv)
 
     checkpoint = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
@@ -88,10 +93,16 @@ def main(argv=None) -> int:
         # The metadata lets `torchlight llm --model X.pte` run without
         # --tokenizer: ids are bytes, there is no BOS or EOS. Generation reads
         # only the last position's logits, so the program computes no others.
-        program = torchlight.to_edge(
-            export_llm(model, last_logits_only=True),
-            constant_methods=llm_metadata_methods(model, tokenizer="bytes"),
-        ).to_executorch(torchlight.ExecutorchBackendConfig())
+        exported = export_llm(model, last_logits_only=True)
+        metadata = llm_metadata_methods(model, tokenizer="bytes")
+        if args.xnnpack:
+            from torchlight.backends.xnnpack.partition.xnnpack_partitioner import \
+                XnnpackPartitioner
+            edge = torchlight.to_edge_transform_and_lower(
+                exported, partitioner=[XnnpackPartitioner()], constant_methods=metadata)
+        else:
+            edge = torchlight.to_edge(exported, constant_methods=metadata)
+        program = edge.to_executorch(torchlight.ExecutorchBackendConfig())
         args.pte.parent.mkdir(parents=True, exist_ok=True)
         program.save(str(args.pte))
         print(f"wrote {args.pte} ({args.pte.stat().st_size / 2**20:.1f} MiB); operators: "

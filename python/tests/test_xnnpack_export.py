@@ -515,14 +515,27 @@ def test_verbose_names_node_and_reason(capsys):
     assert "torch.float64" in err and "XNNPACK takes float32" in err
 
 
-def test_dynamic_dims_are_left_out_with_a_reason():
+def test_bounded_dynamic_dims_are_delegated_as_their_upper_bound():
     model = torch.nn.Linear(4, 2)
     ep = torch.export.export(model, (torch.randn(3, 4),),
                              dynamic_shapes=({0: torch.export.Dim("batch", max=8)},))
+    prog = torchlight.to_edge_transform_and_lower(
+        ep, partitioner=[XnnpackPartitioner()]).to_executorch()
+    ((p, nargs),) = _delegates(prog)
+    externals = [x.xvalueUnion for x in p.graph.xvalues if x.xvalueUnion.flags]
+    assert [list(t.dims) for t in externals] == [[8, 4], [8, 2]]
+
+
+def test_unbounded_dynamic_dims_are_left_out_with_a_reason():
+    model = torch.nn.Linear(4, 2)
+    ep = torch.export.export(model, (torch.randn(3, 4),),
+                             dynamic_shapes=({0: torch.export.Dim("batch")},))
     partitioner = XnnpackPartitioner()
-    prog = torchlight.to_edge_transform_and_lower(ep, partitioner=[partitioner]).to_executorch()
-    assert _delegates(prog) == []
-    assert any("dynamic dim" in reason for _, _, reason in partitioner.rejected)
+    # (to_executorch then refuses the unbounded size for memory planning.)
+    edge = torchlight.to_edge_transform_and_lower(ep, partitioner=[partitioner])
+    assert not [n for n in edge.exported_program().graph.nodes if "call_delegate" in str(n.target)]
+    assert any("dynamic dim" in reason and "no upper bound" in reason
+               for _, _, reason in partitioner.rejected)
 
 
 def test_constants_move_into_the_payload():

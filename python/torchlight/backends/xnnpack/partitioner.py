@@ -1,9 +1,13 @@
 """XnnpackPartitioner: tags what the XNNPACK delegate can run.
 
-Every operator support.py accepts (by op, dtype and static shape, with
-upstream's config constraints) joins the largest convex group torch's
-CapabilityBasedPartitioner can form; the rest stays on portable kernels.
-verbose=True prints, per node left out, its name and the reason.
+Every operator support.py accepts (by op, dtype and shape, a dynamic dim
+only with an upper bound, with upstream's config constraints) joins the
+largest convex group torch's CapabilityBasedPartitioner can form; the rest
+stays on portable kernels. 8da4w linears (torchlight.llm.quantize) are taken
+whole, per-token chain and group-wise weight included, and become XNNPACK's
+qd8-f32-qb4w fully-connected; the fused torchlight::linear_8da4w kernel then
+only sees the ones left out. verbose=True prints, per node left out, its
+name and the reason.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import logging
 import operator
 import sys
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 import torch.fx
@@ -39,18 +43,26 @@ _DATA_MOVEMENT = {
 }
 
 
-def constant_placeholders(ep: ExportedProgram) -> Set[str]:
-    """Names of the placeholders that hold parameters, never-written buffers
-    and lifted constants (what the delegate may pack as constants)."""
+def constant_placeholders(ep: ExportedProgram) -> Dict[str, Optional[torch.Tensor]]:
+    """The placeholders that hold parameters, never-written buffers and
+    lifted constants (what the delegate may pack as constants), by name, with
+    their values (checks such as "zero points are all zero" read them)."""
     signature = ep.graph_signature
     mutated = {s.target for s in signature.output_specs if s.kind == OutputKind.BUFFER_MUTATION}
-    return {s.arg.name for s in signature.input_specs
-            if s.kind in (InputKind.PARAMETER, InputKind.CONSTANT_TENSOR)
-            or (s.kind == InputKind.BUFFER and s.target not in mutated)}
+    found = {}
+    for s in signature.input_specs:
+        if s.kind in (InputKind.PARAMETER, InputKind.CONSTANT_TENSOR) or \
+                (s.kind == InputKind.BUFFER and s.target not in mutated):
+            value = ep.state_dict.get(s.target)
+            if value is None:
+                value = ep.constants.get(s.target)
+            found[s.arg.name] = value
+    return found
 
 
 class _Support(OperatorSupportBase):
-    def __init__(self, constants: Set[str], rejected: List[Tuple[str, str, str]]):
+    def __init__(self, constants: Dict[str, Optional[torch.Tensor]],
+                 rejected: List[Tuple[str, str, str]]):
         super().__init__()
         self.constants = constants
         self.rejected = rejected
@@ -62,6 +74,38 @@ class _Support(OperatorSupportBase):
             self.seen.add(node.name)
             self.rejected.append((node.name, target_name(node), reason))
         return reason is None
+
+
+def _folded_quant(node: torch.fx.Node) -> bool:
+    """q/dq nodes XNNPACK folds into the operator that reads them: weight
+    dequantizes and dynamic (per-tensor or per-token) activation chains."""
+    target = node.target
+    if target is operator.getitem:
+        source = node.args[0]
+        return isinstance(source, torch.fx.Node) and _folded_quant(source)
+    if target in quant.PER_TOKEN + quant.CHOOSE_QPARAMS + quant.DYNAMIC_QUANTIZE + \
+            quant.DYNAMIC_DEQUANTIZE:
+        return True
+    if target in quant.DEQUANTIZE:  # of a constant weight, not a static activation
+        return target not in quant.DEQUANTIZE_PER_TENSOR or (
+            isinstance(node.args[0], torch.fx.Node) and
+            node.args[0].op in ("placeholder", "get_attr"))
+    return False
+
+
+def _folded_inputs(node: torch.fx.Node, checker) -> List[torch.fx.Node]:
+    """The supported q/dq nodes `node` reads through (transitively), which
+    must sit in its partition for preprocess to fold them."""
+    found: List[torch.fx.Node] = []
+    stack = list(node.all_input_nodes)
+    while stack:
+        n = stack.pop()
+        if n in found or n.op != "call_function" or not _folded_quant(n) or \
+                not checker.is_node_supported(None, n):
+            continue
+        found.append(n)
+        stack.extend(n.all_input_nodes)
+    return found
 
 
 class XnnpackPartitioner(Partitioner):
@@ -97,9 +141,17 @@ class XnnpackPartitioner(Partitioner):
             if node in placed or node.op != "call_function" or not checker.is_node_supported(
                     None, node):
                 continue
-            if node.target is operator.getitem:
-                continue  # Joins its source's group below.
-            group = [node] + [u for u in node.users if u.target is operator.getitem]
+            if node.target is operator.getitem or _folded_quant(node):
+                continue  # Joins its source's / its consumer's group.
+            folded = _folded_inputs(node, checker)
+            if placed & set(folded):
+                self.rejected.append((node.name, target_name(node),
+                                      "its quantize chain is shared with an operator already "
+                                      "delegated on its own (per-op mode)"))
+                continue
+            group = [node] + folded
+            group += [u for n in group for u in n.users
+                      if u.target is operator.getitem and u not in group]
             placed.update(group)
             groups.append(group)
         return groups

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.fx
 
-from torchlight.backends.xnnpack import payload, quant, schema
+from torchlight.backends.xnnpack import payload, quant, schema, support
 from torchlight.delegation import BackendDetails, CompileSpec, PreprocessResult, register_backend
 from torchlight.errors import node_error
 
@@ -41,7 +41,7 @@ TO_NHWC = (0, 2, 3, 1)  # physical NHWC dim j holds logical NCHW dim TO_NHWC[j]
 TO_NCHW = (0, 3, 1, 2)  # logical NCHW dim d sits at physical NHWC position TO_NCHW[d]
 
 # XNNDatatype numbers (the payload's numbering).
-FP32, QINT8, QINT32, QCINT8, QCINT32, QDINT8 = 1, 3, 5, 6, 7, 9
+FP32, QINT8, QINT32, QCINT8, QCINT32, QCINT4, QDINT8, QBINT4 = 1, 3, 5, 6, 7, 8, 9, 10
 
 _UNARY_KINDS = {
     aten.sigmoid.default: "XNNSigmoid", aten.tanh.default: "XNNTanh",
@@ -74,11 +74,33 @@ _NHWC_INPUT = {aten.convolution.default, aten.max_pool2d.default,
                aten.upsample_bilinear2d.vec, aten.upsample_bilinear2d.default}
 
 
-def _shape(node: torch.fx.Node) -> List[int]:
+def _sizes(node: torch.fx.Node):
     val = node.meta["val"]
     if isinstance(val, (tuple, list)):  # max_pool2d_with_indices: (values, indices)
         val = val[0]
-    return [int(s) for s in val.shape]
+    return list(val.shape)
+
+
+def _shape(node: torch.fx.Node) -> List[int]:
+    """The node's shape, a dynamic dim as its upper bound (spec section 3:
+    the runtime reshapes to the actual sizes on every call)."""
+    dims = []
+    for i, size in enumerate(_sizes(node)):
+        bound = support.upper_bound(size)
+        if bound is None:
+            raise node_error(node, f"dim {i} ({size}) is dynamic with no upper bound; the "
+                                   f"XNNPACK delegate needs one")
+        dims.append(bound)
+    return dims
+
+
+def _reshape_target(node: torch.fx.Node) -> List[int]:
+    """A reshape's new_shape: static sizes, 0 for the (single) dynamic dim,
+    which XNNPACK infers from the input's actual size."""
+    sizes = _sizes(node)
+    if sum(1 for s in sizes if support.is_dynamic(s)) > 1:
+        raise node_error(node, "reshapes to more than one dynamic dim; XNNPACK infers one")
+    return [0 if support.is_dynamic(s) else int(s) for s in sizes] or [1]
 
 
 def _perm(dims: Sequence[int], order: Sequence[int]) -> List[int]:
@@ -381,7 +403,8 @@ class _Serializer:
         elif target in quant.STATIC_DEQUANTIZE:
             self.values[node] = self.values[node.args[0]]
         elif target in quant.CHOOSE_QPARAMS + quant.DYNAMIC_QUANTIZE + quant.DYNAMIC_DEQUANTIZE \
-                or (target is operator.getitem and node.args[0].target in quant.CHOOSE_QPARAMS):
+                + quant.PER_TOKEN or (target is operator.getitem and node.args[0].target in
+                                      quant.CHOOSE_QPARAMS + quant.CHOOSE_QPARAMS_PER_TOKEN):
             return  # The dynamic pattern: its linear converts its input itself.
         elif target in _IDENTITIES or target is operator.getitem:
             self.values[node] = self.values[node.args[0]]
@@ -441,7 +464,7 @@ class _Serializer:
             self.lower_cat(node)
         elif target in _RESHAPES:
             x = self.value(node.args[0])
-            shape = _shape(node) or [1]
+            shape = _reshape_target(node)
             self.emit("XNNStaticReshape", "XNNStaticReshape", numDims=len(shape),
                       newShape=shape, inputId=x, outputId=self.define(node), flags=0)
         elif target in _PERMUTES:
@@ -481,7 +504,10 @@ class _Serializer:
             w = _constant(self.gm, weight).t()  # mat2 is [in, out]; store [out, in]
         if quant.is_qdq(weight) and weight.target in quant.DEQUANTIZE:
             if _is_dynamic(x):
-                return self.lower_dynamic_linear(node, x, weight, bias)
+                return self.lower_dynamic_linear(node, x.args[0].args[0], weight, bias)
+            source = quant.per_token_source(x)
+            if source is not None:
+                return self.lower_dynamic_linear(node, source, weight, bias)
             requantize = self.requantize_of(node, [x])
             if requantize is not None:
                 return self.lower_quantized(node, x, weight, bias, requantize, "fc")
@@ -600,21 +626,61 @@ class _Serializer:
                   adjustmentHeight=0, adjustmentWidth=0, input1Id=x_id, filterId=filter_id,
                   biasId=bias_id, outputId=out, flags=0)
 
-    def lower_dynamic_linear(self, node, x, weight, bias) -> None:
-        """qd8-f32-qc8w: fp32 input -> XNNConvert -> qdint8 (per row) ->
-        fully-connected with int8 weights, fp32 bias and fp32 output."""
-        source = x.args[0].args[0]  # dequantize.tensor(quantize.tensor(source, ...))
-        w, w_scales, per_channel = self.quantized_weight(weight, NCHW)
-        x_id = self.value(source)
-        dynamic = self.T("PerTokenDynamicQuant")()
-        dynamic.numNonbatchDims = 1
-        qd = self.new_value(_shape(source), datatype=QDINT8,
-                            quant_params=("PerTokenDynamicQuant", dynamic))
-        self.emit("XNNConvert", "_XNNNode1x1", inputId=x_id, outputId=qd, flags=0)
-        w = w.contiguous().to(torch.int8)
-        scales = w_scales.expand(w.shape[0]) if not per_channel else w_scales
-        filter_id = self.new_value(list(w.shape), w.numpy().tobytes(), datatype=QCINT8,
-                                   quant_params=self.per_channel(scales, 0))
+    def dynamic_input(self, source: torch.fx.Node) -> int:
+        """`source` (fp32) converted to qdint8, quantized per row by XNNPACK
+        at run time (one convert per source, shared by its linears)."""
+        key = (self.value(source), "qd8")
+        if key not in self.converted:
+            dynamic = self.T("PerTokenDynamicQuant")()
+            dynamic.numNonbatchDims = 1
+            qd = self.new_value(_shape(source), datatype=QDINT8,
+                                quant_params=("PerTokenDynamicQuant", dynamic))
+            self.emit("XNNConvert", "_XNNNode1x1", inputId=key[0], outputId=qd, flags=0)
+            self.converted[key] = qd
+        return self.converted[key]
+
+    def dynamic_filter(self, weight: torch.fx.Node) -> int:
+        """The filter of a qd8 fully-connected: qc8w (int8 per channel), qc4w
+        (4-bit per channel) or qb4w (4-bit per block of `group` inputs)."""
+        kind, reason = quant.weight_kind(weight, _ConstantValues(self.gm))
+        if reason:
+            raise node_error(weight, f"cannot be an XNNPACK weight: {reason}")
+        w = _constant(self.gm, weight.args[0]).to(torch.int8).contiguous()
+        scales = _constant(self.gm, weight.args[1]).to(torch.float32)
+        rows = w.shape[0]
+        if kind == "qc8w":
+            scales = scales.reshape(-1).expand(rows) if scales.numel() == 1 else scales
+            return self.new_value(list(w.shape), w.numpy().tobytes(), datatype=QCINT8,
+                                  quant_params=self.per_channel(scales.reshape(-1), 0))
+        data = pack_int4(w)
+        if kind == "qc4w":
+            scales = scales.reshape(-1).expand(rows) if scales.numel() == 1 else scales
+            return self.new_value(list(w.shape), data, datatype=QCINT4,
+                                  quant_params=self.per_channel(scales.reshape(-1), 0))
+        params = self.T("PerChannelGroupQuant")()
+        params.scale = [float(v) for v in scales.reshape(-1)]  # [out][in / group], row-major
+        params.channelDim = 0
+        params.groupSize = int(weight.args[6] if len(weight.args) > 6
+                               else weight.kwargs["group_size"])
+        return self.new_value(list(w.shape), data, datatype=QBINT4,
+                              quant_params=("PerChannelGroupQuant", params))
+
+    def lower_dynamic_linear(self, node, source, weight, bias) -> None:
+        """qd8-f32-{qc8w,qc4w,qb4w}: fp32 input -> XNNConvert -> qdint8 (per
+        row) -> fully-connected with int8/int4 weights, fp32 bias and fp32
+        output."""
+        if weight.target in quant.DEQUANTIZE_PER_TENSOR:  # pt2e's per-tensor int8 weights
+            w, w_scales, _ = self.quantized_weight(weight, NCHW)
+            w = w.contiguous().to(torch.int8)
+            filter_id = self.new_value(list(w.shape), w.numpy().tobytes(), datatype=QCINT8,
+                                       quant_params=self.per_channel(
+                                           w_scales.expand(w.shape[0]), 0))
+        else:  # One filter per weight, however many linears read it.
+            key = (weight.name, "qd8 filter")
+            if key not in self.constant_ids:
+                self.constant_ids[key] = self.dynamic_filter(weight)
+            filter_id = self.constant_ids[key]
+        qd = self.dynamic_input(source)
         bias_id = INVALID_ID if bias is None else self.value(bias)
         out, min_max = self.output_of(node)
         self.emit("XNNFullyConnected", "XNNFullyConnected", min_max, input1Id=qd,
@@ -749,6 +815,35 @@ class _Serializer:
             entries.append(entry)
         xgraph.constantData = entries
         return payload.serialize(xgraph, region)
+
+
+def pack_int4(values: torch.Tensor) -> bytes:
+    """XNNPACK's 4-bit layout (spec section 3): each value + 8, two per byte
+    along a row, element 2k in the low nibble and 2k+1 in the high one, odd
+    rows padded with a zero nibble."""
+    rows, cols = values.shape
+    shifted = (values.to(torch.int16) + 8).to(torch.uint8)
+    if cols % 2:
+        shifted = torch.cat([shifted, torch.zeros(rows, 1, dtype=torch.uint8)], dim=1)
+    pairs = shifted.reshape(rows, -1, 2)
+    return (pairs[..., 0] | (pairs[..., 1] << 4)).contiguous().numpy().tobytes()
+
+
+class _ConstantValues(dict):
+    """Constant values by node name, read from the partition's module on
+    demand (quant.weight_kind's view of the partition's constants)."""
+
+    def __init__(self, gm: torch.fx.GraphModule):
+        super().__init__()
+        self.nodes = {n.name: n for n in gm.graph.nodes if n.op == "get_attr"}
+        self.gm = gm
+
+    def __contains__(self, name) -> bool:
+        return name in self.nodes
+
+    def get(self, name, default=None):
+        node = self.nodes.get(name)
+        return default if node is None else _constant(self.gm, node)
 
 
 def _is_dynamic(x) -> bool:

@@ -106,9 +106,25 @@ def check(p: Payload, num_args: int) -> None:
 
 # --- execution ----------------------------------------------------------------------------------
 
+def unpack_int4(data: bytes, dims: Sequence[int]) -> torch.Tensor:
+    """4-bit constants (qcint4/qbint4) as int values in [-8, 7], per spec
+    section 3: stored + 8, two per byte along the last dim, element 2k in the
+    low nibble, rows padded to even length."""
+    rows, cols = int(np.prod(dims[:-1])), dims[-1]
+    stride = (cols + 1) // 2
+    if len(data) < rows * stride:
+        raise PayloadError(f"4-bit constant of {len(data)} bytes; [{rows}, {cols}] needs "
+                           f"{rows * stride}")
+    packed = np.frombuffer(data, dtype=np.uint8)[:rows * stride].reshape(rows, stride)
+    values = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(rows, 2 * stride)[:, :cols]
+    return torch.from_numpy(values.astype(np.int16) - 8).to(torch.int8).reshape(list(dims))
+
+
 def _constant(p: Payload, tensor, quant, quant_type) -> torch.Tensor:
     data = p.constant(tensor.constantBufferIdx)
     dims = _dims(tensor)
+    if tensor.datatype in (QCINT4, QBINT4):
+        return _dequantize(unpack_int4(data, dims).to(torch.float32), quant, quant_type)
     dtype = {FP32: np.float32, QINT8: np.int8, QCINT8: np.int8, QINT32: np.int32,
              QCINT32: np.int32, FP16: np.float16}.get(tensor.datatype)
     if dtype is None:
@@ -127,6 +143,10 @@ def _dequantize(q: torch.Tensor, quant, quant_type) -> torch.Tensor:
         shape = [1] * q.dim()
         shape[quant.channelDim] = -1
         return q * torch.tensor(np.asarray(quant.scale, dtype=np.float32)).reshape(shape)
+    if quant_type == union.PerChannelGroupQuant:  # [out, in], scales [out][in / group]
+        rows, cols = q.shape
+        scales = torch.tensor(np.asarray(quant.scale, dtype=np.float32)).reshape(rows, -1)
+        return q * scales.repeat_interleave(quant.groupSize, dim=1)[:, :cols]
     raise PayloadError(f"quantization kind {quant_type} is not read here")
 
 

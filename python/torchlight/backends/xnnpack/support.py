@@ -3,9 +3,13 @@ upstream's partitioner configs (release 0.5) apply, each failure a reason.
 
 `unsupported_reason(node, constants)` returns None when the node can be
 delegated, else a sentence saying why not (the partitioner's verbose mode
-prints it with the node's name). `constants` is the set of placeholder
-names that hold parameters, buffers or lifted constants: XNNPACK needs
+prints it with the node's name). `constants` maps the placeholders that
+hold parameters, buffers or lifted constants to their values: XNNPACK needs
 convolution and linear weights to be constants it can pack.
+
+Dynamic dims are delegated when the exported program bounds them (the
+payload holds the bound; the runtime reshapes on every call), except where
+XNNPACK's node fixes sizes at export (slice, pad, convolution, pooling, ...).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import math
 import operator
 from typing import Callable, Dict, Optional, Set
 
+import sympy
 import torch
 import torch.fx
 
@@ -33,8 +38,39 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# Largest upper bound a dynamic dim may have (XNNPACK dims are size_t, the
+# payload's are uint32).
+MAX_BOUND = 2 ** 31 - 1
+
+
+def upper_bound(size) -> Optional[int]:
+    """A static size as it is; the upper bound of a symbolic one (the
+    exported program's range constraints, which its shape env keeps); None
+    for a symbolic size without a finite bound."""
+    if isinstance(size, int):
+        return size
+    node = getattr(size, "node", None)
+    env = getattr(node, "shape_env", None)
+    if env is None:
+        return None
+    try:
+        upper = env.bound_sympy(node.expr).upper
+    except Exception:  # noqa: BLE001  (an expression sympy cannot bound)
+        return None
+    if not isinstance(upper, sympy.Integer):  # int_oo: no bound was given
+        return None
+    upper = int(upper)
+    return upper if 0 < upper <= MAX_BOUND else None
+
+
+def is_dynamic(size) -> bool:
+    return not isinstance(size, int)
+
+
 def tensor_reason(value, what: str) -> Optional[str]:
-    """Why `value` (a node) cannot be an XNNPACK fp32 tensor, if it cannot."""
+    """Why `value` (a node) cannot be an XNNPACK fp32 tensor, if it cannot.
+    A dynamic dim is fine when it has an upper bound: the payload gives the
+    bound and the runtime reshapes to the actual size on every call."""
     val = _val(value)
     if not isinstance(val, torch.Tensor):
         return f"{what} is not a tensor"
@@ -43,10 +79,25 @@ def tensor_reason(value, what: str) -> Optional[str]:
     if val.dim() > MAX_DIMS:
         return f"{what} has {val.dim()} dims; XNNPACK takes at most {MAX_DIMS}"
     for i, size in enumerate(val.shape):
-        if not isinstance(size, int):
-            return f"{what} has a dynamic dim {i} ({size}); only static shapes are delegated"
-        if size == 0:
+        if is_dynamic(size):
+            if upper_bound(size) is None:
+                return (f"{what} has a dynamic dim {i} ({size}) with no upper bound; XNNPACK "
+                        f"needs one (give the export's Dim a max)")
+        elif size == 0:
             return f"{what} is empty (dim {i} is 0)"
+    return None
+
+
+def static_reason(value, what: str) -> Optional[str]:
+    """tensor_reason, and no dynamic dims at all (operators whose XNNPACK node
+    takes sizes fixed at export: slice, pad, convolution, pooling, ...)."""
+    reason = tensor_reason(value, what)
+    if reason:
+        return reason
+    for i, size in enumerate(_val(value).shape):
+        if is_dynamic(size):
+            return (f"{what} has a dynamic dim {i} ({size}); this operator is only delegated "
+                    f"with static shapes")
     return None
 
 
@@ -137,6 +188,14 @@ def _linear(node, constants) -> Optional[str]:
     reason = tensor_reason(x, "the input")
     if reason:
         return reason
+    if isinstance(weight, torch.fx.Node) and weight.target in quant.DEQUANTIZE:
+        reason = quant.unsupported_reason(weight, constants)
+        if reason:
+            return f"its weight: {reason}"
+        if quant.per_token_source(x) is not None:
+            kind, reason = quant.weight_kind(weight, constants)
+            if reason:
+                return f"its weight: {reason}"
     if not _constant(weight, constants):
         return "the weight is not a constant (XNNPACK packs linear weights ahead of time)"
     if _val(weight).dim() != 2:
@@ -179,7 +238,7 @@ def _bmm(node, constants) -> Optional[str]:
 
 def _convolution(node, constants) -> Optional[str]:
     x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = node.args
-    reason = tensor_reason(x, "the input")
+    reason = static_reason(x, "the input")
     if reason:
         return reason
     if _val(x).dim() != 4:
@@ -226,7 +285,7 @@ def _pool_args(kernel, stride, padding, dilation=(1, 1)) -> Optional[str]:
 def _max_pool(node, constants) -> Optional[str]:
     args = list(node.args) + [None] * 6
     x, kernel, stride, padding, dilation, ceil_mode = args[:6]
-    reason = tensor_reason(x, "the input")
+    reason = static_reason(x, "the input")
     if reason:
         return reason
     if _val(x).dim() != 4:
@@ -245,7 +304,7 @@ def _max_pool(node, constants) -> Optional[str]:
 def _avg_pool(node, constants) -> Optional[str]:
     args = list(node.args) + [None] * 7
     x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = args[:7]
-    reason = tensor_reason(x, "the input")
+    reason = static_reason(x, "the input")
     if reason:
         return reason
     if _val(x).dim() != 4:
@@ -261,7 +320,7 @@ def _avg_pool(node, constants) -> Optional[str]:
 
 
 def _adaptive_avg_pool(node, constants) -> Optional[str]:
-    reason = tensor_reason(node.args[0], "the input")
+    reason = static_reason(node.args[0], "the input")
     if reason:
         return reason
     if _val(node.args[0]).dim() != 4 or list(node.args[1]) != [1, 1]:
@@ -279,6 +338,9 @@ def _mean(node, constants) -> Optional[str]:
     keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
     if rank != 4 or dims != [2, 3]:
         return "mean is only delegated over H and W of a 4-D tensor"
+    reason = static_reason(x, "the input")
+    if reason:
+        return reason
     if not keepdim:
         return "mean over H and W is only delegated with keepdim=True"
     if node.kwargs.get("dtype") is not None:
@@ -298,7 +360,26 @@ def _cat(node, constants) -> Optional[str]:
 
 
 def _static_output(node, constants) -> Optional[str]:
+    return static_reason(node.args[0], "the input") or static_reason(node, "the output")
+
+
+def _permute(node, constants) -> Optional[str]:
     return tensor_reason(node.args[0], "the input") or tensor_reason(node, "the output")
+
+
+def _reshape(node, constants) -> Optional[str]:
+    """XNNPACK infers one dynamic dim of a reshape (written as 0), not more."""
+    reason = tensor_reason(node.args[0], "the input") or tensor_reason(node, "the output")
+    if reason:
+        return reason
+    sizes = [d for a in node.args[1:] for d in (a if isinstance(a, (list, tuple)) else [a])]
+    if any(isinstance(d, torch.fx.Node) for d in sizes):
+        return "the new shape reads a symbolic size computed in the graph"
+    dynamic = [str(s) for s in _val(node).shape if is_dynamic(s)]
+    if len(dynamic) > 1:
+        return (f"the output has {len(dynamic)} dynamic dims ({', '.join(dynamic)}); XNNPACK's "
+                f"reshape infers at most one")
+    return None
 
 
 def _slice(node, constants) -> Optional[str]:
@@ -369,14 +450,14 @@ CHECKS: Dict[object, Callable] = {
     aten.avg_pool2d.default: _avg_pool, aten._adaptive_avg_pool2d.default: _adaptive_avg_pool,
     aten.adaptive_avg_pool2d.default: _adaptive_avg_pool, aten.mean.dim: _mean,
     aten.cat.default: _cat,
-    aten.view.default: _static_output, aten.view_copy.default: _static_output,
-    aten.reshape.default: _static_output, aten._unsafe_view.default: _static_output,
-    aten.squeeze.dim: _static_output, aten.squeeze.dims: _static_output,
-    aten.squeeze_copy.dims: _static_output, aten.unsqueeze.default: _static_output,
-    aten.unsqueeze_copy.default: _static_output,
-    aten.permute.default: _static_output, aten.permute_copy.default: _static_output,
-    aten.t.default: _static_output, aten.t_copy.default: _static_output,
-    aten.transpose.int: _static_output, aten.transpose_copy.int: _static_output,
+    aten.view.default: _reshape, aten.view_copy.default: _reshape,
+    aten.reshape.default: _reshape, aten._unsafe_view.default: _reshape,
+    aten.squeeze.dim: _reshape, aten.squeeze.dims: _reshape,
+    aten.squeeze_copy.dims: _reshape, aten.unsqueeze.default: _reshape,
+    aten.unsqueeze_copy.default: _reshape,
+    aten.permute.default: _permute, aten.permute_copy.default: _permute,
+    aten.t.default: _permute, aten.t_copy.default: _permute,
+    aten.transpose.int: _permute, aten.transpose_copy.int: _permute,
     aten.slice.Tensor: _slice, aten.slice_copy.Tensor: _slice,
     aten.constant_pad_nd.default: _pad,
     aten.upsample_bilinear2d.vec: _upsample, aten.upsample_bilinear2d.default: _upsample,
