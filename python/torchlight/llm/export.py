@@ -40,7 +40,7 @@ def dynamic_shapes(model: nn.Module, use_kv_cache: bool = True):
     symbol, 1..max_seq_len."""
     seq = Dim("seq_len", min=1, max=model.max_seq_len)
     if not use_kv_cache:
-        return {"tokens": {1: seq}, "input_pos": None}
+        return {"tokens": {1: seq}}
     if _upstream_layout(model):
         return {"tokens": {1: seq}, "input_pos": None}
     return {"tokens": {1: seq}, "input_pos": {0: seq}}
