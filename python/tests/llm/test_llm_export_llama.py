@@ -127,3 +127,19 @@ def test_prompt_tokens_errors(params, tmp_path):
                            capture_output=True, timeout=60)
         err = r.stderr.decode()
         assert r.returncode == 1 and err.startswith("error: ") and needle in err, err
+
+
+def test_inspect_lists_the_metadata_methods_with_their_values(params, tmp_path):
+    pte = _export(["-p", str(params), "--max_seq_length", "32", "-kv",
+                   "--metadata", '{"get_bos_id": 1, "get_eos_ids": [2, 3]}',
+                   "--tokenizer_path", str(tmp_path / "tokenizer.model")], tmp_path / "m.pte")
+    r = subprocess.run([str(CLI), "inspect", str(pte)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    section = r.stdout.split("\nmetadata\n", 1)[1]
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in section.splitlines() if line}
+    assert rows == {"get_bos_id": "1", "get_eos_ids": "[2, 3]", "get_max_seq_len": "32",
+                    "get_max_context_len": "32", "get_n_layers": "2", "get_vocab_size": "320",
+                    "use_kv_cache": "true", "use_sdpa_with_kv_cache": "false",
+                    "enable_dynamic_shape": "true", "get_tokenizer": '"tokenizer.model"'}
+    assert "\nmethod forward\n" in r.stdout  # forward is described, not run
