@@ -11,6 +11,14 @@ constexpr Kernel kLlmKernels[] = {
     Kernel{"torchlight::sdpa_with_kv_cache.out", &llm::sdpa_with_kv_cache_out,
            KernelPriority::kCustom, KernelKey{}, &schemas::ktorchlight__sdpa_with_kv_cache_out,
            &llm::sdpa_with_kv_cache_prepare},
+    // Upstream ExecuTorch's names and [B, S, H, D] layout (op_llama_sdpa.cpp).
+    Kernel{"llama::update_cache.out", &llm::llama_update_cache_out, KernelPriority::kCustom,
+           KernelKey{}, &schemas::kllama__update_cache_out, &llm::llama_update_cache_prepare},
+    Kernel{"llama::custom_sdpa.out", &llm::llama_custom_sdpa_out, KernelPriority::kCustom,
+           KernelKey{}, &schemas::kllama__custom_sdpa_out, &llm::llama_custom_sdpa_prepare},
+    Kernel{"llama::sdpa_with_kv_cache.out", &llm::llama_sdpa_with_kv_cache_out,
+           KernelPriority::kCustom, KernelKey{}, &schemas::kllama__sdpa_with_kv_cache_out,
+           &llm::llama_sdpa_with_kv_cache_prepare},
 };
 
 }  // namespace

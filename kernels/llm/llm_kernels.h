@@ -1,7 +1,10 @@
 // The LLM kernel library: fused operators the LLM exporter emits, at
-// priority kCustom. Today one: torchlight::sdpa_with_kv_cache.out, attention
-// with an in-place key/value cache (contract: python/torchlight/llm/
-// custom_ops.py). Registration is explicit, like the portable library.
+// priority kCustom: torchlight::sdpa_with_kv_cache.out, attention with an
+// in-place key/value cache (contract: python/torchlight/llm/custom_ops.py),
+// and upstream ExecuTorch's llama::update_cache.out, llama::custom_sdpa.out
+// and llama::sdpa_with_kv_cache.out over the same loops (contract:
+// python/torchlight/llm/llama_ops.py). Registration is explicit, like the
+// portable library.
 #pragma once
 
 #include "runtime/core/evalue.h"
@@ -53,6 +56,20 @@ void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args);
 /// does not keep D innermost. Keeps the attention loops' build for this CPU
 /// (an SdpaVariant) as the instruction's state.
 Status sdpa_with_kv_cache_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
+/// Upstream's llama:: operators (schemas in python/torchlight/llm/llama_ops.py;
+/// tensors [B, S, H, D], caches [B, max_S, Hkv, D], float32). Errors
+/// (through ctx.fail, naming the argument; nothing written on error):
+/// kInvalidArgument for shapes that do not fit, positions outside the cache,
+/// a last dimension with stride != 1; kNotSupported for an attn_mask or a
+/// nonzero drpout_p. The prepare steps check dtypes (kInvalidType) and ranks.
+void llama_update_cache_out(KernelContext& ctx, Span<EValue*> args);
+Status llama_update_cache_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+void llama_custom_sdpa_out(KernelContext& ctx, Span<EValue*> args);
+Status llama_custom_sdpa_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+void llama_sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args);
+Status llama_sdpa_with_kv_cache_prepare(PrepareContext& ctx, Span<EValue*> args,
+                                        PreparedCall* call);
 
 }  // namespace llm
 }  // namespace torchlight

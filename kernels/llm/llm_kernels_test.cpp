@@ -11,13 +11,23 @@ using ::torchlight::testing::ErrorIs;
 
 constexpr const char* kSdpa = "torchlight::sdpa_with_kv_cache.out";
 
-TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAtCustomPriority) {
+TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPriority) {
   const Span<const Kernel> kernels = llm_kernels();
-  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_EQ(kernels.size(), 4u);
   EXPECT_STREQ(kernels[0].name, kSdpa);
   EXPECT_EQ(kernels[0].eval, &llm::sdpa_with_kv_cache_out);
-  EXPECT_EQ(kernels[0].priority, KernelPriority::kCustom);
-  EXPECT_EQ(kernels[0].key.num_tensors, 0u);
+  EXPECT_STREQ(kernels[1].name, "llama::update_cache.out");
+  EXPECT_EQ(kernels[1].eval, &llm::llama_update_cache_out);
+  EXPECT_STREQ(kernels[2].name, "llama::custom_sdpa.out");
+  EXPECT_EQ(kernels[2].eval, &llm::llama_custom_sdpa_out);
+  EXPECT_STREQ(kernels[3].name, "llama::sdpa_with_kv_cache.out");
+  EXPECT_EQ(kernels[3].eval, &llm::llama_sdpa_with_kv_cache_out);
+  for (const Kernel& kernel : kernels) {
+    EXPECT_EQ(kernel.priority, KernelPriority::kCustom) << kernel.name;
+    EXPECT_EQ(kernel.key.num_tensors, 0u) << kernel.name;
+    ASSERT_NE(kernel.schema, nullptr) << kernel.name;
+    EXPECT_STREQ(kernel.schema->name, kernel.name);
+  }
 }
 
 TEST(LlmKernelsTest, RegistersOnceAndRejectsDuplicates) {

@@ -307,7 +307,9 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
     const int64_t h = g * n_rep + row % n_rep;
     q[r] = p.query + b * p.query_strides[0] + h * p.query_strides[1] + i * p.query_strides[2];
     o[r] = p.out + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
-    limit[r] = p.input_pos[i * p.input_pos_stride] + 1;
+    limit[r] = p.input_pos != nullptr ? p.input_pos[i * p.input_pos_stride] + 1
+               : p.causal           ? p.start_pos + i + 1
+                                    : p.start_pos + p.rows;
     if (limit[r] > max_limit) max_limit = limit[r];
     running_max[r] = -__builtin_inff();
     running_sum[r] = 0.0f;

@@ -67,7 +67,9 @@ void sdpa_run(SdpaProblem& p, const SdpaVariant* variant) {
   // twice (scores, then values)
   int64_t max_limit = 0;
   for (int64_t i = 0; i < p.rows; ++i) {
-    const int64_t limit = p.input_pos[i * p.input_pos_stride] + 1;
+    const int64_t limit = p.input_pos != nullptr ? p.input_pos[i * p.input_pos_stride] + 1
+                          : p.causal           ? p.start_pos + i + 1
+                                               : p.start_pos + p.rows;
     if (limit > max_limit) max_limit = limit;
   }
   // (in double: the product of five sizes may overflow int64).

@@ -23,7 +23,7 @@ struct SdpaProblem {
   const float* query;        // [B, Hq, T, D]
   const float* key_cache;    // [B, Hkv, S, D], rows 0..max(input_pos) valid
   const float* value_cache;  // [B, Hkv, S, D]
-  const int64_t* input_pos;  // [T], each in [0, S)
+  const int64_t* input_pos;  // [T], each in [0, S); null: the limits below
   float* out;                // [B, Hq, T, D]
 
   int64_t batch;     // B
@@ -37,6 +37,11 @@ struct SdpaProblem {
   int64_t value_cache_strides[3];
   int64_t out_strides[3];
   float scale;  // Multiplies every q.k score.
+  // Without input_pos (upstream's llama:: operators): row i sits at position
+  // start_pos + i and reads positions up to it when `causal`, else up to
+  // start_pos + T - 1 (every row the same).
+  int64_t start_pos;
+  bool causal;
 
   // The work split (sdpa_plan_work). The query rows of one key/value head
   // (Hq / Hkv heads times T rows, ordered row-major by (row, head), so rows

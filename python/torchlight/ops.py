@@ -142,9 +142,11 @@ def is_assertion(op: OpOverload) -> bool:
 
 
 def returns_symbolic(op: OpOverload) -> bool:
-    """Ops computing sizes (aten::sym_size.int, ...): they return SymInt, not tensors."""
+    """Ops computing sizes (aten::sym_size.int, ...) or reading one (aten::_local_scalar_dense,
+    Tensor.item()): they return a SymInt or Scalar, not tensors."""
     returns = op._schema.returns
-    return len(returns) == 1 and isinstance(returns[0].type, (torch.SymIntType, torch.IntType))
+    return len(returns) == 1 and isinstance(returns[0].type, (torch.SymIntType, torch.IntType,
+                                                              torch.NumberType))
 
 
 # Arguments an out variant may drop: the out tensor already carries them.

@@ -116,6 +116,46 @@ Status print_method(const MethodMeta& meta) {
   return Error::kOk;
 }
 
+// One value of a constant method, as text.
+std::string describe_value(const EValue& value) {
+  if (value.is_int()) return std::to_string(value.to_int());
+  if (value.is_bool()) return value.to_bool() ? "true" : "false";
+  if (value.is_double()) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", value.to_double());
+    return text;
+  }
+  if (value.is_string()) return "\"" + std::string(value.to_string()) + "\"";
+  if (value.is_none()) return "None";
+  return to_string(value.tag());
+}
+
+// Methods that only return constants (no inputs, no instructions), such as
+// an LLM's get_max_seq_len(), with their values: running them computes
+// nothing, so inspect still runs no model code.
+Status print_metadata(Module& module, const std::vector<std::string>& methods) {
+  bool any = false;
+  for (const std::string& name : methods) {
+    TL_ASSIGN_OR_RETURN(MethodMeta meta, module.method_meta(name));
+    if (meta.num_inputs() != 0 || meta.num_instructions() != 0) continue;
+    if (!any) std::printf("\nmetadata\n");
+    any = true;
+    Result<std::vector<EValue>> outputs = module.execute(name);
+    if (!outputs.ok()) {
+      Status s = outputs.status();
+      return s.with_context("running constant method '%s'", name.c_str());
+    }
+    std::string text;
+    for (const EValue& value : outputs.get()) {
+      text += (text.empty() ? "" : ", ") + describe_value(value);
+    }
+    // Wider than row()'s labels: names such as use_sdpa_with_kv_cache.
+    std::printf("  %-24s %s\n", name.c_str(),
+                (outputs->size() == 1 ? text : "[" + text + "]").c_str());
+  }
+  return Error::kOk;
+}
+
 }  // namespace
 
 const char* inspect_usage() {
@@ -125,7 +165,9 @@ const char* inspect_usage() {
          "version and extended header, segments and their sizes, constant bytes,\n"
          "and for each method its inputs and outputs (dtype and shape; dynamic\n"
          "dims are shown as upper bounds, e.g. [<=8, <=3]), operators, delegates,\n"
-         "planned memory, and value and instruction counts.\n"
+         "planned memory, and value and instruction counts; then the values of\n"
+         "the methods that only return constants (an LLM's metadata, such as\n"
+         "get_max_seq_len or use_kv_cache).\n"
          "\n"
          "options:\n"
          "  -h, --help   show this help\n";
@@ -157,6 +199,7 @@ int inspect_command(const std::vector<std::string>& args) {
     Result<MethodMeta> meta = module.method_meta((*methods)[i]);
     status = meta.ok() ? print_method(meta.get()) : meta.status();
   }
+  if (status.ok()) status = print_metadata(module, methods.get());
   std::fflush(stdout);
   if (!status.ok()) return report_error(path, status);
   return 0;

@@ -39,8 +39,13 @@ int llm_command(const std::vector<std::string>& args) {
     if (!status.ok()) return report_error("", status);
   } else {
     StdoutStream out;
-    if (options.echo) out.write(options.prompt);
-    Result<Turn> turn = run_turn(session, options.prompt, options, /*continue=*/false, &out);
+    const bool ids = !options.prompt_tokens.empty();
+    if (options.echo && !ids) out.write(options.prompt);
+    if (options.echo && ids) {
+      for (const int32_t id : options.prompt_tokens) out.write(std::to_string(id) + " ");
+    }
+    Result<Turn> turn = ids ? run_turn_from_ids(session, options, &out)
+                            : run_turn(session, options.prompt, options, /*continue=*/false, &out);
     if (!turn.ok()) {
       out.end_line();
       return report_error("", turn.status());

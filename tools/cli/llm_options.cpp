@@ -1,5 +1,6 @@
 #include "tools/cli/llm_options.h"
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -36,6 +37,9 @@ const char* llm_usage() {
          "                           merges.txt; the format is detected (default: the\n"
          "                           program's get_tokenizer() hint)\n"
          "  --prompt TEXT            the text to continue (with --chat: the first turn)\n"
+         "  --prompt-tokens IDS      the prompt as comma-separated token ids, e.g.\n"
+         "                           1,15043,3186 (no BOS added); prints ids, and needs no\n"
+         "                           tokenizer\n"
          "  --max-new-tokens N       generate at most N tokens (per reply with --chat;\n"
          "                           default: until EOS or the end of the context)\n"
          "  --temperature T          0 is greedy (argmax); default 0.8\n"
@@ -66,6 +70,7 @@ std::vector<OptionSpec> llm_option_specs() {
   return {{"model"},
           {"tokenizer"},
           {"prompt"},
+          {"prompt-tokens"},
           {"max-new-tokens"},
           {"temperature"},
           {"top-k"},
@@ -122,6 +127,27 @@ Result<std::string> unescape_stop_string(const std::string& text) {
   return out;
 }
 
+// "1,15043,3186" -> {1, 15043, 3186}: non-negative ids below 2^31, at least one.
+static Result<std::vector<int32_t>> parse_token_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(begin, end - begin);
+    bool digits = !item.empty() && item.size() <= 10;
+    for (const char c : item) digits = digits && c >= '0' && c <= '9';
+    const long long value = digits ? std::stoll(item) : -1;
+    TL_CHECK_OR_RETURN(digits && value <= INT32_MAX, Error::kInvalidArgument,
+                       "--prompt-tokens: '%s' is not a token id (give comma-separated ids such "
+                       "as 1,15043,3186)",
+                       item.c_str());
+    ids.push_back(static_cast<int32_t>(value));
+    begin = end + 1;
+  }
+  return ids;
+}
+
 Result<LlmOptions> parse_llm_options(const ArgParser& parser) {
   LlmOptions o;
   TL_CHECK_OR_RETURN(parser.positionals().empty(), Error::kInvalidArgument,
@@ -137,8 +163,15 @@ Result<LlmOptions> parse_llm_options(const ArgParser& parser) {
   o.chat = parser.has("chat");
   o.has_prompt = parser.has("prompt");
   o.prompt = parser.value("prompt", "");
+  if (parser.has("prompt-tokens")) {
+    TL_CHECK_OR_RETURN(!o.has_prompt && !o.chat, Error::kInvalidArgument,
+                       "llm: --prompt-tokens replaces --prompt and cannot be used with --chat");
+    TL_ASSIGN_OR_RETURN(o.prompt_tokens, parse_token_ids(parser.value("prompt-tokens", "")));
+    o.has_prompt = true;
+  }
   TL_CHECK_OR_RETURN(o.has_prompt || o.chat, Error::kInvalidArgument,
-                     "llm: --prompt TEXT is required (or --chat to read turns from stdin)");
+                     "llm: --prompt TEXT is required (or --prompt-tokens IDS, or --chat to read "
+                     "turns from stdin)");
 
   GenerationConfig& g = o.generation;
   g.sampler.temperature = 0.8f;

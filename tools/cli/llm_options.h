@@ -19,6 +19,9 @@ struct LlmOptions {
   std::string tokenizer;  // Empty: the program's get_tokenizer() hint.
   std::string prompt;
   bool has_prompt = false;
+  // --prompt-tokens: the prompt as token ids (used exactly; no BOS added).
+  // Output is then ids, and a tokenizer is optional.
+  std::vector<int32_t> prompt_tokens;
   GenerationConfig generation;  // Sampler settings, limits, stop strings.
   int64_t threads = 0;          // 0: leave the pool as it is.
   bool chat = false;

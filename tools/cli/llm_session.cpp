@@ -44,13 +44,21 @@ Result<Session> load_session(const LlmOptions& options) {
   session.model_ms = watch.elapsed_ms();
 
   watch.restart();
-  TL_ASSIGN_OR_RETURN(const std::string spec, tokenizer_spec(options, session.metadata));
-  Result<LoadedTokenizer> tokenizer = load_tokenizer(spec);
-  if (!tokenizer.ok()) {
-    Status s = tokenizer.status();
-    return s.with_context("tokenizer '%s'", spec.c_str());
+  // Token ids in and out need no tokenizer; one is still used when named.
+  const bool ids_only = !options.prompt_tokens.empty() && options.tokenizer.empty() &&
+                        session.metadata.tokenizer.empty();
+  std::string spec = "none";
+  if (!ids_only) {
+    TL_ASSIGN_OR_RETURN(spec, tokenizer_spec(options, session.metadata));
+    Result<LoadedTokenizer> tokenizer = load_tokenizer(spec);
+    if (!tokenizer.ok()) {
+      Status s = tokenizer.status();
+      return s.with_context("tokenizer '%s'", spec.c_str());
+    }
+    session.tokenizer = std::move(tokenizer.get());
+  } else {
+    session.tokenizer.format = "none (token ids)";
   }
-  session.tokenizer = std::move(tokenizer.get());
   session.tokenizer_ms = watch.elapsed_ms();
 
   TextGeneratorOptions generator_options;
@@ -96,6 +104,21 @@ Result<Turn> run_turn(Session& session, const std::string& text, const LlmOption
       continue_conversation
           ? session.generator->continue_conversation(text, options.generation, callback)
           : session.generator->generate(text, options.generation, callback);
+  if (!stats.ok()) return stats.status();
+  turn.stats = std::move(stats.get());
+  return turn;
+}
+
+Result<Turn> run_turn_from_ids(Session& session, const LlmOptions& options, StdoutStream* out) {
+  Turn turn;
+  const TokenCallback callback = [&turn, out](const TokenEvent& event) {
+    if (event.token < 0) return;
+    turn.token_ids.push_back(event.token);
+    out->write(std::to_string(event.token) + " ");
+  };
+  const Span<const int32_t> ids(options.prompt_tokens.data(), options.prompt_tokens.size());
+  Result<GenerationStats> stats =
+      session.generator->generate_from_ids(ids, options.generation, callback);
   if (!stats.ok()) return stats.status();
   turn.stats = std::move(stats.get());
   return turn;

@@ -55,6 +55,10 @@ class StdoutStream {
 
 /// Generates from `text` (continuing the conversation in the KV cache when
 /// `continue_conversation`), streaming to `out`, which must not be null.
+/// Generates from options.prompt_tokens (as given; no BOS added), writing
+/// each generated id and a space to `out`.
+Result<Turn> run_turn_from_ids(Session& session, const LlmOptions& options, StdoutStream* out);
+
 Result<Turn> run_turn(Session& session, const std::string& text, const LlmOptions& options,
                       bool continue_conversation, StdoutStream* out);
 

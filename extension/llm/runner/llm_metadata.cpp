@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <utility>
 
 namespace torchlight {
 namespace {
@@ -33,6 +34,18 @@ Result<int64_t> one_int(Module* module, const char* name, int64_t min, int64_t m
                      "metadata method '%s' returns %" PRId64 ", outside [%" PRId64 ", %" PRId64 "]",
                      name, value, min, max);
   return value;
+}
+
+Result<bool> one_bool(Module* module, const char* name) {
+  TL_ASSIGN_OR_RETURN(std::vector<EValue> outputs, run_constant_method(module, name));
+  const bool is_flag = outputs.size() == 1 &&
+                       (outputs[0].is_bool() ||
+                        (outputs[0].is_int() && (outputs[0].to_int() == 0 || outputs[0].to_int() == 1)));
+  TL_CHECK_OR_RETURN(is_flag, Error::kInvalidProgram,
+                     "metadata method '%s' must return one Bool, but returns %zu value(s)%s%s",
+                     name, outputs.size(), outputs.empty() ? "" : ", the first ",
+                     outputs.empty() ? "" : to_string(outputs[0].tag()));
+  return outputs[0].is_bool() ? outputs[0].to_bool() : outputs[0].to_int() == 1;
 }
 
 }  // namespace
@@ -68,6 +81,22 @@ Result<LlmMetadata> read_llm_metadata(Module* module) {
                          "token id",
                          LlmMetadata::kEosIds, id, i);
       metadata.eos_ids.push_back(id);
+    }
+  }
+  if (has(LlmMetadata::kMaxContextLen)) {
+    TL_ASSIGN_OR_RETURN(metadata.max_context_len,
+                        one_int(module, LlmMetadata::kMaxContextLen, 1, kMaxLlmContext));
+  }
+  if (has(LlmMetadata::kNLayers)) {
+    TL_ASSIGN_OR_RETURN(metadata.n_layers, one_int(module, LlmMetadata::kNLayers, 0, kMaxId));
+  }
+  for (auto [name, field] : {std::pair{LlmMetadata::kUseKvCache, &metadata.use_kv_cache},
+                             std::pair{LlmMetadata::kUseSdpaWithKvCache,
+                                       &metadata.use_sdpa_with_kv_cache},
+                             std::pair{LlmMetadata::kEnableDynamicShape,
+                                       &metadata.enable_dynamic_shape}}) {
+    if (has(name)) {
+      TL_ASSIGN_OR_RETURN(*field, one_bool(module, name));
     }
   }
   if (has(LlmMetadata::kTokenizer)) {

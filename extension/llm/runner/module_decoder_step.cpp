@@ -8,8 +8,9 @@ namespace torchlight {
 namespace {
 
 constexpr const char* kSignature =
-    "forward(tokens [1, T] int64, input_pos [T] int64) -> logits [1, T, vocab] float32 (or the "
-    "last position's only: [1, 1, vocab] or [1, vocab])";
+    "forward(tokens [1, T] int64, input_pos [T] int64 (or [1], the start position; or no "
+    "input_pos without a KV cache)) -> logits [1, T, vocab] float32 (or the last position's "
+    "only: [1, 1, vocab] or [1, vocab])";
 
 // Checks that value `index` of forward (an input or output, per `what`) is
 // a tensor of `dtype` and of `rank` (or `other_rank`, when not 0), and
@@ -39,10 +40,12 @@ Result<TensorInfo> expect_tensor(const Result<Tag>& tag, const Result<TensorInfo
 
 }  // namespace
 
-ModuleDecoderStep::ModuleDecoderStep(Method* method, OwnedTensor tokens, OwnedTensor positions,
-                                     int64_t max_seq_len, int64_t max_tokens_per_step,
-                                     int32_t vocab_size, bool last_only)
+ModuleDecoderStep::ModuleDecoderStep(Method* method, Layout layout, OwnedTensor tokens,
+                                     OwnedTensor positions, int64_t max_seq_len,
+                                     int64_t max_tokens_per_step, int32_t vocab_size,
+                                     bool last_only)
     : method_(method),
+      layout_(layout),
       tokens_(std::move(tokens)),
       positions_(std::move(positions)),
       max_seq_len_(max_seq_len),
@@ -65,15 +68,36 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
   }
   TL_ASSIGN_OR_RETURN(Method * method, module->method(kMethodName));
   const MethodMeta meta = method->method_meta();
-  TL_CHECK_OR_RETURN(meta.num_inputs() == 2 && meta.num_outputs() == 1, Error::kInvalidProgram,
+  TL_CHECK_OR_RETURN((meta.num_inputs() == 1 || meta.num_inputs() == 2) &&
+                         meta.num_outputs() == 1,
+                     Error::kInvalidProgram,
                      "forward takes %zu inputs and returns %zu outputs; an LLM program has the "
                      "signature %s",
                      meta.num_inputs(), meta.num_outputs(), kSignature);
+  const bool has_cache = meta.num_inputs() == 2;
+  TL_CHECK_OR_RETURN(!metadata.use_kv_cache.has_value() || *metadata.use_kv_cache == has_cache,
+                     Error::kInvalidProgram,
+                     "%s() says %s, but forward takes %zu inputs; a program with a KV cache "
+                     "takes (tokens, input_pos), one without (tokens)",
+                     LlmMetadata::kUseKvCache, has_cache ? "false" : "true", meta.num_inputs());
   TL_ASSIGN_OR_RETURN(TensorInfo tokens, expect_tensor(meta.input_tag(0), meta.input_tensor_info(0),
                                                        "input 0 (tokens)", ScalarType::kLong, 2));
-  TL_ASSIGN_OR_RETURN(TensorInfo positions,
-                      expect_tensor(meta.input_tag(1), meta.input_tensor_info(1),
-                                    "input 1 (input_pos)", ScalarType::kLong, 1));
+  Layout layout = Layout::kNoCache;
+  if (has_cache) {
+    TL_ASSIGN_OR_RETURN(TensorInfo positions,
+                        expect_tensor(meta.input_tag(1), meta.input_tensor_info(1),
+                                      "input 1 (input_pos)", ScalarType::kLong, 1));
+    // Upstream's start position is a static [1]; ours has T entries, dynamic
+    // with the tokens (for T = 1 both read the same).
+    const bool start_only = positions.dynamism == TensorShapeDynamism::kStatic &&
+                            positions.sizes[0] == 1;
+    layout = start_only ? Layout::kStartPosition : Layout::kPositions;
+    TL_CHECK_OR_RETURN(start_only || tokens.sizes[1] == positions.sizes[0],
+                       Error::kInvalidProgram,
+                       "forward's tokens hold %d positions but input_pos %d; input_pos has "
+                       "length T (every position) or is [1] (the start position)",
+                       tokens.sizes[1], positions.sizes[0]);
+  }
   TL_ASSIGN_OR_RETURN(TensorInfo logits, expect_tensor(meta.output_tag(0),
                                                        meta.output_tensor_info(0),
                                                        "output 0 (logits)", ScalarType::kFloat, 3, 2));
@@ -88,9 +112,6 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
   // logits only (prefill needs no others), as upstream's exporter does by default.
   const bool last_only = logits.sizes.size() == 2 ||
                          (logits.sizes[1] == 1 && logits.dynamism == TensorShapeDynamism::kStatic);
-  TL_CHECK_OR_RETURN(tokens.sizes[1] == positions.sizes[0], Error::kInvalidProgram,
-                     "forward's tokens hold %d positions but input_pos %d; both have length T",
-                     tokens.sizes[1], positions.sizes[0]);
 
   // T per call: fixed for a static input (only T = 1 can decode), up to the
   // bound for a bounded one; an unbounded one takes the whole context.
@@ -107,7 +128,12 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
                      max_tokens);
 
   int64_t max_seq_len = 0;
-  if (metadata.max_seq_len.has_value()) {
+  if (metadata.max_context_len.has_value()) {
+    // Upstream: the cache holds max_context_len positions, a call takes at
+    // most max_seq_len tokens.
+    max_seq_len = *metadata.max_context_len;
+    if (metadata.max_seq_len.has_value()) max_tokens = std::min(max_tokens, *metadata.max_seq_len);
+  } else if (metadata.max_seq_len.has_value()) {
     max_seq_len = *metadata.max_seq_len;
   } else {
     TL_CHECK_OR_RETURN(!unbounded && tokens.dynamism == TensorShapeDynamism::kDynamicBound,
@@ -120,6 +146,13 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
     max_seq_len = max_tokens;
   }
   if (unbounded || max_tokens > max_seq_len) max_tokens = max_seq_len;
+  // Without a cache every call re-feeds the sequence: it must take all of it.
+  TL_CHECK_OR_RETURN(layout != Layout::kNoCache || max_tokens >= max_seq_len,
+                     Error::kNotSupported,
+                     "forward has no KV cache (no input_pos), so every call feeds the whole "
+                     "sequence, but its tokens input holds %" PRId64 " of the %" PRId64
+                     " positions; export with 1 <= T <= max_seq_len",
+                     max_tokens, max_seq_len);
   // The token buffers below, and the generator's, hold max_tokens and
   // max_seq_len entries.
   TL_CHECK_OR_RETURN(max_seq_len <= kMaxLlmContext, Error::kNotSupported,
@@ -143,11 +176,13 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
   const auto t = static_cast<SizesType>(max_tokens);
   TL_ASSIGN_OR_RETURN(OwnedTensor token_tensor,
                       OwnedTensor::make(ScalarType::kLong, {1, t}, dynamism));
+  const bool start_only = layout != Layout::kPositions;
   TL_ASSIGN_OR_RETURN(OwnedTensor position_tensor,
-                      OwnedTensor::make(ScalarType::kLong, {t}, dynamism));
+                      OwnedTensor::make(ScalarType::kLong, {start_only ? SizesType{1} : t},
+                                        start_only ? TensorShapeDynamism::kStatic : dynamism));
   return std::unique_ptr<ModuleDecoderStep>(new ModuleDecoderStep(
-      method, std::move(token_tensor), std::move(position_tensor), max_seq_len, max_tokens,
-      static_cast<int32_t>(vocab), last_only));
+      method, layout, std::move(token_tensor), std::move(position_tensor), max_seq_len,
+      max_tokens, static_cast<int32_t>(vocab), last_only));
 }
 
 Result<Span<const float>> ModuleDecoderStep::run(Span<const int64_t> tokens, int64_t start_pos) {
@@ -158,32 +193,44 @@ Result<Span<const float>> ModuleDecoderStep::run(Span<const int64_t> tokens, int
   TL_CHECK_OR_RETURN(start_pos >= 0 && start_pos + n <= max_seq_len_, Error::kInvalidArgument,
                      "positions %" PRId64 "..%" PRId64 " are outside the context of %" PRId64,
                      start_pos, start_pos + n - 1, max_seq_len_);
-  const SizesType token_sizes[] = {1, static_cast<SizesType>(n)};
-  const SizesType position_sizes[] = {static_cast<SizesType>(n)};
+  // Without a cache the call feeds the sequence from position 0: what was
+  // fed before start_pos (kept in tokens_), then `tokens`.
+  const bool refeed = layout_ == Layout::kNoCache;
+  TL_CHECK_OR_RETURN(!refeed || start_pos <= fed_, Error::kInvalidArgument,
+                     "the program has no KV cache, so positions before %" PRId64
+                     " must have been fed by earlier calls, but only %" PRId64 " were",
+                     start_pos, fed_);
+  const int64_t first = refeed ? start_pos : 0;  // Where `tokens` go in tokens_.
+  const int64_t fed = refeed ? start_pos + n : n;
+  const SizesType token_sizes[] = {1, static_cast<SizesType>(fed)};
   TL_RETURN_IF_ERROR(tokens_.resize(token_sizes));
-  TL_RETURN_IF_ERROR(positions_.resize(position_sizes));
   int64_t* token_data = tokens_.data<int64_t>();
-  int64_t* position_data = positions_.data<int64_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    token_data[i] = tokens[static_cast<size_t>(i)];
-    position_data[i] = start_pos + i;
-  }
+  for (int64_t i = 0; i < n; ++i) token_data[first + i] = tokens[static_cast<size_t>(i)];
   TL_RETURN_IF_ERROR(method_->set_input(0, tokens_.evalue()));
-  TL_RETURN_IF_ERROR(method_->set_input(1, positions_.evalue()));
+  if (layout_ == Layout::kPositions) {
+    const SizesType position_sizes[] = {static_cast<SizesType>(n)};
+    TL_RETURN_IF_ERROR(positions_.resize(position_sizes));
+    int64_t* position_data = positions_.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) position_data[i] = start_pos + i;
+  } else if (layout_ == Layout::kStartPosition) {
+    positions_.data<int64_t>()[0] = start_pos;
+  }
+  if (!refeed) TL_RETURN_IF_ERROR(method_->set_input(1, positions_.evalue()));
+  fed_ = refeed ? fed : 0;
   TL_RETURN_IF_ERROR(method_->execute());
   TL_ASSIGN_OR_RETURN(const EValue* output, method_->output(0));
   TL_CHECK_OR_RETURN(output->is_tensor(), Error::kInvalidProgram,
                      "forward returned %s, not a logits tensor", to_string(output->tag()));
   const Tensor logits = output->to_tensor();
-  const int64_t rows = last_only_ ? 1 : n;
+  const int64_t rows = last_only_ ? 1 : fed;
   const bool shape_ok = last_only_ ? logits.numel() == vocab_size_ && logits.size(0) == 1
                                    : logits.dim() == 3 && logits.size(0) == 1 &&
-                                         logits.size(1) == n && logits.size(2) == vocab_size_;
+                                         logits.size(1) == rows && logits.size(2) == vocab_size_;
   TL_CHECK_OR_RETURN(logits.scalar_type() == ScalarType::kFloat && shape_ok,
                      Error::kInvalidProgram,
                      "forward returned logits of %s with %zu dims for %" PRId64
                      " tokens; expected float32 [1, %" PRId64 ", %d]",
-                     to_string(logits.scalar_type()), logits.dim(), n, rows, vocab_size_);
+                     to_string(logits.scalar_type()), logits.dim(), fed, rows, vocab_size_);
   const float* data = logits.const_data_ptr<float>();
   TL_CHECK_OR_RETURN(data != nullptr, Error::kInvalidProgram, "forward's logits have no data");
   return Span<const float>(data + (rows - 1) * vocab_size_, static_cast<size_t>(vocab_size_));

@@ -49,11 +49,13 @@ TEST(ModuleDecoderStepTest, WrongInputDtypeNamesTheInputAndTheSignature) {
   EXPECT_NE(message.find("int64"), std::string::npos) << message;
 }
 
-TEST(ModuleDecoderStepTest, WrongInputCountIsInvalidProgram) {
+TEST(ModuleDecoderStepTest, OneFloatInputIsInvalidProgram) {
+  // One input reads as a program without a KV cache, forward(tokens); a
+  // float one is not an LLM's.
   Module module(kFixtures + "/add_eh.pte");  // forward(float32 [3])
   auto step = ModuleDecoderStep::create(&module, LlmMetadata{});
   ASSERT_FALSE(step.ok());
-  EXPECT_THAT(step, ErrorIs(Error::kInvalidProgram, "takes 1 inputs"));
+  EXPECT_THAT(step, ErrorIs(Error::kInvalidProgram, "input 0 (tokens)"));
 }
 
 // A crafted program whose get_max_seq_len() says INT32_MAX: the runner

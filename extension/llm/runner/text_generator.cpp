@@ -56,8 +56,7 @@ TextGenerator::TextGenerator(DecoderStep* decoder, const Tokenizer* tokenizer, i
 Result<std::unique_ptr<TextGenerator>> TextGenerator::create(DecoderStep* decoder,
                                                              const Tokenizer* tokenizer,
                                                              const TextGeneratorOptions& options) {
-  TL_CHECK_OR_RETURN(decoder != nullptr && tokenizer != nullptr, Error::kInvalidArgument,
-                     "TextGenerator: null %s", decoder == nullptr ? "decoder" : "tokenizer");
+  TL_CHECK_OR_RETURN(decoder != nullptr, Error::kInvalidArgument, "TextGenerator: null decoder");
   const int32_t vocab = decoder->vocab_size();
   TL_CHECK_OR_RETURN(decoder->max_seq_len() >= 1 && decoder->max_tokens_per_step() >= 1 &&
                          vocab >= 1,
@@ -73,15 +72,16 @@ Result<std::unique_ptr<TextGenerator>> TextGenerator::create(DecoderStep* decode
                      decoder->max_seq_len(), vocab, kMaxLlmContext);
   // A tokenizer smaller than the logits is fine (vocabularies are often
   // padded); a larger one could feed the model ids it has no embedding for.
-  TL_CHECK_OR_RETURN(tokenizer->vocab_size() <= vocab, Error::kInvalidArgument,
+  const int32_t tokenizer_vocab = tokenizer != nullptr ? tokenizer->vocab_size() : 0;
+  TL_CHECK_OR_RETURN(tokenizer_vocab <= vocab, Error::kInvalidArgument,
                      "vocabulary mismatch: the tokenizer has %d tokens, but the model's logits "
                      "cover %d; they were not made for each other",
-                     tokenizer->vocab_size(), vocab);
-  const int32_t bos = options.bos_id.value_or(tokenizer->bos_id());
+                     tokenizer_vocab, vocab);
+  const int32_t bos = options.bos_id.value_or(tokenizer != nullptr ? tokenizer->bos_id() : -1);
   TL_CHECK_OR_RETURN(bos >= -1 && bos < vocab, Error::kInvalidArgument,
                      "BOS id %d is outside the model's vocabulary of %d", bos, vocab);
   std::vector<int32_t> eos = options.eos_ids;
-  if (tokenizer->eos_id() >= 0) eos.push_back(tokenizer->eos_id());
+  if (tokenizer != nullptr && tokenizer->eos_id() >= 0) eos.push_back(tokenizer->eos_id());
   std::sort(eos.begin(), eos.end());
   eos.erase(std::unique(eos.begin(), eos.end()), eos.end());
   for (const int32_t id : eos) {
@@ -110,8 +110,24 @@ Result<GenerationStats> TextGenerator::generate(std::string_view prompt,
 Result<GenerationStats> TextGenerator::continue_conversation(std::string_view text,
                                                              const GenerationConfig& config,
                                                              const TokenCallback& on_token) {
-  Result<GenerationStats> stats = run_turn(text, config, on_token);
+  TL_CHECK_OR_RETURN(tokenizer_ != nullptr, Error::kInvalidArgument,
+                     "text prompts need a tokenizer; give token ids instead");
+  Result<GenerationStats> stats = run_turn(text, nullptr, config, on_token);
   if (!stats.ok()) reset();  // The cache may hold part of a turn.
+  return stats;
+}
+
+Result<GenerationStats> TextGenerator::generate_from_ids(Span<const int32_t> ids,
+                                                         const GenerationConfig& config,
+                                                         const TokenCallback& on_token) {
+  reset();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    TL_CHECK_OR_RETURN(ids[i] >= 0 && ids[i] < decoder_->vocab_size(), Error::kInvalidArgument,
+                       "prompt token %zu is %d, outside the model's vocabulary of %d", i, ids[i],
+                       decoder_->vocab_size());
+  }
+  Result<GenerationStats> stats = run_turn({}, &ids, config, on_token);
+  if (!stats.ok()) reset();
   return stats;
 }
 
@@ -129,6 +145,7 @@ Result<Span<const float>> TextGenerator::prefill() {
 }
 
 Result<GenerationStats> TextGenerator::run_turn(std::string_view text,
+                                                const Span<const int32_t>* ids,
                                                 const GenerationConfig& config,
                                                 const TokenCallback& on_token) {
   const Clock::time_point start = Clock::now();
@@ -141,9 +158,13 @@ Result<GenerationStats> TextGenerator::run_turn(std::string_view text,
   GenerationStats stats;
   stats.max_seq_len = max_seq_len_;
   const bool first_turn = history_.empty();
-  TL_RETURN_IF_ERROR(tokenizer_->encode(text, false, false, &encoded_));
-  if (first_turn && bos_id_ >= 0) stats.prompt_ids.push_back(bos_id_);
-  stats.prompt_ids.insert(stats.prompt_ids.end(), encoded_.begin(), encoded_.end());
+  if (ids != nullptr) {
+    stats.prompt_ids.assign(ids->begin(), ids->end());
+  } else {
+    TL_RETURN_IF_ERROR(tokenizer_->encode(text, false, false, &encoded_));
+    if (first_turn && bos_id_ >= 0) stats.prompt_ids.push_back(bos_id_);
+    stats.prompt_ids.insert(stats.prompt_ids.end(), encoded_.begin(), encoded_.end());
+  }
 
   const auto used = static_cast<int64_t>(history_.size());
   const auto adding = static_cast<int64_t>(stats.prompt_ids.size());
@@ -190,12 +211,14 @@ Result<GenerationStats> TextGenerator::run_turn(std::string_view text,
       if (on_token) on_token({token, {}});
       break;
     }
-    Result<std::string_view> piece = tokenizer_->decode(prev, token);
+    Result<std::string_view> piece =
+        tokenizer_ != nullptr ? tokenizer_->decode(prev, token) : Result<std::string_view>("");
     if (!piece.ok()) {
       return Status::error(Error::kInvalidArgument,
                            "the model produced token %d, which the tokenizer cannot decode "
                            "(its vocabulary has %d tokens): %s",
-                           token, tokenizer_->vocab_size(), piece.status().message());
+                           token, tokenizer_ != nullptr ? tokenizer_->vocab_size() : 0,
+                           piece.status().message());
     }
     const std::string_view released = stream.push(*piece);
     if (on_token) on_token({token, released});

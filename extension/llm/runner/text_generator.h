@@ -120,6 +120,14 @@ class TextGenerator {
                                                 const GenerationConfig& config,
                                                 const TokenCallback& on_token);
 
+  /// Starts a new conversation with `ids` exactly as given (no BOS added)
+  /// and generates, as generate() does. With no tokenizer (create() with a
+  /// null one) the events carry ids only, no text, and stop strings never
+  /// match. Errors: as generate(), and kInvalidArgument for an id outside
+  /// the model's vocabulary.
+  Result<GenerationStats> generate_from_ids(Span<const int32_t> ids, const GenerationConfig& config,
+                                            const TokenCallback& on_token);
+
   /// Forgets the conversation (the cache is overwritten from position 0).
   void reset();
 
@@ -138,11 +146,12 @@ class TextGenerator {
   bool is_eos(int32_t token) const;
   // Feeds history_[fed_..] to the decoder in chunks; returns the last logits.
   Result<Span<const float>> prefill();
-  Result<GenerationStats> run_turn(std::string_view text, const GenerationConfig& config,
-                                   const TokenCallback& on_token);
+  // `ids` (non-null): the turn's tokens as given, instead of encoding `text`.
+  Result<GenerationStats> run_turn(std::string_view text, const Span<const int32_t>* ids,
+                                   const GenerationConfig& config, const TokenCallback& on_token);
 
   DecoderStep* decoder_;
-  const Tokenizer* tokenizer_;
+  const Tokenizer* tokenizer_;  // null: ids only (generate_from_ids)
   int32_t bos_id_;
   std::vector<int32_t> eos_ids_;
   int64_t max_seq_len_;

@@ -163,6 +163,33 @@ TEST(TextGeneratorTest, PrefillsOnceThenDecodesAndStopsOnEos) {
   EXPECT_EQ(model.calls[3].tokens[0], '!');
 }
 
+TEST(TextGeneratorTest, IdsWithoutATokenizerAreFedAsGivenAndYieldIds) {
+  FakeDecoder model(32, 4, 300, says("xyz", 6));
+  TextGeneratorOptions options;
+  options.eos_ids = {kEos};
+  auto gen = make_generator(&model, nullptr, options);
+  ASSERT_NE(gen, nullptr);
+  const int32_t ids[] = {1, 290, 3, 4, 5, 6};  // no BOS added; chunked by the step of 4
+  std::vector<int32_t> seen;
+  auto stats = gen->generate_from_ids(Span<const int32_t>(ids), greedy(),
+                                      [&seen](const TokenEvent& e) {
+                                        EXPECT_TRUE(e.text.empty());
+                                        if (e.token >= 0) seen.push_back(e.token);
+                                      });
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->prompt_ids, std::vector<int32_t>(std::begin(ids), std::end(ids)));
+  EXPECT_EQ(seen, (std::vector<int32_t>{'x', 'y', 'z', kEos}));
+  EXPECT_EQ(stats->stop_reason, StopReason::kEos);
+  ASSERT_GE(model.calls.size(), 2u);
+  EXPECT_EQ(model.calls[0].tokens, (std::vector<int64_t>{1, 290, 3, 4}));
+
+  const int32_t outside[] = {1, 300};
+  EXPECT_THAT(gen->generate_from_ids(Span<const int32_t>(outside), greedy(), nullptr),
+              ErrorIs(Error::kInvalidArgument, "prompt token 1 is 300, outside"));
+  EXPECT_THAT(gen->generate("text", greedy(), nullptr),
+              ErrorIs(Error::kInvalidArgument, "need a tokenizer"));
+}
+
 TEST(TextGeneratorTest, LongPromptIsPrefilledInChunksOfTheStepSize) {
   auto tok = ByteTokenizer::create();
   ASSERT_TRUE(tok.ok());

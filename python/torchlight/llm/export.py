@@ -18,21 +18,37 @@ from torch import nn
 from torch.export import Dim, ExportedProgram
 
 
-def example_inputs(model: nn.Module, seq_len: int = 4):
-    """(tokens [1, seq_len], input_pos [seq_len]) for tracing."""
+def _upstream_layout(model: nn.Module) -> bool:
+    return bool(getattr(getattr(model, "config", None), "upstream_layout", False))
+
+
+def example_inputs(model: nn.Module, seq_len: int = 4, use_kv_cache: bool = True):
+    """(tokens [1, seq_len], input_pos) for tracing: input_pos [seq_len]
+    (our layout) or [1] = the start position (upstream's); (tokens,) alone
+    without a KV cache."""
     seq_len = min(seq_len, model.max_seq_len)
-    return (torch.zeros((1, seq_len), dtype=torch.long), torch.arange(seq_len, dtype=torch.long))
+    tokens = torch.zeros((1, seq_len), dtype=torch.long)
+    if not use_kv_cache:
+        return (tokens,)
+    if _upstream_layout(model):
+        return (tokens, torch.zeros((1,), dtype=torch.long))
+    return (tokens, torch.arange(seq_len, dtype=torch.long))
 
 
-def dynamic_shapes(model: nn.Module):
-    """The sequence dim of tokens and input_pos: one symbol, 1..max_seq_len."""
+def dynamic_shapes(model: nn.Module, use_kv_cache: bool = True):
+    """The sequence dim of tokens (and of input_pos in our layout): one
+    symbol, 1..max_seq_len."""
     seq = Dim("seq_len", min=1, max=model.max_seq_len)
+    if not use_kv_cache:
+        return {"tokens": {1: seq}}
+    if _upstream_layout(model):
+        return {"tokens": {1: seq}, "input_pos": None}
     return {"tokens": {1: seq}, "input_pos": {0: seq}}
 
 
 def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = None,
                group_size: int = 128, embedding_quantize: Optional[str] = None,
-               last_logits_only: bool = False) -> ExportedProgram:
+               last_logits_only: bool = False, use_kv_cache: bool = True) -> ExportedProgram:
     """The model's cached forward, exported with a dynamic sequence length.
 
     The model is put in eval mode and its caches are zeroed first, so the
@@ -43,7 +59,10 @@ def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = No
     -qmode / -G / -E). With last_logits_only (for models with that
     attribute: our GPT and Llama), forward returns the last position's logits
     [1, 1, vocab], all generation needs: prefill then runs the classifier on
-    one position instead of T.
+    one position instead of T. Without use_kv_cache, forward(tokens) attends
+    over the tokens it is given (the runner re-feeds the whole sequence).
+    A model whose config has upstream_layout exports upstream's
+    forward(tokens [1, T], input_pos [1]) (upstream_attention.py).
     """
     if example_len < 2:
         raise ValueError(f"export_llm: example_len must be >= 2, got {example_len}")
@@ -59,8 +78,28 @@ def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = No
         model.last_logits_only = last_logits_only
     try:
         with torch.no_grad():
-            return torch.export.export(model, example_inputs(model, example_len),
-                                       dynamic_shapes=dynamic_shapes(model))
+            ep = torch.export.export(model, example_inputs(model, example_len, use_kv_cache),
+                                     dynamic_shapes=dynamic_shapes(model, use_kv_cache))
+            return _drop_scalar_asserts(ep)
     finally:
         if hasattr(model, "last_logits_only"):
             model.last_logits_only = saved
+
+
+_ASSERT_OPS = (torch.ops.aten._assert_scalar.default,
+               torch.ops.aten.sym_constrain_range_for_size.default,
+               torch.ops.aten.sym_constrain_range.default)
+
+
+def _drop_scalar_asserts(ep: ExportedProgram) -> ExportedProgram:
+    """Removes the run-time checks torch.export adds for a data-dependent
+    start position (input_pos[0].item() in upstream's layout): they have no
+    result to lower, and the runtime checks positions itself (set_input's
+    bounds, the attention kernels' start_pos checks)."""
+    graph = ep.graph_module.graph
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target in _ASSERT_OPS and not node.users:
+            graph.erase_node(node)
+    graph.eliminate_dead_code()
+    ep.graph_module.recompile()
+    return ep

@@ -23,7 +23,8 @@ def generate(model: nn.Module, prompt: Sequence[int], max_new_tokens: int,
     """Returns the new token ids (without the prompt).
 
     `model` is a GPT or Llama (or anything with forward(tokens [1, T],
-    input_pos [T]) -> logits [1, T, V], reset_cache() and max_seq_len).
+    input_pos [T]) -> logits [1, T, V], reset_cache() and max_seq_len); a
+    Llama in upstream's layout gets input_pos [1], the start position.
     Generation stops after `max_new_tokens`, at `stop_token` (included), or
     when the cache is full. temperature 0 is greedy; otherwise logits /
     temperature, optionally restricted to the top_k, are sampled with
@@ -38,7 +39,10 @@ def generate(model: nn.Module, prompt: Sequence[int], max_new_tokens: int,
     model.eval()
     model.reset_cache()
     tokens = torch.tensor([list(prompt)], dtype=torch.long)
-    pos = torch.arange(len(prompt), dtype=torch.long)
+    # Upstream's layout (LlamaConfig.upstream_layout) takes the start position only.
+    upstream = getattr(getattr(model, "config", None), "upstream_layout", False)
+    pos = (torch.zeros(1, dtype=torch.long) if upstream
+           else torch.arange(len(prompt), dtype=torch.long))
     out: List[int] = []
     try:
         logits = model(tokens, pos)[0, -1]

@@ -33,6 +33,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from torchlight.llm.kv_cache import KVCache, cached_attention
+from torchlight.llm.upstream_attention import (UpstreamKVCache, apply_rope_bthd,
+                                               upstream_cached_attention, upstream_start_pos)
 
 
 @dataclass
@@ -49,6 +51,17 @@ class LlamaConfig:
     shared_classifier: bool = True  # output.weight is tok_embeddings.weight
     max_batch: int = 1
     use_custom_op: bool = True
+    # Upstream ExecuTorch's program layout: forward(tokens [1, T], input_pos [1])
+    # with input_pos the start position, caches [B, max_seq_len, Hkv, D], and
+    # the llama:: operators (upstream_attention.py) when use_custom_op.
+    upstream_layout: bool = False
+    # With upstream_layout and use_custom_op: "custom_sdpa" (llama::update_cache
+    # then llama::custom_sdpa, upstream's current export) or
+    # "sdpa_with_kv_cache" (the fused llama::sdpa_with_kv_cache).
+    upstream_op: str = "custom_sdpa"
+    # Llama 3.1 RoPE scaling (use_scaled_rope in Meta's params.json).
+    use_scaled_rope: bool = False
+    rope_scale_factor: float = 8.0
 
     @property
     def head_dim(self) -> int:
@@ -58,10 +71,30 @@ class LlamaConfig:
         return asdict(self)
 
 
-def rope_frequencies(head_dim: int, max_seq_len: int,
-                     theta: float = 10000.0) -> Tuple[torch.Tensor, torch.Tensor]:
-    """cos, sin [max_seq_len, head_dim // 2]: angle p * theta^(-2i / head_dim)."""
+def scale_rope_frequencies(inv: torch.Tensor, scale_factor: float = 8.0,
+                           low_freq_factor: float = 1.0, high_freq_factor: float = 4.0,
+                           old_context_len: int = 8192) -> torch.Tensor:
+    """Llama 3.1's RoPE scaling: wavelengths longer than old_context_len /
+    low_freq_factor are divided by scale_factor, shorter than old_context_len /
+    high_freq_factor kept, and the band between interpolated smoothly."""
+    wavelen = 2 * math.pi / inv
+    low_wavelen = old_context_len / low_freq_factor
+    high_wavelen = old_context_len / high_freq_factor
+    smooth = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blended = (1 - smooth) * inv / scale_factor + smooth * inv
+    out = torch.where(wavelen > low_wavelen, inv / scale_factor, inv)
+    band = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
+    return torch.where(band, blended, out)
+
+
+def rope_frequencies(head_dim: int, max_seq_len: int, theta: float = 10000.0,
+                     scaled: bool = False,
+                     scale_factor: float = 8.0) -> Tuple[torch.Tensor, torch.Tensor]:
+    """cos, sin [max_seq_len, head_dim // 2]: angle p * theta^(-2i / head_dim)
+    (Llama 3.1-scaled when `scaled`)."""
     inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2)[: head_dim // 2].float() / head_dim))
+    if scaled:
+        inv = scale_rope_frequencies(inv, scale_factor)
     angles = torch.outer(torch.arange(max_seq_len).float(), inv)
     return torch.cos(angles), torch.sin(angles)
 
@@ -99,12 +132,24 @@ class Attention(nn.Module):
         self.wk = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
         self.wv = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
         self.wo = nn.Linear(config.n_heads * self.head_dim, config.dim, bias=False)
-        self.kv_cache = KVCache(config.max_batch, config.n_kv_heads, config.max_seq_len,
-                                self.head_dim)
+        self.upstream_layout = config.upstream_layout
+        if config.upstream_layout:
+            self.kv_cache = UpstreamKVCache(config.max_batch, config.max_seq_len,
+                                            config.n_kv_heads, self.head_dim)
+            self.upstream_op = config.upstream_op if config.use_custom_op else "plain"
+        else:
+            self.kv_cache = KVCache(config.max_batch, config.n_kv_heads, config.max_seq_len,
+                                    self.head_dim)
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                input_pos: Optional[torch.Tensor]) -> torch.Tensor:
+                input_pos: Optional[torch.Tensor], start_pos=None) -> torch.Tensor:
         b = x.shape[0]
+        if start_pos is not None:  # upstream layout: [B, T, H, D] throughout
+            q = apply_rope_bthd(self.wq(x).view(b, -1, self.n_heads, self.head_dim), cos, sin)
+            k = apply_rope_bthd(self.wk(x).view(b, -1, self.n_kv_heads, self.head_dim), cos, sin)
+            v = self.wv(x).view(b, -1, self.n_kv_heads, self.head_dim)
+            y = upstream_cached_attention(q, k, v, self.kv_cache, start_pos, self.upstream_op)
+            return self.wo(y.reshape(b, -1, self.n_heads * self.head_dim))
         # [B, T, dim] -> [B, H, T, D]; -1 for T keeps symbolic sizes out of
         # the exported graph.
         q = self.wq(x).view(b, -1, self.n_heads, self.head_dim).transpose(1, 2)
@@ -143,8 +188,8 @@ class TransformerBlock(nn.Module):
         self.ffn_norm = RMSNorm(config.dim, config.norm_eps)
         self.feed_forward = FeedForward(config.dim, config.hidden_dim)
 
-    def forward(self, x, cos, sin, input_pos):
-        x = x + self.attention(self.attention_norm(x), cos, sin, input_pos)
+    def forward(self, x, cos, sin, input_pos, start_pos=None):
+        x = x + self.attention(self.attention_norm(x), cos, sin, input_pos, start_pos)
         return x + self.feed_forward(self.ffn_norm(x))
 
 
@@ -158,7 +203,8 @@ class Llama(nn.Module):
         self.output = nn.Linear(config.dim, config.vocab_size, bias=False)
         if config.shared_classifier:
             self.output.weight = self.tok_embeddings.weight
-        cos, sin = rope_frequencies(config.head_dim, config.max_seq_len, config.rope_theta)
+        cos, sin = rope_frequencies(config.head_dim, config.max_seq_len, config.rope_theta,
+                                    config.use_scaled_rope, config.rope_scale_factor)
         self.register_buffer("freqs_cos", cos, persistent=False)  # [max_seq_len, head_dim/2]
         self.register_buffer("freqs_sin", sin, persistent=False)
         # forward returns logits [B, 1, vocab] of the last position only
@@ -188,13 +234,20 @@ class Llama(nn.Module):
         and input_pos the absolute positions of the T tokens; the caches are
         written at those positions and attended over up to them."""
         t = tokens.shape[1]
+        start_pos = None
         if input_pos is None:
             cos, sin = self.freqs_cos[:t], self.freqs_sin[:t]
+        elif self.config.upstream_layout:
+            start_pos = upstream_start_pos(input_pos, self.config.max_seq_len)
+            cos = self.freqs_cos.narrow(0, start_pos, t)
+            sin = self.freqs_sin.narrow(0, start_pos, t)
         else:
             cos, sin = self.freqs_cos[input_pos], self.freqs_sin[input_pos]
         h = self.tok_embeddings(tokens)
         for layer in self.layers:
-            h = layer(h, cos, sin, input_pos)
+            h = layer(h, cos, sin, input_pos, start_pos)
         if self.last_logits_only:  # generation needs the last position's logits only
+            if self.config.upstream_layout:  # upstream's runner reads [B, vocab]
+                return self.output(self.norm(h[:, -1, :]))
             h = h[:, -1:, :]
         return self.output(self.norm(h))

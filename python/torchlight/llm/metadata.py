@@ -59,3 +59,35 @@ def llm_metadata_methods(model: nn.Module, bos_id: Optional[int] = None,
             raise ValueError("llm_metadata_methods: tokenizer must not be empty")
         methods[TOKENIZER] = str(tokenizer)
     return methods
+
+
+# The names upstream ExecuTorch's export_llama writes besides the ones above.
+MAX_CONTEXT_LEN = "get_max_context_len"
+N_LAYERS = "get_n_layers"
+USE_KV_CACHE = "use_kv_cache"
+USE_SDPA_WITH_KV_CACHE = "use_sdpa_with_kv_cache"
+ENABLE_DYNAMIC_SHAPE = "enable_dynamic_shape"
+
+
+def upstream_llm_metadata(model: nn.Module, bos_id: int, eos_ids: Iterable[int],
+                          use_kv_cache: bool, use_sdpa_with_kv_cache: bool,
+                          enable_dynamic_shape: bool,
+                          overrides: Optional[Dict[str, Union[int, bool, list]]] = None
+                          ) -> Dict[str, Union[int, str, list, bool]]:
+    """The constant methods upstream's export_llama writes: get_bos_id,
+    get_eos_ids, get_max_seq_len, get_max_context_len, get_n_layers,
+    get_vocab_size (Int / Ints) and use_kv_cache, use_sdpa_with_kv_cache,
+    enable_dynamic_shape (Bool). `overrides` (its --metadata JSON) replace
+    or add entries. Raises ValueError as llm_metadata_methods does."""
+    methods: Dict[str, Union[int, str, list, bool]] = dict(
+        llm_metadata_methods(model, bos_id=bos_id, eos_ids=eos_ids))
+    methods[MAX_CONTEXT_LEN] = int(model.max_seq_len)
+    methods[N_LAYERS] = int(getattr(model.config, "n_layers", getattr(model.config, "n_layer", 0)))
+    methods[USE_KV_CACHE] = bool(use_kv_cache)
+    methods[USE_SDPA_WITH_KV_CACHE] = bool(use_sdpa_with_kv_cache)
+    methods[ENABLE_DYNAMIC_SHAPE] = bool(enable_dynamic_shape)
+    for name, value in (overrides or {}).items():
+        if name == EOS_IDS and isinstance(value, int):
+            value = [value]
+        methods[name] = value
+    return methods

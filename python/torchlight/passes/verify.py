@@ -47,7 +47,9 @@ def _check_graph(module: torch.fx.GraphModule, preserved, check_ir_validity: boo
     for node in module.graph.nodes:
         if node.op not in ("placeholder", "call_function"):
             continue
-        if not _has_spec(node.meta.get("val")):
+        # An assertion (aten::_assert_scalar, ...) has no result to describe.
+        no_result = isinstance(node.target, OpOverload) and ops.is_assertion(node.target)
+        if not no_result and not _has_spec(node.meta.get("val")):
             problems.append((node, "has no dtype/shape spec (meta['val']); torch.export could "
                                    "not trace its result"))
         if node.op != "call_function" or not check_ir_validity:
