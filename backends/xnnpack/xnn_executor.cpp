@@ -101,6 +101,7 @@ Status XnnExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
   }
   const bool profile = tracer != nullptr && profiler_.enabled();
   const uint64_t start_ns = profile ? tl_platform_monotonic_ns() : 0;
+  if (pool_ != nullptr) threadpool::yield_to_native_pool();
   const xnn_status s = xnn_invoke_runtime(runtime_);
   if (s != xnn_status_success) return internal_error(s, "invoke");
   if (profile) profiler_.report(runtime_, tracer, start_ns);

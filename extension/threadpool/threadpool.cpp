@@ -71,6 +71,11 @@ pthreadpool* native_pool() {
   return p.native;
 }
 
+void yield_to_native_pool() {
+  Pool& p = pool();
+  if (p.work != nullptr) p.work->park();
+}
+
 void set_num_threads(size_t n) {
   Pool& p = pool();
   if (n == 0) n = online_cores();

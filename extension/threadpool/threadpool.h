@@ -32,6 +32,11 @@ using RangeFn = void (*)(void* context, size_t begin, size_t end);
 /// the next set_num_threads().
 pthreadpool* native_pool();
 
+/// Call before running work on native_pool(): parallel_for's idle workers
+/// stop spinning and sleep until the next parallel_for, so they do not hold
+/// the cores native_pool()'s workers need (it waits for all of them).
+void yield_to_native_pool();
+
 /// Calls fn(context, begin, end) over [0, n) in chunks of at least
 /// `min_chunk` items, spread over the pool's threads; returns when all are
 /// done. Nested calls from inside a chunk run inline.

@@ -72,7 +72,7 @@ void WorkPool::worker_loop() {
   while (true) {
     int spins = 0;
     while (generation_of(state_.load(std::memory_order_acquire)) == seen &&
-           spins < kSpinsBeforeSleep) {
+           spins < kSpinsBeforeSleep && !park_.load(std::memory_order_relaxed)) {
       cpu_relax();
       ++spins;
     }
@@ -97,6 +97,7 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
   // worker still inside claim() holds that job's exhausted (generation, next)
   // and, reading the new chunks_, would otherwise claim one more chunk of the
   // old generation and run it on the new job, which then runs it again.
+  park_.store(false, std::memory_order_relaxed);
   const uint32_t closed = generation_of(state_.load(std::memory_order_relaxed)) + 1;
   state_.store(static_cast<uint64_t>(closed) << 32 | kClosed);
   fn_.store(fn, std::memory_order_relaxed);

@@ -39,6 +39,13 @@ class WorkPool {
   /// run the job itself.
   bool run(size_t chunks, ChunkFn fn, void* context);
 
+  /// Sends spinning workers to sleep now instead of after their spin, until
+  /// the next run(). For a caller about to hand the cores to another pool
+  /// (XNNPACK's pthreadpool): with as many threads as cores, a worker spinning
+  /// here would hold the core that pool's worker needs, and that pool waits
+  /// for every worker, so each of its jobs would last a time slice.
+  void park() { park_.store(true, std::memory_order_relaxed); }
+
  private:
   void worker_loop();
   // Claims the next chunk of job `generation`; false when that job has no
@@ -58,6 +65,7 @@ class WorkPool {
   std::mutex sleep_mutex_;
   std::condition_variable wake_;
   std::atomic<uint32_t> sleeping_{0};
+  std::atomic<bool> park_{false};  // see park(); cleared by run()
   bool stop_ = false;  // guarded by sleep_mutex_
   std::vector<std::thread> workers_;
 };

@@ -58,6 +58,22 @@ TEST(WorkPoolTest, WorkerLateInClaimNeverRunsANewJobsChunkTwice) {
   EXPECT_EQ(wrong, 0);
 }
 
+// park() between jobs (what the XNNPACK delegate does before handing the
+// cores to its pthreadpool) sends workers to sleep; the next run() wakes
+// them, and every chunk still runs exactly once.
+TEST(WorkPoolTest, ParkBetweenJobsKeepsEveryChunkOnce) {
+  WorkPool pool(3);
+  std::mt19937 rng(11);
+  for (int job = 0; job < 2000; ++job) {
+    const size_t chunks = 1 + rng() % 16;
+    Counts counts(chunks);
+    if (job % 2 == 0) pool.park();
+    if (job % 7 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // let them sleep
+    ASSERT_TRUE(pool.run(chunks, &Counts::run, &counts));
+    for (size_t i = 0; i < chunks; ++i) ASSERT_EQ(counts.hits[i].load(), 1) << "job " << job;
+  }
+}
+
 // The caller returns only when chunks other threads claimed have finished.
 TEST(WorkPoolTest, RunReturnsAfterSlowChunksFinish) {
   WorkPool pool(3);
