@@ -198,7 +198,9 @@ def byte_level_unicode() -> dict:
     return dict(zip(printable, [chr(c) for c in chars]))
 
 
-def gpt2_seeds() -> dict:
+def byte_level_bpe():
+    """The 256 byte tokens plus MERGES, spelled in GPT-2's byte alphabet:
+    (vocab {token: id}, merges [(left, right)] in rank order)."""
     table = byte_level_unicode()
     encode = lambda b: "".join(table[x] for x in b)  # noqa: E731
     vocab = {encode(bytes([b])): b for b in range(256)}
@@ -208,7 +210,13 @@ def gpt2_seeds() -> dict:
         if merged in vocab or encode(left) not in vocab or encode(right) not in vocab:
             continue
         vocab[merged] = len(vocab)
-        merges.append(f"{encode(left)} {encode(right)}")
+        merges.append((encode(left), encode(right)))
+    return vocab, merges
+
+
+def gpt2_seeds() -> dict:
+    vocab, pairs = byte_level_bpe()
+    merges = [f"{left} {right}" for left, right in pairs]
     with_special = dict(vocab)
     with_special["<|endoftext|>"] = len(with_special)
     merges_txt = ("#version: 0.2\n" + "\n".join(merges) + "\n").encode()
@@ -224,16 +232,8 @@ def hf_seeds() -> dict:
     """tokenizer.json in the two layouts HfTokenizer reads: byte-level BPE
     (Llama 3: a Split regex then ByteLevel) and SentencePiece-style BPE
     (Llama 2: Prepend/Replace normalizers, byte fallback)."""
-    table = byte_level_unicode()
-    encode = lambda b: "".join(table[x] for x in b)  # noqa: E731
-    vocab = {encode(bytes([b])): b for b in range(256)}
-    merges = []
-    for left, right in MERGES:
-        merged = encode(left + right)
-        if merged in vocab or encode(left) not in vocab or encode(right) not in vocab:
-            continue
-        vocab[merged] = len(vocab)
-        merges.append([encode(left), encode(right)])
+    vocab, pairs = byte_level_bpe()
+    merges = [list(pair) for pair in pairs]
     cl100k = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
               "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
     byte_level = {

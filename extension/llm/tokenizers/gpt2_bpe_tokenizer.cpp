@@ -123,12 +123,11 @@ Result<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::load_from_contents(
                        terminated ? "" : " (the file ends inside this line: truncated?)");
     TL_CHECK_OR_RETURN(line_no - 1 < static_cast<size_t>(INT32_MAX), Error::kInvalidExternalData,
                        "'%s' has too many merges", merges_name);
-    const auto inserted =
-        t->merges_.emplace(pair_key(l, r), Merge{static_cast<int32_t>(t->merges_.size()), m});
-    TL_CHECK_OR_RETURN(inserted.second, Error::kInvalidExternalData,
+    const auto rank = static_cast<int32_t>(t->merges_.size());
+    TL_CHECK_OR_RETURN(t->merges_.add(l, r, {rank, m}), Error::kInvalidExternalData,
                        "'%s' line %zu repeats the merge \"%s\" + \"%s\" (rank %d)", merges_name,
                        line_no, printable(left).c_str(), printable(right).c_str(),
-                       inserted.first->second.rank);
+                       t->merges_.find(l, r)->rank);
     produced[static_cast<size_t>(m)] = true;
   }
 
@@ -186,12 +185,12 @@ void Gpt2BpeTokenizer::encode_piece(std::string_view piece, std::vector<int32_t>
     int32_t right = -1;
     int32_t result = -1;
     for (size_t i = 0; i + 1 < n; ++i) {
-      const auto it = merges_.find(pair_key(word[i], word[i + 1]));
-      if (it != merges_.end() && it->second.rank < best_rank) {
-        best_rank = it->second.rank;
+      const MergeTable::Merge* merge = merges_.find(word[i], word[i + 1]);
+      if (merge != nullptr && merge->rank < best_rank) {
+        best_rank = merge->rank;
         left = word[i];
         right = word[i + 1];
-        result = it->second.result;
+        result = merge->result;
       }
     }
     if (result < 0) break;

@@ -17,9 +17,9 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "extension/llm/tokenizers/merge_table.h"
 #include "extension/llm/tokenizers/special_tokens.h"
 #include "extension/llm/tokenizers/token_table.h"
 #include "extension/llm/tokenizers/tokenizer.h"
@@ -72,22 +72,13 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   size_t num_merges() const { return merges_.size(); }
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t result;
-  };
-  static uint64_t pair_key(int32_t left, int32_t right) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-           static_cast<uint32_t>(right);
-  }
-
   Gpt2BpeTokenizer() = default;
   // Appends the BPE tokens of one pre-token piece.
   void encode_piece(std::string_view piece, std::vector<int32_t>* ids) const;
   void encode_ordinary(std::string_view text, std::vector<int32_t>* ids) const;
 
   TokenTable tokens_;  // id -> raw bytes
-  std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> merge
+  MergeTable merges_;
   int32_t byte_token_[256] = {};
   SpecialTokens specials_;
   bool allow_special_ = true;

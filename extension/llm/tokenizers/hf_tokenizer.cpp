@@ -162,8 +162,8 @@ void HfTokenizer::encode_piece(std::string_view piece, std::vector<int32_t>* ids
     if (pos < 0 || symbols[pos].next < 0) return;
     const int32_t left = symbols[pos].id;
     const int32_t right = symbols[symbols[pos].next].id;
-    const auto it = merges_.find(pair_key(left, right));
-    if (it != merges_.end()) queue.push({it->second.rank, pos, left, right});
+    const MergeTable::Merge* merge = merges_.find(left, right);
+    if (merge != nullptr) queue.push({merge->rank, pos, left, right});
   };
   for (int32_t i = 0; i + 1 < n; ++i) consider(i);
   while (!queue.empty()) {
@@ -172,7 +172,7 @@ void HfTokenizer::encode_piece(std::string_view piece, std::vector<int32_t>* ids
     Symbol& left = symbols[c.pos];
     if (left.id != c.left || left.next < 0 || symbols[left.next].id != c.right) continue;
     const int32_t gone = left.next;
-    left.id = merges_.find(pair_key(c.left, c.right))->second.result;
+    left.id = merges_.find(c.left, c.right)->result;
     left.next = symbols[gone].next;
     if (left.next >= 0) symbols[left.next].prev = c.pos;
     symbols[gone].id = -1;

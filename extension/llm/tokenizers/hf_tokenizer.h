@@ -30,9 +30,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "extension/llm/tokenizers/merge_table.h"
 #include "extension/llm/tokenizers/pretokenizer.h"
 #include "extension/llm/tokenizers/special_tokens.h"
 #include "extension/llm/tokenizers/token_table.h"
@@ -109,14 +109,6 @@ class HfTokenizer final : public Tokenizer {
   };
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t result;
-  };
-  static uint64_t pair_key(int32_t left, int32_t right) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-           static_cast<uint32_t>(right);
-  }
   friend class HfTokenizerBuilder;
 
   HfTokenizer() = default;
@@ -127,7 +119,7 @@ class HfTokenizer final : public Tokenizer {
   Pipeline pipeline_;
   TokenTable vocab_;    // model vocabulary: id -> spelling ("▁the", "Ġthe")
   TokenTable decoded_;  // every id (added tokens too) -> the bytes it decodes to
-  std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> merge
+  MergeTable merges_;
   int32_t byte_piece_[256] = {};  // "<0xHH>" ids for byte fallback, -1 when absent
   SpecialTokens added_;           // every added token
   SpecialTokens added_plain_;     // the added tokens that are not special

@@ -76,6 +76,9 @@ class HfTokenizerBuilder {
   Status get_string(const Json& j, const char* key, const std::string& path, bool required,
                     std::string* out) const;
   Status get_bool(const Json& j, const char* key, const std::string& path, bool* out) const;
+  // A "Sequence" component: `(this->*read)(element, path)` for each element of j[key].
+  Status sequence(const Json& j, const char* key, const std::string& path,
+                  Status (HfTokenizerBuilder::*read)(const Json&, const std::string&));
   Status unsupported(const std::string& path, const std::string& type) const {
     return Status::error(Error::kNotSupported,
                          "'%s': %s is a \"%s\", which this runner does not implement (supported: "
@@ -121,19 +124,25 @@ Status HfTokenizerBuilder::get_bool(const Json& j, const char* key, const std::s
   return Error::kOk;
 }
 
+Status HfTokenizerBuilder::sequence(const Json& j, const char* key, const std::string& path,
+                                    Status (HfTokenizerBuilder::*read)(const Json&,
+                                                                      const std::string&)) {
+  const auto it = j.find(key);
+  TL_CHECK_OR_RETURN(it != j.end() && it->is_array(), Error::kInvalidExternalData,
+                     "'%s': %s.%s must be an array", name_, path.c_str(), key);
+  for (size_t i = 0; i < it->size(); ++i) {
+    TL_RETURN_IF_ERROR((this->*read)((*it)[i], path + "." + key + "[" + std::to_string(i) + "]"));
+  }
+  return Error::kOk;
+}
+
 Status HfTokenizerBuilder::normalizer(const Json& j, const std::string& path) {
   if (j.is_null()) return Error::kOk;
   TL_RETURN_IF_ERROR(object_at(j, path.c_str()));
   std::string type;
   TL_RETURN_IF_ERROR(get_string(j, "type", path, true, &type));
   if (type == "Sequence") {
-    const auto it = j.find("normalizers");
-    TL_CHECK_OR_RETURN(it != j.end() && it->is_array(), Error::kInvalidExternalData,
-                       "'%s': %s.normalizers must be an array", name_, path.c_str());
-    for (size_t i = 0; i < it->size(); ++i) {
-      TL_RETURN_IF_ERROR(normalizer((*it)[i], path + ".normalizers[" + std::to_string(i) + "]"));
-    }
-    return Error::kOk;
+    return sequence(j, "normalizers", path, &HfTokenizerBuilder::normalizer);
   }
   HfTokenizer::NormalizeStep step;
   if (type == "Prepend") {
@@ -163,13 +172,7 @@ Status HfTokenizerBuilder::pre_tokenizer(const Json& j, const std::string& path)
   std::string type;
   TL_RETURN_IF_ERROR(get_string(j, "type", path, true, &type));
   if (type == "Sequence") {
-    const auto it = j.find("pretokenizers");
-    TL_CHECK_OR_RETURN(it != j.end() && it->is_array(), Error::kInvalidExternalData,
-                       "'%s': %s.pretokenizers must be an array", name_, path.c_str());
-    for (size_t i = 0; i < it->size(); ++i) {
-      TL_RETURN_IF_ERROR(pre_tokenizer((*it)[i], path + ".pretokenizers[" + std::to_string(i) + "]"));
-    }
-    return Error::kOk;
+    return sequence(j, "pretokenizers", path, &HfTokenizerBuilder::pre_tokenizer);
   }
   Step step;
   if (type == "ByteLevel") {
@@ -238,12 +241,7 @@ Status HfTokenizerBuilder::decoder(const Json& j, const std::string& path) {
   std::string type;
   TL_RETURN_IF_ERROR(get_string(j, "type", path, true, &type));
   if (type == "Sequence") {
-    const auto it = j.find("decoders");
-    TL_CHECK_OR_RETURN(it != j.end() && it->is_array(), Error::kInvalidExternalData,
-                       "'%s': %s.decoders must be an array", name_, path.c_str());
-    for (size_t i = 0; i < it->size(); ++i) {
-      TL_RETURN_IF_ERROR(decoder((*it)[i], path + ".decoders[" + std::to_string(i) + "]"));
-    }
+    return sequence(j, "decoders", path, &HfTokenizerBuilder::decoder);
   } else if (type == "ByteLevel") {
     p().decode_byte_level = true;
   } else if (type == "ByteFallback") {
@@ -388,8 +386,7 @@ Status HfTokenizerBuilder::model(const Json& m) {
                        name_, i, token_text(left).c_str(), token_text(right).c_str(),
                        l < 0 ? "the left part" : r < 0 ? "the right part" : "the result");
     // A repeated pair keeps its first (lowest) rank.
-    t_->merges_.emplace(HfTokenizer::pair_key(l, r),
-                        HfTokenizer::Merge{static_cast<int32_t>(i), result});
+    t_->merges_.add(l, r, {static_cast<int32_t>(i), result});
   }
   return Error::kOk;
 }
