@@ -25,7 +25,6 @@ up to 4.1% at group 128, 2.3% at group 32).
 
 from __future__ import annotations
 
-import copy
 import sys
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from torchlight.backends.xnnpack import payload, reference  # noqa: E402
 from torchlight.backends.xnnpack.partition.xnnpack_partitioner import \
     XnnpackPartitioner  # noqa: E402
 from torchlight.backends.xnnpack.preprocess import pack_int4  # noqa: E402
+from torchlight.backends.xnnpack.runtime_scales import as_xnnpack_computes  # noqa: E402
 from torchlight.llm import export_llm, generate  # noqa: E402
 from torchlight.llm.quantize import Int8DynActInt4WeightLinear, quantize_model  # noqa: E402
 from torchlight.pte import pte_file, schema  # noqa: E402
@@ -114,18 +114,6 @@ def _eager(model, tokens):
         return model(tokens, torch.arange(tokens.shape[1]))
 
 
-def _with_xnnpack_scales(model):
-    """A copy of an 8da4w model whose group scales are the bf16 values the
-    XNNPACK runtime hands XNNPACK (fp32 * 1.00389105, top 16 bits kept)."""
-    model = copy.deepcopy(model)
-    for module in model.modules():
-        if isinstance(module, Int8DynActInt4WeightLinear) and \
-                module.group_size % 32 == 0:  # qb4w (others are per-channel fp32)
-            bits = (module.scales * 1.00389105).view(torch.int32) & ~0xFFFF
-            module.scales.copy_(bits.view(torch.float32))
-    return model
-
-
 def _assert_near(got, want, fraction):
     span = float(want.max() - want.min())
     err = float((got - want).abs().max())
@@ -177,7 +165,7 @@ def test_dynamic_token_dim_is_written_as_its_upper_bound():
 def test_8da4w_runtime_matches_eager_for_each_prefill_length(runtime, group):
     model = _llama("8da4w", group)
     _, prog = _lower(model)
-    bf16_scaled = _with_xnnpack_scales(model)
+    bf16_scaled = as_xnnpack_computes(model)
     torch.manual_seed(1)
     for T in PREFILLS:
         tokens = torch.randint(0, VOCAB, (1, T))
@@ -192,7 +180,7 @@ def test_8da4w_runtime_matches_eager_for_each_prefill_length(runtime, group):
 def test_8da4w_decode_steps_and_greedy_tokens(runtime):
     model = _llama("8da4w")
     _, prog = _lower(model)
-    bf16_scaled = _with_xnnpack_scales(model)
+    bf16_scaled = as_xnnpack_computes(model)
     tokens = torch.randint(0, VOCAB, (1, 12), generator=torch.Generator().manual_seed(2))
     want = _eager(bf16_scaled, tokens)
     module = runtime.load(prog.buffer)
@@ -425,7 +413,7 @@ def test_export_gpt_cli_delegates_8da4w_linears(tmp_path, runtime):
     model = load_nanogpt_checkpoint(torch.load(cli.REPO / "examples/llm/models/brown_gpt.pt",
                                                map_location="cpu", weights_only=True))
     quantize_model(model, "8da4w", 32)
-    model = _with_xnnpack_scales(model).eval()
+    model = as_xnnpack_computes(model).eval()
     tokens = torch.tensor([list(b"The jury said")])
     got = _logits(runtime.load(pte.read_bytes()), tokens, 0)
     want = _eager(model, tokens)[:, -1:]
@@ -450,7 +438,7 @@ def test_dynamically_quantized_partitioner_takes_each_8da4w_linear_whole(runtime
     assert not {op for op in prog.operators() if "quantized_decomposed" in op}
     tokens = torch.randint(0, VOCAB, (1, 6), generator=torch.Generator().manual_seed(7))
     got = _logits(runtime.load(prog.buffer), tokens, 0)
-    _assert_near(got, _eager(_with_xnnpack_scales(model), tokens), 1e-3)
+    _assert_near(got, _eager(as_xnnpack_computes(model), tokens), 1e-3)
 
 
 def test_dynamically_quantized_partitioner_on_a_pt2e_dynamic_graph(runtime):
@@ -489,7 +477,7 @@ def test_each_group_size_runs_as_qb4w(runtime, group):
     ((x, w, wq, p),) = _fully_connected(_payloads(prog))
     assert w.datatype == reference.QBINT4 and wq.groupSize == group
     assert len(wq.scale) == 24 * 512 // group
-    bf16_scaled = _with_xnnpack_scales(model)
+    bf16_scaled = as_xnnpack_computes(model)
     for n in (1, 5, 9):
         inp = torch.randn(1, n, 512)
         (got,) = runtime.load(prog.buffer).run("forward", [inp])
