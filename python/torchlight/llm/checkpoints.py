@@ -21,6 +21,7 @@ from typing import Dict, Mapping, Optional, Union
 import torch
 from torch import nn
 
+from torchlight.llm.gpt_weights import check_weights_fit
 from torchlight.llm.llama import Llama, LlamaConfig
 
 PathLike = Union[str, Path]
@@ -70,16 +71,8 @@ def _finish(config: LlamaConfig, sd: Dict[str, torch.Tensor], source: str) -> Ll
     if "output.weight" not in sd:  # Tied embeddings (Llama 3.2 1B/3B).
         config.shared_classifier = True
     model = Llama(config)
-    own = model.state_dict()
-    missing = sorted(set(own) - set(sd) - ({"output.weight"} if config.shared_classifier else set()))
-    unexpected = sorted(set(sd) - set(own))
-    if missing or unexpected:
-        raise ValueError(f"{source}: weights do not fit a Llama of this shape: missing "
-                         f"{missing[:5]}, unexpected {unexpected[:5]}")
-    for name, tensor in sd.items():
-        if tuple(tensor.shape) != tuple(own[name].shape):
-            raise ValueError(f"{source}: {name} has shape {list(tensor.shape)}, the config "
-                             f"gives {list(own[name].shape)}")
+    tied = frozenset({"output.weight"}) if config.shared_classifier else frozenset()
+    check_weights_fit(model, sd, source, may_be_missing=tied)
     model.load_state_dict({k: v.float() for k, v in sd.items()}, strict=False)
     return model.eval()
 

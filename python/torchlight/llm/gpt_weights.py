@@ -120,15 +120,22 @@ def load_nanogpt_checkpoint(checkpoint: Union[str, Path, Mapping], **overrides) 
                                **fields)
 
 
-def _load_strict(model: torch.nn.Module, sd: Mapping[str, torch.Tensor]) -> None:
+def check_weights_fit(model: torch.nn.Module, sd: Mapping[str, torch.Tensor], source: str,
+                      may_be_missing: frozenset = frozenset()) -> None:
+    """Raises ValueError naming `source` unless `sd` has exactly `model`'s
+    entries (but `may_be_missing`) with the model's shapes."""
     own = model.state_dict()
-    missing = sorted(set(own) - set(sd))
+    missing = sorted(set(own) - set(sd) - may_be_missing)
     unexpected = sorted(set(sd) - set(own))
     if missing or unexpected:
-        raise ValueError(f"state dict does not match the model: missing {missing[:8]}, "
+        raise ValueError(f"{source}: weights do not fit the model: missing {missing[:8]}, "
                          f"unexpected {unexpected[:8]}")
     for key, value in sd.items():
         if tuple(value.shape) != tuple(own[key].shape):
-            raise ValueError(f"state dict entry {key} has shape {list(value.shape)}, the model "
+            raise ValueError(f"{source}: {key} has shape {list(value.shape)}, the model "
                              f"expects {list(own[key].shape)}")
+
+
+def _load_strict(model: torch.nn.Module, sd: Mapping[str, torch.Tensor]) -> None:
+    check_weights_fit(model, sd, "GPT state dict")
     model.load_state_dict(sd, strict=True)
