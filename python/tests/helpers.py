@@ -40,3 +40,19 @@ def flatc_json(pte: bytes, tmp_path: Path) -> dict:
 
 def as_tuple(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def delegate_calls(prog) -> list:
+    """(delegate entry, DelegateCall, processed bytes) for each delegate call
+    of the first method of an ExecutorchProgramManager, in order."""
+    from torchlight.pte import pte_file, schema
+
+    f = pte_file.read_pte(prog.buffer)
+    plan = f.program.execution_plan[0]
+    found = []
+    for instruction in plan.chains[0].instructions:
+        call = instruction.instr_args
+        if isinstance(call, schema.DelegateCall):
+            delegate = plan.delegates[call.delegate_index]
+            found.append((delegate, call, f.delegate_bytes(delegate.processed)))
+    return found

@@ -18,11 +18,11 @@ import torch
 import torch.nn.functional as F
 
 import torchlight
-from helpers import FIXTURES
+from helpers import FIXTURES, delegate_calls
 from torchlight.backends.xnnpack import XnnpackPartitioner, payload, reference
 from torchlight.backends.xnnpack import schema as xnn_schema
 from torchlight.delegation import LoweredBackendModule
-from torchlight.pte import pte_file, schema
+from torchlight.pte import pte_file
 
 INVALID = 0xFFFFFFFF
 
@@ -41,15 +41,10 @@ def _lower(model, inputs, partitioner=None, transform_and_lower=True):
 
 def _delegates(prog):
     """(payload, number of DelegateCall args) per delegate call, in order."""
-    f = pte_file.read_pte(prog.buffer)
-    plan = f.program.execution_plan[0]
     found = []
-    for instruction in plan.chains[0].instructions:
-        call = instruction.instr_args
-        if isinstance(call, schema.DelegateCall):
-            delegate = plan.delegates[call.delegate_index]
-            assert delegate.id == "XnnpackBackend" and delegate.compile_specs == []
-            found.append((payload.parse(f.delegate_bytes(delegate.processed)), len(call.args)))
+    for delegate, call, processed in delegate_calls(prog):
+        assert delegate.id == "XnnpackBackend" and delegate.compile_specs == []
+        found.append((payload.parse(processed), len(call.args)))
     return found
 
 

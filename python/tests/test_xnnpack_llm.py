@@ -34,6 +34,7 @@ from torch.export import Dim
 
 sys.path.insert(0, str(Path(__file__).parent / "llm"))
 
+from helpers import delegate_calls  # noqa: E402
 from llm_helpers import MAX_SEQ, VOCAB, tiny_llama  # noqa: E402
 import torchlight  # noqa: E402
 from torchlight.backends.xnnpack import payload, reference  # noqa: E402
@@ -43,7 +44,7 @@ from torchlight.backends.xnnpack.preprocess import pack_int4  # noqa: E402
 from torchlight.backends.xnnpack.runtime_scales import as_xnnpack_computes  # noqa: E402
 from torchlight.llm import export_llm, generate  # noqa: E402
 from torchlight.llm.quantize import Int8DynActInt4WeightLinear, quantize_model  # noqa: E402
-from torchlight.pte import pte_file, schema  # noqa: E402
+from torchlight.pte import pte_file  # noqa: E402
 
 qd = torch.ops.quantized_decomposed
 PREFILLS = (1, 3, 5, 7, MAX_SEQ)
@@ -67,15 +68,10 @@ def _lower(model, partitioner=None):
 
 
 def _payloads(prog):
-    f = pte_file.read_pte(prog.buffer)
-    plan = f.program.execution_plan[0]
     found = []
-    for instruction in plan.chains[0].instructions:
-        call = instruction.instr_args
-        if isinstance(call, schema.DelegateCall):
-            delegate = plan.delegates[call.delegate_index]
-            assert delegate.id == "XnnpackBackend"
-            found.append(payload.parse(f.delegate_bytes(delegate.processed)))
+    for delegate, _, processed in delegate_calls(prog):
+        assert delegate.id == "XnnpackBackend"
+        found.append(payload.parse(processed))
     return found
 
 
