@@ -23,18 +23,8 @@ Result<std::unique_ptr<ByteTokenizer>> ByteTokenizer::create(const ByteTokenizer
   return std::unique_ptr<ByteTokenizer>(new ByteTokenizer(options.bos_id, options.eos_id));
 }
 
-Status ByteTokenizer::encode(std::string_view text, bool bos, bool eos,
-                             std::vector<int32_t>* ids) const {
-  TL_CHECK_OR_RETURN(ids != nullptr, Error::kInvalidArgument, "byte tokenizer: null output ids");
-  TL_CHECK_OR_RETURN(!bos || bos_id_ >= 0, Error::kInvalidArgument,
-                     "byte tokenizer: BOS requested, but this tokenizer has no BOS token");
-  TL_CHECK_OR_RETURN(!eos || eos_id_ >= 0, Error::kInvalidArgument,
-                     "byte tokenizer: EOS requested, but this tokenizer has no EOS token");
-  ids->clear();
-  if (bos) ids->push_back(bos_id_);
+void ByteTokenizer::append_tokens(std::string_view text, std::vector<int32_t>* ids) const {
   for (const char c : text) ids->push_back(static_cast<unsigned char>(c));
-  if (eos) ids->push_back(eos_id_);
-  return Error::kOk;
 }
 
 Result<std::string_view> ByteTokenizer::decode(int32_t prev, int32_t id) const {

@@ -29,10 +29,6 @@ class ByteTokenizer final : public Tokenizer {
   /// or both name the same id.
   static Result<std::unique_ptr<ByteTokenizer>> create(const ByteTokenizerOptions& options = {});
 
-  /// Errors: kInvalidArgument when `ids` is null, or BOS/EOS is requested
-  /// and the tokenizer has none.
-  Status encode(std::string_view text, bool bos, bool eos,
-                std::vector<int32_t>* ids) const override;
   /// One byte for ids 0..255; "" for BOS/EOS. Errors: kInvalidArgument for
   /// any other id.
   Result<std::string_view> decode(int32_t prev, int32_t id) const override;
@@ -41,6 +37,9 @@ class ByteTokenizer final : public Tokenizer {
   int32_t eos_id() const override { return eos_id_; }
 
  private:
+  void append_tokens(std::string_view text, std::vector<int32_t>* ids) const override;
+  const char* kind() const override { return "byte tokenizer"; }
+
   ByteTokenizer(int32_t bos_id, int32_t eos_id);
 
   int32_t bos_id_;

@@ -59,12 +59,12 @@ TEST(ByteTokenizerTest, BosAndEosOnlyWhenConfigured) {
   Ids ids;
   EXPECT_THAT(plain->encode("a", true, false, &ids),
               ErrorIs(Error::kInvalidArgument,
-                      "BOS requested, but this tokenizer has no BOS token"));
+                      "BOS requested, but this byte tokenizer has no BOS token"));
   EXPECT_THAT(plain->encode("a", false, true, &ids),
               ErrorIs(Error::kInvalidArgument,
-                      "EOS requested, but this tokenizer has no EOS token"));
+                      "EOS requested, but this byte tokenizer has no EOS token"));
   EXPECT_THAT(plain->encode("a", false, false, nullptr),
-              ErrorIs(Error::kInvalidArgument, "null output ids"));
+              ErrorIs(Error::kInvalidArgument, "null output vector"));
 
   auto with_specials = make({/*bos_id=*/256, /*eos_id=*/257});
   EXPECT_EQ(with_specials->vocab_size(), 258);

@@ -61,8 +61,6 @@ class Gpt2BpeTokenizer final : public Tokenizer {
       std::string_view vocab_json, const char* vocab_name, std::string_view merges,
       const char* merges_name, const Gpt2BpeOptions& options = {});
 
-  Status encode(std::string_view text, bool bos, bool eos,
-                std::vector<int32_t>* ids) const override;
   Result<std::string_view> decode(int32_t prev, int32_t id) const override;
   int32_t vocab_size() const override { return tokens_.id_limit(); }
   int32_t bos_id() const override { return bos_id_; }
@@ -72,6 +70,9 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   size_t num_merges() const { return merges_.size(); }
 
  private:
+  void append_tokens(std::string_view text, std::vector<int32_t>* ids) const override;
+  const char* kind() const override { return "GPT-2 tokenizer"; }
+
   Gpt2BpeTokenizer() = default;
   // Appends the BPE tokens of one pre-token piece.
   void encode_piece(std::string_view piece, std::vector<int32_t>* ids) const;

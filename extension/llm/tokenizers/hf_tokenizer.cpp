@@ -198,15 +198,7 @@ void HfTokenizer::encode_stretch(std::string_view text, bool at_start,
   for (const std::string& piece : pieces) encode_piece(piece, ids);
 }
 
-Status HfTokenizer::encode(std::string_view text, bool bos, bool eos,
-                           std::vector<int32_t>* ids) const {
-  TL_CHECK_OR_RETURN(ids != nullptr, Error::kInvalidArgument, "encode: null output vector");
-  TL_CHECK_OR_RETURN(!bos || bos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: BOS requested, but this tokenizer.json names no BOS token");
-  TL_CHECK_OR_RETURN(!eos || eos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: EOS requested, but this tokenizer.json names no EOS token");
-  ids->clear();
-  if (bos) ids->push_back(bos_id_);
+void HfTokenizer::append_tokens(std::string_view text, std::vector<int32_t>* ids) const {
   const SpecialTokens& matched = allow_special_ ? added_ : added_plain_;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -217,8 +209,6 @@ Status HfTokenizer::encode(std::string_view text, bool bos, bool eos,
     ids->push_back(m.id);
     pos = m.pos + m.size;
   }
-  if (eos) ids->push_back(eos_id_);
-  return Error::kOk;
 }
 
 Result<std::string_view> HfTokenizer::decode(int32_t prev, int32_t id) const {

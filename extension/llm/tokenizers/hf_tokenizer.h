@@ -69,8 +69,6 @@ class HfTokenizer final : public Tokenizer {
       std::string_view tokenizer_json, const char* name, std::string_view config_json,
       const HfTokenizerOptions& options = {});
 
-  Status encode(std::string_view text, bool bos, bool eos,
-                std::vector<int32_t>* ids) const override;
   Result<std::string_view> decode(int32_t prev, int32_t id) const override;
   int32_t vocab_size() const override { return decoded_.id_limit(); }
   int32_t bos_id() const override { return bos_id_; }
@@ -109,6 +107,9 @@ class HfTokenizer final : public Tokenizer {
   };
 
  private:
+  void append_tokens(std::string_view text, std::vector<int32_t>* ids) const override;
+  const char* kind() const override { return "tokenizer.json"; }
+
   friend class HfTokenizerBuilder;
 
   HfTokenizer() = default;

@@ -103,18 +103,8 @@ Result<std::unique_ptr<Llama2cTokenizer>> Llama2cTokenizer::load_from_contents(
   return t;
 }
 
-Status Llama2cTokenizer::encode(std::string_view text, bool bos, bool eos,
-                                std::vector<int32_t>* ids) const {
-  TL_CHECK_OR_RETURN(ids != nullptr, Error::kInvalidArgument, "encode: null output vector");
-  TL_CHECK_OR_RETURN(!bos || bos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: BOS requested, but this tokenizer has no BOS id");
-  TL_CHECK_OR_RETURN(!eos || eos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: EOS requested, but this tokenizer has no EOS id");
-  ids->clear();
-  if (bos) ids->push_back(bos_id_);
+void Llama2cTokenizer::append_tokens(std::string_view text, std::vector<int32_t>* ids) const {
   model_.encode(text, add_dummy_prefix_, ids);
-  if (eos) ids->push_back(eos_id_);
-  return Error::kOk;
 }
 
 Result<std::string_view> Llama2cTokenizer::decode(int32_t prev, int32_t id) const {

@@ -58,8 +58,6 @@ class Llama2cTokenizer final : public Tokenizer {
   static Result<std::unique_ptr<Llama2cTokenizer>> load_from_contents(
       std::string_view contents, const char* name, const Llama2cTokenizerOptions& options = {});
 
-  Status encode(std::string_view text, bool bos, bool eos,
-                std::vector<int32_t>* ids) const override;
   Result<std::string_view> decode(int32_t prev, int32_t id) const override;
   int32_t vocab_size() const override { return model_.size(); }
   int32_t bos_id() const override { return bos_id_; }
@@ -70,6 +68,9 @@ class Llama2cTokenizer final : public Tokenizer {
   float score(int32_t id) const { return model_.score(id); }
 
  private:
+  void append_tokens(std::string_view text, std::vector<int32_t>* ids) const override;
+  const char* kind() const override { return "llama2.c tokenizer"; }
+
   Llama2cTokenizer() = default;
 
   ScoreBpe model_;

@@ -326,15 +326,7 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::load_fro
   return t;
 }
 
-Status SentencePieceTokenizer::encode(std::string_view text, bool bos, bool eos,
-                                      std::vector<int32_t>* ids) const {
-  TL_CHECK_OR_RETURN(ids != nullptr, Error::kInvalidArgument, "encode: null output vector");
-  TL_CHECK_OR_RETURN(!bos || bos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: BOS requested, but this model has no BOS piece");
-  TL_CHECK_OR_RETURN(!eos || eos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: EOS requested, but this model has no EOS piece");
-  ids->clear();
-  if (bos) ids->push_back(bos_id_);
+void SentencePieceTokenizer::append_tokens(std::string_view text, std::vector<int32_t>* ids) const {
   // Normalization: with the identity rule only ' ' is whitespace to trim
   // and squeeze; a literal U+2581 then means a space, as it does in
   // SentencePiece after whitespace escaping.
@@ -357,8 +349,6 @@ Status SentencePieceTokenizer::encode(std::string_view text, bool bos, bool eos,
     }
   }
   model_.encode(normalized, add_dummy_prefix_, ids);
-  if (eos) ids->push_back(eos_id_);
-  return Error::kOk;
 }
 
 Result<std::string_view> SentencePieceTokenizer::decode(int32_t prev, int32_t id) const {

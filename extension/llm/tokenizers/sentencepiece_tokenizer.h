@@ -39,8 +39,6 @@ class SentencePieceTokenizer final : public Tokenizer {
   static Result<std::unique_ptr<SentencePieceTokenizer>> load_from_contents(
       std::string_view contents, const char* name);
 
-  Status encode(std::string_view text, bool bos, bool eos,
-                std::vector<int32_t>* ids) const override;
   Result<std::string_view> decode(int32_t prev, int32_t id) const override;
   int32_t vocab_size() const override { return model_.size(); }
   int32_t bos_id() const override { return bos_id_; }
@@ -53,6 +51,9 @@ class SentencePieceTokenizer final : public Tokenizer {
   float score(int32_t id) const { return model_.score(id); }
 
  private:
+  void append_tokens(std::string_view text, std::vector<int32_t>* ids) const override;
+  const char* kind() const override { return "SentencePiece model"; }
+
   SentencePieceTokenizer() = default;
 
   ScoreBpe model_;

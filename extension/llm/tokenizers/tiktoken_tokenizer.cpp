@@ -241,21 +241,11 @@ void TiktokenTokenizer::encode_ordinary(std::string_view text, std::vector<int32
   }
 }
 
-Status TiktokenTokenizer::encode(std::string_view text, bool bos, bool eos,
-                                 std::vector<int32_t>* ids) const {
-  TL_CHECK_OR_RETURN(ids != nullptr, Error::kInvalidArgument, "encode: null output vector");
-  TL_CHECK_OR_RETURN(!bos || bos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: BOS requested, but this tiktoken encoding has no BOS token");
-  TL_CHECK_OR_RETURN(!eos || eos_id_ >= 0, Error::kInvalidArgument,
-                     "encode: EOS requested, but this tiktoken encoding has no EOS token");
-  ids->clear();
-  if (bos) ids->push_back(bos_id_);
+void TiktokenTokenizer::append_tokens(std::string_view text, std::vector<int32_t>* ids) const {
   encode_around_specials(specials_, allow_special_, text, ids,
                          [this](std::string_view piece, std::vector<int32_t>* out) {
                            encode_ordinary(piece, out);
                          });
-  if (eos) ids->push_back(eos_id_);
-  return Error::kOk;
 }
 
 Result<std::string_view> TiktokenTokenizer::decode(int32_t prev, int32_t id) const {

@@ -62,8 +62,6 @@ class TiktokenTokenizer final : public Tokenizer {
   static Result<std::unique_ptr<TiktokenTokenizer>> load_from_contents(
       std::string_view contents, const char* name, const TiktokenOptions& options);
 
-  Status encode(std::string_view text, bool bos, bool eos,
-                std::vector<int32_t>* ids) const override;
   Result<std::string_view> decode(int32_t prev, int32_t id) const override;
   int32_t vocab_size() const override { return vocab_size_; }
   int32_t bos_id() const override { return bos_id_; }
@@ -73,6 +71,9 @@ class TiktokenTokenizer final : public Tokenizer {
   size_t num_ranks() const { return num_ranks_; }
 
  private:
+  void append_tokens(std::string_view text, std::vector<int32_t>* ids) const override;
+  const char* kind() const override { return "tiktoken encoding"; }
+
   TiktokenTokenizer() = default;
   void encode_ordinary(std::string_view text, std::vector<int32_t>* ids) const;
   void encode_piece(std::string_view piece, std::vector<int32_t>* ids) const;

@@ -28,8 +28,7 @@ class Tokenizer {
   ///
   /// Errors: kInvalidArgument when `ids` is null, or when `bos`/`eos` is
   /// requested from a tokenizer that has no such token (id -1).
-  virtual Status encode(std::string_view text, bool bos, bool eos,
-                        std::vector<int32_t>* ids) const = 0;
+  Status encode(std::string_view text, bool bos, bool eos, std::vector<int32_t>* ids) const;
 
   /// The bytes token `id` adds to the text when it follows token `prev`
   /// (-1 for the first token): llama2.c-style tokenizers drop the leading
@@ -46,6 +45,12 @@ class Tokenizer {
   virtual int32_t bos_id() const = 0;
   /// End-of-sequence id, -1 when the format has none.
   virtual int32_t eos_id() const = 0;
+
+ protected:
+  /// Appends the tokens of `text` to `*ids` (encode() adds BOS/EOS).
+  virtual void append_tokens(std::string_view text, std::vector<int32_t>* ids) const = 0;
+  /// What the format is, for encode()'s errors ("GPT-2 tokenizer").
+  virtual const char* kind() const = 0;
 };
 
 /// Appends the decoding of `ids` (each given its predecessor, the first -1)
