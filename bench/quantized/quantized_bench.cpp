@@ -1,8 +1,9 @@
 // The quantized kernels as a loaded method runs them (prepare once, then
 // eval): dequantize/quantize of a 1M-element activation, embedding lookups
 // (8-bit and 4-bit, group 128), and a 2048x2048 linear as decode (1 row) and
-// prefill (16 rows), on 1 and 2 threads where the kernel threads, four ways: float32 aten::linear.out (the optimized GEMM),
-// quantized_decomposed::mixed_linear.out (int8 weights), the fused
+// prefill (16 rows), on 1 and 2 threads where the kernel threads: float32 aten::linear.out (the optimized GEMM),
+// quantized_decomposed::mixed_linear.out (int8 weights), the fused int8 weight-only
+// torchlight::linear_int8.out, the fused pt2e int8 x int8 torchlight::linear_qs8.out, the fused
 // torchlight::linear_8da4w.out (int4 weights, group 128), and its two
 // instruction-set loops alone on one thread.
 //
@@ -154,6 +155,34 @@ void BM_mixed_linear_int8(benchmark::State& state) {
   run_loop(state, k, kN * kK);
 }
 
+// The int8 weight-only fused linear (float32 activations): what a pt2e linear
+// ran on before linear_qs8, after a dequantize of its int8 input.
+void BM_linear_int8(benchmark::State& state) {
+  const int m = static_cast<int>(state.range(0));
+  threadpool::set_num_threads(static_cast<size_t>(state.range(1)));
+  TestTensor x(ScalarType::kFloat, {m, kK}, random_values(m * kK, 5, -1, 1));
+  TestTensor w(ScalarType::kChar, {kN, kK}, random_ints(kN * kK, 6, -127, 128));
+  TestTensor s(ScalarType::kFloat, {kN}, random_values(kN, 7, 0.001, 0.01));
+  TestTensor out(ScalarType::kFloat, {m, kN});
+  KernelArgs args{x.evalue(), w.evalue(), s.evalue(), EValue(), out.evalue(), EValue()};
+  PreparedKernel k("torchlight::linear_int8.out", args);
+  run_loop(state, k, kN * kK);
+}
+
+// pt2e's int8 linear fused: int8 activations x int8 weights summed in int32.
+void BM_linear_qs8(benchmark::State& state) {
+  const int m = static_cast<int>(state.range(0));
+  threadpool::set_num_threads(static_cast<size_t>(state.range(1)));
+  TestTensor x(ScalarType::kChar, {m, kK}, random_ints(m * kK, 5, -128, 128));
+  TestTensor w(ScalarType::kChar, {kN, kK}, random_ints(kN * kK, 6, -127, 128));
+  TestTensor s(ScalarType::kFloat, {kN}, random_values(kN, 7, 0.001, 0.01));
+  TestTensor out(ScalarType::kFloat, {m, kN});
+  KernelArgs args{x.evalue(), EValue(0.02), EValue(int64_t{3}), w.evalue(),
+                  s.evalue(), EValue(),     out.evalue(),       EValue()};
+  PreparedKernel k("torchlight::linear_qs8.out", args);
+  run_loop(state, k, kN * kK);
+}
+
 struct Linear8da4wInputs {
   explicit Linear8da4wInputs(int m)
       : x(ScalarType::kFloat, {m, kK}, random_values(m * kK, 5, -1, 1)),
@@ -218,6 +247,10 @@ BENCHMARK(BM_embedding_4bit)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_linear_f32)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
     ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_mixed_linear_int8)->Arg(1)->Arg(16)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_linear_int8)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_linear_qs8)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_linear_8da4w)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
     ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_linear_8da4w_loop_generic)->Unit(benchmark::kMicrosecond);

@@ -34,7 +34,7 @@ Status check_static(Span<EValue*> args) {
   const NamedTensor bias{args[4]->to_optional_tensor(), "bias"};
   const NamedTensor out{args[5]->to_tensor(), "out"};
   int64_t k = 0, n = 0;
-  TL_RETURN_IF_ERROR(check_quantized_linear(input, weight, ScalarType::kByte,
+  TL_RETURN_IF_ERROR(check_quantized_linear(input, ScalarType::kFloat, weight, ScalarType::kByte,
                                             "a matrix [N, K / 2] of packed int4", scales, bias, out, &k, &n));
   TL_CHECK_OR_RETURN(weight.tensor.size(1) * 2 == k && k > 0, Error::kInvalidArgument,
                      "argument 'weight' has %d packed columns, expected %lld (K / 2, K = %lld)",

@@ -32,7 +32,7 @@ Status check_static(Span<EValue*> args) {
   const NamedTensor bias{args[3]->to_optional_tensor(), "bias"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
   int64_t k = 0, n = 0;
-  TL_RETURN_IF_ERROR(check_quantized_linear(input, weight, ScalarType::kChar,
+  TL_RETURN_IF_ERROR(check_quantized_linear(input, ScalarType::kFloat, weight, ScalarType::kChar,
                                             "a matrix [N, K] of int8", scales, bias, out, &k, &n));
   TL_CHECK_OR_RETURN(weight.tensor.size(1) == k && k > 0, Error::kInvalidArgument,
                      "argument 'weight' has %d columns, expected K = %lld (input's last dim)",

@@ -189,15 +189,16 @@ inline Status check_contiguous(const NamedTensor& t) {
 }
 
 /// The checks the fused weight-quantized linears share, before their own
-/// weight-layout checks: float32 input, scales, out and bias (when given), a
+/// weight-layout checks: an `input_dtype` input, float32 scales, out and bias (when given), a
 /// 2-D `weight` of `weight_dtype` (`weight_shape` says which layout), an
 /// input with at least one dim. Sets *k (input's last dim) and *n (weight's
 /// rows). Errors: kInvalidType / kInvalidArgument naming the argument.
-inline Status check_quantized_linear(const NamedTensor& input, const NamedTensor& weight,
-                                     ScalarType weight_dtype, const char* weight_shape,
-                                     const NamedTensor& scales, const NamedTensor& bias,
-                                     const NamedTensor& out, int64_t* k, int64_t* n) {
-  TL_RETURN_IF_ERROR(check_dtype(input, ScalarType::kFloat));
+inline Status check_quantized_linear(const NamedTensor& input, ScalarType input_dtype,
+                                     const NamedTensor& weight, ScalarType weight_dtype,
+                                     const char* weight_shape, const NamedTensor& scales,
+                                     const NamedTensor& bias, const NamedTensor& out, int64_t* k,
+                                     int64_t* n) {
+  TL_RETURN_IF_ERROR(check_dtype(input, input_dtype));
   TL_RETURN_IF_ERROR(check_dtype(weight, weight_dtype));
   TL_RETURN_IF_ERROR(check_dtype(scales, ScalarType::kFloat));
   TL_RETURN_IF_ERROR(check_dtype(out, ScalarType::kFloat));

@@ -14,6 +14,7 @@
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/quantized_kernels.h"
 
 namespace torchlight {
@@ -33,7 +34,7 @@ const Kernel& find(const char* name) {
 TEST(QuantizedKernelsTest, AllKernelsHoldsEveryOneWithSchemaAndPrepare) {
   Result<const KernelRegistry*> registry = all_kernels();
   ASSERT_TRUE(registry.ok()) << registry.status().message();
-  EXPECT_EQ(quantized_kernels().size(), 22u);
+  EXPECT_EQ(quantized_kernels().size(), 24u);
   for (const Kernel& k : quantized_kernels()) {
     EXPECT_TRUE((*registry)->has_kernel(k.name)) << k.name;
     ASSERT_NE(k.schema, nullptr) << k.name;
@@ -335,6 +336,122 @@ TEST(QuantizedKernelsTest, LinearInt8LoopsAgreeAndMatchReference) {
       }
     }
   }
+}
+
+// The pt2e int8 x int8 loops: the products are summed exactly in int32, so
+// the generic and AVX2 loops give identical floats, equal to the exact sum
+// scaled once (float rounding of the scale product only), for K with and
+// without a tail of fewer than 16, extreme values (-128 x -128, zero point
+// -128 and 127) and every row count of a block.
+TEST(QuantizedKernelsTest, LinearQs8LoopsAgreeAndSumExactly) {
+  constexpr int64_t kN = 19;
+  uint32_t seed = 4242;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (int64_t k : {5, 16, 288, 301}) {
+    for (int32_t zero_point : {-128, -3, 0, 127}) {
+      std::vector<int8_t> x(k * quantized::kRowsQs8), weight(kN * k);
+      std::vector<float> scales(kN), bias(kN);
+      for (auto& v : x) v = static_cast<int8_t>(next() >> 24);
+      for (auto& v : weight) v = static_cast<int8_t>(next() >> 24);
+      x[0] = weight[0] = -128;
+      x[1] = weight[1] = 127;
+      for (auto& v : scales) v = static_cast<float>((next() >> 20) + 1) / 65536;
+      for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
+      for (int rows = 1; rows <= quantized::kRowsQs8; ++rows) {
+        std::vector<float> a(rows * kN), b(rows * kN);
+        quantized::RowsQs8 block{};
+        block.x = x.data();
+        block.rows = rows;
+        block.zero_point = zero_point;
+        block.x_scale = 0.0137f;
+        block.weight = weight.data();
+        block.scales = scales.data();
+        block.bias = bias.data();
+        block.k = k;
+        block.n = kN;
+        block.out = a.data();
+        quantized::linear_qs8_columns_generic(block, 0, kN);
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t n = 0; n < kN; ++n) {
+            int64_t sum = 0;
+            for (int64_t i = 0; i < k; ++i) {
+              sum += (int64_t{x[r * k + i]} - zero_point) * weight[n * k + i];
+            }
+            const float expected =
+                static_cast<float>(sum) * (block.x_scale * scales[n]) + bias[n];
+            ASSERT_EQ(a[r * kN + n], expected) << "k " << k << " zp " << zero_point << " row " << r;
+          }
+        }
+#if defined(__x86_64__) || defined(_M_X64)
+        if (__builtin_cpu_supports("avx2")) {
+          block.out = b.data();
+          quantized::linear_qs8_columns_avx2(block, 0, kN);
+          EXPECT_EQ(a, b) << "k " << k << " zp " << zero_point << " rows " << rows;
+        }
+#endif
+      }
+    }
+  }
+}
+
+// linear_qs8.out(input, input_scale, input_zero_point, weight, weight_scales, bias, *, out):
+// what a program fixes (dtypes, K, the static scale and zero point) fails at load;
+// the .Tensor_out overload reads its scale and zero point at run time.
+TEST(QuantizedKernelsTest, LinearQs8ChecksAtLoadAndRunsBothOverloads) {
+  const Kernel& kernel = find("torchlight::linear_qs8.out");
+  struct Bad {
+    ScalarType input_dtype;
+    SizesType weight_k;
+    double scale;
+    int64_t zero_point;
+    const char* message;
+  };
+  const Bad bads[] = {
+      {ScalarType::kFloat, 8, 0.1, 0, "argument 'input' has dtype float32, expected int8"},
+      {ScalarType::kChar, 6, 0.1, 0, "argument 'weight' has 6 columns, expected K = 8"},
+      {ScalarType::kChar, 8, 0.0, 0, "argument 'input_scale' is 0"},
+      {ScalarType::kChar, 8, 0.1, 128, "argument 'input_zero_point' is 128, expected -128..127"},
+  };
+  TestTensor scales(ScalarType::kFloat, {3}, {0.5, 0.25, 0.125});
+  for (const Bad& bad : bads) {
+    TestTensor input(bad.input_dtype, {2, 8});
+    TestTensor weight(ScalarType::kChar, {3, bad.weight_k});
+    TestTensor out(ScalarType::kFloat, {2, 3});
+    KernelArgs args{input.evalue(),  EValue(bad.scale), EValue(bad.zero_point), weight.evalue(),
+                    scales.evalue(), EValue(),          out.evalue(),           EValue()};
+    PreparedCall call;
+    const Status status = prepare_kernel_call(kernel, args.span(), nullptr, &call);
+    ASSERT_FALSE(status.ok()) << bad.message;
+    EXPECT_NE(std::string(status.message()).find(bad.message), std::string::npos)
+        << status.message();
+  }
+  // x = [[1, 2], [-3, 4]] - zp 1, w = [[1, -1], [2, 0], [0, 3]] (K = 2, N = 3).
+  TestTensor input(ScalarType::kChar, {2, 2}, {2, 3, -2, 5});
+  TestTensor weight(ScalarType::kChar, {3, 2}, {1, -1, 2, 0, 0, 3});
+  TestTensor bias(ScalarType::kFloat, {3}, {1, 0, -1});
+  const std::vector<double> expected{1 + 0.5 * 0.5 * -1, 0.5 * 0.25 * 2, -1 + 0.5 * 0.125 * 6,
+                                     1 + 0.5 * 0.5 * -7, 0.5 * 0.25 * -6, -1 + 0.5 * 0.125 * 12};
+  TestTensor out(ScalarType::kFloat, {2, 3});
+  KernelArgs good{input.evalue(),  EValue(0.5), EValue(int64_t{1}), weight.evalue(),
+                  scales.evalue(), bias.evalue(), out.evalue(),     EValue()};
+  ASSERT_TRUE(call_kernel(kernel, good.span(), nullptr).ok());
+  EXPECT_EQ(out.values(), expected);
+
+  const Kernel& tensor_kernel = find("torchlight::linear_qs8.Tensor_out");
+  TestTensor scale(ScalarType::kDouble, {1}, {0.5});
+  TestTensor zero_point(ScalarType::kLong, {1}, {1});
+  TestTensor out2(ScalarType::kFloat, {2, 3});
+  KernelArgs tensor_args{input.evalue(),  scale.evalue(), zero_point.evalue(), weight.evalue(),
+                         scales.evalue(), bias.evalue(),  out2.evalue(),       EValue()};
+  ASSERT_TRUE(call_kernel(tensor_kernel, tensor_args.span(), nullptr).ok());
+  EXPECT_EQ(out2.values(), expected);
+  TestTensor two_scales(ScalarType::kFloat, {2}, {0.5, 0.5});
+  KernelArgs bad_scale{input.evalue(),  two_scales.evalue(), zero_point.evalue(), weight.evalue(),
+                       scales.evalue(), bias.evalue(),       out2.evalue(),       EValue()};
+  const Status status = call_kernel(tensor_kernel, bad_scale.span(), nullptr);
+  EXPECT_NE(std::string(status.message()).find("argument 'input_scale' must have one element"),
+            std::string::npos)
+      << status.message();
 }
 
 }  // namespace

@@ -537,6 +537,10 @@ inline constexpr ArgSpec ktorchlight__linear_8da4w_out_args[] = {{"input", ArgTy
 inline constexpr OpSchema ktorchlight__linear_8da4w_out{"torchlight::linear_8da4w.out", "linear_8da4w.out(Tensor input, Tensor weight, Tensor weight_scales, int group_size, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_8da4w_out_args, 7, false};
 inline constexpr ArgSpec ktorchlight__linear_int8_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__linear_int8_out{"torchlight::linear_int8.out", "linear_int8.out(Tensor input, Tensor weight, Tensor weight_scales, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_int8_out_args, 6, false};
+inline constexpr ArgSpec ktorchlight__linear_qs8_Tensor_out_args[] = {{"input", ArgType::kTensor, false}, {"input_scale", ArgType::kTensor, false}, {"input_zero_point", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__linear_qs8_Tensor_out{"torchlight::linear_qs8.Tensor_out", "linear_qs8.Tensor_out(Tensor input, Tensor input_scale, Tensor input_zero_point, Tensor weight, Tensor weight_scales, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_qs8_Tensor_out_args, 8, false};
+inline constexpr ArgSpec ktorchlight__linear_qs8_out_args[] = {{"input", ArgType::kTensor, false}, {"input_scale", ArgType::kDouble, false}, {"input_zero_point", ArgType::kInt, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__linear_qs8_out{"torchlight::linear_qs8.out", "linear_qs8.out(Tensor input, float input_scale, int input_zero_point, Tensor weight, Tensor weight_scales, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_qs8_out_args, 8, false};
 inline constexpr ArgSpec ktorchlight__sdpa_with_kv_cache_out_args[] = {{"query", ArgType::kTensor, false}, {"key", ArgType::kTensor, false}, {"value", ArgType::kTensor, false}, {"key_cache", ArgType::kTensor, true}, {"value_cache", ArgType::kTensor, true}, {"input_pos", ArgType::kTensor, false}, {"scale", ArgType::kOptionalDouble, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__sdpa_with_kv_cache_out{"torchlight::sdpa_with_kv_cache.out", "sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out) -> Tensor(c!)", ktorchlight__sdpa_with_kv_cache_out_args, 9, false};
 
@@ -806,6 +810,8 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &kquantized_decomposed__quantize_per_token_out,
     &ktorchlight__linear_8da4w_out,
     &ktorchlight__linear_int8_out,
+    &ktorchlight__linear_qs8_Tensor_out,
+    &ktorchlight__linear_qs8_out,
     &ktorchlight__sdpa_with_kv_cache_out,
 };
 

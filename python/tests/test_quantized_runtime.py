@@ -69,6 +69,47 @@ def test_pt2e_program_matches_quantized_graph(runtime, kernels, per_channel, dyn
         torch.testing.assert_close(torch.as_tensor(got), expected, rtol=0, atol=tol)
 
 
+class TwoLinears(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(40, 24)
+        self.fc2 = torch.nn.Linear(24, 10)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7, 33])
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "per_tensor"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_pt2e_linear_runs_as_one_int8_product(runtime, kernels, rows, per_channel, dynamic):
+    """Without a delegate, each pt2e linear becomes torchlight::linear_qs8 (int8
+    activations x int8 weights summed in int32); no float linear is left.
+    Rows 1..33 cover every remainder of the kernel's 4-row blocks. Tolerances
+    as test_pt2e_program_matches_quantized_graph: static outputs within one
+    output step per linear (the float rounding of the fused scale can move a
+    value across a rounding boundary), dynamic (float) outputs within 1% of
+    their range (a requantized hidden value may move one step)."""
+    x = (torch.randn(rows, 40),)
+    q = _quantize(TwoLinears(), x, per_channel, dynamic)
+    torch._dynamo.reset()
+    prog = _program(torch.export.export(q, x))
+    _require_kernels(prog, kernels)
+    used = set(prog.operators())
+    fused = "torchlight::linear_qs8.Tensor_out" if dynamic else "torchlight::linear_qs8.out"
+    assert fused in used, used
+    assert not {"aten::linear.out", "aten::mm.out", "aten::addmm.out",
+                "quantized_decomposed::dequantize_per_channel.out"} & used, used
+    module = runtime.load(prog.buffer)
+    for _ in range(3):
+        xi = torch.randn(rows, 40)
+        (got,) = module.run("forward", [xi])
+        expected = q(xi)
+        tol = 2 * _output_step(q) + 1e-6 if not dynamic else \
+            0.01 * float(expected.abs().max())
+        torch.testing.assert_close(torch.as_tensor(got), expected, rtol=0, atol=tol)
+
+
 LLM_CASES = [("int8", None), ("4w", None), ("8da4w", None), ("int8", "8,0"), ("8da4w", "4,32")]
 
 

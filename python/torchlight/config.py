@@ -83,7 +83,8 @@ class ExecutorchBackendConfig:
     # Record each instruction's Python stack in Chain.stacktrace.
     emit_stacktrace: bool = False
     # torchao's decomposed 8da4w linears (torchlight.llm.quantize) become one
-    # torchlight::linear_8da4w call on weights packed two a byte, and int8
+    # torchlight::linear_8da4w call on weights packed two a byte, pt2e int8
+    # linears one torchlight::linear_qs8 call (int8 x int8), and int8
     # weight-only linears one torchlight::linear_int8 call, when the edge
     # program targets torchlight's kernels (passes/fuse_quantized_linear.py).
     fuse_quantized_linears: bool = True

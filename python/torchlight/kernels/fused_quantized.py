@@ -1,16 +1,26 @@
-"""Torchlight's fused int8 weight-only linear, for torch: the operator the
+"""Torchlight's fused int8 linears, for torch: the operators the
 fuse_quantized_linears pass (torchlight/passes/fuse_quantized_linear.py)
-writes for int8 weight-only linears, with an eager reference equal to the
-decomposed graph it replaces and a fake implementation for export. Its
-kernel is kernels/quantized/op_linear_int8.cpp. (The 8da4w one,
+writes, each with an eager reference equal to the decomposed graph it
+replaces and a fake implementation for export. Kernels:
+kernels/quantized/op_linear_int8.cpp and op_linear_qs8.cpp. (The 8da4w one,
 torchlight::linear_8da4w, is defined in torchlight.kernels.quantized.)
 
     torchlight::linear_int8(Tensor input, Tensor weight, Tensor weight_scales,
                             Tensor? bias=None) -> Tensor
         input float32 [..., K]; weight int8 [N, K]; weight_scales float32 [N].
         = linear(input, dequantize_per_channel(weight, scales, zeros, axis 0)) + bias
+        (int8 weight-only LLM linears)
 
-It has an .out overload (`*, Tensor(a!) out`) that to_out_variants finds.
+    torchlight::linear_qs8(Tensor input, float input_scale, int input_zero_point,
+                           Tensor weight, Tensor weight_scales, Tensor? bias=None) -> Tensor
+    torchlight::linear_qs8.Tensor(... Tensor input_scale, Tensor input_zero_point, ...)
+        input int8 [..., K] quantized per tensor (scalars when static, one-element
+        tensors from choose_qparams when dynamic); weight, weight_scales as above.
+        = linear(dequantize_per_tensor(input, scale, zp), dequantize_per_channel(weight, ...))
+        + bias (pt2e XNNPACKQuantizer linears run without a delegate)
+
+Each has an .out overload (`*, Tensor(a!) out`; .Tensor_out for .Tensor)
+that to_out_variants finds.
 """
 
 from __future__ import annotations
@@ -30,6 +40,14 @@ _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 _ARGS_INT8 = "Tensor input, Tensor weight, Tensor weight_scales, Tensor? bias=None"
 _lib.define(f"linear_int8({_ARGS_INT8}) -> Tensor")
 _lib.define(f"linear_int8.out({_ARGS_INT8}, {_OUT}")
+_ARGS_QS8 = "Tensor input, float input_scale, int input_zero_point, " \
+    "Tensor weight, Tensor weight_scales, Tensor? bias=None"
+_ARGS_QS8_TENSOR = "Tensor input, Tensor input_scale, Tensor input_zero_point, " \
+    "Tensor weight, Tensor weight_scales, Tensor? bias=None"
+_lib.define(f"linear_qs8({_ARGS_QS8}) -> Tensor")
+_lib.define(f"linear_qs8.out({_ARGS_QS8}, {_OUT}")
+_lib.define(f"linear_qs8.Tensor({_ARGS_QS8_TENSOR}) -> Tensor")
+_lib.define(f"linear_qs8.Tensor_out({_ARGS_QS8_TENSOR}, {_OUT}")
 
 
 def _check(name: str, cond: bool, message: str) -> None:
@@ -37,14 +55,14 @@ def _check(name: str, cond: bool, message: str) -> None:
         raise ValueError(f"torchlight::{name}: {message}")
 
 
-def _check_int8(input, weight, weight_scales, bias) -> None:
+def _check_int8(input, weight, weight_scales, bias, name: str = "linear_int8") -> None:
     k = input.shape[-1]
-    _check("linear_int8", weight.dim() == 2 and weight.dtype == torch.int8
+    _check(name, weight.dim() == 2 and weight.dtype == torch.int8
            and weight.shape[1] == k,
            f"weight must be int8 [N, K] with K = {k}, got {weight.dtype} {list(weight.shape)}")
-    _check("linear_int8", weight_scales.numel() == weight.shape[0],
+    _check(name, weight_scales.numel() == weight.shape[0],
            "weight_scales must have N elements")
-    _check("linear_int8", bias is None or bias.numel() == weight.shape[0],
+    _check(name, bias is None or bias.numel() == weight.shape[0],
            "bias must have N elements")
 
 
@@ -57,6 +75,19 @@ def linear_int8_reference(input: torch.Tensor, weight: torch.Tensor,
     w = qd.dequantize_per_channel(weight, scales, torch.zeros(scales.shape, dtype=torch.int64),
                                   0, -128, 127, torch.int8, out_dtype=input.dtype)
     return F.linear(input, w, bias)
+
+
+def linear_qs8_reference(input: torch.Tensor, input_scale, input_zero_point,
+                         weight: torch.Tensor, weight_scales: torch.Tensor,
+                         bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The decomposed pt2e graph (dequantize both, then linear)."""
+    _check("linear_qs8", input.dtype == torch.int8, f"input must be int8, got {input.dtype}")
+    if isinstance(input_scale, torch.Tensor):
+        x = qd.dequantize_per_tensor.tensor(input, input_scale, input_zero_point,
+                                            -128, 127, torch.int8)
+    else:
+        x = qd.dequantize_per_tensor(input, input_scale, input_zero_point, -128, 127, torch.int8)
+    return linear_int8_reference(x, weight, weight_scales, bias)
 
 
 def _out(reference):
@@ -76,6 +107,12 @@ _lib.impl("linear_int8", linear_int8_reference, "CompositeExplicitAutograd")
 _lib.impl("linear_int8.out", _out(linear_int8_reference), "CompositeExplicitAutograd")
 
 
+_lib.impl("linear_qs8", linear_qs8_reference, "CompositeExplicitAutograd")
+_lib.impl("linear_qs8.out", _out(linear_qs8_reference), "CompositeExplicitAutograd")
+_lib.impl("linear_qs8.Tensor", linear_qs8_reference, "CompositeExplicitAutograd")
+_lib.impl("linear_qs8.Tensor_out", _out(linear_qs8_reference), "CompositeExplicitAutograd")
+
+
 @torch.library.register_fake(f"{NAMESPACE}::linear_int8", lib=_lib)
 def _fake_int8(input, weight, weight_scales, bias=None):
     _check_int8(input, weight, weight_scales, bias)
@@ -87,4 +124,20 @@ def _fake_int8_out(input, weight, weight_scales, bias=None, *, out):
     return out
 
 
+def _fake_qs8(input, input_scale, input_zero_point, weight, weight_scales, bias=None):
+    _check("linear_qs8", input.dtype == torch.int8, f"input must be int8, got {input.dtype}")
+    _check_int8(input, weight, weight_scales, bias, "linear_qs8")
+    return input.new_empty((*input.shape[:-1], weight.shape[0]), dtype=torch.float32)
+
+
+def _fake_qs8_out(input, input_scale, input_zero_point, weight, weight_scales, bias=None, *,
+                  out):
+    return out
+
+
+for _name, _fake in [("linear_qs8", _fake_qs8), ("linear_qs8.Tensor", _fake_qs8),
+                     ("linear_qs8.out", _fake_qs8_out), ("linear_qs8.Tensor_out", _fake_qs8_out)]:
+    torch.library.register_fake(f"{NAMESPACE}::{_name}", _fake, lib=_lib)
+
 linear_int8 = torch.ops.torchlight.linear_int8.default
+linear_qs8 = torch.ops.torchlight.linear_qs8

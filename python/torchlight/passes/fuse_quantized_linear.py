@@ -1,9 +1,12 @@
 """fuse_quantized_linears: torchao's decomposed 8da4w linear becomes one
-torchlight::linear_8da4w call on pre-packed weights, and the int8
-weight-only linear, linear(x, dequantize_per_channel(constant int8 weight
-[N, K], constant float32 scales [N], zero or no zero points, axis 0)), one
-torchlight::linear_int8 call that reads the int8 weight as stored (never
-dequantizing it whole). Inexact patterns stay decomposed."""
+torchlight::linear_8da4w call on pre-packed weights; pt2e's static or
+dynamic int8 linear, linear(dequantize_per_tensor(int8 x), dequantized
+constant int8 weight), one torchlight::linear_qs8 call (an int8 x int8
+product summed in int32); and the int8 weight-only linear, linear(x,
+dequantize_per_channel(constant int8 weight [N, K], constant float32 scales
+[N], zero or no zero points, axis 0)), one torchlight::linear_int8 call that
+reads the int8 weight as stored (never dequantizing it whole). Inexact
+patterns stay decomposed."""
 
 from __future__ import annotations
 
@@ -77,12 +80,20 @@ def _match(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
     return x, w, scales, group, bias
 
 
-def _match_int8(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
-    """(x, weight placeholder, scales placeholder, bias) when `linear` is
-    linear(x, dequantize_per_channel(constant int8 weight [N, K], constant
-    float32 scales [N], zero zero points, axis 0, int8, out_dtype float32))
-    on float32 x [..., K] with a float32 bias [N] or none."""
-    x, w_dq, bias = _args(linear, 3)
+def _int8_weight(w_dq, method: MethodGraph) -> Optional[Tuple]:
+    """(weight placeholder, scales: a placeholder of float32 [N] or a Python
+    float) when `w_dq` dequantizes a constant int8 weight [N, K] symmetrically:
+    dequantize_per_channel(weight, constant float32 scales [N], zero zero
+    points, axis 0, int8, float32 out) or dequantize_per_tensor(weight, scale,
+    0, ..., int8)."""
+    if _call(w_dq, _qd.dequantize_per_tensor.default):
+        w, scale, zero, _, _, dtype = _args(w_dq, 6)
+        weight = method.constants.get(w)
+        if weight is None or weight.dtype != torch.int8 or weight.dim() != 2 or \
+                dtype != torch.int8 or zero != 0 or not isinstance(scale, float) or \
+                w_dq.kwargs.get("out_dtype") not in (None, torch.float32):
+            return None
+        return w, scale
     if not _call(w_dq, _qd.dequantize_per_channel.default):
         return None
     w, scales, zeros, axis, _, _, dtype = _args(w_dq, 7)
@@ -93,31 +104,96 @@ def _match_int8(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
             weight.dim() != 2 or axis != 0 or dtype != torch.int8 or \
             out_dtype not in (None, torch.float32):
         return None
-    n, k = weight.shape
+    n = weight.shape[0]
     if scale_values.dtype != torch.float32 or tuple(scale_values.shape) != (n,):
         return None
     if zeros is not None:
         zero_values = method.constants.get(zeros)
         if zero_values is None or bool(zero_values.any()):
             return None
-    val = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
-    if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.shape[-1] != k:
+    return w, scales
+
+
+def _float_bias(bias, n: int) -> bool:
+    if bias is None:
+        return True
+    val = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
+    return isinstance(val, torch.Tensor) and val.dtype == torch.float32 and val.numel() == n
+
+
+def _match_int8(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
+    """(x, weight placeholder, scales, bias) when `linear` is linear(x,
+    dequantized symmetric int8 weight [N, K] (see _int8_weight)) on float32 x
+    [..., K] with a float32 bias [N] or none."""
+    x, w_dq, bias = _args(linear, 3)
+    weight = _int8_weight(w_dq, method)
+    if weight is None:
         return None
-    if bias is not None:
-        bias_val = bias.meta.get("val") if isinstance(bias, torch.fx.Node) else None
-        if not isinstance(bias_val, torch.Tensor) or bias_val.dtype != torch.float32 or \
-                bias_val.numel() != n:
-            return None
+    w, scales = weight
+    n, k = method.constants[w].shape
+    val = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.shape[-1] != k or \
+            not _float_bias(bias, n):
+        return None
     return x, w, scales, bias
 
 
+def _match_qs8(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
+    """(torchlight::linear_qs8 overload, its arguments with the scales still
+    possibly a Python float) when `linear` is pt2e's quantized linear:
+    linear(dequantize_per_tensor(int8 x, scale, zero point, int8) (scalars, or
+    tensors as choose_qparams gives them), dequantized symmetric int8 weight
+    (see _int8_weight), float32 bias or none)."""
+    x_dq, w_dq, bias = _args(linear, 3)
+    if _call(x_dq, _qd.dequantize_per_tensor.default):
+        overload = torch.ops.torchlight.linear_qs8.default
+    elif _call(x_dq, _qd.dequantize_per_tensor.tensor):
+        overload = torch.ops.torchlight.linear_qs8.Tensor
+    else:
+        return None
+    x_q, scale, zero_point, _, _, dtype = _args(x_dq, 6)
+    val = x_q.meta.get("val") if isinstance(x_q, torch.fx.Node) else None
+    if dtype != torch.int8 or not isinstance(val, torch.Tensor) or val.dtype != torch.int8 or \
+            x_dq.kwargs.get("out_dtype") not in (None, torch.float32):
+        return None
+    weight = _int8_weight(w_dq, method)
+    if weight is None:
+        return None
+    w, scales = weight
+    n, k = method.constants[w].shape
+    if val.shape[-1] != k or k > 65536 or not _float_bias(bias, n):
+        return None
+    return overload, (x_q, scale, zero_point, w, scales, bias)
+
+
+def _scales_placeholder(method: MethodGraph, w: torch.fx.Node, scales) -> torch.fx.Node:
+    """`scales` as a float32 [N] constant: a per-tensor weight scale (a Python
+    float) repeated once per output column."""
+    if isinstance(scales, torch.fx.Node):
+        return scales
+    value = torch.full((method.constants[w].shape[0],), scales, dtype=torch.float32)
+    with method.graph.inserting_before(method.placeholder_insertion_point()):
+        node = method.graph.placeholder(f"{w.name}_scales")
+    node.meta["val"] = value
+    method.constants[node] = value
+    return node
+
+
 def _fuse_int8(node: torch.fx.Node, method: MethodGraph) -> bool:
-    match = _match_int8(node, method)
-    if match is None:
-        return False
-    import torchlight.kernels.fused_quantized  # noqa: F401  (defines torchlight::linear_int8)
+    import torchlight.kernels.fused_quantized  # noqa: F401  (defines torchlight::linear_*)
+    qs8 = _match_qs8(node, method)
+    if qs8 is not None:
+        target, (x_q, scale, zero_point, w, scales, bias) = qs8
+        args = (x_q, scale, zero_point, w, _scales_placeholder(method, w, scales), bias)
+    else:
+        match = _match_int8(node, method)
+        if match is None:
+            return False
+        x, w, scales, bias = match
+        target = torch.ops.torchlight.linear_int8.default
+        args = (x, w, _scales_placeholder(method, w, scales), bias)
     with method.graph.inserting_before(node):
-        fused = method.graph.call_function(torch.ops.torchlight.linear_int8.default, match)
+        fused = method.graph.call_function(target, args)
     fused.meta.update(node.meta)
     node.replace_all_uses_with(fused)
     method.graph.erase_node(node)
@@ -125,7 +201,10 @@ def _fuse_int8(node: torch.fx.Node, method: MethodGraph) -> bool:
 
 
 def fuse_quantized_linears(method: MethodGraph) -> MethodGraph:
-    """Replaces every int8 weight-only linear (see _match_int8) by
+    """Replaces every pt2e int8 linear (int8 activations quantized per tensor,
+    see _match_qs8) by torchlight::linear_qs8(x_q, x_scale, x_zero_point,
+    weight, scales, bias), which sums int8 products exactly in int32, every
+    other int8 weight-only linear (see _match_int8) by
     torchlight::linear_int8(x, weight, scales, bias), and every 8da4w linear (see _match) by
     torchlight::linear_8da4w(x, packed weight, scales, group size, bias),
     whose kernel quantizes x per token and multiplies with int32 sums. The

@@ -1,0 +1,49 @@
+// The inner loops of torchlight::linear_qs8 (op_linear_qs8.cpp): up to
+// kRowsQs8 rows of int8 activations quantized per tensor (scale, zero point)
+// against int8 weights [N, K] with one symmetric float32 scale per output
+// column, as pt2e's XNNPACKQuantizer leaves a linear:
+//   out[r, n] = bias[n] + (x_scale * w_scale[n]) * sum_k (x[r, k] - zp) * w[n, k]
+// The sum is exact in int32 (|x - zp| <= 255, |w| <= 128, K <= kMaxKQs8),
+// so every loop gives the same floats; the scale is applied once per sum.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace torchlight::quantized {
+
+inline constexpr int kRowsQs8 = 4;
+// 255 * 128 * 65536 < 2^31: no int32 sum can overflow.
+inline constexpr int64_t kMaxKQs8 = 65536;
+
+struct RowsQs8 {
+  const int8_t* x;       // [rows, K]
+  int rows;              // 1..kRowsQs8
+  int32_t zero_point;    // of x
+  float x_scale;
+  const int8_t* weight;  // [N, K]
+  const float* scales;   // [N]
+  const float* bias;     // [N] or null.
+  int64_t k;
+  int64_t n;   // Columns of out (its row stride).
+  float* out;  // [rows, N]
+};
+
+/// Columns [n_begin, n_end) of every row.
+void linear_qs8_columns_generic(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
+#if defined(__x86_64__) || defined(_M_X64)
+void linear_qs8_columns_avx2(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
+#endif
+
+/// The best loop this CPU runs (AVX2, else generic).
+using ColumnsQs8Fn = void (*)(const RowsQs8&, int64_t, int64_t);
+ColumnsQs8Fn select_linear_qs8();
+
+/// The float epilogue both loops share.
+// static: see fold_lanes_int8 in linear_int8.h (files built with different -m flags).
+static inline float finish_qs8(const RowsQs8& rows, int64_t n, int32_t sum) {
+  const float bias = rows.bias != nullptr ? rows.bias[n] : 0.0f;
+  return static_cast<float>(sum) * (rows.x_scale * rows.scales[n]) + bias;
+}
+
+}  // namespace torchlight::quantized
