@@ -15,6 +15,7 @@
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quantized_kernels.h"
 
 namespace torchlight {
@@ -235,6 +236,40 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
       }
 #endif
     }
+  }
+}
+
+// quantize_token_int8 (vector steps, then a scalar tail) gives what
+// clamp(nearbyint(x * (1 / scale) + zero_point)) gives in double, NaN as 0,
+// for halfway points, values past the int8 range, infinities and NaN at
+// every position of a vector; and token_qparams propagates a NaN wherever
+// it sits.
+TEST(QuantizedKernelsTest, QuantizeTokenInt8RoundsAsNearbyint) {
+  const double scale = 0.0390625;  // 5 / 128: halfway points are exact.
+  for (int64_t zero_point : {-7, 0, 12}) {
+    std::vector<float> x;
+    for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>((i + 0.5) * scale));
+    for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i * scale * 0.37));
+    for (float v : {INFINITY, -INFINITY, NAN, 1e30f, -1e30f, -0.0f, 0.0f}) x.push_back(v);
+    for (size_t at = 0; at < 9; ++at) {
+      std::vector<float> y(x.begin() + at, x.end());
+      std::vector<int8_t> got(y.size());
+      quantized::quantize_token_int8(y.data(), static_cast<int64_t>(y.size()), scale, zero_point,
+                                     got.data());
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double r = std::nearbyint(static_cast<double>(y[i]) * (1.0 / scale) + zero_point);
+        const int want = r != r ? 0 : static_cast<int>(std::min(127.0, std::max(-128.0, r)));
+        ASSERT_EQ(got[i], want) << "x " << y[i] << " zero point " << zero_point;
+      }
+    }
+  }
+  for (int64_t at = 0; at < 11; ++at) {
+    std::vector<float> row(11, 0.5f);
+    row[at] = NAN;
+    double scale_out = 0;
+    int64_t zp = 0;
+    quantized::token_qparams(row.data(), 11, &scale_out, &zp);
+    EXPECT_TRUE(std::isnan(scale_out)) << "NaN at " << at;
   }
 }
 
