@@ -20,8 +20,15 @@
 
 namespace torchlight::quantized {
 
-/// Calls with more rows than the GEMV path serves take the dequantized GEMM.
-inline constexpr int64_t kMinRowsDequantizedGemm = optimized::kGemvMaxRows + 1;
+/// Calls with at least this many rows take the dequantized GEMM (measured,
+/// bench/quantized: with fewer, converting every weight costs more than the
+/// rows win; the NT GEMM also works in panels of 16 rows).
+inline constexpr int64_t kMinRowsDequantizedGemm = 64;
+/// 8da4w takes it only for groups up to this size: its own loop pays a
+/// convert and a scaled add per group, which larger groups amortise (group
+/// 128 at 2048 x 2048: the loop was as fast or faster; 32 and 64: 10-25%
+/// slower than the GEMM).
+inline constexpr int64_t kMaxGroupDequantizedGemm = 64;
 
 /// Writes weight rows [n_begin, n_end) as floats: out [n_end - n_begin, K].
 using DequantizeWeightRowsFn = void (*)(const void* weights, int64_t n_begin, int64_t n_end,

@@ -14,7 +14,8 @@
 // columns serves every row in blocks of four (each unpacked weight vector
 // serves the block; the chunk's weights stay in cache across blocks). The
 // inner loop is AVX2 + FMA where the CPU has it (linear_8da4w.h).
-// Prefill (more than kGemvMaxRows rows) instead runs the decomposed graph's
+// Prefill (at least kMinRowsDequantizedGemm rows, groups up to
+// kMaxGroupDequantizedGemm) instead runs the decomposed graph's
 // own float arithmetic on the fp32 GEMM: each row quantized and dequantized
 // ((q - zp) * scale), the weight dequantized a panel at a time into scratch
 // (dequantized_gemm.h, which says why this beats an int8 tile on AVX2).
@@ -122,7 +123,7 @@ Status linear_8da4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* c
                                            kMaxRowsPerPass);
   call->scratch_bytes = pass_bytes(k, args[3]->to_int(), rows);
   const int64_t planned_rows = args[0]->to_tensor().numel() / k;
-  if (planned_rows >= kMinRowsDequantizedGemm) {
+  if (planned_rows >= kMinRowsDequantizedGemm && args[3]->to_int() <= kMaxGroupDequantizedGemm) {
     call->scratch_bytes = std::max(
         call->scratch_bytes,
         dequantized_gemm_scratch_bytes(k, args[1]->to_tensor().size(0), planned_rows * k,
@@ -153,7 +154,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
   DequantizedGemmScratch dq_scratch;
-  if (rows >= kMinRowsDequantizedGemm &&
+  if (rows >= kMinRowsDequantizedGemm && group <= kMaxGroupDequantizedGemm &&
       carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, rows * k,
                                      &dq_scratch)) {
     const float* x = input.tensor.const_data_ptr<float>();

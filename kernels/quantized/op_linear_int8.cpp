@@ -12,7 +12,7 @@
 // once per call; each chunk of columns serves every row in blocks of four
 // (each weight vector loaded serves the block);
 // the inner loop is AVX2 + FMA where the CPU has it (linear_int8.h).
-// Prefill (more than kGemvMaxRows rows) instead dequantizes the weight
+// Prefill (at least kMinRowsDequantizedGemm rows) instead dequantizes the weight
 // (w * scale, as the decomposed graph does) a panel at a time into scratch
 // and runs the fp32 GEMM on it (dequantized_gemm.h).
 #include <algorithm>

@@ -277,7 +277,7 @@ TEST(QuantizedKernelsTest, QuantizeTokenInt8RoundsAsNearbyint) {
 // columns split once, rows in blocks of four) gives each row exactly what
 // that row alone gives (decode: four columns at a time), for odd row and
 // column counts, the AVX2 group (32) and a generic one (16). Prefill-shaped
-// calls (more than kGemvMaxRows rows) run the dequantized fp32 GEMM, which
+// calls (kMinRowsDequantizedGemm rows or more) run the dequantized fp32 GEMM, which
 // sums in another order: within 1e-5 of the row's magnitude there.
 TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
   const Kernel& kernel = find("torchlight::linear_8da4w.out");

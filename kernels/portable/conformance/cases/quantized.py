@@ -474,11 +474,11 @@ for group in [32, 64, 128, 256]:
                            T((n,), torch.float32) if m_shape == (3,) else None],
                           reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4,
                           name=f"g{group},rows={m_shape}"))
-# Prefill-shaped calls (more rows than the GEMV path serves) take the
+# Prefill-shaped calls (64 rows or more, groups up to 64) take the
 # dequantized fp32 GEMM (kernels/quantized/dequantized_gemm.h): odd row counts
 # around and past its threshold, every group size, K not a multiple of 64.
 for group in [32, 64, 128, 256]:
-    for rows in [5, 7, 17, 129]:
+    for rows in [5, 7, 17, 64, 129]:
         k, n = (256, 37) if group != 32 else (96, 29)
         CASES.append(Case("torchlight::linear_8da4w.out",
                           [T((rows, k), torch.float32, low=-2, high=2),
@@ -507,7 +507,7 @@ CASES.append(Case("torchlight::linear_8da4w.out",
 
 # --- torchlight::linear_int8.out: the fused int8 weight-only linear against
 # dequantize_per_channel (symmetric, axis 0) then linear, with torch's ops.
-# Up to kGemvMaxRows rows it sums int8 weights converted on the fly; more rows
+# Below 64 rows it sums int8 weights converted on the fly; more rows
 # dequantize weight panels for the fp32 GEMM.
 def linear_int8_reference(x, w, scales, bias=None):
     qd = torch.ops.quantized_decomposed
@@ -516,7 +516,7 @@ def linear_int8_reference(x, w, scales, bias=None):
     return torch.nn.functional.linear(x, wdq, bias)
 
 
-for rows in [1, 3, 5, 7, 16, 17, 129]:
+for rows in [1, 3, 5, 7, 16, 17, 63, 64, 129]:
     for k, n in [(64, 13), (291, 40)]:
         CASES.append(Case("torchlight::linear_int8.out",
                           [T((rows, k), torch.float32, low=-2, high=2),
