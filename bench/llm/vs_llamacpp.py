@@ -60,7 +60,7 @@ def ours(shape: str, quant: str, threads: int, prompt: int, new: int, workdir: P
     """(prefill tok/s, decode tok/s), or None when the precision is not available here."""
     args = argparse.Namespace(shape=shape, quant=quant, group_size=32, threads=threads,
                               prompt_tokens=prompt, new_tokens=new, cli=bench_llm.CLI,
-                              workdir=workdir)
+                              workdir=workdir, xnnpack=False)
     try:
         r = bench_llm.run(args)
     except SystemExit as e:

@@ -245,13 +245,19 @@ BENCHMARK(BM_embedding_byte)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_embedding_4bit)->Unit(benchmark::kMicrosecond);
 // Args: rows, threads.
 BENCHMARK(BM_linear_f32)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
+    ->Args({63, 1})->Args({64, 1})->Args({128, 1})->Args({128, 2})
     ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_mixed_linear_int8)->Arg(1)->Arg(16)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_linear_int8)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
+    ->Args({63, 1})->Args({64, 1})->Args({128, 1})
     ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_linear_qs8)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
+    ->Args({63, 1})->Args({64, 1})->Args({128, 1})
     ->Unit(benchmark::kMicrosecond)->UseRealTime();
+// 63 rows: the loops; 64 and 128: the dequantized fp32 GEMM for 8da4w groups up to 64
+// (kernels/quantized/dequantized_gemm.h).
 BENCHMARK(BM_linear_8da4w)->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
+    ->Args({63, 1})->Args({64, 1})->Args({128, 1})->Args({128, 2})
     ->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_linear_8da4w_loop_generic)->Unit(benchmark::kMicrosecond);
 

@@ -128,10 +128,75 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   }
 }
 
+// Decode with group 32, the common case: one chunk per group, so the int16
+// pair sums and int32 group sums of columns<> are single values and the
+// loop body is straight-line (the general form kept them in arrays across
+// the chunk loop, and GCC spilled them to the stack on every step). The
+// same integer sums and the same float steps in the same order as
+// columns<1, 4, true>, so the same floats.
+void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
+  constexpr int kCols = 4;
+  const int64_t groups = row.k / 32;
+  const int64_t packed = row.k / 2;
+  const int64_t whole_groups = groups - groups % kLanes8da4w;
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i zero = _mm256_setzero_si256();
+  const float* correction = row.correction;
+  int64_t n = n_begin;
+  for (; n + kCols <= n_end; n += kCols) {
+    __m256 acc[kCols];
+    __m256 uacc[kCols];
+    const uint8_t* w[kCols];
+    const float* w_scales[kCols];
+    for (int c = 0; c < kCols; ++c) {
+      acc[c] = _mm256_setzero_ps();
+      uacc[c] = _mm256_setzero_ps();
+      w[c] = row.weight + (n + c) * packed;
+      w_scales[c] = row.w_scales + (n + c) * groups;
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + g * 32));
+      for (int c = 0; c < kCols; ++c) {
+        const __m256i both =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[c] + g * 16)));
+        const __m256i u =
+            _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0), low_mask);
+        const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones16);
+        const __m256 w_scale = _mm256_set1_ps(w_scales[c][g]);
+        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sad_epu8(u, zero)), w_scale, uacc[c]);
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[c]);
+      }
+    }
+    for (int c = 0; c < kCols; ++c) {
+      __m256 corr = _mm256_setzero_ps();
+      for (int64_t g = 0; g < whole_groups; g += kLanes8da4w) {
+        corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales[c] + g), _mm256_loadu_ps(correction + g),
+                               corr);
+      }
+      float corrections;
+      if (whole_groups == groups) {
+        corrections = fold(corr);
+      } else {
+        alignas(32) float lanes[kLanes8da4w];
+        _mm256_store_ps(lanes, corr);
+        corrections = fold_corrections_8da4w(lanes, w_scales[c], correction, whole_groups, groups);
+      }
+      const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
+      const float sum =
+          finish_column_8da4w(fold(acc[c]), fold(uacc[c]), corrections, row.zero_point[0]);
+      row.out[n + c] = std::fma(sum, row.scale[0], bias);
+    }
+  }
+  if (n < n_end) columns<1, 1, true>(row, n, n_end);
+}
+
 template <bool kGroup32>
 void columns_for_rows(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   switch (row.rows) {
-    case 1: return columns<1, 4, kGroup32>(row, n_begin, n_end);
+    case 1:
+      if constexpr (kGroup32) return columns_decode_g32(row, n_begin, n_end);
+      return columns<1, 4, kGroup32>(row, n_begin, n_end);
     case 2: return columns<2, 2, kGroup32>(row, n_begin, n_end);
     case 3: return columns<3, 1, kGroup32>(row, n_begin, n_end);
     default: return columns<4, 1, kGroup32>(row, n_begin, n_end);

@@ -14,9 +14,15 @@
 // columns serves every row in blocks of four (each unpacked weight vector
 // serves the block; the chunk's weights stay in cache across blocks). The
 // inner loop is AVX2 + FMA where the CPU has it (linear_8da4w.h).
+// Prefill (at least kMinRowsDequantizedGemm rows, groups up to
+// kMaxGroupDequantizedGemm) instead runs the decomposed graph's
+// own float arithmetic on the fp32 GEMM: each row quantized and dequantized
+// ((q - zp) * scale), the weight dequantized a panel at a time into scratch
+// (dequantized_gemm.h, which says why this beats an int8 tile on AVX2).
 #include <algorithm>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quant_common.h"
@@ -65,6 +71,47 @@ size_t pass_bytes(int64_t k, int64_t group, int64_t rows) {
   return row_bytes(k, group) * static_cast<size_t>(rows) + sizeof(float);
 }
 
+struct Int4Weights {
+  const uint8_t* packed;   // [N, K / 2], high nibble first, each value + 8.
+  const float* scales;     // [N, K / group]
+  int64_t k;
+  int64_t group;
+};
+
+// Rows [n_begin, n_end) of (nibble - 8) * group scale.
+void dequantize_int4_rows(const void* weights, int64_t n_begin, int64_t n_end, float* out) {
+  const Int4Weights& w = *static_cast<const Int4Weights*>(weights);
+  const int64_t groups = w.k / w.group;
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    const uint8_t* row = w.packed + n * (w.k / 2);
+    float* dst = out + (n - n_begin) * w.k;
+    for (int64_t g = 0; g < groups; ++g) {
+      const float scale = w.scales[n * groups + g];
+      const int64_t j0 = g * w.group / 2;
+      for (int64_t j = j0; j < j0 + w.group / 2; ++j) {
+        dst[2 * j] = static_cast<float>((row[j] >> 4) - 8) * scale;
+        dst[2 * j + 1] = static_cast<float>((row[j] & 0x0F) - 8) * scale;
+      }
+    }
+  }
+}
+
+// One row quantized per token exactly as the unfused graph does, then
+// dequantized: (q - zero_point) * scale, with the scale as float32.
+void quantize_dequantize_row(const float* x, int64_t k, float* out) {
+  double scale = 0;
+  int64_t zero_point = 0;
+  token_qparams(x, k, &scale, &zero_point);
+  const float scale_f = static_cast<float>(scale);
+  const int32_t zp = static_cast<int32_t>(zero_point);
+  for (int64_t c0 = 0; c0 < k; c0 += 32) {
+    const int64_t length = std::min<int64_t>(32, k - c0);
+    int8_t q[32];
+    quantize_token_int8(x + c0, length, scale, zero_point, q);
+    for (int64_t i = 0; i < length; ++i) out[c0 + i] = static_cast<float>(q[i] - zp) * scale_f;
+  }
+}
+
 }  // namespace
 
 Status linear_8da4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -75,6 +122,13 @@ Status linear_8da4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* c
   const int64_t rows = std::clamp<int64_t>(args[0]->to_tensor().numel() / k, kRows8da4w,
                                            kMaxRowsPerPass);
   call->scratch_bytes = pass_bytes(k, args[3]->to_int(), rows);
+  const int64_t planned_rows = args[0]->to_tensor().numel() / k;
+  if (planned_rows >= kMinRowsDequantizedGemm && args[3]->to_int() <= kMaxGroupDequantizedGemm) {
+    call->scratch_bytes = std::max(
+        call->scratch_bytes,
+        dequantized_gemm_scratch_bytes(k, args[1]->to_tensor().size(0), planned_rows * k,
+                                       threadpool::num_threads()));
+  }
   return Error::kOk;
 }
 
@@ -99,6 +153,31 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t group = args[3]->to_int();
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
+  DequantizedGemmScratch dq_scratch;
+  if (rows >= kMinRowsDequantizedGemm && group <= kMaxGroupDequantizedGemm &&
+      carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, rows * k,
+                                     &dq_scratch)) {
+    const float* x = input.tensor.const_data_ptr<float>();
+    threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        quantize_dequantize_row(x + static_cast<int64_t>(r) * k, k, dq_scratch.activations + r * k);
+      }
+    });
+    const Int4Weights weights{weight.tensor.const_data_ptr<uint8_t>(),
+                              scales.tensor.const_data_ptr<float>(), k, group};
+    DequantizedGemm problem;
+    problem.x = dq_scratch.activations;
+    problem.rows = rows;
+    problem.k = k;
+    problem.n = n;
+    problem.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+    problem.out = out.tensor.mutable_data_ptr<float>();
+    problem.dequantize = dequantize_int4_rows;
+    problem.weights = &weights;
+    TL_KERNEL_RETURN_IF_ERROR(ctx, run_dequantized_gemm(problem, dq_scratch));
+    set_return(args, 6, *args[5]);
+    return;
+  }
   const size_t per_row = row_bytes(k, group);
   int64_t pass_rows = std::clamp<int64_t>(rows, 1, kMaxRowsPerPass);
   void* scratch = ctx.scratch();

@@ -11,11 +11,14 @@
 // sum instead of to each weight). Columns are split over the thread pool
 // once per call; each chunk of columns serves every row in blocks of four
 // (each weight vector loaded serves the block);
-// the inner loop is AVX2 + FMA where the CPU has it (linear_int8.h). No
-// scratch memory.
+// the inner loop is AVX2 + FMA where the CPU has it (linear_int8.h).
+// Prefill (at least kMinRowsDequantizedGemm rows) instead dequantizes the weight
+// (w * scale, as the decomposed graph does) a panel at a time into scratch
+// and runs the fp32 GEMM on it (dequantized_gemm.h).
 #include <algorithm>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
@@ -45,10 +48,36 @@ Status check_static(Span<EValue*> args) {
 
 constexpr int64_t kColumnsPerChunk = 16;
 
+struct Int8Weights {
+  const int8_t* weight;  // [N, K]
+  const float* scales;   // [N]
+  int64_t k;
+};
+
+// Rows [n_begin, n_end) of weight * scale.
+void dequantize_int8_rows(const void* weights, int64_t n_begin, int64_t n_end, float* out) {
+  const Int8Weights& w = *static_cast<const Int8Weights*>(weights);
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    const int8_t* row = w.weight + n * w.k;
+    const float scale = w.scales[n];
+    float* dst = out + (n - n_begin) * w.k;
+    for (int64_t i = 0; i < w.k; ++i) dst[i] = static_cast<float>(row[i]) * scale;
+  }
+}
+
 }  // namespace
 
-Status linear_int8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
-  return check_static(args);
+Status linear_int8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_static(args));
+  // Prefill-shaped calls (rows from the input's planned shape) get scratch
+  // for the dequantized GEMM.
+  const Tensor& weight = args[1]->to_tensor();
+  const int64_t k = weight.size(1);
+  if (args[0]->to_tensor().numel() / k >= kMinRowsDequantizedGemm) {
+    call->scratch_bytes =
+        dequantized_gemm_scratch_bytes(k, weight.size(0), 0, threadpool::num_threads());
+  }
+  return Error::kOk;
 }
 
 void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
@@ -80,6 +109,23 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
   base.k = k;
   base.n = n;
+  DequantizedGemmScratch scratch;
+  if (rows >= kMinRowsDequantizedGemm &&
+      carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, 0, &scratch)) {
+    const Int8Weights weights{base.weight, base.scales, k};
+    DequantizedGemm problem;
+    problem.x = x;
+    problem.rows = rows;
+    problem.k = k;
+    problem.n = n;
+    problem.bias = base.bias;
+    problem.out = y;
+    problem.dequantize = dequantize_int8_rows;
+    problem.weights = &weights;
+    TL_KERNEL_RETURN_IF_ERROR(ctx, run_dequantized_gemm(problem, scratch));
+    set_return(args, 5, *args[4]);
+    return;
+  }
   // One job for all rows: each chunk of columns serves every block of rows
   // while its weights are in cache, and prefill pays one fork-join per op.
   threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {

@@ -5,6 +5,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "kernels/quantized/quant_common.h"
 
@@ -16,12 +22,42 @@ template <typename T>
 inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zero_point_out) {
   constexpr double kMin = -128, kMax = 127;
   const double eps = 1.1920928955078125e-07;  // torch.finfo(torch.float32).eps
-  double mn = static_cast<float>(x[0]), mx = mn;
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = static_cast<float>(x[i]);
-    mn = (v < mn || v != v) ? v : mn;  // amin/amax propagate NaN.
-    mx = (mx < v || v != v) ? v : mx;
+  // In float (the values are floats, so every comparison is the same) with
+  // NaN tracked apart; amin/amax propagate NaN.
+  float mn_f = static_cast<float>(x[0]), mx_f = mn_f;
+  bool any_nan = false;
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) {
+    // minps(v, m) is v < m ? v : m, the scalar step below; the order of a
+    // minimum does not matter (a zero's sign is lost by min_neg/max_pos).
+    if (n >= 4) {
+      __m128 lo = _mm_loadu_ps(x), hi = lo, nan = _mm_setzero_ps();
+      for (; i + 4 <= n; i += 4) {
+        const __m128 v = _mm_loadu_ps(x + i);
+        lo = _mm_min_ps(v, lo);
+        hi = _mm_max_ps(v, hi);
+        nan = _mm_or_ps(nan, _mm_cmpunord_ps(v, v));
+      }
+      alignas(16) float l[4], h[4];
+      _mm_store_ps(l, lo);
+      _mm_store_ps(h, hi);
+      for (int j = 0; j < 4; ++j) {
+        mn_f = l[j] < mn_f ? l[j] : mn_f;
+        mx_f = mx_f < h[j] ? h[j] : mx_f;
+      }
+      any_nan = _mm_movemask_ps(nan) != 0;
+    }
   }
+#endif
+  for (; i < n; ++i) {
+    const float v = static_cast<float>(x[i]);
+    mn_f = v < mn_f ? v : mn_f;
+    mx_f = mx_f < v ? v : mx_f;
+    any_nan |= v != v;
+  }
+  const double mn = any_nan ? static_cast<double>(NAN) : static_cast<double>(mn_f);
+  const double mx = any_nan ? static_cast<double>(NAN) : static_cast<double>(mx_f);
   const double min_neg = mn < 0 || mn != mn ? mn : 0.0;
   const double max_pos = mx > 0 || mx != mx ? mx : 0.0;
   double scale = round_to<T>(round_to<T>(max_pos - min_neg) / (kMax - kMin));
@@ -45,9 +81,36 @@ inline void quantize_token_int8(const float* x, int64_t n, double scale, int64_t
                                 int8_t* out) {
   const double inv = 1.0 / scale;
   const double zp = static_cast<double>(zero_point);
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = clamp_to_quant<int8_t>(std::nearbyint(static_cast<double>(x[i]) * inv + zp), -128.0,
-                                    127.0);
+  // Clamped before rounding (the same result: the bounds are integers), so
+  // adding and taking away 1.5 * 2^52 rounds in the current mode as
+  // nearbyint does, without a libm call per value (the baseline x86-64 ISA
+  // has no rounding instruction). NaN stays NaN and converts to 0.
+  const double kRound = 6755399441055744.0;
+  int64_t i = 0;
+#if defined(__SSE2__)
+  // The same steps four at a time in float64 lanes (maxpd(lo, v) and
+  // minpd(hi, v) keep NaN, as the scalar clamps do; NaN lanes become 0).
+  const __m128d v_inv = _mm_set1_pd(inv), v_zp = _mm_set1_pd(zp);
+  const __m128d v_lo = _mm_set1_pd(-128.0), v_hi = _mm_set1_pd(127.0), v_round = _mm_set1_pd(kRound);
+  auto step = [&](__m128d v) {
+    v = _mm_add_pd(_mm_mul_pd(v, v_inv), v_zp);
+    v = _mm_min_pd(v_hi, _mm_max_pd(v_lo, v));
+    v = _mm_sub_pd(_mm_add_pd(v, v_round), v_round);
+    return _mm_cvtpd_epi32(_mm_and_pd(v, _mm_cmpord_pd(v, v)));
+  };
+  for (; i + 4 <= n; i += 4) {
+    const __m128 v = _mm_loadu_ps(x + i);
+    const __m128i q = _mm_unpacklo_epi64(step(_mm_cvtps_pd(v)), step(_mm_cvtps_pd(_mm_movehl_ps(v, v))));
+    const __m128i bytes = _mm_packs_epi16(_mm_packs_epi32(q, q), _mm_setzero_si128());
+    const int32_t four = _mm_cvtsi128_si32(bytes);
+    std::memcpy(out + i, &four, sizeof(four));
+  }
+#endif
+  for (; i < n; ++i) {
+    double v = static_cast<double>(x[i]) * inv + zp;
+    v = v < -128.0 ? -128.0 : v;
+    v = 127.0 < v ? 127.0 : v;
+    out[i] = portable::convert<int8_t>((v + kRound) - kRound);
   }
 }
 

@@ -12,9 +12,11 @@
 
 #include "kernels/all_kernels.h"
 #include "kernels/portable/test/test_tensor.h"
+#include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/linear_qs8.h"
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quantized_kernels.h"
 
 namespace torchlight {
@@ -238,11 +240,46 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
   }
 }
 
-// The fused 8da4w operator over many rows (prefill: every row quantized
-// first, columns split once, rows in blocks of four, more than 256 rows in
-// two passes) gives each row exactly what that row alone gives (decode:
-// four columns at a time), for odd row and column counts, the AVX2 group
-// (32) and a generic one (16).
+// quantize_token_int8 (vector steps, then a scalar tail) gives what
+// clamp(nearbyint(x * (1 / scale) + zero_point)) gives in double, NaN as 0,
+// for halfway points, values past the int8 range, infinities and NaN at
+// every position of a vector; and token_qparams propagates a NaN wherever
+// it sits.
+TEST(QuantizedKernelsTest, QuantizeTokenInt8RoundsAsNearbyint) {
+  const double scale = 0.0390625;  // 5 / 128: halfway points are exact.
+  for (int64_t zero_point : {-7, 0, 12}) {
+    std::vector<float> x;
+    for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>((i + 0.5) * scale));
+    for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i * scale * 0.37));
+    for (float v : {INFINITY, -INFINITY, NAN, 1e30f, -1e30f, -0.0f, 0.0f}) x.push_back(v);
+    for (size_t at = 0; at < 9; ++at) {
+      std::vector<float> y(x.begin() + at, x.end());
+      std::vector<int8_t> got(y.size());
+      quantized::quantize_token_int8(y.data(), static_cast<int64_t>(y.size()), scale, zero_point,
+                                     got.data());
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double r = std::nearbyint(static_cast<double>(y[i]) * (1.0 / scale) + zero_point);
+        const int want = r != r ? 0 : static_cast<int>(std::min(127.0, std::max(-128.0, r)));
+        ASSERT_EQ(got[i], want) << "x " << y[i] << " zero point " << zero_point;
+      }
+    }
+  }
+  for (int64_t at = 0; at < 11; ++at) {
+    std::vector<float> row(11, 0.5f);
+    row[at] = NAN;
+    double scale_out = 0;
+    int64_t zp = 0;
+    quantized::token_qparams(row.data(), 11, &scale_out, &zp);
+    EXPECT_TRUE(std::isnan(scale_out)) << "NaN at " << at;
+  }
+}
+
+// The fused 8da4w operator over a few rows (every row quantized first,
+// columns split once, rows in blocks of four) gives each row exactly what
+// that row alone gives (decode: four columns at a time), for odd row and
+// column counts, the AVX2 group (32) and a generic one (16). Prefill-shaped
+// calls (kMinRowsDequantizedGemm rows or more) run the dequantized fp32 GEMM, which
+// sums in another order: within 1e-5 of the row's magnitude there.
 TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   constexpr SizesType kK = 96, kN = 37;
@@ -274,8 +311,13 @@ TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
                           bias.evalue(), one_out.evalue(), EValue()};
         ASSERT_TRUE(portable::kernel_test::run_kernel(kernel.eval, kernel.name, single).ok());
         for (SizesType n = 0; n < kN; ++n) {
-          ASSERT_EQ(out.get(r * kN + n), one_out.get(n))
-              << "rows " << rows << " group " << group << " row " << r << " column " << n;
+          if (rows < quantized::kMinRowsDequantizedGemm) {
+            ASSERT_EQ(out.get(r * kN + n), one_out.get(n))
+                << "rows " << rows << " group " << group << " row " << r << " column " << n;
+          } else {
+            ASSERT_NEAR(out.get(r * kN + n), one_out.get(n), 1e-5 * (1 + std::fabs(one_out.get(n))))
+                << "rows " << rows << " group " << group << " row " << r << " column " << n;
+          }
         }
       }
     }

@@ -252,6 +252,9 @@ void micro_nt_6x16(int64_t kc, const float* w, int64_t ldw, int64_t rows, const 
   const __m256 bias = ep.bias != nullptr
                           ? _mm256_mul_ps(_mm256_set1_ps(ep.beta), _mm256_maskload_ps(ep.bias, mask))
                           : _mm256_setzero_ps();
+  // Unrolled so every acc index is a constant: with a run-time v, GCC kept
+  // acc in memory and stored all 12 accumulators on every step of k.
+#pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) {
     __m256 t[8];
 #pragma GCC unroll 6

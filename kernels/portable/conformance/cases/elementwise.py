@@ -469,6 +469,8 @@ add(POW_TS, {"self": T((6,), BF16, values=[-INF, -0.0, 0.0, INF, NAN, -4.0]), "e
     name="bfloat16-special-0.5")
 add(POW_TS, {"self": T((6,), F16, values=[-INF, -0.0, 0.0, INF, NAN, -4.0]), "exponent": 0.5},
     name="float16-special-0.5")
+add(POW_TS, {"self": T((7,), F32, values=[-INF, NAN, -0.0, 1e20, -1e-30, 3e-20, -7.25]),
+             "exponent": 2.0}, name="float32-special-2")
 add(POW_TS, {"self": T((4,), F32, values=[-0.0, 0.0, -INF, 2.0]), "exponent": -0.5},
     name="float32-special-minus-0.5")
 add(POW_TS, {"self": T((3,), I8, values=[1, 2, 3]), "exponent": 7}, name="int8-wraps")

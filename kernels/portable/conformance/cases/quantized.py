@@ -23,7 +23,7 @@ from conformance.spec import Case, T
 _EXTRA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schemas",
                       "extra_schemas.txt")
 _LIBS = {}
-_OPS = ("quantized_decomposed::", "torchlight::linear_8da4w.")
+_OPS = ("quantized_decomposed::", "torchlight::linear_8da4w.", "torchlight::linear_int8.")
 
 
 def _define_out_schemas():
@@ -474,6 +474,19 @@ for group in [32, 64, 128, 256]:
                            T((n,), torch.float32) if m_shape == (3,) else None],
                           reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4,
                           name=f"g{group},rows={m_shape}"))
+# Prefill-shaped calls (64 rows or more, groups up to 64) take the
+# dequantized fp32 GEMM (kernels/quantized/dequantized_gemm.h): odd row counts
+# around and past its threshold, every group size, K not a multiple of 64.
+for group in [32, 64, 128, 256]:
+    for rows in [5, 7, 17, 64, 129]:
+        k, n = (256, 37) if group != 32 else (96, 29)
+        CASES.append(Case("torchlight::linear_8da4w.out",
+                          [T((rows, k), torch.float32, low=-2, high=2),
+                           T((n, k // 2), torch.uint8, low=0, high=256),
+                           T((n, k // group), torch.float32, low=0.005, high=0.05), group,
+                           T((n,), torch.float32) if rows in (17, 129) else None],
+                          reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4,
+                          name=f"g{group},rows={rows}"))
 CASES.append(Case("torchlight::linear_8da4w.out",
                   [T((2, 48), torch.float32), T((3, 24), torch.uint8, low=0, high=256),
                    T((3, 3), torch.float32, low=0.01, high=0.1), 16, None],
@@ -490,3 +503,30 @@ CASES.append(Case("torchlight::linear_8da4w.out",
                   [T((2, 64), torch.float32), T((3, 32), torch.int8), T((3, 2), torch.float32), 32,
                    None],
                   expect_error="argument 'weight' has dtype int8", out_shapes=[(2, 3)]))
+
+
+# --- torchlight::linear_int8.out: the fused int8 weight-only linear against
+# dequantize_per_channel (symmetric, axis 0) then linear, with torch's ops.
+# Below 64 rows it sums int8 weights converted on the fly; more rows
+# dequantize weight panels for the fp32 GEMM.
+def linear_int8_reference(x, w, scales, bias=None):
+    qd = torch.ops.quantized_decomposed
+    wdq = qd.dequantize_per_channel(w, scales, torch.zeros(w.shape[0], dtype=torch.int64), 0,
+                                    -128, 127, torch.int8)
+    return torch.nn.functional.linear(x, wdq, bias)
+
+
+for rows in [1, 3, 5, 7, 16, 17, 63, 64, 129]:
+    for k, n in [(64, 13), (291, 40)]:
+        CASES.append(Case("torchlight::linear_int8.out",
+                          [T((rows, k), torch.float32, low=-2, high=2),
+                           T((n, k), torch.int8, low=-128, high=128),
+                           T((n,), torch.float32, low=0.001, high=0.02),
+                           T((n,), torch.float32) if rows % 2 else None],
+                          reference=linear_int8_reference, rtol=1e-4, atol=1e-4,
+                          name=f"rows={rows},k={k}"))
+CASES.append(Case("torchlight::linear_int8.out",
+                  [T((2, 3, 64), torch.float32, low=-2, high=2),
+                   T((9, 64), torch.int8, low=-128, high=128),
+                   T((9,), torch.float32, low=0.001, high=0.02), None],
+                  reference=linear_int8_reference, rtol=1e-4, atol=1e-4, name="batched"))

@@ -1,0 +1,77 @@
+#include "kernels/quantized/dequantized_gemm.h"
+
+#include <algorithm>
+
+#include "extension/threadpool/threadpool.h"
+#include "runtime/core/result.h"
+
+namespace torchlight::quantized {
+namespace {
+
+// A panel holds at most this many weight floats (2 MiB): the whole weight
+// of a small model's linear, a few panels of a large one.
+constexpr int64_t kPanelFloats = int64_t{1} << 19;
+// Weight rows dequantized per task.
+constexpr size_t kRowsPerTask = 16;
+
+size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+int64_t panel_columns(int64_t k, int64_t n) {
+  const int64_t fit = std::max<int64_t>(8, kPanelFloats / std::max<int64_t>(k, 1) / 8 * 8);
+  return std::min(n, fit);
+}
+
+}  // namespace
+
+size_t dequantized_gemm_scratch_bytes(int64_t k, int64_t n, int64_t activation_floats,
+                                      size_t threads) {
+  return optimized::gemm_workspace_bytes(threads) +
+         round_up64(sizeof(float) * static_cast<size_t>(panel_columns(k, n) * k)) +
+         round_up64(sizeof(float) * static_cast<size_t>(activation_floats));
+}
+
+bool carve_dequantized_gemm_scratch(void* memory, size_t bytes, int64_t k, int64_t n,
+                                    int64_t activation_floats, DequantizedGemmScratch* out) {
+  const size_t panel_bytes = round_up64(sizeof(float) * static_cast<size_t>(panel_columns(k, n) * k));
+  const size_t activation_bytes = round_up64(sizeof(float) * static_cast<size_t>(activation_floats));
+  const size_t one_slot = optimized::gemm_workspace_bytes(1);
+  if (memory == nullptr || bytes < one_slot + panel_bytes + activation_bytes) return false;
+  // gemm gets every whole slot that fits before the panel.
+  const size_t workspace_bytes = (bytes - panel_bytes - activation_bytes) / one_slot * one_slot;
+  char* base = static_cast<char*>(memory);
+  out->workspace = optimized::make_gemm_workspace(base, workspace_bytes);
+  out->panel = reinterpret_cast<float*>(base + workspace_bytes);
+  out->panel_columns = panel_columns(k, n);
+  out->activations = reinterpret_cast<float*>(base + workspace_bytes + panel_bytes);
+  return true;
+}
+
+Status run_dequantized_gemm(const DequantizedGemm& q, const DequantizedGemmScratch& scratch) {
+  for (int64_t n0 = 0; n0 < q.n; n0 += scratch.panel_columns) {
+    const int64_t columns = std::min(scratch.panel_columns, q.n - n0);
+    threadpool::parallel_for(static_cast<size_t>(columns), kRowsPerTask,
+                             [&](size_t begin, size_t end) {
+                               q.dequantize(q.weights, n0 + static_cast<int64_t>(begin),
+                                            n0 + static_cast<int64_t>(end),
+                                            scratch.panel + static_cast<int64_t>(begin) * q.k);
+                             });
+    optimized::GemmProblem p;
+    p.m = q.rows;
+    p.n = columns;
+    p.k = q.k;
+    p.a = optimized::ConstMatrix{q.x, q.k, 1};
+    // B[p][j] = panel[j][p]: the panel's rows are B's columns.
+    p.b = optimized::ConstMatrix{scratch.panel, 1, q.k};
+    p.c = q.out + n0;
+    p.ldc = q.n;
+    if (q.bias != nullptr) {
+      p.beta = 1.0f;
+      p.addend = optimized::ConstMatrix{q.bias + n0, 0, 1};
+    }
+    p.workspace = scratch.workspace;
+    TL_RETURN_IF_ERROR(optimized::gemm(p));
+  }
+  return Error::kOk;
+}
+
+}  // namespace torchlight::quantized
