@@ -23,7 +23,8 @@ from conformance.spec import Case, T
 _EXTRA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schemas",
                       "extra_schemas.txt")
 _LIBS = {}
-_OPS = ("quantized_decomposed::", "torchlight::linear_8da4w.", "torchlight::linear_int8.")
+_OPS = ("quantized_decomposed::", "torchlight::linear_8da4w.", "torchlight::linear_int8.",
+        "torchlight::linear_qs8.")
 
 
 def _define_out_schemas():
@@ -530,3 +531,56 @@ CASES.append(Case("torchlight::linear_int8.out",
                    T((9, 64), torch.int8, low=-128, high=128),
                    T((9,), torch.float32, low=0.001, high=0.02), None],
                   reference=linear_int8_reference, rtol=1e-4, atol=1e-4, name="batched"))
+
+
+# --- torchlight::linear_qs8.out / .Tensor_out: pt2e's int8 linear fused, against
+# dequantize_per_tensor of the int8 input (scalar or tensor qparams), then the
+# int8 weight-only reference above. Every row count of the 4-row blocks, K with
+# and without a tail of fewer than 16, zero points at both ends of int8.
+def linear_qs8_reference(x, x_scale, x_zero_point, w, scales, bias=None):
+    qd = torch.ops.quantized_decomposed
+    if isinstance(x_scale, torch.Tensor):
+        xdq = qd.dequantize_per_tensor.tensor(x, x_scale, x_zero_point, -128, 127, torch.int8)
+    else:
+        xdq = qd.dequantize_per_tensor(x, x_scale, x_zero_point, -128, 127, torch.int8)
+    return linear_int8_reference(xdq, w, scales, bias)
+
+
+for rows in [1, 3, 5, 7, 33]:
+    for k, n in [(64, 13), (291, 40)]:
+        for zp in [-128, 5, 127]:
+            CASES.append(Case("torchlight::linear_qs8.out",
+                              [T((rows, k), torch.int8, low=-128, high=128), 0.0173, zp,
+                               T((n, k), torch.int8, low=-127, high=128),
+                               T((n,), torch.float32, low=0.001, high=0.02),
+                               T((n,), torch.float32) if rows % 2 else None],
+                              reference=linear_qs8_reference, rtol=1e-5, atol=1e-4,
+                              name=f"rows={rows},k={k},zp={zp}"))
+for rows in [1, 6]:
+    CASES.append(Case("torchlight::linear_qs8.Tensor_out",
+                      [T((rows, 291), torch.int8, low=-128, high=128),
+                       T((1,), torch.float64, values=[0.021]), T((1,), torch.int64, values=[-7]),
+                       T((40, 291), torch.int8, low=-127, high=128),
+                       T((40,), torch.float32, low=0.001, high=0.02), T((40,), torch.float32)],
+                      reference=linear_qs8_reference, rtol=1e-5, atol=1e-4, name=f"rows={rows}"))
+CASES.append(Case("torchlight::linear_qs8.out",
+                  [T((2, 3, 64), torch.int8, low=-128, high=128), 0.05, 0,
+                   T((9, 64), torch.int8, low=-127, high=128),
+                   T((9,), torch.float32, low=0.001, high=0.02), None],
+                  reference=linear_qs8_reference, rtol=1e-5, atol=1e-4, name="batched"))
+CASES.append(Case("torchlight::linear_qs8.out",
+                  [T((2, 64), torch.float32), 0.05, 0, T((3, 64), torch.int8),
+                   T((3,), torch.float32), None],
+                  expect_error="argument 'input' has dtype float32, expected int8",
+                  out_shapes=[(2, 3)]))
+CASES.append(Case("torchlight::linear_qs8.out",
+                  [T((2, 64), torch.int8), 0.05, 200, T((3, 64), torch.int8),
+                   T((3,), torch.float32), None],
+                  expect_error="argument 'input_zero_point' is 200", out_shapes=[(2, 3)],
+                  out_dtype=torch.float32))
+CASES.append(Case("torchlight::linear_qs8.Tensor_out",
+                  [T((2, 64), torch.int8), T((2,), torch.float32, values=[0.1, 0.2]),
+                   T((1,), torch.int64, values=[0]), T((3, 64), torch.int8),
+                   T((3,), torch.float32), None],
+                  expect_error="argument 'input_scale' must have one element",
+                  out_shapes=[(2, 3)], out_dtype=torch.float32))
