@@ -142,14 +142,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const size_t dim = input.tensor.dim();
   const int64_t k = input.tensor.size(dim - 1);
   const int64_t n = weight.tensor.size(0);
-  SizesType sizes[kMaxTensorDim];
-  for (size_t d = 0; d + 1 < dim; ++d) sizes[d] = input.tensor.size(d);
-  sizes[dim - 1] = static_cast<SizesType>(n);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(out, {sizes, dim}));
-  for (const NamedTensor* t : {&input, &weight, &scales, &out}) {
-    TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(*t));
-  }
-  if (bias.tensor.defined()) TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(bias));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_linear_out(input, weight, scales, bias, out, n));
   const int64_t group = args[3]->to_int();
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;

@@ -90,14 +90,7 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   const size_t dim = input.tensor.dim();
   const int64_t k = input.tensor.size(dim - 1);
   const int64_t n = weight.tensor.size(0);
-  SizesType sizes[kMaxTensorDim];
-  for (size_t d = 0; d + 1 < dim; ++d) sizes[d] = input.tensor.size(d);
-  sizes[dim - 1] = static_cast<SizesType>(n);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(out, {sizes, dim}));
-  for (const NamedTensor* t : {&input, &weight, &scales, &out}) {
-    TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(*t));
-  }
-  if (bias.tensor.defined()) TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(bias));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_linear_out(input, weight, scales, bias, out, n));
   const ColumnsInt8Fn columns = select_linear_int8();
   const int64_t rows = input.tensor.numel() / k;
   const float* x = input.tensor.const_data_ptr<float>();

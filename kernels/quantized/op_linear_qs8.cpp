@@ -108,14 +108,7 @@ void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_poi
   const size_t dim = input.tensor.dim();
   const int64_t k = input.tensor.size(dim - 1);
   const int64_t n = weight.tensor.size(0);
-  SizesType sizes[kMaxTensorDim];
-  for (size_t d = 0; d + 1 < dim; ++d) sizes[d] = input.tensor.size(d);
-  sizes[dim - 1] = static_cast<SizesType>(n);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(out, {sizes, dim}));
-  for (const NamedTensor* t : {&input, &weight, &scales, &out}) {
-    TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(*t));
-  }
-  if (bias.tensor.defined()) TL_KERNEL_RETURN_IF_ERROR(ctx, check_contiguous(bias));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_linear_out(input, weight, scales, bias, out, n));
   const ColumnsQs8Fn columns = select_linear_qs8();
   const int64_t rows = input.tensor.numel() / k;
   const int8_t* x = input.tensor.const_data_ptr<int8_t>();

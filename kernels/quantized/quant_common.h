@@ -13,6 +13,7 @@
 
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/tensor_checks.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/half.h"
@@ -208,6 +209,24 @@ inline Status check_quantized_linear(const NamedTensor& input, ScalarType input_
                      "argument 'input' must have at least one dimension (K)");
   *k = input.tensor.size(input.tensor.dim() - 1);
   *n = weight.tensor.size(0);
+  return Error::kOk;
+}
+
+/// The run-time steps the fused linears share: resizes `out` to input's
+/// shape with its last dim `n`, then checks every operand is contiguous (bias
+/// when given). Errors: those of resize_tensor and check_contiguous.
+inline Status resize_linear_out(const NamedTensor& input, const NamedTensor& weight,
+                                const NamedTensor& scales, const NamedTensor& bias,
+                                const NamedTensor& out, int64_t n) {
+  const size_t dim = input.tensor.dim();
+  SizesType sizes[kMaxTensorDim];
+  for (size_t d = 0; d + 1 < dim; ++d) sizes[d] = input.tensor.size(d);
+  sizes[dim - 1] = static_cast<SizesType>(n);
+  TL_RETURN_IF_ERROR(portable::resize_tensor(out, {sizes, dim}));
+  for (const NamedTensor* t : {&input, &weight, &scales, &out}) {
+    TL_RETURN_IF_ERROR(check_contiguous(*t));
+  }
+  if (bias.tensor.defined()) return check_contiguous(bias);
   return Error::kOk;
 }
 
