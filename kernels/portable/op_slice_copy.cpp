@@ -43,7 +43,9 @@ constexpr auto kSliceGather = [](Span<EValue*> args, const Tensor& self,
   view->init(self);
   if (length > 0) view->offset = start * view->strides[dim];
   view->sizes[dim] = static_cast<SizesType>(length);
-  view->strides[dim] *= args[4]->to_int();
+  // A step only matters between two elements; then step < size, so the
+  // product cannot overflow (a huge step with one element would).
+  if (length > 1) view->strides[dim] *= args[4]->to_int();
   return true;
 };
 

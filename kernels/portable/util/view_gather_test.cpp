@@ -177,6 +177,7 @@ TEST(DenseViewTest, SliceAndSelectMatchTheReference) {
       {-1, EValue(int64_t{-3}), EValue(), 1},          {2, EValue(int64_t{1}), EValue(int64_t{100}), 3},
       {1, EValue(int64_t{2}), EValue(int64_t{1}), 1},  {0, EValue(int64_t{-100}), EValue(int64_t{-1}), 2},
       {3, EValue(int64_t{0}), EValue(int64_t{5}), 4},
+      {2, EValue(int64_t{1}), EValue(), INT64_MAX},  // One element: the step is never applied.
   };
   for (ScalarType dtype : kAllDtypes) {
     SCOPED_TRACE(to_string(dtype));
