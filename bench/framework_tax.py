@@ -98,6 +98,42 @@ class PermuteChain(torch.nn.Module):
         return x
 
 
+class CatSliceChain(torch.nn.Module):
+    """100 x (cat, slice) of a [2, 2]: cat's memcpy blocks and a contiguous slice."""
+
+    def forward(self, x):
+        for _ in range(N // 2):
+            x = torch.cat([x, x])[:2]
+        return x
+
+
+class SelectExpandChain(torch.nn.Module):
+    """100 x (select, expand) of a [2, 2]: a row selected, then broadcast back."""
+
+    def forward(self, x):
+        for _ in range(N // 2):
+            x = x[1].expand(2, 2)
+        return x
+
+
+class SliceExpandChain(torch.nn.Module):
+    """100 x (slice, expand) of a [2, 2]: a row sliced, then broadcast back."""
+
+    def forward(self, x):
+        for _ in range(N // 2):
+            x = x[1:].expand(2, 2)
+        return x
+
+
+class ConvertChain(torch.nn.Module):
+    """100 x (to float64, to float32) of a [4]: dtype-changing copies."""
+
+    def forward(self, x):
+        for _ in range(N // 2):
+            x = x.to(torch.float64).to(torch.float32)
+        return x
+
+
 CHAINS = {
     "sub x200 [1]": (SubChain(), (torch.ones(1),)),
     "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
@@ -106,6 +142,10 @@ CHAINS = {
     "gelu x200 [4]": (GeluChain(), (torch.ones(4),)),
     "leaky_relu x200 [4]": (LeakyReluChain(), (torch.ones(4),)),
     "permute x200 [2,2]": (PermuteChain(), (torch.ones(2, 2),)),
+    "cat+slice x100 [2,2]": (CatSliceChain(), (torch.ones(2, 2),)),
+    "select+expand x100": (SelectExpandChain(), (torch.ones(2, 2),)),
+    "slice+expand x100": (SliceExpandChain(), (torch.ones(2, 2),)),
+    "to f64+f32 x100 [4]": (ConvertChain(), (torch.ones(4),)),
 }
 
 

@@ -1,7 +1,7 @@
 #include "kernels/optimized/optimized_kernels.h"
 
 #include "kernels/optimized/optimized_ops.h"
-#include "kernels/optimized/util/gemm_scratch.h"
+#include "kernels/optimized/util/gemm_prepare.h"
 #include "kernels/schemas/op_schemas.h"
 
 namespace torchlight {
@@ -25,16 +25,17 @@ constexpr KernelPriority kPriority = KernelPriority::kOptimized;
 
 // Keys name schema positions: addmm(self, mat1, mat2, beta, alpha, out),
 // linear(input, weight, bias?, out) with the optional bias left free. Each
-// prepares its gemm packing workspace as method scratch.
+// checks the operands' ranks and dtypes at load and prepares its gemm
+// packing workspace as method scratch (util/gemm_prepare.h).
 constexpr Kernel kKernels[] = {
     {"aten::addmm.out", &optimized::addmm_out, kPriority, float_key({0, 1, 2, 5}),
-     &schemas::katen__addmm_out, &optimized::prepare_gemm_scratch},
+     &schemas::katen__addmm_out, &optimized::prepare_addmm},
     {"aten::bmm.out", &optimized::bmm_out, kPriority, float_key({0, 1, 2}), &schemas::katen__bmm_out,
-     &optimized::prepare_gemm_scratch},
+     &optimized::prepare_bmm},
     {"aten::linear.out", &optimized::linear_out, kPriority, float_key({0, 1, 3}),
-     &schemas::katen__linear_out, &optimized::prepare_gemm_scratch},
+     &schemas::katen__linear_out, &optimized::prepare_linear},
     {"aten::mm.out", &optimized::mm_out, kPriority, float_key({0, 1, 2}), &schemas::katen__mm_out,
-     &optimized::prepare_gemm_scratch},
+     &optimized::prepare_mm},
 };
 
 }  // namespace

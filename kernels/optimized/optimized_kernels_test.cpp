@@ -5,12 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string_view>
+#include <vector>
 
 #include "kernels/all_kernels.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/portable/portable_kernels.h"
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
 namespace torchlight {
@@ -101,6 +104,75 @@ TEST(OptimizedKernelsTest, AllKernelsPicksOptimizedForFloat) {
     ASSERT_TRUE(kernel.ok()) << name;
     EXPECT_EQ(kernel.get()->priority, KernelPriority::kOptimized) << name;
   }
+}
+
+const Kernel& optimized_kernel_named(std::string_view name) {
+  for (const Kernel& k : optimized_kernels()) {
+    if (name == k.name) return k;
+  }
+  ADD_FAILURE() << "no optimized kernel " << name;
+  return optimized_kernels()[0];
+}
+
+// What the program fixes (ranks, dtypes a key leaves free) is rejected by
+// prepare, at load, naming the argument with the eval's reason; a good call
+// prepares gemm's scratch.
+TEST(OptimizedKernelsTest, PrepareRejectsRanksAndDtypesAtLoad) {
+  using portable::kernel_test::KernelArgs;
+  using portable::kernel_test::TestTensor;
+  TestTensor m23(ScalarType::kFloat, {2, 3});
+  TestTensor m32(ScalarType::kFloat, {3, 2});
+  TestTensor m22(ScalarType::kFloat, {2, 2});
+  TestTensor v3(ScalarType::kFloat, {3});
+  TestTensor b232(ScalarType::kFloat, {2, 3, 2});
+  TestTensor b222(ScalarType::kFloat, {2, 2, 2});
+  TestTensor h2(ScalarType::kHalf, {2});
+  TestTensor scalar(ScalarType::kFloat, {});
+  TestTensor w3d(ScalarType::kFloat, {1, 2, 3});
+  auto expect = [](std::string_view name, KernelArgs& args, Error code, const char* reason) {
+    SCOPED_TRACE(std::string(name));
+    const Kernel& kernel = optimized_kernel_named(name);
+    PreparedCall call;
+    call.eval = kernel.eval;
+    PrepareContext context(nullptr, kernel.name);
+    const Status status = kernel.prepare(context, args.span(), &call);
+    if (code == Error::kOk) {
+      EXPECT_TRUE(status.ok()) << status.message();
+      EXPECT_GT(call.scratch_bytes, 0u);
+      return;
+    }
+    EXPECT_THAT(status, ErrorIs(code, reason));
+    // The eval refuses the same call with the same reason.
+    KernelContext ctx(nullptr, nullptr, kernel.name);
+    kernel.eval(ctx, args.span());
+    EXPECT_THAT(ctx.status(), ErrorIs(code, reason));
+  };
+  KernelArgs mm_ok{m23.evalue(), m32.evalue(), m22.evalue(), EValue()};
+  expect("aten::mm.out", mm_ok, Error::kOk, "");
+  KernelArgs mm_vector{m23.evalue(), v3.evalue(), m22.evalue(), EValue()};
+  expect("aten::mm.out", mm_vector, Error::kInvalidArgument, "argument 'mat2'");
+  KernelArgs bmm_ok{b232.evalue(), b222.evalue(), b222.evalue(), EValue()};
+  expect("aten::bmm.out", bmm_ok, Error::kOk, "");
+  KernelArgs bmm_matrix{m23.evalue(), b222.evalue(), b222.evalue(), EValue()};
+  expect("aten::bmm.out", bmm_matrix, Error::kInvalidArgument, "argument 'self'");
+  KernelArgs addmm_ok{m22.evalue(), m23.evalue(), m32.evalue(), EValue(int64_t{1}),
+                      EValue(int64_t{1}), m22.evalue(), EValue()};
+  expect("aten::addmm.out", addmm_ok, Error::kOk, "");
+  KernelArgs addmm_half_self{h2.evalue(), m23.evalue(), m32.evalue(), EValue(int64_t{1}),
+                             EValue(int64_t{1}), m22.evalue(), EValue()};
+  expect("aten::addmm.out", addmm_half_self, Error::kInvalidType,
+         "argument 'self' has dtype float16");
+  KernelArgs linear_ok{m23.evalue(), m23.evalue(), EValue(), m22.evalue(), EValue()};
+  expect("aten::linear.out", linear_ok, Error::kOk, "");
+  KernelArgs linear_half_bias{m23.evalue(), m23.evalue(), h2.evalue(), m22.evalue(), EValue()};
+  expect("aten::linear.out", linear_half_bias, Error::kInvalidType,
+         "argument 'bias' has dtype float16");
+  KernelArgs linear_scalar{scalar.evalue(), m23.evalue(), EValue(), m22.evalue(), EValue()};
+  expect("aten::linear.out", linear_scalar, Error::kInvalidArgument,
+         "argument 'input' must have at least 1 dimension");
+  KernelArgs linear_3d_weight{m23.evalue(), w3d.evalue(), EValue(), m22.evalue(), EValue()};
+  expect("aten::linear.out", linear_3d_weight, Error::kInvalidArgument,
+         "argument 'weight' must be a matrix");
 }
 
 }  // namespace

@@ -3,13 +3,18 @@
 // tensors of shape [0] are skipped (a legacy rule); 0-d tensors are an
 // error; the result dtype is the promotion of all input dtypes and each
 // input is converted to out's dtype.
+#include <cstring>
+
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_copy.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
 #include "kernels/portable/util/type_promotion.h"
+#include "kernels/portable/util/view_gather.h"
 
 namespace torchlight::portable {
 
@@ -87,6 +92,92 @@ void cat_out(KernelContext& ctx, Span<EValue*> args) {
                                                         StridedView(t), t.scalar_type(),
                                                         "tensors"));
   }
+}
+
+namespace {
+
+// The prepared eval: every tensor and out dense with out's dtype (checked
+// at load), so each input's block for one outer index is one memcpy.
+// Sizes, the concatenated length and data are checked here, on every run;
+// anything off goes to the reference, which reports it.
+void cat_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Span<const Tensor> tensors = args[0]->to_tensor_list();
+  const Tensor out = args[2]->to_tensor();
+  const Tensor& first = tensors[0];
+  const size_t rank = first.dim();
+  size_t dim = 0;
+  if (!view_gather::wrap(args[1]->to_int(), rank, &dim)) return cat_out(ctx, args);
+  const char* out_data = out.const_data_ptr<char>();
+  int64_t total = 0;
+  for (const Tensor& t : tensors) {
+    for (size_t d = 0; d < rank; ++d) {
+      if (d != dim && t.size(d) != first.size(d)) return cat_out(ctx, args);
+    }
+    if (t.numel() > 0 && (t.const_data_ptr() == nullptr || t.const_data_ptr() == out_data)) {
+      return cat_out(ctx, args);
+    }
+    total += t.size(dim);
+  }
+  if (total > INT32_MAX) return cat_out(ctx, args);
+  SizesType shape[kMaxTensorDim];
+  int64_t outer = 1;
+  int64_t inner = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    shape[d] = first.size(d);
+    if (d < dim) outer *= shape[d];
+    if (d > dim) inner *= shape[d];
+  }
+  shape[dim] = static_cast<SizesType>(total);
+  if (!dense_copy::fit_sizes({shape, rank}, out)) return cat_out(ctx, args);
+  if (out.numel() > 0) {
+    char* dst = out.mutable_data_ptr<char>();
+    if (dst == nullptr) return cat_out(ctx, args);
+    const int64_t row = inner * static_cast<int64_t>(out.element_size());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (const Tensor& t : tensors) {
+        const size_t bytes = static_cast<size_t>(t.size(dim) * row);
+        if (bytes == 0) continue;
+        std::memcpy(dst, t.const_data_ptr<char>() + o * static_cast<int64_t>(bytes), bytes);
+        dst += bytes;
+      }
+    }
+  }
+  set_return(args, 3, *args[2]);
+}
+
+}  // namespace
+
+// The tensors' dtypes and ranks, `dim` and out's dtype are the program's:
+// checked at load with the reference's messages (dim only when no 1-D
+// tensor may be skipped).
+Status cat_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const Span<const Tensor> tensors = args[0]->to_tensor_list();
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  TL_CHECK_OR_RETURN(!tensors.empty(), Error::kInvalidArgument,
+                     "argument 'tensors' is empty; expected a non-empty list of tensors");
+  ResultType result_type;
+  bool same_rank = true;
+  bool dense = dense_path::is_dense(out.tensor);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    TL_CHECK_OR_RETURN(t.defined(), Error::kInvalidArgument,
+                       "argument 'tensors' has no tensor at position %zu", i);
+    TL_CHECK_OR_RETURN(t.dim() > 0, Error::kInvalidArgument,
+                       "argument 'tensors' has a 0-d tensor at position %zu, which cannot be "
+                       "concatenated",
+                       i);
+    TL_RETURN_IF_ERROR(result_type.add_tensor({t, "tensors"}));
+    same_rank = same_rank && t.dim() == tensors[0].dim();
+    dense = dense && dense_path::is_dense(t) && t.scalar_type() == out.tensor.scalar_type();
+  }
+  TL_RETURN_IF_ERROR(check_out_dtype(result_type.get(), out));
+  if (!same_rank) return Error::kOk;  // 1-D [0] tensors are skipped: the reference decides.
+  if (tensors[0].dim() > 1) {
+    size_t dim = 0;
+    TL_RETURN_IF_ERROR(wrap_dim(args[1]->to_int(), tensors[0].dim(), "dim", &dim));
+  }
+  if (dense) call->eval = &cat_dense_eval;
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

@@ -8,6 +8,7 @@
 // never acted on; None means "preserve", which out also already encodes.
 // Every dtype.
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_convert.h"
 #include "kernels/portable/util/dense_copy.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -65,14 +66,17 @@ void to_dim_order_copy_out(KernelContext& ctx, Span<EValue*> args) {
                                 StridedView(self.tensor), self.tensor.scalar_type(), self.name));
 }
 
-// The dim order is the program's: checked against out at load. Without a
-// dtype change the copy moves bytes (dense_copy.h).
+// The dim order and the dtypes are the program's: checked (the dim order
+// against out) at load. Without a dtype change the copy moves bytes
+// (dense_copy.h); with one, a loop for that dtype pair converts
+// (dense_convert.h).
 Status to_dim_order_copy_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_dim_order_arg(*args[2], {args[3]->to_tensor(), "out"}));
   if (args[3]->to_tensor().scalar_type() == args[0]->to_tensor().scalar_type()) {
     call->eval = &dense_copy::same_shape_copy_eval<3, &to_dim_order_copy_out>;
+    return Error::kOk;
   }
-  return Error::kOk;
+  return dense_convert::prepare<3, &to_dim_order_copy_out>(args, call);
 }
 
 void empty_dim_order_out(KernelContext& ctx, Span<EValue*> args) {

@@ -38,4 +38,15 @@ void gather_out(KernelContext& ctx, Span<EValue*> args) {
                                    }));
 }
 
+// `dim`, index's dtype and out's dtype are the program's: checked at load,
+// with the reference's messages. The shapes and index values may change
+// with dynamic dims, so the reference eval keeps checking those.
+Status gather_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  size_t dim = 0;
+  TL_RETURN_IF_ERROR(wrap_dim(args[1]->to_int(), self.tensor.dim(), "dim", &dim));
+  TL_RETURN_IF_ERROR(check_index_dtype({args[2]->to_tensor(), "index"}, /*allow_int32=*/false));
+  return check_same_dtype({args[4]->to_tensor(), "out"}, self.tensor.scalar_type(), "self");
+}
+
 }  // namespace torchlight::portable

@@ -5,6 +5,7 @@
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/strided_view.h"
+#include "kernels/portable/util/view_gather.h"
 
 namespace torchlight::portable {
 
@@ -50,6 +51,28 @@ constexpr auto kPermuteView = [](Span<EValue*> args, StridedView* view) {
   return true;
 };
 
+// Self permuted by `dims`, as a view_gather::View (read on every run: a
+// permutation of self's dims, checked again as it indexes self).
+constexpr auto kPermuteGather = [](Span<EValue*> args, const Tensor& self,
+                                   view_gather::View* view) {
+  const Span<const int64_t> dims = args[1]->to_int_list();
+  const size_t rank = self.dim();
+  if (dims.size() != rank) return false;
+  const Span<const SizesType> sizes = self.sizes();
+  const Span<const StridesType> strides = self.strides();
+  uint32_t seen = 0;  // kMaxTensorDim <= 32 bits.
+  for (size_t i = 0; i < rank; ++i) {
+    size_t d = 0;
+    if (!view_gather::wrap(dims[i], rank, &d) || (seen >> d & 1u) != 0) return false;
+    seen |= 1u << d;
+    view->sizes[i] = sizes[d];
+    view->strides[i] = strides[d];
+  }
+  view->rank = rank;
+  view->offset = 0;
+  return true;
+};
+
 }  // namespace
 
 // `dims` and out's dtype are the program's: checked at load, with the
@@ -69,7 +92,9 @@ Status permute_copy_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCal
     seen[d] = true;
   }
   TL_RETURN_IF_ERROR(dense_copy::check_out_dtype_is_self(args, 2));
-  call->eval = &dense_copy::view_copy_eval<2, kPermuteView, &permute_copy_out>;
+  if (!view_gather::install<2, kPermuteGather, &permute_copy_out>(args, call)) {
+    call->eval = &dense_copy::view_copy_eval<2, kPermuteView, &permute_copy_out>;
+  }
   return Error::kOk;
 }
 

@@ -3,6 +3,7 @@
 // bfloat16 round to nearest even) and laid out in out's dim order, which is
 // how memory_format reaches the runtime (see util/memory_format.h).
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_convert.h"
 #include "kernels/portable/util/dense_copy.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/memory_format.h"
@@ -25,14 +26,16 @@ void to_copy_out(KernelContext& ctx, Span<EValue*> args) {
                                 StridedView(self.tensor), self.tensor.scalar_type(), self.name));
 }
 
-// The memory format is the program's: checked at load. Without a dtype
-// change the copy moves bytes (dense_copy.h).
+// The memory format and the dtypes are the program's: checked at load.
+// Without a dtype change the copy moves bytes (dense_copy.h); with one, a
+// loop for that dtype pair converts (dense_convert.h).
 Status to_copy_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_memory_format(*args[2], {args[3]->to_tensor(), "out"}));
   if (args[3]->to_tensor().scalar_type() == args[0]->to_tensor().scalar_type()) {
     call->eval = &dense_copy::same_shape_copy_eval<3, &to_copy_out>;
+    return Error::kOk;
   }
-  return Error::kOk;
+  return dense_convert::prepare<3, &to_copy_out>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -1,11 +1,14 @@
 // aten::transpose_copy.int_out (swap two dimensions) and aten::t_copy.out
 // (transpose of a tensor with at most 2 dimensions), copied into out's own
 // layout. Any dtype.
+#include <utility>
+
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dense_copy.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/strided_view.h"
+#include "kernels/portable/util/view_gather.h"
 
 namespace torchlight::portable {
 
@@ -51,6 +54,23 @@ constexpr auto kTransposeView = [](Span<EValue*> args, StridedView* view) {
   return true;
 };
 
+// Self with dim0 and dim1 swapped, as a view_gather::View.
+constexpr auto kTransposeGather = [](Span<EValue*> args, const Tensor& self,
+                                     view_gather::View* view) {
+  size_t dim0 = 0;
+  size_t dim1 = 0;
+  if (!view_gather::wrap(args[1]->to_int(), self.dim(), &dim0) ||
+      !view_gather::wrap(args[2]->to_int(), self.dim(), &dim1)) {
+    return false;
+  }
+  view->init(self);
+  if (self.dim() >= 2) {
+    std::swap(view->sizes[dim0], view->sizes[dim1]);
+    std::swap(view->strides[dim0], view->strides[dim1]);
+  }
+  return true;
+};
+
 }  // namespace
 
 Status transpose_copy_int_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -59,7 +79,9 @@ Status transpose_copy_int_out_prepare(PrepareContext&, Span<EValue*> args, Prepa
   TL_RETURN_IF_ERROR(wrap_dim(args[1]->to_int(), rank, "dim0", &dim));
   TL_RETURN_IF_ERROR(wrap_dim(args[2]->to_int(), rank, "dim1", &dim));
   TL_RETURN_IF_ERROR(dense_copy::check_out_dtype_is_self(args, 3));
-  call->eval = &dense_copy::view_copy_eval<3, kTransposeView, &transpose_copy_int_out>;
+  if (!view_gather::install<3, kTransposeGather, &transpose_copy_int_out>(args, call)) {
+    call->eval = &dense_copy::view_copy_eval<3, kTransposeView, &transpose_copy_int_out>;
+  }
   return Error::kOk;
 }
 

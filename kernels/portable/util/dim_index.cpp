@@ -21,16 +21,7 @@ Status normalize_slice(const EValue& start, const EValue& end, int64_t step, int
   TL_CHECK_OR_RETURN(step > 0, Error::kInvalidArgument,
                      "argument 'step' is %lld; the slice step must be positive",
                      static_cast<long long>(step));
-  int64_t first = start.is_int() ? start.to_int() : 0;
-  int64_t last = end.is_int() ? end.to_int() : size;
-  if (first < 0) first = first < -size ? 0 : first + size;
-  if (last < 0) last = last < -size ? 0 : last + size;
-  if (first > size) first = size;
-  if (last > size) last = size;
-  if (last < first) last = first;
-  *out_start = first;
-  // (last - first) <= size, so no overflow; ceil division by a positive step.
-  *out_length = (last - first) / step + ((last - first) % step != 0 ? 1 : 0);
+  slice_bounds(start, end, step, size, out_start, out_length);
   return Error::kOk;
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/portable/util/kernel_args.h"
+#include "runtime/core/evalue.h"
 #include "runtime/core/span.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
@@ -41,6 +42,24 @@ Status wrap_dim(int64_t dim, size_t rank, const char* name, size_t* out);
 /// naming 'step' unless it is positive.
 Status normalize_slice(const EValue& start, const EValue& end, int64_t step, int64_t size,
                        int64_t* out_start, int64_t* out_length);
+
+/// normalize_slice without a Status, for prepared evals: false when `step`
+/// is not positive.
+inline bool slice_bounds(const EValue& start, const EValue& end, int64_t step, int64_t size,
+                         int64_t* out_start, int64_t* out_length) {
+  if (step <= 0) return false;
+  int64_t first = start.is_int() ? start.to_int() : 0;
+  int64_t last = end.is_int() ? end.to_int() : size;
+  if (first < 0) first = first < -size ? 0 : first + size;
+  if (last < 0) last = last < -size ? 0 : last + size;
+  if (first > size) first = size;
+  if (last > size) last = size;
+  if (last < first) last = first;
+  *out_start = first;
+  // (last - first) <= size, so no overflow; ceil division by a positive step.
+  *out_length = (last - first) / step + ((last - first) % step != 0 ? 1 : 0);
+  return true;
+}
 
 /// ATen's infer_size for view/reshape: `size` (a view_copy `size`
 /// argument, at most one entry -1) with the -1 resolved so the shape holds

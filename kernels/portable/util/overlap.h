@@ -29,6 +29,17 @@ inline bool byte_extent(const Tensor& t, uintptr_t* begin, uintptr_t* end) {
   return true;
 }
 
+/// Whether the bytes of `a`'s and `b`'s elements overlap (a prepared
+/// eval's check; check_no_overlap reports it).
+inline bool storage_overlaps(const Tensor& a, const Tensor& b) {
+  uintptr_t a_begin = 0;
+  uintptr_t a_end = 0;
+  uintptr_t b_begin = 0;
+  uintptr_t b_end = 0;
+  return byte_extent(a, &a_begin, &a_end) && byte_extent(b, &b_begin, &b_end) &&
+         a_begin < b_end && b_begin < a_end;
+}
+
 /// Errors: kInvalidArgument when `out`'s storage overlaps `input`'s, naming
 /// both; `input` is read after `out` is written.
 inline Status check_no_overlap(const NamedTensor& out, const NamedTensor& input) {

@@ -51,7 +51,9 @@ void StridedView::narrow(size_t d, int64_t start, int64_t length, int64_t step) 
   TL_DEBUG_ASSERT(length == 0 || start + (length - 1) * step < sizes_[d]);
   if (length > 0) offset_ += start * strides_[d];
   sizes_[d] = length;
-  strides_[d] *= step;
+  // The step only separates two elements: then step < size and the
+  // product fits; a huge step taking one element must not overflow it.
+  if (length > 1) strides_[d] *= step;
 }
 
 void StridedView::flip(size_t d) {
