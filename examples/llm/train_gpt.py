@@ -67,7 +67,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--corpus-dir", type=Path, default=DEFAULT_CORPUS)
     p.add_argument("--out-dir", type=Path, default=REPO / "examples" / "llm" / "models")
-    p.add_argument("--name", default="brown_gpt", help="file stem of the outputs")
+    p.add_argument("--name", default="brown_gpt_bpe", help="file stem of the outputs")
     p.add_argument("--tokenizer", choices=("bpe", "bytes"), default="bpe")
     p.add_argument("--vocab-size", type=int, default=4096, help="BPE vocabulary (bpe only)")
     p.add_argument("--tokenizer-json", type=Path, default=None,
