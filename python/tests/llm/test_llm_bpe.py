@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,8 @@ from torchlight.llm.metadata import llm_metadata_methods
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = REPO / "build" / "release" / "bin" / "torchlight"
-SHIPPED_TOKENIZER = REPO / "examples" / "llm" / "models" / "brown_gpt_bpe.tokenizer.json"
+SHIPPED = REPO / "examples" / "llm" / "models" / "brown_gpt_bpe.pt"
+SHIPPED_TOKENIZER = SHIPPED.with_suffix(".tokenizer.json")
 CORPUS = Path(os.environ.get("TORCHLIGHT_ASSETS_DIR", "/var/cache/torchlight/assets")) \
     / "corpus" / "brown"
 
@@ -119,3 +121,23 @@ def test_cpp_tokenizer_gives_the_python_encoders_ids(tmp_path):
         assert got == expected
         compared += len(expected)
     assert compared > 5000
+
+
+def test_shipped_model_runs_with_the_tokenizer_its_program_names(tmp_path):
+    """The demo's path: export_gpt.py puts the tokenizer.json beside the .pte
+    and names it in get_tokenizer(); `torchlight llm` then needs no
+    --tokenizer, and its greedy text is PyTorch's."""
+    pte = tmp_path / "demo" / "model.pte"
+    r = subprocess.run([sys.executable, str(REPO / "examples" / "llm" / "export_gpt.py"),
+                        "--checkpoint", str(SHIPPED), "--pte", str(pte), "--custom-op",
+                        "--prompt", "The jury said", "--tokens", "48"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert (pte.parent / SHIPPED_TOKENIZER.name).read_bytes() == SHIPPED_TOKENIZER.read_bytes()
+    eager_text = r.stdout.rstrip("\n")
+    r = subprocess.run([str(CLI), "llm", "--model", str(pte), "--prompt", "The jury said",
+                        "--temperature", "0", "--max-new-tokens", "48", "--quiet"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.rstrip("\n") == eager_text
+    assert len(eager_text.split()) > 20  # 48 subword tokens of text

@@ -43,6 +43,9 @@ LAYOUTS = {
     "fused": ["-kv", "--use_sdpa_with_kv_cache", "--use_fused_sdpa_with_kv_cache"],
     "plain_kv": ["-kv"],
     "torchlight_ops": ["-kv", "--use_sdpa_with_kv_cache", "--attention_ops", "torchlight"],
+    # XNNPACK's partitioner takes the element-wise operators; the 16-bit
+    # linears stay on the portable kernels.
+    "xnnpack": ["-kv", "--use_sdpa_with_kv_cache", "-X"],
 }
 
 
