@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The Torchlight demo, the README's main job: export the small GPT the
-# project trained on the Brown corpus (examples/llm/models/brown_gpt.pt) to
-# a .pte program, then generate text from it in C++ with `torchlight llm`,
-# streaming tokens and printing the runner's stats.
+# project trained on the Brown corpus (examples/llm/models/brown_gpt_bpe.pt,
+# with its BPE tokenizer brown_gpt_bpe.tokenizer.json) to a .pte program, then
+# generate text from it in C++ with `torchlight llm`, streaming tokens and
+# printing the runner's stats. The exporter puts the tokenizer.json beside
+# the .pte and names it in the program's get_tokenizer(), so the runner finds
+# it without --tokenizer.
 #
 # Runs inside the toolchain from the repository root (`./torchlight demo`
 # provisions it and builds build/release first). Extra arguments go to
@@ -11,15 +14,17 @@ set -euo pipefail
 
 repo="$(pwd)"
 cli="$repo/${TORCHLIGHT_CLI:-build/release/bin/torchlight}"  # Overridable to try another build.
-checkpoint="$repo/examples/llm/models/brown_gpt.pt"
-pte="$repo/build/demo/brown_gpt.pte"
+checkpoint="$repo/examples/llm/models/brown_gpt_bpe.pt"
+tokenizer="$repo/examples/llm/models/brown_gpt_bpe.tokenizer.json"
+pte="$repo/build/demo/brown_gpt_bpe.pte"
 
 fail() { echo "demo: error: $*" >&2; exit 1; }
 [ -x "$cli" ] || fail "$cli is missing; build it with ./torchlight build"
 [ -f "$checkpoint" ] || fail "$checkpoint is missing (examples/llm/README.md says how to train it)"
+[ -f "$tokenizer" ] || fail "$tokenizer is missing (train_gpt.py writes it beside the checkpoint)"
 
 # Re-export only when the checkpoint or the exporter changed.
-if [ ! -f "$pte" ] || [ -n "$(find "$checkpoint" "$repo/python/torchlight" "$repo/examples/llm/export_gpt.py" \
+if [ ! -f "$pte" ] || [ -n "$(find "$checkpoint" "$tokenizer" "$repo/python/torchlight" "$repo/examples/llm/export_gpt.py" \
       -newer "$pte" -print -quit)" ]; then
   echo "demo: exporting $checkpoint -> $pte"
   python3 "$repo/examples/llm/export_gpt.py" --checkpoint "$checkpoint" --pte "$pte" \

@@ -1,10 +1,15 @@
-"""Exports a byte-level GPT checkpoint (train_gpt.py's) to .pte and prints
-the text PyTorch generates from it: the reference the C++ runner's output is
-checked against.
+"""Exports a GPT checkpoint (train_gpt.py's) to .pte and prints the text
+PyTorch generates from it: the reference the C++ runner's output is checked
+against.
 
-    tools/toolchain/run_in_root.sh /work/main python3 examples/llm/export_gpt.py \
-        --checkpoint examples/llm/models/brown_gpt.pt --pte build/brown_gpt.pte \
+    ./torchlight exec python3 examples/llm/export_gpt.py \
+        --checkpoint examples/llm/models/brown_gpt_bpe.pt --pte build/brown_gpt_bpe.pte \
         --prompt "The jury said" --tokens 200
+
+A BPE checkpoint names its tokenizer.json ("tokenizer" entry), which sits
+beside it; the exporter copies it beside the .pte and records its file name
+as get_tokenizer(), so `torchlight llm --model X.pte` finds it. A byte-level
+checkpoint ("tokenizer": "bytes") needs no file.
 
 The program has one method, forward(tokens [1, T] int64, input_pos [T] int64)
 -> logits [1, T, 256], 1 <= T <= block_size, with the KV caches as mutable
@@ -34,12 +39,14 @@ XnnpackPartitioner; the rest stays on our kernels.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
 import torch
 
 from torchlight.llm import export_llm, generate
+from torchlight.llm.bpe import ByteLevelBPE
 from torchlight.llm.gpt_weights import load_nanogpt_checkpoint
 from torchlight.llm.metadata import llm_metadata_methods
 from torchlight.llm.quantize import QMODES, quantize_model
@@ -49,7 +56,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--checkpoint", type=Path, default=REPO / "examples/llm/models/brown_gpt.pt")
+    p.add_argument("--checkpoint", type=Path,
+                   default=REPO / "examples/llm/models/brown_gpt_bpe.pt")
     p.add_argument("--pte", type=Path, help="write the program here")
     p.add_argument("--custom-op", action="store_true", help="keep the fused attention operator")
     p.add_argument("--prompt", default="The ")
@@ -67,10 +75,17 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     checkpoint = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    if checkpoint.get("tokenizer") != "bytes":
-        print(f"error: {args.checkpoint} is not a byte-level checkpoint (tokenizer "
-              f"{checkpoint.get('tokenizer')!r})", file=sys.stderr)
+    tokenizer = checkpoint.get("tokenizer")
+    if not isinstance(tokenizer, str) or not tokenizer:
+        print(f"error: {args.checkpoint} names no tokenizer (\"tokenizer\": {tokenizer!r})",
+              file=sys.stderr)
         return 2
+    tokenizer_file = None if tokenizer == "bytes" else args.checkpoint.parent / tokenizer
+    if tokenizer_file is not None and not tokenizer_file.is_file():
+        print(f"error: {args.checkpoint}'s tokenizer {tokenizer_file} does not exist",
+              file=sys.stderr)
+        return 2
+    codec = ByteLevelBPE.load_tokenizer_json(tokenizer_file) if tokenizer_file else None
     model = load_nanogpt_checkpoint(checkpoint, use_custom_op=args.custom_op)
     if args.quantization_mode or args.embedding_quantize:
         try:
@@ -83,18 +98,25 @@ def main(argv=None) -> int:
             print(f"left float (input width not a multiple of {args.group_size}): "
                   f"{', '.join(skipped)}", file=sys.stderr)
     if args.tokens > 0:  # --tokens 0: export only
-        prompt = list(args.prompt.encode("utf-8"))
+        prompt = codec.encode(args.prompt) if codec else list(args.prompt.encode("utf-8"))
         out = generate(model, prompt, args.tokens, temperature=args.temperature, top_k=args.top_k,
                        generator=torch.Generator().manual_seed(args.seed))
-        print(bytes(prompt + out).decode("utf-8", errors="replace"))
+        print(codec.decode(prompt + out) if codec
+              else bytes(prompt + out).decode("utf-8", errors="replace"))
 
     if args.pte is not None:
         import torchlight
         # The metadata lets `torchlight llm --model X.pte` run without
-        # --tokenizer: ids are bytes, there is no BOS or EOS. Generation reads
-        # only the last position's logits, so the program computes no others.
+        # --tokenizer: "bytes" or the tokenizer.json beside the .pte; there is
+        # no BOS or EOS. Generation reads only the last position's logits, so
+        # the program computes no others.
         exported = export_llm(model, last_logits_only=True)
-        metadata = llm_metadata_methods(model, tokenizer="bytes")
+        metadata = llm_metadata_methods(model, tokenizer=tokenizer)
+        if tokenizer_file is not None:
+            args.pte.parent.mkdir(parents=True, exist_ok=True)
+            beside = args.pte.parent / tokenizer
+            if beside.resolve() != tokenizer_file.resolve():
+                shutil.copyfile(tokenizer_file, beside)
         if args.xnnpack:
             from torchlight.backends.xnnpack.partition.xnnpack_partitioner import \
                 XnnpackPartitioner

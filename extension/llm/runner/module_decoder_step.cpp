@@ -4,17 +4,30 @@
 #include <cinttypes>
 #include <utility>
 
+#include "runtime/core/half.h"
+
 namespace torchlight {
 namespace {
 
 constexpr const char* kSignature =
     "forward(tokens [1, T] int64, input_pos [T] int64 (or [1], the start position; or no "
-    "input_pos without a KV cache)) -> logits [1, T, vocab] float32 (or the last position's "
-    "only: [1, 1, vocab] or [1, vocab])";
+    "input_pos without a KV cache)) -> logits [1, T, vocab] float32, float16 or bfloat16 (or the "
+    "last position's only: [1, 1, vocab] or [1, vocab])";
+
+bool is_logits_dtype(ScalarType t) {
+  return t == ScalarType::kFloat || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
+}
+
+// Widens one row of 16-bit float logits into `out`.
+template <typename T>
+void widen(const void* row, float* out, int32_t count) {
+  const T* in = static_cast<const T*>(row);
+  for (int32_t i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
+}
 
 // Checks that value `index` of forward (an input or output, per `what`) is
-// a tensor of `dtype` and of `rank` (or `other_rank`, when not 0), and
-// returns its info.
+// a tensor of `dtype` (for kFloat: any dtype is_logits_dtype accepts) and of
+// `rank` (or `other_rank`, when not 0), and returns its info.
 Result<TensorInfo> expect_tensor(const Result<Tag>& tag, const Result<TensorInfo>& info,
                                  const char* what, ScalarType dtype, size_t rank,
                                  size_t other_rank = 0) {
@@ -25,11 +38,12 @@ Result<TensorInfo> expect_tensor(const Result<Tag>& tag, const Result<TensorInfo
   if (!info.ok()) return info.status();
   const TensorInfo& t = info.get();
   if (other_rank != 0 && t.sizes.size() == other_rank) rank = other_rank;
-  // Logits of another float type would be a valid LLM this runner cannot
-  // read yet; anything else is not the LLM signature.
-  const bool other_float_logits = dtype == ScalarType::kFloat && t.dtype != dtype &&
+  // Logits of another float type (float64) would be a valid LLM this runner
+  // cannot read; anything else is not the LLM signature.
+  const bool dtype_ok = t.dtype == dtype || (dtype == ScalarType::kFloat && is_logits_dtype(t.dtype));
+  const bool other_float_logits = dtype == ScalarType::kFloat && !dtype_ok &&
                                   t.sizes.size() == rank && is_floating_point(t.dtype);
-  TL_CHECK_OR_RETURN(t.dtype == dtype && t.sizes.size() == rank,
+  TL_CHECK_OR_RETURN(dtype_ok && t.sizes.size() == rank,
                      other_float_logits ? Error::kNotSupported : Error::kInvalidProgram,
                      "forward's %s is %s with %zu dims, expected %s with %zu; an LLM program has "
                      "the signature %s",
@@ -43,7 +57,7 @@ Result<TensorInfo> expect_tensor(const Result<Tag>& tag, const Result<TensorInfo
 ModuleDecoderStep::ModuleDecoderStep(Method* method, Layout layout, OwnedTensor tokens,
                                      OwnedTensor positions, int64_t max_seq_len,
                                      int64_t max_tokens_per_step, int32_t vocab_size,
-                                     bool last_only)
+                                     bool last_only, ScalarType logits_dtype)
     : method_(method),
       layout_(layout),
       tokens_(std::move(tokens)),
@@ -51,7 +65,10 @@ ModuleDecoderStep::ModuleDecoderStep(Method* method, Layout layout, OwnedTensor 
       max_seq_len_(max_seq_len),
       max_tokens_per_step_(max_tokens_per_step),
       vocab_size_(vocab_size),
-      last_only_(last_only) {}
+      last_only_(last_only),
+      logits_dtype_(logits_dtype),
+      // float32 logits are read in place; others are widened into this row.
+      widened_(logits_dtype == ScalarType::kFloat ? 0 : static_cast<size_t>(vocab_size)) {}
 
 Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* module,
                                                                      const LlmMetadata& metadata) {
@@ -182,7 +199,7 @@ Result<std::unique_ptr<ModuleDecoderStep>> ModuleDecoderStep::create(Module* mod
                                         start_only ? TensorShapeDynamism::kStatic : dynamism));
   return std::unique_ptr<ModuleDecoderStep>(new ModuleDecoderStep(
       method, layout, std::move(token_tensor), std::move(position_tensor), max_seq_len,
-      max_tokens, static_cast<int32_t>(vocab), last_only));
+      max_tokens, static_cast<int32_t>(vocab), last_only, logits.dtype));
 }
 
 Result<Span<const float>> ModuleDecoderStep::run(Span<const int64_t> tokens, int64_t start_pos) {
@@ -226,14 +243,25 @@ Result<Span<const float>> ModuleDecoderStep::run(Span<const int64_t> tokens, int
   const bool shape_ok = last_only_ ? logits.numel() == vocab_size_ && logits.size(0) == 1
                                    : logits.dim() == 3 && logits.size(0) == 1 &&
                                          logits.size(1) == rows && logits.size(2) == vocab_size_;
-  TL_CHECK_OR_RETURN(logits.scalar_type() == ScalarType::kFloat && shape_ok,
+  TL_CHECK_OR_RETURN(logits.scalar_type() == logits_dtype_ && shape_ok,
                      Error::kInvalidProgram,
                      "forward returned logits of %s with %zu dims for %" PRId64
-                     " tokens; expected float32 [1, %" PRId64 ", %d]",
-                     to_string(logits.scalar_type()), logits.dim(), fed, rows, vocab_size_);
-  const float* data = logits.const_data_ptr<float>();
+                     " tokens; expected %s [1, %" PRId64 ", %d]",
+                     to_string(logits.scalar_type()), logits.dim(), fed, to_string(logits_dtype_),
+                     rows, vocab_size_);
+  const void* data = logits.const_data_ptr();
   TL_CHECK_OR_RETURN(data != nullptr, Error::kInvalidProgram, "forward's logits have no data");
-  return Span<const float>(data + (rows - 1) * vocab_size_, static_cast<size_t>(vocab_size_));
+  const size_t row = static_cast<size_t>(rows - 1) * static_cast<size_t>(vocab_size_);
+  if (logits_dtype_ == ScalarType::kFloat) {
+    return Span<const float>(static_cast<const float*>(data) + row,
+                             static_cast<size_t>(vocab_size_));
+  }
+  if (logits_dtype_ == ScalarType::kHalf) {
+    widen<Half>(static_cast<const Half*>(data) + row, widened_.data(), vocab_size_);
+  } else {
+    widen<BFloat16>(static_cast<const BFloat16*>(data) + row, widened_.data(), vocab_size_);
+  }
+  return Span<const float>(widened_.data(), widened_.size());
 }
 
 }  // namespace torchlight

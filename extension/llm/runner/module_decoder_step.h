@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "extension/llm/runner/decoder_step.h"
 #include "extension/llm/runner/llm_metadata.h"
@@ -62,7 +63,7 @@ class ModuleDecoderStep final : public DecoderStep {
 
   ModuleDecoderStep(Method* method, Layout layout, OwnedTensor tokens, OwnedTensor positions,
                     int64_t max_seq_len, int64_t max_tokens_per_step, int32_t vocab_size,
-                    bool last_only);
+                    bool last_only, ScalarType logits_dtype);
 
   Method* method_;                // owned by the Module
   Layout layout_;
@@ -75,6 +76,8 @@ class ModuleDecoderStep final : public DecoderStep {
   int64_t max_tokens_per_step_;
   int32_t vocab_size_;
   bool last_only_;  // Logits of the last position only: [1, vocab] or [1, 1, vocab].
+  ScalarType logits_dtype_;      // float32, float16 or bfloat16
+  std::vector<float> widened_;   // [vocab] for 16-bit logits, sized at create()
 };
 
 }  // namespace torchlight

@@ -113,7 +113,7 @@ def test_metadata_methods_have_upstreams_names_and_values(params, tmp_path, runt
 
 
 def test_bad_flags_are_one_error_line(params, tmp_path):
-    for flags, needle in [(["-p", str(params), "-d", "fp16"], "only fp32"),
+    for flags, needle in [(["-p", str(params), "-d", "fp16", "-E", "8,0"], "quantize an fp32"),
                           (["-p", str(params), "--use_sdpa_with_kv_cache"], "needs -kv"),
                           (["-c", str(tmp_path / "missing.pth")], "does not exist")]:
         r = subprocess.run([sys.executable, "-m", "torchlight.llm.export_llama", *flags,

@@ -51,7 +51,7 @@ MODEL_PARAMS = {
 }
 # BOS / EOS of each family, as upstream's metadata defaults.
 FAMILY_IDS = {"llama3": (128000, [128001, 128009])}
-DTYPES = ("fp32", "fp16", "bf16")
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-E", "--embedding-quantize", dest="embedding_quantize", default=None,
                    metavar="BITS,GROUP", help="e.g. 8,0 or 4,32")
     p.add_argument("-d", "--dtype-override", dest="dtype_override", choices=DTYPES,
-                   default="fp32")
+                   default="fp32",
+                   help="the model's dtype: weights, activations and logits (the fused "
+                        "attention operators and their KV caches stay float32, as upstream's)")
     p.add_argument("--max_seq_length", type=int, default=128,
                    help="most tokens per forward call, and the context without "
                         "--max_context_length")
@@ -114,6 +116,8 @@ def build_model(args):
                   else MODEL_PARAMS[args.model])
         torch.manual_seed(args.seed)
         model = Llama(config_from_meta_params(params, **fields)).eval()
+    if args.dtype_override != "fp32":
+        cast_model(model, DTYPES[args.dtype_override])
     if args.quantization_mode or args.embedding_quantize:
         from torchlight.llm.quantize import quantize_model
         skipped = quantize_model(model, args.quantization_mode, args.group_size,
@@ -121,6 +125,21 @@ def build_model(args):
         if skipped:
             print(f"left float (input width not a multiple of {args.group_size}): "
                   f"{', '.join(skipped)}", file=sys.stderr)
+    return model
+
+
+def cast_model(model, dtype: torch.dtype):
+    """Casts `model` (a Llama) to `dtype` as upstream's export_llama -d does:
+    every parameter and buffer, except that the KV caches of the fused
+    attention operators stay float32 (those operators compute in float32;
+    attention casts its q, k, v to them and the result back)."""
+    model.to(dtype)
+    for layer in model.layers:
+        attention = layer.attention
+        if attention.use_custom_op:
+            cache = attention.kv_cache
+            cache.k_cache = cache.k_cache.float()
+            cache.v_cache = cache.v_cache.float()
     return model
 
 
@@ -147,9 +166,9 @@ def export(args) -> Path:
     import torchlight
     from torchlight.llm.export import export_llm
 
-    if args.dtype_override != "fp32":
-        raise ValueError(f"-d {args.dtype_override}: only fp32 is supported (the KV-cache "
-                         f"kernels and quantized linears compute in float32)")
+    if args.dtype_override != "fp32" and (args.quantization_mode or args.embedding_quantize):
+        raise ValueError(f"-d {args.dtype_override} with -qmode / -E: the quantized linears and "
+                         f"embeddings compute in float32; quantize an fp32 model")
     if args.use_sdpa_with_kv_cache and not args.use_kv_cache:
         raise ValueError("--use_sdpa_with_kv_cache needs -kv (a KV cache to attend over)")
     model = build_model(args)

@@ -39,7 +39,12 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cache: K
 
     With `use_custom_op` this is one call of torchlight::sdpa_with_kv_cache;
     otherwise the same computation in plain operators (index_copy_ into the
-    buffers, masked softmax attention)."""
+    buffers, masked softmax attention). The custom operator computes in the
+    cache's dtype (float32): other q, k, v are cast to it and the result back."""
+    if use_custom_op and q.dtype != cache.k_cache.dtype:
+        dtype = cache.k_cache.dtype
+        return cached_attention(q.to(dtype), k.to(dtype), v.to(dtype), cache, input_pos,
+                                use_custom_op, scale).to(q.dtype)
     if use_custom_op:
         return custom_ops.sdpa_with_kv_cache(q, k, v, cache.k_cache, cache.v_cache, input_pos,
                                              scale)

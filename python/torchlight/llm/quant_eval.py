@@ -67,9 +67,16 @@ class Row:
     skipped: List[str]
 
 
-def held_out_tokens(corpus_dir: Path, count: int) -> torch.Tensor:
+def held_out_tokens(corpus_dir: Path, count: int, tokenizer_json: Optional[Path] = None
+                    ) -> torch.Tensor:
+    """The first `count` tokens of the validation text: bytes, or the ids of
+    a byte-level BPE tokenizer.json."""
     from torchlight.llm.corpus import train_val_split
     _, val = train_val_split(corpus_dir)
+    if tokenizer_json is not None:
+        from torchlight.llm.bpe import ByteLevelBPE
+        return torch.tensor(ByteLevelBPE.load_tokenizer_json(tokenizer_json).encode(val)[:count],
+                            dtype=torch.long)
     data = val.encode("utf-8")[:count]
     return torch.tensor(list(data), dtype=torch.long)
 
@@ -147,6 +154,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default="shipped,gpt2", help="comma list: shipped, gpt2")
     p.add_argument("--corpus-dir", type=Path, default=CORPUS)
+    p.add_argument("--checkpoint", type=Path, default=SHIPPED,
+                   help="the 'shipped' model: a train_gpt.py checkpoint (byte-level, or BPE "
+                        "with its tokenizer.json beside it)")
     p.add_argument("--eval-tokens", type=int, default=32768,
                    help="held-out tokens scored for the shipped model")
     p.add_argument("--gpt2-eval-tokens", type=int, default=4096)
@@ -165,9 +175,14 @@ def main(argv=None) -> int:
     for name in args.models.split(","):
         if name == "shipped":
             from torchlight.llm.gpt_weights import load_nanogpt_checkpoint
-            model = load_nanogpt_checkpoint(str(SHIPPED))
-            tokens = held_out_tokens(args.corpus_dir, args.eval_tokens)
-            title = f"shipped model ({SHIPPED.name}, byte-level GPT, Brown validation text)"
+            checkpoint = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+            model = load_nanogpt_checkpoint(checkpoint)
+            tokenizer = checkpoint.get("tokenizer", "bytes")
+            bpe = None if tokenizer == "bytes" else args.checkpoint.parent / tokenizer
+            tokens = held_out_tokens(args.corpus_dir, args.eval_tokens, bpe)
+            title = (f"shipped model ({args.checkpoint.name}, "
+                     f"{'byte-level' if bpe is None else 'BPE ' + tokenizer} GPT, "
+                     "Brown validation text)")
         elif name == "gpt2":
             torch.manual_seed(0)
             model = GPT(GPTConfig(block_size=1024, vocab_size=50257, n_layer=12, n_head=12,

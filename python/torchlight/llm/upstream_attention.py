@@ -75,7 +75,15 @@ def _plain(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cache: UpstreamKVC
 
 def upstream_cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                               cache: UpstreamKVCache, start_pos, op: str) -> torch.Tensor:
-    """q [B, T, Hq, D], k, v [B, T, Hkv, D] at positions start_pos.. -> [B, T, Hq, D]."""
+    """q [B, T, Hq, D], k, v [B, T, Hkv, D] at positions start_pos.. -> [B, T, Hq, D].
+
+    The llama:: operators compute in the caches' dtype (float32): an fp16 or
+    bf16 model's q, k, v are cast to it and the result back, as upstream's
+    SDPACustom does (export_llama -d fp16 keeps these caches float32)."""
+    if op != "plain" and q.dtype != cache.k_cache.dtype:
+        return upstream_cached_attention(q.to(cache.k_cache.dtype), k.to(cache.k_cache.dtype),
+                                         v.to(cache.k_cache.dtype), cache, start_pos,
+                                         op).to(q.dtype)
     if op == "custom_sdpa":
         llama_ops.update_cache(k, cache.k_cache, start_pos)
         llama_ops.update_cache(v, cache.v_cache, start_pos)
