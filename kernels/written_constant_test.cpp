@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,15 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
   ASSERT_TRUE(registry.ok()) << registry.status().message();
   size_t checked = 0;
   size_t prepare_refused = 0;
+  // The program loads whichever kernel of that name the registry resolves
+  // (an optimized one over a portable one), so what counts is whether any
+  // kernel of the name has a prepare step.
+  auto some_kernel_prepares = [&](const char* name) {
+    for (const Kernel& k : registry.get()->kernels()) {
+      if (std::strcmp(k.name, name) == 0 && k.prepare != nullptr) return true;
+    }
+    return false;
+  };
   for (const Kernel& kernel : registry.get()->kernels()) {
     SCOPED_TRACE(kernel.name);
     const Status control = load(program_calling(kernel, -1), *registry.get());
@@ -157,7 +167,7 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
     // input_pos, the quantized library) may refuse the control with its own
     // argument error, never the written-constant one: the written-argument
     // check runs first, before any prepare step.
-    if (!control.ok() && kernel.prepare != nullptr) {
+    if (!control.ok() && some_kernel_prepares(kernel.name)) {
       EXPECT_THAT(control.message(), ::testing::Not(HasSubstr("constant tensor value")));
       ++prepare_refused;
     } else {
@@ -178,7 +188,9 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
   // Every out variant writes at least its out: the loop must have run.
   EXPECT_GT(checked, registry.get()->kernels().size());
   // Most kernels take the all-float control: the check above stays a check.
-  EXPECT_LT(prepare_refused, registry.get()->kernels().size() / 5);
+  // (The share refused at load grows as prepare steps check more: 58 of 272
+  // when the index, shape and matmul kernels gained theirs.)
+  EXPECT_LT(prepare_refused, registry.get()->kernels().size() / 4);
 }
 
 // The named cases the issue lists, so a schema regression in one of them
