@@ -3,7 +3,6 @@
 // tensors of shape [0] are skipped (a legacy rule); 0-d tensors are an
 // error; the result dtype is the promotion of all input dtypes and each
 // input is converted to out's dtype.
-#include <cstring>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dense_copy.h"
@@ -133,14 +132,9 @@ void cat_dense_eval(KernelContext& ctx, Span<EValue*> args) {
     char* dst = out.mutable_data_ptr<char>();
     if (dst == nullptr) return cat_out(ctx, args);
     const int64_t row = inner * static_cast<int64_t>(out.element_size());
-    for (int64_t o = 0; o < outer; ++o) {
-      for (const Tensor& t : tensors) {
-        const size_t bytes = static_cast<size_t>(t.size(dim) * row);
-        if (bytes == 0) continue;
-        std::memcpy(dst, t.const_data_ptr<char>() + o * static_cast<int64_t>(bytes), bytes);
-        dst += bytes;
-      }
-    }
+    dense_copy::join_slabs(dst, tensors, outer, [&](const Tensor& t) {
+      return static_cast<size_t>(t.size(dim) * row);
+    });
   }
   set_return(args, 3, *args[2]);
 }

@@ -1,7 +1,6 @@
 // aten::stack.out: tensors of one shape joined along a new dimension `dim`
 // (in [-rank - 1, rank]). The result dtype is the promotion of the inputs'
 // and each input is converted to out's dtype, as for cat.
-#include <cstring>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dense_copy.h"
@@ -106,12 +105,7 @@ void stack_dense_eval(KernelContext& ctx, Span<EValue*> args) {
     char* dst = out.mutable_data_ptr<char>();
     if (dst == nullptr) return stack_out(ctx, args);
     const size_t bytes = static_cast<size_t>(inner) * out.element_size();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (const Tensor& t : tensors) {
-        std::memcpy(dst, t.const_data_ptr<char>() + o * static_cast<int64_t>(bytes), bytes);
-        dst += bytes;
-      }
-    }
+    dense_copy::join_slabs(dst, tensors, outer, [bytes](const Tensor&) { return bytes; });
   }
   set_return(args, 3, *args[2]);
 }

@@ -53,6 +53,20 @@ inline bool fit_sizes(Span<const SizesType> sizes, const Tensor& out) {
   return same || resize_tensor({out, "out"}, sizes).ok();
 }
 
+/// Joins dense tensors along one axis (cat, stack): for each of `outer`
+/// slices, each tensor's next `slab_bytes(t)` bytes go to `dst` in list order.
+template <typename SlabBytes>
+void join_slabs(char* dst, Span<const Tensor> tensors, int64_t outer, SlabBytes slab_bytes) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor& t : tensors) {
+      const size_t bytes = slab_bytes(t);
+      if (bytes == 0) continue;
+      std::memcpy(dst, t.const_data_ptr<char>() + o * static_cast<int64_t>(bytes), bytes);
+      dst += bytes;
+    }
+  }
+}
+
 /// The eval of a same-shape copy of args[0] into out = args[kOut] of the
 /// same dtype (clone, _to_copy and _to_dim_order_copy without a dtype
 /// change, alias_copy...): the other arguments were checked at load.
