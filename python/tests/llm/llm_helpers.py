@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import torch
 
 from torchlight.llm import GPT, GPTConfig, Llama, LlamaConfig
@@ -42,3 +47,22 @@ def _randomize(model):
 
 
 ARCHES = {"gpt": tiny_gpt, "llama": tiny_llama}
+
+
+# A small Llama as params.json (Meta's format) for export_llama -p.
+LLAMA_PARAMS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 320,
+                "multiple_of": 32, "norm_eps": 1e-5}
+
+
+def write_llama_params(directory: Path, **overrides) -> Path:
+    path = directory / "params.json"
+    path.write_text(json.dumps({**LLAMA_PARAMS, **overrides}))
+    return path
+
+
+def export_llama_program(flags, out: Path) -> Path:
+    """`python3 -m torchlight.llm.export_llama FLAGS --output_name OUT`, which must succeed."""
+    r = subprocess.run([sys.executable, "-m", "torchlight.llm.export_llama", *flags,
+                        "--output_name", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return out

@@ -18,29 +18,19 @@ import torch
 
 import torchlight
 from torchlight.backends.xnnpack.runtime_scales import as_xnnpack_computes
+from llm_helpers import export_llama_program, write_llama_params
 from torchlight.llm import generate
 from torchlight.llm.export_llama import build_model, build_parser
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = REPO / "build" / "release" / "bin" / "torchlight"
-PARAMS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 320,
-          "multiple_of": 32, "norm_eps": 1e-5}
 PROMPT = [1, 15, 30, 7]
 NEW = 12
 
 
 @pytest.fixture(scope="module")
 def params(tmp_path_factory):
-    path = tmp_path_factory.mktemp("params") / "params.json"
-    path.write_text(json.dumps(PARAMS))
-    return path
-
-
-def _export(flags, out: Path) -> Path:
-    r = subprocess.run([sys.executable, "-m", "torchlight.llm.export_llama", *flags,
-                        "--output_name", str(out)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return out
+    return write_llama_params(tmp_path_factory.mktemp("params"))
 
 
 def _reference(flags) -> list:
@@ -71,7 +61,7 @@ def _llm(pte: Path, tmp_path: Path, *extra) -> dict:
 ], ids=["custom_sdpa", "fused", "plain_kv", "no_kv", "torchlight_ops"])
 def test_every_layout_generates_pytorchs_greedy_tokens(params, tmp_path, layout):
     flags = ["-p", str(params), "--max_seq_length", "32", *layout]
-    pte = _export(flags, tmp_path / "m.pte")
+    pte = export_llama_program(flags, tmp_path / "m.pte")
     expected = _reference(flags)
     result = _llm(pte, tmp_path)
     assert result["prompt_token_ids"] == PROMPT
@@ -86,14 +76,14 @@ def test_quantized_xnnpack_program_generates_the_quantized_models_tokens(params,
     on XNNPACK, so PyTorch runs the model with XNNPACK's bf16 block scales."""
     flags = ["-p", str(params), "--max_seq_length", "32", "-kv", "--use_sdpa_with_kv_cache",
              "-X", "-qmode", "8da4w", "-G", "32", "-E", "4,32"]
-    pte = _export(flags, tmp_path / "q.pte")
+    pte = export_llama_program(flags, tmp_path / "q.pte")
     assert _llm(pte, tmp_path)["token_ids"] == _reference(flags)
 
 
 def test_metadata_methods_have_upstreams_names_and_values(params, tmp_path, runtime):
     flags = ["-p", str(params), "--max_seq_length", "16", "--max_context_length", "32", "-kv",
              "--use_sdpa_with_kv_cache", "--metadata", '{"get_bos_id": 5, "get_eos_ids": [6, 7]}']
-    pte = _export(flags, tmp_path / "m.pte")
+    pte = export_llama_program(flags, tmp_path / "m.pte")
     module = runtime.load(str(pte))
     values = {name: list(module.run(name, [])) for name in (
         "get_bos_id", "get_eos_ids", "get_max_seq_len", "get_max_context_len", "get_n_layers",
@@ -124,7 +114,7 @@ def test_bad_flags_are_one_error_line(params, tmp_path):
 
 
 def test_prompt_tokens_errors(params, tmp_path):
-    pte = _export(["-p", str(params), "--max_seq_length", "32", "-kv"], tmp_path / "m.pte")
+    pte = export_llama_program(["-p", str(params), "--max_seq_length", "32", "-kv"], tmp_path / "m.pte")
     for ids, needle in [("1,x", "'x' is not a token id"), ("1,,2", "'' is not a token id"),
                         ("1,400", "outside the model's vocabulary of 320")]:
         r = subprocess.run([str(CLI), "llm", "--model", str(pte), "--prompt-tokens", ids],
@@ -134,7 +124,7 @@ def test_prompt_tokens_errors(params, tmp_path):
 
 
 def test_inspect_lists_the_metadata_methods_with_their_values(params, tmp_path):
-    pte = _export(["-p", str(params), "--max_seq_length", "32", "-kv",
+    pte = export_llama_program(["-p", str(params), "--max_seq_length", "32", "-kv",
                    "--metadata", '{"get_bos_id": 1, "get_eos_ids": [2, 3]}',
                    "--tokenizer_path", str(tmp_path / "tokenizer.model")], tmp_path / "m.pte")
     r = subprocess.run([str(CLI), "inspect", str(pte)], capture_output=True, text=True,

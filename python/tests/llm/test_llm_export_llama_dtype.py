@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from llm_helpers import export_llama_program, write_llama_params
 from torchlight.llm import generate
 from torchlight.llm.export_llama import build_model, build_parser
 
@@ -28,8 +29,6 @@ REPO = Path(__file__).resolve().parents[3]
 CLI = REPO / "build" / "release" / "bin" / "torchlight"
 # Wider than the 320-token fixtures elsewhere so near-ties among logits are
 # rarer; still a few hundred kB.
-PARAMS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 512,
-          "multiple_of": 32, "norm_eps": 1e-5}
 PROMPT = [1, 15, 30, 7, 300, 42]
 NEW = 16
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -51,16 +50,7 @@ LAYOUTS = {
 
 @pytest.fixture(scope="module")
 def params(tmp_path_factory):
-    path = tmp_path_factory.mktemp("params") / "params.json"
-    path.write_text(json.dumps(PARAMS))
-    return path
-
-
-def _export(flags, out: Path) -> Path:
-    r = subprocess.run([sys.executable, "-m", "torchlight.llm.export_llama", *flags,
-                        "--output_name", str(out)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return out
+    return write_llama_params(tmp_path_factory.mktemp("params"), vocab_size=512)
 
 
 def _greedy_from_cli(pte: Path, tmp_path: Path) -> list:
@@ -77,7 +67,7 @@ def _greedy_from_cli(pte: Path, tmp_path: Path) -> list:
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_16_bit_program_matches_the_16_bit_eager_model(params, tmp_path, runtime, dtype, layout):
     flags = ["-p", str(params), "--max_seq_length", "32", "-d", dtype, *LAYOUTS[layout]]
-    pte = _export(flags, tmp_path / "m.pte")
+    pte = export_llama_program(flags, tmp_path / "m.pte")
     model = build_model(build_parser().parse_args(flags))
     assert model.tok_embeddings.weight.dtype == DTYPES[dtype]
 

@@ -5,30 +5,19 @@ weights must report mismatches (exit 1), so the check can fail."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
+from llm_helpers import export_llama_program, write_llama_params
 from torchlight.llm import greedy_parity
 
-PARAMS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 320,
-          "multiple_of": 32, "norm_eps": 1e-5}
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     d = tmp_path_factory.mktemp("parity")
-    params = d / "params.json"
-    params.write_text(json.dumps(PARAMS))
-    flags = ["-p", str(params), "--max_seq_length", "32", "-kv", "--use_sdpa_with_kv_cache",
-             "-X", "-qmode", "8da4w", "-G", "32", "-E", "4,32"]
-    pte = d / "q.pte"
-    r = subprocess.run([sys.executable, "-m", "torchlight.llm.export_llama", *flags,
-                        "--output_name", str(pte)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return pte, flags
+    flags = ["-p", str(write_llama_params(d)), "--max_seq_length", "32", "-kv",
+             "--use_sdpa_with_kv_cache", "-X", "-qmode", "8da4w", "-G", "32", "-E", "4,32"]
+    return export_llama_program(flags, d / "q.pte"), flags
 
 
 def test_program_matches_pytorch_at_every_step(exported, capsys, runtime):
