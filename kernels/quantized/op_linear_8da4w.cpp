@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/per_token_qparams.h"
@@ -56,7 +57,6 @@ Status check_static(Span<EValue*> args) {
   return check_bias_length(bias, n);
 }
 
-constexpr int64_t kColumnsPerChunk = 16;
 // Rows quantized and arranged per pass: prefill's whole prompt in one pass
 // when scratch allows (each chunk of columns then stays in cache while it
 // serves every row), never fewer than one block.
@@ -193,7 +193,6 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const Columns8da4wFn columns = select_linear_8da4w(group);
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
-  const size_t chunks = static_cast<size_t>((n + kColumnsPerChunk - 1) / kColumnsPerChunk);
   Row8da4w base{};
   base.weight = weight.tensor.const_data_ptr<uint8_t>();
   base.w_scales = scales.tensor.const_data_ptr<float>();
@@ -228,9 +227,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
         }
       }
     });
-    threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
-      const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
-      const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
+    parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
       for (int64_t r0 = 0; r0 < in_pass; r0 += kRows8da4w) {
         Row8da4w block = base;
         block.rows = static_cast<int>(std::min<int64_t>(kRows8da4w, in_pass - r0));

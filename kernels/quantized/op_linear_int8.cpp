@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/quant_common.h"
@@ -45,8 +46,6 @@ Status check_static(Span<EValue*> args) {
                      static_cast<long long>(scales.tensor.numel()), static_cast<long long>(n));
   return check_bias_length(bias, n);
 }
-
-constexpr int64_t kColumnsPerChunk = 16;
 
 struct Int8Weights {
   const int8_t* weight;  // [N, K]
@@ -95,7 +94,6 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t rows = input.tensor.numel() / k;
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
-  const size_t chunks = static_cast<size_t>((n + kColumnsPerChunk - 1) / kColumnsPerChunk);
   RowsInt8 base{};
   base.weight = weight.tensor.const_data_ptr<int8_t>();
   base.scales = scales.tensor.const_data_ptr<float>();
@@ -121,9 +119,7 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   }
   // One job for all rows: each chunk of columns serves every block of rows
   // while its weights are in cache, and prefill pays one fork-join per op.
-  threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
-    const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
-    const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
+  parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
     for (int64_t r0 = 0; r0 < rows; r0 += kRowsInt8) {
       RowsInt8 block = base;
       block.x = x + r0 * k;

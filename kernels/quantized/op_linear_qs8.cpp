@@ -16,7 +16,7 @@
 // every row in blocks of kRowsQs8. No scratch memory.
 #include <algorithm>
 
-#include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
@@ -97,8 +97,6 @@ Status read_qparams(Span<EValue*> args, float* scale, int32_t* zero_point) {
   return qparams(load_scale(s.tensor, 0), load_int(z.tensor, 0), scale, zero_point);
 }
 
-constexpr int64_t kColumnsPerChunk = 16;
-
 void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_point) {
   const NamedTensor input{args[kInput]->to_tensor(), "input"};
   const NamedTensor weight{args[kWeight]->to_tensor(), "weight"};
@@ -121,10 +119,7 @@ void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_poi
   base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
   base.k = k;
   base.n = n;
-  const size_t chunks = static_cast<size_t>((n + kColumnsPerChunk - 1) / kColumnsPerChunk);
-  threadpool::parallel_for(chunks, 1, [&](size_t begin, size_t end) {
-    const int64_t n_begin = static_cast<int64_t>(begin) * kColumnsPerChunk;
-    const int64_t n_end = std::min<int64_t>(static_cast<int64_t>(end) * kColumnsPerChunk, n);
+  parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
     for (int64_t r0 = 0; r0 < rows; r0 += kRowsQs8) {
       RowsQs8 block = base;
       block.x = x + r0 * k;
