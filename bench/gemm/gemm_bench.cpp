@@ -14,6 +14,8 @@
 //   portable   the portable kernel (aten::mm.out with the transposed weight
 //              view, single-threaded as it always is);
 //   peak       AVX-512 FMA throughput of one core, the compute ceiling.
+// --shapes=MxKxN,... replaces the list (e.g. a CNN's convolutions as
+// im2col products: M output pixels, K = kh * kw * Cin, N = Cout).
 // Counters: flops (FLOP/s) and weight_bytes (bytes of B read per second),
 // from the mean time; min_us, the fastest single call (on a shared machine
 // the call least disturbed by other processes; compare.py uses it).
@@ -21,7 +23,9 @@
 // and prints the side-by-side table.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -48,10 +52,28 @@ struct Shape {
   int64_t m, k, n;
 };
 
-constexpr Shape kShapes[] = {
+const std::vector<Shape> kLlmShapes = {
     {1, 768, 768},   {1, 768, 3072},   {1, 3072, 768}, {1, 768, 50257}, {1, 768, 32000},
     {128, 768, 768}, {128, 768, 2304}, {128, 3072, 768},
 };
+
+// "MxKxN,MxKxN": false on anything else (sizes must be positive).
+bool parse_shapes(const std::string& text, std::vector<Shape>* shapes) {
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    Shape s{};
+    char tail = 0;
+    if (std::sscanf(text.substr(begin, end - begin).c_str(), "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "%c",
+                    &s.m, &s.k, &s.n, &tail) != 3 ||
+        s.m < 1 || s.k < 1 || s.n < 1) {
+      return false;
+    }
+    shapes->push_back(s);
+    begin = end + 1;
+  }
+  return !shapes->empty();
+}
 
 std::vector<float> random_floats(int64_t count, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -188,9 +210,9 @@ std::string shape_name(const Shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
 }
 
-void register_all() {
+void register_all(const std::vector<Shape>& shapes) {
   const GemmIsa best = optimized::active_gemm_isa();
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : shapes) {
     for (size_t threads : {size_t{1}, size_t{2}}) {
       const std::string suffix = "/" + shape_name(s) + "/t" + std::to_string(threads);
       benchmark::RegisterBenchmark(("linear" + suffix).c_str(), [s, threads, best](benchmark::State& st) {
@@ -224,9 +246,25 @@ void register_all() {
 }  // namespace torchlight::bench
 
 int main(int argc, char** argv) {
+  std::vector<torchlight::bench::Shape> shapes = torchlight::bench::kLlmShapes;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--shapes=", 0) != 0) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    shapes.clear();
+    if (!torchlight::bench::parse_shapes(arg.substr(9), &shapes)) {
+      std::fprintf(stderr, "error: --shapes wants MxKxN[,MxKxN...] with positive sizes, got '%s'\n",
+                   arg.c_str() + 9);
+      return 1;
+    }
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  torchlight::bench::register_all();
+  torchlight::bench::register_all(shapes);
   std::printf("gemm instruction set: %s\n",
               torchlight::optimized::to_string(torchlight::optimized::active_gemm_isa()));
   benchmark::RunSpecifiedBenchmarks();

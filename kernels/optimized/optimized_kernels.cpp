@@ -24,12 +24,15 @@ constexpr KernelKey float_key(const uint8_t (&args)[N]) {
 constexpr KernelPriority kPriority = KernelPriority::kOptimized;
 
 // Keys name schema positions: addmm(self, mat1, mat2, beta, alpha, out),
-// linear(input, weight, bias?, out) with the optional bias left free. Each
+// linear(input, weight, bias?, out) with the optional bias left free;
+// convolution(input, weight, bias?, ..., out) likewise. Each
 // checks the operands' ranks and dtypes at load and prepares its gemm
 // packing workspace as method scratch (util/gemm_prepare.h).
 constexpr Kernel kKernels[] = {
     {"aten::addmm.out", &optimized::addmm_out, kPriority, float_key({0, 1, 2, 5}),
      &schemas::katen__addmm_out, &optimized::prepare_addmm},
+    {"aten::convolution.out", &optimized::convolution_out, kPriority, float_key({0, 1, 9}),
+     &schemas::katen__convolution_out, &optimized::prepare_convolution},
     {"aten::bmm.out", &optimized::bmm_out, kPriority, float_key({0, 1, 2}), &schemas::katen__bmm_out,
      &optimized::prepare_bmm},
     {"aten::linear.out", &optimized::linear_out, kPriority, float_key({0, 1, 3}),

@@ -25,9 +25,9 @@ TensorArgMeta meta(ScalarType dtype, DimOrderKind order = DimOrderKind::kContigu
   return TensorArgMeta{dtype, order};
 }
 
-TEST(OptimizedKernelsTest, TableListsTheMatmulFamilyAtOptimizedPriority) {
+TEST(OptimizedKernelsTest, TableListsTheMatmulFamilyAndConvolutionAtOptimizedPriority) {
   const Span<const Kernel> kernels = optimized_kernels();
-  ASSERT_EQ(kernels.size(), 4u);
+  ASSERT_EQ(kernels.size(), 5u);
   for (const Kernel& k : kernels) {
     EXPECT_EQ(k.priority, KernelPriority::kOptimized) << k.name;
     EXPECT_GE(k.key.num_tensors, 2u) << k.name;
@@ -72,6 +72,20 @@ TEST(OptimizedKernelsTest, FloatResolvesToOptimizedOtherDtypesToPortable) {
   mm = registry.resolve("aten::mm.out", {f16, 3});
   ASSERT_TRUE(mm.ok());
   EXPECT_EQ(mm.get()->eval, &portable::mm_out);
+
+  // convolution(input, weight, bias?, stride, padding, dilation, transposed,
+  // output_padding, groups, out): keyed on input, weight and out.
+  const TensorArgMeta scalar_arg = {ScalarType::kLong, DimOrderKind::kAny, false};
+  const TensorArgMeta conv_f32[] = {f32[0],     f32[0],     scalar_arg, scalar_arg, scalar_arg,
+                                    scalar_arg, scalar_arg, scalar_arg, scalar_arg, f32[0]};
+  const TensorArgMeta conv_f16[] = {f16[0],     f16[0],     scalar_arg, scalar_arg, scalar_arg,
+                                    scalar_arg, scalar_arg, scalar_arg, scalar_arg, f16[0]};
+  Result<const Kernel*> conv = registry.resolve("aten::convolution.out", {conv_f32, 10});
+  ASSERT_TRUE(conv.ok());
+  EXPECT_EQ(conv.get()->eval, &optimized::convolution_out);
+  conv = registry.resolve("aten::convolution.out", {conv_f16, 10});
+  ASSERT_TRUE(conv.ok());
+  EXPECT_EQ(conv.get()->eval, &portable::convolution_out);
 
   // Metas follow schema positions: addmm's beta and alpha are not tensors.
   const TensorArgMeta scalar = {ScalarType::kFloat, DimOrderKind::kAny, false};

@@ -10,6 +10,7 @@
 
 #include "runtime/core/evalue.h"
 #include "runtime/core/span.h"
+#include "runtime/kernel/kernel.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace torchlight::optimized {
@@ -27,5 +28,15 @@ void addmm_out(KernelContext& ctx, Span<EValue*> args);
 /// aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *,
 ///                  Tensor(a!) out) -> Tensor(a!)
 void linear_out(KernelContext& ctx, Span<EValue*> args);
+
+/// aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride,
+///                       SymInt[] padding, SymInt[] dilation, bool transposed,
+///                       SymInt[] output_padding, SymInt groups, *, Tensor(a!) out)
+/// 2-D, one group, not transposed, float32, NCHW or channels-last: im2col +
+/// gemm; everything else is the portable kernel's.
+void convolution_out(KernelContext& ctx, Span<EValue*> args);
+/// Sizes its scratch: gemm's workspace and, when the load-time shapes take
+/// the fast path, the unfolded image.
+Status prepare_convolution(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 
 }  // namespace torchlight::optimized
