@@ -3,6 +3,9 @@
 // code involved: the time XNNPACK itself needs for them. Compare it with
 // the delegate's 1-thread latency from bench/xnnpack_compare.py; the
 // difference is what our integration (and the few non-conv ops) costs.
+// Beside it, the same layers on Torchlight's own NHWC convolution (im2col +
+// the optimized GEMM, kernels/optimized/conv/conv2d.h, same OHWI weights),
+// the ratio, and the largest difference between the two outputs.
 //
 //   ./torchlight exec build/release/bench/xnnpack/torchlight_xnnpack_conv_floor [runs]
 #include <xnnpack.h>
@@ -14,6 +17,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <vector>
+
+#include "extension/threadpool/threadpool.h"
+#include "kernels/optimized/conv/conv2d.h"
+#include "kernels/optimized/gemm/owned_workspace.h"
 
 namespace {
 
@@ -55,8 +62,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "xnn_initialize failed\n");
     return 1;
   }
-  double total_ms = 0, total_gflop = 0;
-  std::printf("%-24s %6s %10s %9s %8s\n", "layer", "count", "GFLOP", "ms(best)", "GFLOP/s");
+  // One thread: parallel_for runs inline, so this thread's CPU time is all of it.
+  torchlight::threadpool::set_num_threads(1);
+  torchlight::optimized::OwnedGemmWorkspace gemm_workspace(1);
+  double total_ms = 0, total_gflop = 0, ours_total_ms = 0;
+  std::printf("%-24s %6s %10s %9s %8s %9s %8s %7s %9s\n", "layer", "count", "GFLOP", "xnn ms",
+              "GFLOP/s", "ours ms", "GFLOP/s", "ours/x", "max diff");
   for (const Conv& c : kConvs) {
     const size_t oh = out_hw(c);
     std::vector<float> weights(c.out_c * c.kernel * c.kernel * c.in_c);
@@ -92,14 +103,51 @@ int main(int argc, char** argv) {
       if (r >= 3) best = std::min(best, now_ms() - start);
     }
     xnn_delete_operator(op);
+
+    torchlight::optimized::Conv2dProblem p;
+    p.geometry.in_channels = static_cast<int64_t>(c.in_c);
+    p.geometry.in_h = p.geometry.in_w = static_cast<int64_t>(c.in_hw);
+    p.geometry.out_channels = static_cast<int64_t>(c.out_c);
+    p.geometry.kernel_h = p.geometry.kernel_w = static_cast<int64_t>(c.kernel);
+    p.geometry.stride_h = p.geometry.stride_w = static_cast<int64_t>(c.stride);
+    p.geometry.pad_h = p.geometry.pad_w = static_cast<int64_t>(c.pad);
+    p.geometry.out_h = p.geometry.out_w = static_cast<int64_t>(oh);
+    p.layout = torchlight::optimized::ConvLayout::kNhwc;
+    std::vector<float> columns(torchlight::optimized::conv2d_columns_floats(p.geometry));
+    std::vector<float> ours_output(output.size());
+    p.input = input.data();
+    p.weight = weights.data();
+    p.bias = bias.data();
+    p.output = ours_output.data();
+    p.columns = columns.data();
+    p.workspace = gemm_workspace.get();
+    double ours_best = 1e30;
+    for (int r = 0; r < runs + 3; ++r) {
+      const double start = now_ms();
+      if (!torchlight::optimized::conv2d(p).ok()) {
+        std::fprintf(stderr, "%s: Torchlight conv2d failed\n", c.name);
+        return 1;
+      }
+      if (r >= 3) ours_best = std::min(ours_best, now_ms() - start);
+    }
+    double max_diff = 0;
+    for (size_t i = 0; i < output.size(); ++i) {
+      // The XNNPACK operator clamps to [0, inf) (a fused ReLU, as ResNet's are).
+      const float ours_relu = std::max(ours_output[i], 0.0f);
+      max_diff = std::max(max_diff, static_cast<double>(std::fabs(output[i] - ours_relu)));
+    }
     const double gflop = 2.0 * oh * oh * c.out_c * c.in_c * c.kernel * c.kernel * 1e-9;
-    std::printf("%-24s %6zu %10.3f %9.3f %8.1f\n", c.name, c.count, gflop * c.count,
-                best * c.count, gflop / best * 1e3);
+    std::printf("%-24s %6zu %10.3f %9.3f %8.1f %9.3f %8.1f %7.2f %9.2g\n", c.name, c.count,
+                gflop * c.count, best * c.count, gflop / best * 1e3, ours_best * c.count,
+                gflop / ours_best * 1e3, ours_best / best, max_diff);
     total_ms += best * c.count;
+    ours_total_ms += ours_best * c.count;
     total_gflop += gflop * c.count;
   }
-  std::printf("\nall convolutions: %.3f GFLOP in %.2f ms (best of %d per layer, 1 thread, thread CPU time) = "
-              "%.1f GFLOP/s\n",
-              total_gflop, total_ms, runs, total_gflop / total_ms * 1e3);
+  std::printf("\nall convolutions: %.3f GFLOP (best of %d per layer, 1 thread, thread CPU time):\n"
+              "  XNNPACK    %8.2f ms = %5.1f GFLOP/s\n  Torchlight %8.2f ms = %5.1f GFLOP/s"
+              "  (%.2fx XNNPACK's time)\n",
+              total_gflop, runs, total_ms, total_gflop / total_ms * 1e3, ours_total_ms,
+              total_gflop / ours_total_ms * 1e3, ours_total_ms / total_ms);
   return 0;
 }
