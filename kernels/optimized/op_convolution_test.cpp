@@ -12,6 +12,7 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/conv/conv2d.h"
+#include "kernels/optimized/gemm/owned_workspace.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
@@ -155,6 +156,62 @@ TEST_P(OptimizedConvolutionTest, MatchesTheDefinitionInBothLayouts) {
         }
       }
     }
+  }
+}
+
+// conv2d() itself with a fused clamp (as XNNPACK's nodes carry one): NHWC
+// in and out, OHWI weights, against the reference clamped.
+TEST_P(OptimizedConvolutionTest, Conv2dClampsItsOutputInBothLayouts) {
+  const Case k{2, 5, 6, 7, 9, 3, 3, {1}, {1}, {1}};
+  const int64_t oh = 6;
+  const int64_t ow = 7;
+  const std::vector<double> in = random_values(k.n * k.c * k.h * k.w, 6);
+  const std::vector<double> w = random_values(k.cout * k.c * k.kh * k.kw, 7);
+  const std::vector<double> b = random_values(k.cout, 8);
+  const std::vector<double> want = reference(k, in, w, &b, oh, ow);  // NCHW
+  for (ConvLayout layout : {ConvLayout::kNchw, ConvLayout::kNhwc}) {
+    const bool nhwc = layout == ConvLayout::kNhwc;
+    // Logical NCHW / OIHW values laid out as the layout asks.
+    std::vector<float> input(in.size());
+    std::vector<float> weight(w.size());
+    for (int64_t n = 0; n < k.n; ++n)
+      for (int64_t c = 0; c < k.c; ++c)
+        for (int64_t y = 0; y < k.h; ++y)
+          for (int64_t x = 0; x < k.w; ++x) {
+            const int64_t at = nhwc ? ((n * k.h + y) * k.w + x) * k.c + c : ((n * k.c + c) * k.h + y) * k.w + x;
+            input[at] = static_cast<float>(in[((n * k.c + c) * k.h + y) * k.w + x]);
+          }
+    for (int64_t o = 0; o < k.cout; ++o)
+      for (int64_t c = 0; c < k.c; ++c)
+        for (int64_t y = 0; y < k.kh; ++y)
+          for (int64_t x = 0; x < k.kw; ++x) {
+            const int64_t at = nhwc ? ((o * k.kh + y) * k.kw + x) * k.c + c : ((o * k.c + c) * k.kh + y) * k.kw + x;
+            weight[at] = static_cast<float>(w[((o * k.c + c) * k.kh + y) * k.kw + x]);
+          }
+    std::vector<float> bias(b.begin(), b.end());
+    std::vector<float> output(want.size());
+    Conv2dProblem p;
+    p.geometry = {k.n, k.c, k.h, k.w, k.cout, k.kh, k.kw, 1, 1, 1, 1, 1, 1, oh, ow};
+    p.layout = layout;
+    std::vector<float> columns(conv2d_columns_floats(p.geometry));
+    OwnedGemmWorkspace workspace;
+    p.input = input.data();
+    p.weight = weight.data();
+    p.bias = bias.data();
+    p.output = output.data();
+    p.columns = columns.data();
+    p.workspace = workspace.get();
+    p.output_min = 0.0f;
+    p.output_max = 0.5f;
+    ASSERT_TRUE(conv2d(p).ok());
+    for (int64_t n = 0; n < k.n; ++n)
+      for (int64_t o = 0; o < k.cout; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            const double ref = std::fmin(std::fmax(want[((n * k.cout + o) * oh + y) * ow + x], 0.0), 0.5);
+            const int64_t at = nhwc ? ((n * oh + y) * ow + x) * k.cout + o : ((n * k.cout + o) * oh + y) * ow + x;
+            ASSERT_NEAR(output[at], ref, 1e-5 * std::sqrt(45.0)) << "layout " << nhwc << " at " << at;
+          }
   }
 }
 

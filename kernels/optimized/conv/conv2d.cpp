@@ -1,6 +1,8 @@
 #include "kernels/optimized/conv/conv2d.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "extension/threadpool/threadpool.h"
 #include "runtime/core/result.h"
@@ -85,20 +87,7 @@ void unfold_nhwc(const Conv2dGeometry& g, const float* image, float* rows) {
       });
 }
 
-}  // namespace
-
-int64_t conv2d_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                           int64_t dilation) {
-  const int64_t extent = dilation * (kernel - 1) + 1;
-  const int64_t padded = in + 2 * pad;
-  return extent > padded ? 0 : (padded - extent) / stride + 1;
-}
-
-size_t conv2d_columns_floats(const Conv2dGeometry& g) {
-  return g.is_pointwise() ? 0 : static_cast<size_t>(g.patch()) * static_cast<size_t>(g.pixels());
-}
-
-Status conv2d(const Conv2dProblem& p) {
+Status conv2d_unclamped(const Conv2dProblem& p) {
   const Conv2dGeometry& g = p.geometry;
   const int64_t pixels = g.pixels();
   const int64_t patch = g.patch();
@@ -145,6 +134,39 @@ Status conv2d(const Conv2dProblem& p) {
     }
     mm.c = p.output + n * out_floats;
     TL_RETURN_IF_ERROR(gemm(mm));
+  }
+  return Error::kOk;
+}
+
+// Clamps `count` floats to [lo, hi] on the pool.
+void clamp(float* data, int64_t count, float lo, float hi) {
+  threadpool::parallel_for(static_cast<size_t>(count), kMinFloatsPerChunk,
+                           [&](size_t begin, size_t end) {
+                             for (size_t i = begin; i < end; ++i) {
+                               data[i] = std::min(std::max(data[i], lo), hi);
+                             }
+                           });
+}
+
+}  // namespace
+
+int64_t conv2d_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                           int64_t dilation) {
+  const int64_t extent = dilation * (kernel - 1) + 1;
+  const int64_t padded = in + 2 * pad;
+  return extent > padded ? 0 : (padded - extent) / stride + 1;
+}
+
+size_t conv2d_columns_floats(const Conv2dGeometry& g) {
+  return g.is_pointwise() ? 0 : static_cast<size_t>(g.patch()) * static_cast<size_t>(g.pixels());
+}
+
+Status conv2d(const Conv2dProblem& p) {
+  TL_RETURN_IF_ERROR(conv2d_unclamped(p));
+  const float inf = std::numeric_limits<float>::infinity();
+  if (p.output_min != -inf || p.output_max != inf) {
+    clamp(p.output, p.geometry.batch * p.geometry.out_channels * p.geometry.pixels(), p.output_min,
+          p.output_max);
   }
   return Error::kOk;
 }

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "kernels/optimized/gemm/gemm.h"
 #include "runtime/core/status.h"
@@ -70,6 +71,10 @@ struct Conv2dProblem {
   float* output = nullptr;        // [N, Cout, OH, OW] or [N, OH, OW, Cout]
   float* columns = nullptr;
   GemmWorkspace workspace;
+  /// Outputs clamped to [output_min, output_max] (a fused ReLU / ReLU6, as
+  /// XNNPACK's convolution nodes carry).
+  float output_min = -std::numeric_limits<float>::infinity();
+  float output_max = std::numeric_limits<float>::infinity();
 };
 
 /// Runs the convolution on the thread pool. Errors: gemm's (kInternal for
