@@ -74,7 +74,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="use this byte-level BPE tokenizer.json instead of training one")
     p.add_argument("--save-dtype", choices=("fp32", "bf16", "fp16"), default="bf16",
                    help="weights' dtype in NAME.pt (loaders upcast to fp32)")
-    p.add_argument("--minutes", type=float, default=45.0, help="training time budget")
+    p.add_argument("--minutes", type=float, default=60.0, help="training time budget")
     p.add_argument("--max-iters", type=int, default=100_000, help="iteration budget")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="what --minutes counts: wall time, or CPU time / --threads (the "
@@ -89,7 +89,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--min-lr", type=float, default=1e-4)
     p.add_argument("--warmup-iters", type=int, default=100)
     p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--eval-minutes", type=float, default=10.0, help="time between evaluations")
     p.add_argument("--eval-batches", type=int, default=4)
     p.add_argument("--final-eval-windows", type=int, default=0,
