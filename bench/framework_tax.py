@@ -134,6 +134,28 @@ class ConvertChain(torch.nn.Module):
         return x
 
 
+class SumChain(torch.nn.Module):
+    """200 x sum(dim=-1, keepdim=True) of a [2, 4]: a reduction (sum.IntList_out)."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = x.sum(dim=-1, keepdim=True)
+        return x
+
+
+class IndexChain(torch.nn.Module):
+    """200 x x[order] of a [4, 2] by a constant int64 index: index.Tensor_out."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("order", torch.tensor([3, 1, 0, 2]))
+
+    def forward(self, x):
+        for _ in range(N):
+            x = x[self.order]
+        return x
+
+
 CHAINS = {
     "sub x200 [1]": (SubChain(), (torch.ones(1),)),
     "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
@@ -146,6 +168,8 @@ CHAINS = {
     "select+expand x100": (SelectExpandChain(), (torch.ones(2, 2),)),
     "slice+expand x100": (SliceExpandChain(), (torch.ones(2, 2),)),
     "to f64+f32 x100 [4]": (ConvertChain(), (torch.ones(4),)),
+    "sum(-1) x200 [2,4]": (SumChain(), (torch.ones(2, 4),)),
+    "index x200 [4,2]": (IndexChain(), (torch.ones(4, 2),)),
 }
 
 

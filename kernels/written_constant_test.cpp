@@ -189,8 +189,10 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
   EXPECT_GT(checked, registry.get()->kernels().size());
   // Most kernels take the all-float control: the check above stays a check.
   // (The share refused at load grows as prepare steps check more: 58 of 272
-  // when the index, shape and matmul kernels gained theirs.)
-  EXPECT_LT(prepare_refused, registry.get()->kernels().size() / 4);
+  // when the index, shape and matmul kernels gained theirs, 80 when the
+  // reductions and index.Tensor did: an all-float call has the wrong dtype
+  // for argmax's out, any's out, index's indices...)
+  EXPECT_LT(prepare_refused, registry.get()->kernels().size() / 3);
 }
 
 // The named cases the issue lists, so a schema regression in one of them

@@ -3,10 +3,21 @@
 // broadcast together, bool/uint8 masks, negative indices counted from the
 // end. A mask makes the result's size depend on the data, so out is resized
 // at run time. Every index is checked before use. Any dtype.
+//
+// The prepare step checks at load what the shapes do not decide (the entry
+// count, the index dtypes, out's dtype). When every index is an integer
+// tensor, the indexed dims are adjacent and self, out and the indices are
+// dense, it installs an eval that sees self as [outer, indexed dims, inner]
+// and copies one contiguous block of `inner` elements per (outer, index)
+// pair, in the reference's order; anything else (masks, an index out of
+// range, overlapping memory) goes to the reference.
 #include <cstring>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/advanced_index.h"
+#include "kernels/portable/util/dense_path.h"
+#include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/overlap.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -36,6 +47,162 @@ void index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
                             std::memcpy(to + out_at * size, from + self_at * size,
                                         static_cast<size_t>(size));
                           }));
+}
+
+namespace {
+
+// The integer indices of one call, seen around the dims they index.
+struct IndexBlocks {
+  const Tensor* entries[kMaxTensorDim];  // The index tensors, in order.
+  size_t count = 0;
+  size_t first_dim = 0;  // The self dim the first index tensor indexes.
+  ShapeBuffer broadcast;  // B: the index shapes broadcast together.
+  int64_t outer = 1;
+  int64_t inner = 1;
+};
+
+// Fills `blocks` from `indices`; false (the reference decides) for a mask,
+// a None between index tensors, shapes that do not broadcast or a result
+// of too many dims.
+bool index_blocks(const Tensor& self, Span<const Tensor> indices, IndexBlocks* blocks) {
+  size_t last = 0;
+  bool seen = false;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (!indices[i].defined()) continue;
+    const ScalarType type = indices[i].scalar_type();
+    if (type != ScalarType::kLong && type != ScalarType::kInt) return false;
+    if (!seen) blocks->first_dim = i;
+    if (seen && i != last + 1) return false;
+    seen = true;
+    last = i;
+    blocks->entries[blocks->count++] = &indices[i];
+  }
+  if (!seen || indices.size() > self.dim()) return false;
+  ShapeBuffer& b = blocks->broadcast;
+  for (size_t e = 0; e < blocks->count; ++e) {
+    const Tensor& t = *blocks->entries[e];
+    if (t.dim() > b.dim) {
+      const size_t grow = t.dim() - b.dim;
+      for (size_t d = b.dim; d-- > 0;) b.sizes[d + grow] = b.sizes[d];
+      for (size_t d = 0; d < grow; ++d) b.sizes[d] = 1;
+      b.dim = t.dim();
+    }
+    for (size_t k = 0; k < t.dim(); ++k) {
+      SizesType& have = b.sizes[b.dim - t.dim() + k];
+      const SizesType size = t.size(k);
+      if (have != size && have != 1 && size != 1) return false;
+      if (have == 1) have = size;
+    }
+  }
+  const size_t end = blocks->first_dim + blocks->count;
+  if (self.dim() - blocks->count + b.dim > kMaxTensorDim) return false;
+  for (size_t d = 0; d < blocks->first_dim; ++d) blocks->outer *= self.size(d);
+  for (size_t d = end; d < self.dim(); ++d) blocks->inner *= self.size(d);
+  return true;
+}
+
+void index_dense_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const Span<const Tensor> indices = args[1]->to_tensor_list();
+  const Tensor out = args[2]->to_tensor();
+  IndexBlocks blocks;
+  if (!index_blocks(self, indices, &blocks)) return index_tensor_out(ctx, args);
+  const ShapeBuffer& b = blocks.broadcast;
+  const size_t end = blocks.first_dim + blocks.count;
+  SizesType shape[kMaxTensorDim];
+  size_t n = 0;
+  for (size_t d = 0; d < blocks.first_dim; ++d) shape[n++] = self.size(d);
+  for (size_t k = 0; k < b.dim; ++k) shape[n++] = b.sizes[k];
+  for (size_t d = end; d < self.dim(); ++d) shape[n++] = self.size(d);
+  bool same = out.dim() == n;
+  for (size_t d = 0; same && d < n; ++d) same = out.size(d) == shape[d];
+  if (!same && !resize_tensor({out, "out"}, {shape, n}).ok()) return index_tensor_out(ctx, args);
+  if (out.numel() == 0) return set_return(args, 3, *args[2]);
+  const char* from = static_cast<const char*>(self.const_data_ptr());
+  char* to = static_cast<char*>(out.mutable_data_ptr());
+  if (from == nullptr || to == nullptr || storage_overlaps(out, self)) {
+    return index_tensor_out(ctx, args);
+  }
+  for (size_t e = 0; e < blocks.count; ++e) {
+    const Tensor& t = *blocks.entries[e];
+    if (!dense_path::is_dense(t) || storage_overlaps(out, t)) return index_tensor_out(ctx, args);
+  }
+  // Every index value in range, before anything is copied.
+  for (size_t e = 0; e < blocks.count; ++e) {
+    const Tensor& t = *blocks.entries[e];
+    const int64_t size = self.size(blocks.first_dim + e);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const int64_t v = load_index(t, i);
+      if (v < -size || v >= size) return index_tensor_out(ctx, args);
+    }
+  }
+  set_return(args, 3, *args[2]);
+  const int64_t element = static_cast<int64_t>(self.element_size());
+  const size_t block_bytes = static_cast<size_t>(blocks.inner * element);
+  int64_t self_strides[kMaxTensorDim];  // In elements, of the indexed dims.
+  for (size_t e = 0; e < blocks.count; ++e) {
+    self_strides[e] = self.strides()[blocks.first_dim + e];
+  }
+  const int64_t outer_stride = blocks.first_dim == 0 ? 0 : self.strides()[blocks.first_dim - 1];
+  int64_t b_numel = 1;
+  for (size_t k = 0; k < b.dim; ++k) b_numel *= b.sizes[k];
+  for (int64_t o = 0; o < blocks.outer; ++o) {
+    for (int64_t at = 0; at < b_numel; ++at) {
+      // `at` as coordinates of B, then each index tensor's element there.
+      int64_t coord[kMaxTensorDim];
+      int64_t rest = at;
+      for (size_t k = b.dim; k-- > 0;) {
+        coord[k] = rest % b.sizes[k];
+        rest /= b.sizes[k];
+      }
+      int64_t offset = o * outer_stride;
+      for (size_t e = 0; e < blocks.count; ++e) {
+        const Tensor& t = *blocks.entries[e];
+        int64_t element_at = 0;
+        for (size_t k = 0; k < t.dim(); ++k) {
+          if (t.size(k) != 1) element_at += coord[b.dim - t.dim() + k] * t.strides()[k];
+        }
+        int64_t v = load_index(t, element_at);
+        if (v < 0) v += self.size(blocks.first_dim + e);
+        offset += v * self_strides[e];
+      }
+      std::memcpy(to + (o * b_numel + at) * static_cast<int64_t>(block_bytes),
+                  from + offset * element, block_bytes);
+    }
+  }
+}
+
+}  // namespace
+
+Status index_tensor_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  const Span<const Tensor> indices = args[1]->to_tensor_list();
+  const size_t rank = self.tensor.dim();
+  TL_CHECK_OR_RETURN(indices.size() <= rank, Error::kInvalidArgument,
+                     "argument 'indices' has %zu entries, more than the %zu dimensions of 'self'",
+                     indices.size(), rank);
+  bool any = false;
+  bool dense = dense_path::is_dense(self.tensor) && dense_path::is_dense(out.tensor);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const Tensor& t = indices[i];
+    if (!t.defined()) continue;
+    any = true;
+    const ScalarType type = t.scalar_type();
+    TL_CHECK_OR_RETURN(type == ScalarType::kLong || type == ScalarType::kInt ||
+                           type == ScalarType::kBool || type == ScalarType::kByte,
+                       Error::kInvalidType,
+                       "argument 'indices' has a %s tensor at position %zu; index tensors must be "
+                       "int64, int32, bool or uint8",
+                       to_string(type), i);
+    dense = dense && dense_path::is_dense(t);
+  }
+  TL_CHECK_OR_RETURN(any, Error::kInvalidArgument,
+                     "argument 'indices' has no index tensor (every entry is None)");
+  TL_RETURN_IF_ERROR(check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  IndexBlocks blocks;
+  if (dense && index_blocks(self.tensor, indices, &blocks)) call->eval = &index_dense_eval;
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

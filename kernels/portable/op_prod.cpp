@@ -4,7 +4,12 @@
 // it), else out's dtype; elements are converted to it first. An empty
 // product is 1. Floating products accumulate in double, integer products
 // wrap, bool products are logical and.
+//
+// The prepare step checks all of that but the shapes at load and, for dense
+// tensors of float32/float64/int32/int64, installs a loop
+// (util/dense_reduce.h) that multiplies in the same order.
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_reduce.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/opmath.h"
@@ -15,14 +20,24 @@ namespace torchlight::portable {
 
 namespace {
 
-void prod_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> dims,
-               bool reduce_all, bool keepdim, const EValue& dtype_arg, const NamedTensor& out) {
+// The checks that need no data: the dim, the dtype rules, out's dtype.
+Status check_prod(const NamedTensor& self, Span<const int64_t> dims, bool reduce_all,
+                  bool keepdim, const EValue& dtype_arg, const NamedTensor& out,
+                  ReductionPlan* plan) {
   bool has_dtype = false;
   ScalarType dtype = ScalarType::kFloat;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, read_optional_dtype(dtype_arg, "dtype", &has_dtype, &dtype));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_out_matches_dtype(has_dtype, dtype, out));
+  TL_RETURN_IF_ERROR(read_optional_dtype(dtype_arg, "dtype", &has_dtype, &dtype));
+  TL_RETURN_IF_ERROR(check_out_matches_dtype(has_dtype, dtype, out));
+  TL_RETURN_IF_ERROR(plan->init(self, dims, reduce_all, keepdim));
+  TL_RETURN_IF_ERROR(check_real_dtype(out));
+  return check_real_dtype(self);
+}
+
+void prod_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> dims,
+               bool reduce_all, bool keepdim, const EValue& dtype_arg, const NamedTensor& out) {
   ReductionPlan plan;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, plan.init(self, dims, reduce_all, keepdim));
+  TL_KERNEL_RETURN_IF_ERROR(ctx,
+                            check_prod(self, dims, reduce_all, keepdim, dtype_arg, out, &plan));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, plan.out_sizes()));
   TL_SWITCH_REAL_TYPES(out.tensor.scalar_type(), ctx, "out", OUT, [&] {
     using Acc = ReduceAcc<OUT>;
@@ -32,6 +47,20 @@ void prod_impl(KernelContext& ctx, const NamedTensor& self, Span<const int64_t> 
                  [](Acc acc, int64_t) { return acc; }));
   });
 }
+
+template <typename IN, typename OUT>
+struct ProdOp {
+  using Acc = ReduceAcc<OUT>;
+  Acc start() const { return Acc(1); }
+  void step(Acc& acc, IN x, int64_t) const {
+    acc = opmath_mul(acc, static_cast<Acc>(convert<opmath_t<OUT>>(convert<OUT>(x))));
+  }
+  OUT finish(Acc acc, int64_t) const { return convert<OUT>(acc); }
+};
+
+constexpr dense_reduce::Form kDimForm{dense_reduce::DimsKind::kInt, 1, 2, 4};
+constexpr dense_reduce::Form kAllForm{dense_reduce::DimsKind::kAll, 0, dense_reduce::kNoKeepdim,
+                                      2};
 
 }  // namespace
 
@@ -48,6 +77,25 @@ void prod_out(KernelContext& ctx, Span<EValue*> args) {
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};
   prod_impl(ctx, self, {}, /*reduce_all=*/true, /*keepdim=*/false, *args[1], out);
+}
+
+Status prod_int_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[4]->to_tensor(), "out"};
+  const int64_t dim = args[1]->to_int();
+  ReductionPlan plan;
+  TL_RETURN_IF_ERROR(check_prod(self, {&dim, 1}, false, args[2]->to_bool(), *args[3], out, &plan));
+  dense_reduce::install_fold<kDimForm, ProdOp, &prod_int_out>(args, call);
+  return Error::kOk;
+}
+
+Status prod_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  ReductionPlan plan;
+  TL_RETURN_IF_ERROR(check_prod(self, {}, true, false, *args[1], out, &plan));
+  dense_reduce::install_fold<kAllForm, ProdOp, &prod_out>(args, call);
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

@@ -7,9 +7,14 @@
 // max(0, N - correction), so N <= correction gives inf or NaN (0 / 0). We
 // compute the mean and the sum of squared deviations in double (two passes)
 // and round once.
+//
+// The prepare step checks the dtypes and dims at load and, for dense
+// float32/float64 tensors, installs a loop over adjacent reduced dims
+// (util/dense_reduce.h) that makes the same two passes in the same order.
 #include <cmath>
 
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_reduce.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -20,15 +25,25 @@ namespace torchlight::portable {
 
 namespace {
 
-void var_impl(KernelContext& ctx, const NamedTensor& self, const EValue& dim_arg, double correction,
-              bool keepdim, const NamedTensor& out, bool take_sqrt) {
-  TL_KERNEL_CHECK(ctx, is_floating_point(self.tensor.scalar_type()), Error::kInvalidType,
-                  "argument 'self' has dtype %s, expected a floating dtype",
-                  to_string(self.tensor.scalar_type()));
+// The checks that need no data: self's dtype, the dims, out's dtype.
+Status check_var(const NamedTensor& self, const EValue& dim_arg, bool keepdim,
+                 const NamedTensor& out, ReductionPlan* plan) {
+  TL_CHECK_OR_RETURN(is_floating_point(self.tensor.scalar_type()), Error::kInvalidType,
+                     "argument 'self' has dtype %s, expected a floating dtype",
+                     to_string(self.tensor.scalar_type()));
   Span<const int64_t> dims;
   if (!dim_arg.is_none()) dims = dim_arg.to_int_list();
+  TL_RETURN_IF_ERROR(plan->init(self, dims, dims.empty(), keepdim));
+  if (!visit_float_type(out.tensor.scalar_type(), [](auto) {})) {
+    return unsupported_dtype("out", out.tensor.scalar_type(), kFloatTypeNames);
+  }
+  return Error::kOk;
+}
+
+void var_impl(KernelContext& ctx, const NamedTensor& self, const EValue& dim_arg, double correction,
+              bool keepdim, const NamedTensor& out, bool take_sqrt) {
   ReductionPlan plan;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, plan.init(self, dims, dims.empty(), keepdim));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_var(self, dim_arg, keepdim, out, &plan));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, plan.out_sizes()));
   TL_SWITCH_FLOAT_TYPES(out.tensor.scalar_type(), ctx, "out", OUT, [&] {
     const LoadFn<OUT> load = get_load_fn<OUT>(self.tensor.scalar_type());
@@ -54,11 +69,17 @@ void var_impl(KernelContext& ctx, const NamedTensor& self, const EValue& dim_arg
   });
 }
 
+// var.correction's `correction` (None: 1), or var.out's `unbiased`.
+double correction_of(const EValue& arg, bool is_correction) {
+  if (is_correction) return arg.is_none() ? 1.0 : arg.scalar_as_double();
+  return arg.to_bool() ? 1.0 : 0.0;
+}
+
 void correction_out(KernelContext& ctx, Span<EValue*> args, bool take_sqrt) {
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
-  const double correction = args[2]->is_none() ? 1.0 : args[2]->scalar_as_double();
+  const double correction = correction_of(*args[2], true);
   var_impl(ctx, self, *args[1], correction, args[3]->to_bool(), out, take_sqrt);
 }
 
@@ -66,7 +87,7 @@ void unbiased_out(KernelContext& ctx, Span<EValue*> args, bool take_sqrt) {
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[4]->to_tensor(), "out"};
-  const double correction = args[2]->to_bool() ? 1.0 : 0.0;
+  const double correction = correction_of(*args[2], false);
   var_impl(ctx, self, *args[1], correction, args[3]->to_bool(), out, take_sqrt);
 }
 
@@ -83,5 +104,78 @@ void std_correction_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 void std_out(KernelContext& ctx, Span<EValue*> args) { unbiased_out(ctx, args, true); }
+
+namespace {
+
+constexpr dense_reduce::Form kForm{dense_reduce::DimsKind::kList, 1, 3, 4};
+
+// The prepared eval: var_impl's two passes over each column, a block of
+// columns at a time.
+template <typename IN, typename OUT, bool kIsCorrection, bool kSqrt, KernelFunction reference>
+void var_eval(KernelContext& ctx, Span<EValue*> args) {
+  dense_reduce::Located<IN, OUT> at;
+  if (!dense_reduce::locate(kForm, args, &at)) return reference(ctx, args);
+  const double correction = correction_of(*args[2], kIsCorrection);
+  const double n = static_cast<double>(at.blocks.reduced);
+  const double divisor = n > correction ? n - correction : 0.0;
+  auto load = [](IN x) { return static_cast<double>(convert<opmath_t<OUT>>(convert<OUT>(x))); };
+  constexpr int64_t kColumns = dense_reduce::kColumns;
+  dense_reduce::for_each_block(at, [&](const IN* first, int64_t stride, int64_t count,
+                                       int64_t width, OUT* result) {
+    double mean[kColumns];
+    double m2[kColumns];
+    for (int64_t j = 0; j < width; ++j) mean[j] = m2[j] = 0;
+    for (int64_t r = 0; r < count; ++r) {
+      for (int64_t j = 0; j < width; ++j) mean[j] += load(first[r * stride + j]);
+    }
+    for (int64_t j = 0; j < width; ++j) mean[j] /= n;
+    for (int64_t r = 0; r < count; ++r) {
+      for (int64_t j = 0; j < width; ++j) {
+        const double d = load(first[r * stride + j]) - mean[j];
+        m2[j] += d * d;
+      }
+    }
+    for (int64_t j = 0; j < width; ++j) {
+      const double var = m2[j] / divisor;
+      result[j] = convert<OUT>(kSqrt ? std::sqrt(var) : var);
+    }
+  });
+}
+
+template <bool kIsCorrection, bool kSqrt, KernelFunction reference>
+Status var_prepare(Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[4]->to_tensor(), "out"};
+  ReductionPlan plan;
+  TL_RETURN_IF_ERROR(check_var(self, *args[1], args[3]->to_bool(), out, &plan));
+  if (!dense_reduce::both_dense(args, kForm) || !dense_reduce::adjacent_dims(kForm, args)) {
+    return Error::kOk;
+  }
+  dense_reduce::visit_loop_float(self.tensor.scalar_type(), [&](auto in_tag) {
+    dense_reduce::visit_loop_float(out.tensor.scalar_type(), [&](auto out_tag) {
+      call->eval = &var_eval<typename decltype(in_tag)::type, typename decltype(out_tag)::type,
+                             kIsCorrection, kSqrt, reference>;
+    });
+  });
+  return Error::kOk;
+}
+
+}  // namespace
+
+Status var_correction_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return var_prepare<true, false, &var_correction_out>(args, call);
+}
+
+Status var_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return var_prepare<false, false, &var_out>(args, call);
+}
+
+Status std_correction_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return var_prepare<true, true, &std_correction_out>(args, call);
+}
+
+Status std_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return var_prepare<false, true, &std_out>(args, call);
+}
 
 }  // namespace torchlight::portable

@@ -1,0 +1,303 @@
+// Prepared dense paths for the reductions (sum, mean, prod, amax/amin,
+// argmax/argmin, var/std, any/all) and cumsum.
+//
+// A reduction's prepare step (runtime/kernel/kernel.h) runs the reference's
+// own argument checks once, at load (dims in range and not repeated, the
+// dtype rules, keepdim), so a bad call fails there with the argument named.
+// When self and out are dense (the default dim order), the dtypes are ones
+// the loops handle, and the reduced dims are adjacent, it installs an eval
+// specialised for the dtypes. That eval sees the tensor as
+// [outer, reduced, inner]: each output element reduces one column of
+// `reduced` elements `inner` apart. inner == 1 (trailing dims reduced) is
+// a contiguous sweep per output; otherwise a block of up to kColumns
+// neighbouring outputs is reduced together, row by row, so the inner loop
+// runs over contiguous memory.
+//
+// Every output element still sees its inputs in the reference's order (the
+// reduced dims row-major), with the reference's conversions and
+// accumulator types, so results are bit-identical. The eval re-reads the
+// dims and keepdim (an earlier instruction may compute them) and hands
+// anything it does not cover (a dim list that changed, a failed resize,
+// an empty reduction with no identity, missing data) to the reference,
+// which checks everything and reports errors as before.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
+#include "kernels/portable/util/dtype_dispatch.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/span.h"
+#include "runtime/core/tensor.h"
+#include "runtime/kernel/kernel.h"
+
+namespace torchlight::portable::dense_reduce {
+
+/// How an overload names the dims it reduces.
+enum class DimsKind : uint8_t {
+  kAll,            // No dim argument: every dim (sum.out, any.all_out...).
+  kList,           // int[]? dim: None or [] means every dim (sum, mean, amax, var).
+  kListEmptyNone,  // int[]? dim: None means every dim, [] none (any.dims, all.dims).
+  kInt,            // int dim (prod.int_out, any.out, cumsum).
+  kOptionalInt,    // int? dim: None means every dim (argmax, argmin).
+};
+
+/// Where an overload keeps its arguments (positions in `args`).
+struct Form {
+  DimsKind dims;
+  size_t dims_arg;     // Unused for kAll.
+  size_t keepdim_arg;  // kNoKeepdim: the overload has none (false).
+  size_t out;
+};
+inline constexpr size_t kNoKeepdim = ~size_t{0};
+
+/// Outputs reduced together when the reduced dims are not the trailing ones.
+inline constexpr int64_t kColumns = 64;
+
+/// A dense tensor seen around its reduced dims.
+struct Blocks {
+  int64_t outer = 1;    // Elements before the reduced dims.
+  int64_t reduced = 1;  // Elements reduced into each output.
+  int64_t inner = 1;    // Elements after them: the distance between reduced elements.
+};
+
+/// The dims `form` names in `args` as a bit mask over self's dims, negative
+/// dims wrapped; a 0-d self has no dims to mark. False when a dim is out of
+/// range or repeated (the reference reports it).
+inline bool reduced_mask(const Form& form, Span<EValue*> args, uint32_t* mask) {
+  const size_t ndim = args[0]->to_tensor().dim();
+  const uint32_t all = ndim == 0 ? 0u : static_cast<uint32_t>((uint64_t{1} << ndim) - 1);
+  const EValue& dims = *args[form.dims_arg];
+  auto mark = [&](int64_t dim) {
+    const int64_t rank = ndim == 0 ? 1 : static_cast<int64_t>(ndim);
+    if (dim < -rank || dim >= rank) return false;
+    if (ndim == 0) return true;
+    const uint32_t bit = 1u << (dim < 0 ? dim + rank : dim);
+    if (*mask & bit) return false;
+    *mask |= bit;
+    return true;
+  };
+  *mask = 0;
+  switch (form.dims) {
+    case DimsKind::kAll: *mask = all; return true;
+    case DimsKind::kInt: return mark(dims.to_int());
+    case DimsKind::kOptionalInt:
+      if (dims.is_none()) {
+        *mask = all;
+        return true;
+      }
+      return mark(dims.to_int());
+    case DimsKind::kList:
+    case DimsKind::kListEmptyNone: {
+      if (dims.is_none()) {
+        *mask = all;
+        return true;
+      }
+      const Span<const int64_t> list = dims.to_int_list();
+      if (list.empty() && form.dims == DimsKind::kList) {
+        *mask = all;
+        return true;
+      }
+      for (int64_t dim : list) {
+        if (!mark(dim)) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Splits `self` around the dims in `mask`. False when they are not one
+/// run of adjacent dims. No dims reduced: every element is its own output.
+inline bool split(const Tensor& self, uint32_t mask, Blocks* blocks) {
+  const size_t ndim = self.dim();
+  *blocks = Blocks();
+  size_t first = ndim;
+  size_t last = 0;
+  for (size_t d = 0; d < ndim; ++d) {
+    if (mask & (1u << d)) {
+      if (first == ndim) first = d;
+      last = d;
+    }
+  }
+  for (size_t d = 0; d < ndim; ++d) {
+    const bool reduced = (mask >> d) & 1u;
+    if (first < ndim && d >= first && d <= last && !reduced) return false;
+    int64_t& part = reduced ? blocks->reduced : (d < first ? blocks->outer : blocks->inner);
+    part *= self.size(d);
+  }
+  return true;
+}
+
+/// Gives `out` the result shape (reduced dims size 1 with keepdim, else
+/// dropped) when a dynamic dim changed it. False when out cannot take it.
+inline bool fit_out(const Tensor& self, uint32_t mask, bool keepdim, const Tensor& out) {
+  SizesType sizes[kMaxTensorDim];
+  size_t n = 0;
+  for (size_t d = 0; d < self.dim(); ++d) {
+    if (!((mask >> d) & 1u)) {
+      sizes[n++] = self.size(d);
+    } else if (keepdim) {
+      sizes[n++] = 1;
+    }
+  }
+  bool same = out.dim() == n;
+  for (size_t d = 0; same && d < n; ++d) same = out.size(d) == sizes[d];
+  return same || resize_tensor({out, "out"}, {sizes, n}).ok();
+}
+
+/// Everything an eval needs from `args` before it computes.
+template <typename IN, typename OUT>
+struct Located {
+  Blocks blocks;
+  const IN* in = nullptr;
+  OUT* out = nullptr;
+};
+
+/// Reads the dims, splits self, resizes out when a dynamic dim changed it
+/// and sets the return value. False (nothing done) when the reference must
+/// take the call.
+template <typename IN, typename OUT>
+bool locate(const Form& form, Span<EValue*> args, Located<IN, OUT>* at) {
+  const Tensor self = args[0]->to_tensor();
+  const Tensor out = args[form.out]->to_tensor();
+  uint32_t mask = 0;
+  if (!reduced_mask(form, args, &mask) || !split(self, mask, &at->blocks)) return false;
+  const bool keepdim = form.keepdim_arg != kNoKeepdim && args[form.keepdim_arg]->to_bool();
+  if (!fit_out(self, mask, keepdim, out)) return false;
+  at->in = static_cast<const IN*>(self.const_data_ptr());
+  at->out = static_cast<OUT*>(out.mutable_data_ptr());
+  if (self.numel() > 0 && at->in == nullptr) return false;
+  if (out.numel() > 0 && at->out == nullptr) return false;
+  set_return(args, form.out + 1, *args[form.out]);
+  return true;
+}
+
+/// Calls columns(first, stride, count, width, result) for every block of
+/// outputs: `width` (<= kColumns) neighbouring outputs at `result`, output
+/// j reducing first[j + r * stride] for r in 0..count-1.
+template <typename IN, typename OUT, typename Columns>
+void for_each_block(const Located<IN, OUT>& at, const Columns& columns) {
+  const Blocks& b = at.blocks;
+  for (int64_t o = 0; o < b.outer; ++o) {
+    const IN* base = at.in + o * b.reduced * b.inner;
+    OUT* result = at.out + o * b.inner;
+    for (int64_t i = 0; i < b.inner; i += kColumns) {
+      const int64_t width = b.inner - i < kColumns ? b.inner - i : kColumns;
+      columns(base + i, b.inner, b.reduced, width, result + i);
+    }
+  }
+}
+
+/// The common fold: acc = op.start(), then op.step(acc, x, r) for each
+/// reduced x in order (r counts them), then out = op.finish(acc, count).
+template <typename Op, typename IN, typename OUT>
+void fold(const Located<IN, OUT>& at, const Op& op) {
+  using Acc = typename Op::Acc;
+  for_each_block(at, [&](const IN* first, int64_t stride, int64_t count, int64_t width,
+                         OUT* result) {
+    Acc acc[kColumns];
+    for (int64_t j = 0; j < width; ++j) acc[j] = op.start();
+    for (int64_t r = 0; r < count; ++r) {
+      const IN* row = first + r * stride;
+      for (int64_t j = 0; j < width; ++j) op.step(acc[j], row[j], r);
+    }
+    for (int64_t j = 0; j < width; ++j) result[j] = op.finish(acc[j], count);
+  });
+}
+
+/// The prepared eval of a fold: Op (default-constructed) over IN into OUT.
+/// kNeedsElements: the op has no identity, so an empty reduction goes to
+/// the reference, which rejects it.
+template <const Form& kForm, typename Op, typename IN, typename OUT, KernelFunction reference,
+          bool kNeedsElements = false>
+void fold_eval(KernelContext& ctx, Span<EValue*> args) {
+  Located<IN, OUT> at;
+  if (!locate(kForm, args, &at)) return reference(ctx, args);
+  if (kNeedsElements && at.blocks.reduced == 0) return reference(ctx, args);
+  fold(at, Op{});
+}
+
+/// Whether self and out are dense, so a prepared loop may take them.
+inline bool both_dense(Span<EValue*> args, const Form& form) {
+  return dense_path::is_dense(args[0]->to_tensor()) &&
+         dense_path::is_dense(args[form.out]->to_tensor());
+}
+
+/// Whether the dims `form` names are adjacent (at load: worth a prepared loop).
+inline bool adjacent_dims(const Form& form, Span<EValue*> args) {
+  uint32_t mask = 0;
+  Blocks blocks;
+  return reduced_mask(form, args, &mask) && split(args[0]->to_tensor(), mask, &blocks);
+}
+
+/// Calls fn(TypeTag<T>{}) when `type` is float32, float64, int32 or int64.
+template <typename Fn>
+void visit_loop_dtype(ScalarType type, Fn&& fn) {
+  switch (type) {
+    case ScalarType::kFloat: fn(TypeTag<float>{}); break;
+    case ScalarType::kDouble: fn(TypeTag<double>{}); break;
+    case ScalarType::kInt: fn(TypeTag<int32_t>{}); break;
+    case ScalarType::kLong: fn(TypeTag<int64_t>{}); break;
+    default: break;
+  }
+}
+
+/// As visit_loop_dtype, floating types only.
+template <typename Fn>
+void visit_loop_float(ScalarType type, Fn&& fn) {
+  switch (type) {
+    case ScalarType::kFloat: fn(TypeTag<float>{}); break;
+    case ScalarType::kDouble: fn(TypeTag<double>{}); break;
+    default: break;
+  }
+}
+
+/// How install_fold pairs self's and out's dtypes.
+enum class OutTypes : uint8_t {
+  kAny,       // Any loop dtype (a conversion to out's dtype comes first).
+  kFloating,  // float32 or float64.
+  kSame,      // Self's (the op checked out has it).
+};
+
+/// Installs fold_eval<..., Op<IN, OUT>, ...> when self and out are dense,
+/// the dims adjacent, and self's and out's dtypes loop dtypes paired as
+/// kOutTypes says.
+template <const Form& kForm, template <typename, typename> class Op, KernelFunction reference,
+          OutTypes kOutTypes = OutTypes::kAny, bool kNeedsElements = false>
+void install_fold(Span<EValue*> args, PreparedCall* call) {
+  if (!both_dense(args, kForm) || !adjacent_dims(kForm, args)) return;
+  const ScalarType in_type = args[0]->to_tensor().scalar_type();
+  const ScalarType out_type = args[kForm.out]->to_tensor().scalar_type();
+  visit_loop_dtype(in_type, [&](auto in_tag) {
+    using IN = typename decltype(in_tag)::type;
+    auto install = [&](auto out_tag) {
+      using OUT = typename decltype(out_tag)::type;
+      call->eval = &fold_eval<kForm, Op<IN, OUT>, IN, OUT, reference, kNeedsElements>;
+    };
+    if constexpr (kOutTypes == OutTypes::kFloating) {
+      visit_loop_float(out_type, install);
+    } else if constexpr (kOutTypes == OutTypes::kSame) {
+      if (out_type == in_type) install(in_tag);
+    } else {
+      visit_loop_dtype(out_type, install);
+    }
+  });
+}
+
+}  // namespace torchlight::portable::dense_reduce
+
+namespace torchlight::portable {
+
+/// Errors: kInvalidType naming `t` when its dtype is not a real type (the
+/// message of TL_SWITCH_REAL_TYPES).
+inline Status check_real_dtype(const NamedTensor& t) {
+  if (visit_real_type(t.tensor.scalar_type(), [](auto) {})) return Error::kOk;
+  return unsupported_dtype(t.name, t.tensor.scalar_type(), kRealTypeNames);
+}
+
+}  // namespace torchlight::portable
