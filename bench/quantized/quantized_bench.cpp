@@ -207,8 +207,10 @@ void loop_case(benchmark::State& state, quantized::Columns8da4wFn fn) {
   Linear8da4wInputs in(1);
   std::vector<int8_t> xq(kK);
   for (int64_t i = 0; i < kK; ++i) xq[i] = static_cast<int8_t>(i * 37);
+  std::vector<float> correction(kK / kGroup, 8.0f);
   quantized::Row8da4w row{};
   row.xq = xq.data();
+  row.correction = correction.data();
   row.rows = 1;
   row.zero_point[0] = 3;
   row.scale[0] = 0.01f;

@@ -152,8 +152,9 @@ TEST(QuantizedKernelsTest, EmbeddingRefusesOutOverlappingIndices) {
 // sum_g w_scale_g * sum |(x - zp)(w - 8)| (+ |bias| * 2^-23). The generic
 // and AVX2 loops give identical floats (exact integer sums, same float
 // steps), for odd column counts and ranges, 1..4 rows, groups 32..256, K
-// with an odd number of groups, and (generic only) a group that is not a
-// multiple of 32.
+// with an odd number of groups (group 32: a group left out of the pairs), a
+// group of three chunks of 32 (a pair and one alone), and (generic only) a
+// group that is not a multiple of 32.
 TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
   constexpr int64_t kN = 19;
   uint32_t seed = 12345;
@@ -162,7 +163,8 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
     int64_t k, group;
   };
   for (const Shape shape : {Shape{256, 32}, Shape{256, 64}, Shape{256, 128}, Shape{256, 256},
-                            Shape{288, 32}, Shape{96, 48}, Shape{20, 10}}) {
+                            Shape{288, 32}, Shape{96, 48}, Shape{20, 10},
+                            Shape{32, 32}, Shape{288, 96}, Shape{320, 64}, Shape{768, 256}}) {
     const int64_t k = shape.k, group = shape.group, groups = k / group;
     std::vector<int8_t> xq(k * quantized::kRows8da4w);
     std::vector<uint8_t> weight(kN * k / 2);
