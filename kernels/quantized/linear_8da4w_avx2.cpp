@@ -34,6 +34,32 @@ inline float fold(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 
+// fold_corrections_8da4w in registers: sum_g w_scales[g] * correction[g]
+// with group g in lane g % 8, the groups past the last whole vector (at
+// most seven, `tail` marks their lanes) fused in by masked loads and kept
+// only in their lanes, so every lane sees the same fused multiply-adds as
+// the scalar form; then folded. Spares a store and a scalar loop per column
+// and row (K = 288 has nine groups of 32).
+inline float fold_corrections(const float* w_scales, const float* correction,
+                              int64_t whole_groups, int64_t groups, __m256i tail) {
+  __m256 corr = _mm256_setzero_ps();
+  for (int64_t g = 0; g < whole_groups; g += kLanes8da4w) {
+    corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr);
+  }
+  if (whole_groups < groups) {
+    const __m256 with_tail = _mm256_fmadd_ps(_mm256_maskload_ps(w_scales + whole_groups, tail),
+                                             _mm256_maskload_ps(correction + whole_groups, tail), corr);
+    corr = _mm256_blendv_ps(corr, with_tail, _mm256_castsi256_ps(tail));
+  }
+  return fold(corr);
+}
+
+// Lanes [0, groups % 8) set: the tail fold_corrections adds.
+inline __m256i tail_lanes(int64_t groups) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(groups % kLanes8da4w)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 // One chunk of 32 weights (16 packed bytes, broadcast to both halves):
 // the low nibbles in the low half, the high nibbles in the high half.
 inline __m256i unpack_chunk(const uint8_t* w, __m256i low_mask) {
@@ -93,6 +119,7 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t chunks = group / 32;
   const int64_t packed = row.k / 2;
   const int64_t whole_groups = groups - groups % kLanes8da4w;
+  const __m256i tail = tail_lanes(groups);
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i zero = _mm256_setzero_si256();
@@ -180,19 +207,8 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       for (int r = 0; r < kRows; ++r) {
         const float* correction = row.correction + r * groups;
-        __m256 corr = _mm256_setzero_ps();
-        for (int64_t gg = 0; gg < whole_groups; gg += kLanes8da4w) {
-          corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + gg), _mm256_loadu_ps(correction + gg),
-                                 corr);
-        }
-        float corrections;
-        if (whole_groups == groups) {
-          corrections = fold(corr);
-        } else {
-          alignas(32) float lanes[kLanes8da4w];
-          _mm256_store_ps(lanes, corr);
-          corrections = fold_corrections_8da4w(lanes, w_scales, correction, whole_groups, groups);
-        }
+        const float corrections =
+            fold_corrections(w_scales, correction, whole_groups, groups, tail);
         const float sum = finish_column_8da4w(fold(acc[r][c]), u_folded, corrections,
                                               row.zero_point[r]);
         row.out[r * row.n + n + c] = std::fma(sum, row.scale[r], bias);
@@ -214,6 +230,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
   const int64_t whole_groups = groups - groups % kLanes8da4w;
+  const __m256i tail = tail_lanes(groups);
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i zero = _mm256_setzero_si256();
@@ -256,19 +273,8 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     }
 #pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
-      __m256 corr = _mm256_setzero_ps();
-      for (int64_t gg = 0; gg < whole_groups; gg += kLanes8da4w) {
-        corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales[c] + gg), _mm256_loadu_ps(correction + gg),
-                               corr);
-      }
-      float corrections;
-      if (whole_groups == groups) {
-        corrections = fold(corr);
-      } else {
-        alignas(32) float lanes[kLanes8da4w];
-        _mm256_store_ps(lanes, corr);
-        corrections = fold_corrections_8da4w(lanes, w_scales[c], correction, whole_groups, groups);
-      }
+      const float corrections =
+          fold_corrections(w_scales[c], correction, whole_groups, groups, tail);
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       const float sum =
           finish_column_8da4w(fold(acc[c]), fold(uacc[c]), corrections, row.zero_point[0]);
