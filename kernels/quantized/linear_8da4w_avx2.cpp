@@ -40,8 +40,8 @@ inline float fold(__m256 v) {
 // only in their lanes, so every lane sees the same fused multiply-adds as
 // the scalar form; then folded. Spares a store and a scalar loop per column
 // and row (K = 288 has nine groups of 32).
-inline float fold_corrections(const float* w_scales, const float* correction,
-                              int64_t whole_groups, int64_t groups, __m256i tail) {
+inline __m256 correction_lanes(const float* w_scales, const float* correction,
+                               int64_t whole_groups, int64_t groups, __m256i tail) {
   __m256 corr = _mm256_setzero_ps();
   for (int64_t g = 0; g < whole_groups; g += kLanes8da4w) {
     corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr);
@@ -51,7 +51,24 @@ inline float fold_corrections(const float* w_scales, const float* correction,
                                              _mm256_maskload_ps(correction + whole_groups, tail), corr);
     corr = _mm256_blendv_ps(corr, with_tail, _mm256_castsi256_ps(tail));
   }
-  return fold(corr);
+  return corr;
+}
+
+inline float fold_corrections(const float* w_scales, const float* correction,
+                              int64_t whole_groups, int64_t groups, __m256i tail) {
+  return fold(correction_lanes(w_scales, correction, whole_groups, groups, tail));
+}
+
+// fold() of four vectors at once, [fold(v0), fold(v1), fold(v2), fold(v3)]:
+// the same additions in the same order (lanes i + 4, then i + 2, then 0 +
+// 1), with the halves' sums transposed so three adds serve all four.
+inline __m128 fold4(__m256 v0, __m256 v1, __m256 v2, __m256 v3) {
+  __m128 h0 = _mm_add_ps(_mm256_castps256_ps128(v0), _mm256_extractf128_ps(v0, 1));
+  __m128 h1 = _mm_add_ps(_mm256_castps256_ps128(v1), _mm256_extractf128_ps(v1, 1));
+  __m128 h2 = _mm_add_ps(_mm256_castps256_ps128(v2), _mm256_extractf128_ps(v2, 1));
+  __m128 h3 = _mm_add_ps(_mm256_castps256_ps128(v3), _mm256_extractf128_ps(v3, 1));
+  _MM_TRANSPOSE4_PS(h0, h1, h2, h3);  // h_i = lane i of every vector's halves' sum.
+  return _mm_add_ps(_mm_add_ps(h0, h2), _mm_add_ps(h1, h3));
 }
 
 // Lanes [0, groups % 8) set: the tail fold_corrections adds.
@@ -225,8 +242,8 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 // template kept its sums in arrays across the group loop, and GCC spilled
 // them on every step). The same integer sums and float steps in the same
 // order as columns<1, 4>, so the same floats.
-template <int kCols>
 void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
+  constexpr int kCols = 4;  // fold4 finishes four columns.
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
   const int64_t whole_groups = groups - groups % kLanes8da4w;
@@ -235,6 +252,8 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i zero = _mm256_setzero_si256();
   const float* correction = row.correction;
+  const __m128 neg_zero_point = _mm_set1_ps(-static_cast<float>(row.zero_point[0]));
+  const __m128 row_scale = _mm_set1_ps(row.scale[0]);
   int64_t n = n_begin;
   for (; n + kCols <= n_end; n += kCols) {
     __m256 acc[kCols];
@@ -271,15 +290,19 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[c]);
       }
     }
+    // finish_column_8da4w and the row's scale for the four columns at once
+    // (vector fused multiply-adds round as std::fma does).
+    __m256 corr[kCols];
 #pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
-      const float corrections =
-          fold_corrections(w_scales[c], correction, whole_groups, groups, tail);
-      const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
-      const float sum =
-          finish_column_8da4w(fold(acc[c]), fold(uacc[c]), corrections, row.zero_point[0]);
-      row.out[n + c] = std::fma(sum, row.scale[0], bias);
+      corr[c] = correction_lanes(w_scales[c], correction, whole_groups, groups, tail);
     }
+    const __m128 products = fold4(acc[0], acc[1], acc[2], acc[3]);
+    const __m128 u_sums = fold4(uacc[0], uacc[1], uacc[2], uacc[3]);
+    const __m128 corrections = fold4(corr[0], corr[1], corr[2], corr[3]);
+    const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, u_sums, products), corrections);
+    const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
+    _mm_storeu_ps(row.out + n, _mm_fmadd_ps(sum, row_scale, bias));
   }
   if (n < n_end) columns<1, 1>(row, n, n_end);
 }
@@ -287,7 +310,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 void columns_for_rows(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   switch (row.rows) {
     case 1:
-      if (row.group == 32) return columns_decode_g32<4>(row, n_begin, n_end);
+      if (row.group == 32) return columns_decode_g32(row, n_begin, n_end);
       return columns<1, 4>(row, n_begin, n_end);
     case 2: return columns<2, 2>(row, n_begin, n_end);
     case 3: return columns<3, 1>(row, n_begin, n_end);
