@@ -242,7 +242,7 @@ BENCHMARK(BM_linear_8da4w_loop_avx2)->Unit(benchmark::kMicrosecond);
 
 // stories15m's linears (bench/llm --shape stories15m): K x N of 288 x 288
 // (attention), 288 x 768 (w1, w3), 768 x 288 (w2), at 128 prompt rows or one
-// decode row. Args: K, N, rows, threads (8da4w: group 32, bench/llm's default).
+// decode row, and the classifier, 288 x 32000, at one row. Args: K, N, rows, threads (8da4w: group 32, bench/llm's default).
 void BM_shape_f32(benchmark::State& state) {
   const int k = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1)),
             m = static_cast<int>(state.range(2));
@@ -286,6 +286,8 @@ void stories15m_shapes(benchmark::internal::Benchmark* b) {
           ->Args({768, 288, rows, threads});
     }
   }
+  // The classifier (vocabulary 32000), once per decoded token.
+  b->Args({288, 32000, 1, 1})->Args({288, 32000, 1, 2});
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 BENCHMARK(BM_shape_f32)->Apply(stories15m_shapes);

@@ -244,6 +244,7 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 // order as columns<1, 4>, so the same floats.
 void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   constexpr int kCols = 4;  // fold4 finishes four columns.
+  constexpr int64_t kPrefetchColumns = 16;
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
   const int64_t whole_groups = groups - groups % kLanes8da4w;
@@ -270,8 +271,12 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     int64_t g = 0;
     for (; g + 2 <= groups; g += 2) {
       const PairActivations x = load_pair(row.xq + g * 32);
-  #pragma GCC unroll 4
-    for (int c = 0; c < kCols; ++c) {
+#pragma GCC unroll 4
+      for (int c = 0; c < kCols; ++c) {
+        // The classifier's weights stream from memory: ask for the column
+        // kPrefetchColumns ahead (a prefetch past the end does not fault).
+        _mm_prefetch(reinterpret_cast<const char*>(w[c] + kPrefetchColumns * packed + g * 16),
+                     _MM_HINT_T0);
         const PairWeights pw = unpack_pair(w[c] + g * 16, low_mask);
         const __m256 scale = pair_scales(w_scales[c] + g);
         const __m256i dot = _mm256_madd_epi16(pair_products(pw, x), ones16);
@@ -281,8 +286,8 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     }
     if (g < groups) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + g * 32));
-  #pragma GCC unroll 4
-    for (int c = 0; c < kCols; ++c) {
+#pragma GCC unroll 4
+      for (int c = 0; c < kCols; ++c) {
         const __m256i u = unpack_chunk(w[c] + g * 16, low_mask);
         const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones16);
         const __m256 w_scale = _mm256_set1_ps(w_scales[c][g]);
