@@ -207,8 +207,10 @@ void loop_case(benchmark::State& state, quantized::Columns8da4wFn fn) {
   Linear8da4wInputs in(1);
   std::vector<int8_t> xq(kK);
   for (int64_t i = 0; i < kK; ++i) xq[i] = static_cast<int8_t>(i * 37);
+  std::vector<float> correction(kK / kGroup, 8.0f);
   quantized::Row8da4w row{};
   row.xq = xq.data();
+  row.correction = correction.data();
   row.rows = 1;
   row.zero_point[0] = 3;
   row.scale[0] = 0.01f;
@@ -237,6 +239,60 @@ void BM_linear_8da4w_loop_avx2(benchmark::State& state) {
 }
 BENCHMARK(BM_linear_8da4w_loop_avx2)->Unit(benchmark::kMicrosecond);
 #endif
+
+// stories15m's linears (bench/llm --shape stories15m): K x N of 288 x 288
+// (attention), 288 x 768 (w1, w3), 768 x 288 (w2), at 128 prompt rows or one
+// decode row, and the classifier, 288 x 32000, at one row. Args: K, N, rows, threads (8da4w: group 32, bench/llm's default).
+void BM_shape_f32(benchmark::State& state) {
+  const int k = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1)),
+            m = static_cast<int>(state.range(2));
+  threadpool::set_num_threads(static_cast<size_t>(state.range(3)));
+  TestTensor x(ScalarType::kFloat, {m, k}, random_values(m * k, 5, -1, 1));
+  TestTensor w(ScalarType::kFloat, {n, k}, random_values(n * k, 6, -0.05, 0.05));
+  TestTensor out(ScalarType::kFloat, {m, n});
+  KernelArgs args{x.evalue(), w.evalue(), EValue(), out.evalue(), EValue()};
+  PreparedKernel kernel("aten::linear.out", args);
+  run_loop(state, kernel, n * k * 4);
+}
+void BM_shape_int8(benchmark::State& state) {
+  const int k = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1)),
+            m = static_cast<int>(state.range(2));
+  threadpool::set_num_threads(static_cast<size_t>(state.range(3)));
+  TestTensor x(ScalarType::kFloat, {m, k}, random_values(m * k, 5, -1, 1));
+  TestTensor w(ScalarType::kChar, {n, k}, random_ints(n * k, 6, -127, 128));
+  TestTensor s(ScalarType::kFloat, {n}, random_values(n, 7, 0.001, 0.01));
+  TestTensor out(ScalarType::kFloat, {m, n});
+  KernelArgs args{x.evalue(), w.evalue(), s.evalue(), EValue(), out.evalue(), EValue()};
+  PreparedKernel kernel("torchlight::linear_int8.out", args);
+  run_loop(state, kernel, n * k);
+}
+void BM_shape_8da4w(benchmark::State& state) {
+  const int k = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1)),
+            m = static_cast<int>(state.range(2)), group = 32;
+  threadpool::set_num_threads(static_cast<size_t>(state.range(3)));
+  TestTensor x(ScalarType::kFloat, {m, k}, random_values(m * k, 5, -1, 1));
+  TestTensor w(ScalarType::kByte, {n, k / 2}, random_ints(n * k / 2, 6, 0, 256));
+  TestTensor s(ScalarType::kFloat, {n, k / group}, random_values(n * k / group, 7, 0.001, 0.01));
+  TestTensor out(ScalarType::kFloat, {m, n});
+  KernelArgs args{x.evalue(), w.evalue(), s.evalue(), EValue(int64_t{group}), EValue(), out.evalue(),
+                  EValue()};
+  PreparedKernel kernel("torchlight::linear_8da4w.out", args);
+  run_loop(state, kernel, n * k / 2);
+}
+void stories15m_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t rows : {128, 1}) {
+    for (int64_t threads : {1, 2}) {
+      b->Args({288, 288, rows, threads})->Args({288, 768, rows, threads})
+          ->Args({768, 288, rows, threads});
+    }
+  }
+  // The classifier (vocabulary 32000), once per decoded token.
+  b->Args({288, 32000, 1, 1})->Args({288, 32000, 1, 2});
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+BENCHMARK(BM_shape_f32)->Apply(stories15m_shapes);
+BENCHMARK(BM_shape_int8)->Apply(stories15m_shapes);
+BENCHMARK(BM_shape_8da4w)->Apply(stories15m_shapes);
 
 BENCHMARK(BM_dequantize_per_tensor_i8_f32)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_quantize_per_tensor_f32_i8)->Unit(benchmark::kMicrosecond);

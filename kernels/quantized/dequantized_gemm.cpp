@@ -1,6 +1,7 @@
 #include "kernels/quantized/dequantized_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "extension/threadpool/threadpool.h"
 #include "runtime/core/result.h"
@@ -11,8 +12,8 @@ namespace {
 // A panel holds at most this many weight floats (2 MiB): the whole weight
 // of a small model's linear, a few panels of a large one.
 constexpr int64_t kPanelFloats = int64_t{1} << 19;
-// Weight rows dequantized per task.
-constexpr size_t kRowsPerTask = 16;
+// Column parts start on multiples of this (the NT GEMM's weight tiles).
+constexpr int64_t kColumnsAlign = 16;
 
 size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
@@ -47,29 +48,51 @@ bool carve_dequantized_gemm_scratch(void* memory, size_t bytes, int64_t k, int64
 }
 
 Status run_dequantized_gemm(const DequantizedGemm& q, const DequantizedGemmScratch& scratch) {
+  // Each thread dequantizes the columns it then multiplies (one fork-join
+  // per panel, and each weight float stays in the cache of the core that
+  // wrote it; dequantizing on every thread and then running the threaded
+  // GEMM split the columns two different ways, and 2 threads lost to 1).
+  const int64_t parts_wanted = std::min<int64_t>(
+      static_cast<int64_t>(threadpool::num_threads()),
+      std::max<int64_t>(1, static_cast<int64_t>(scratch.workspace.slots)));
+  std::atomic<int> failed{static_cast<int>(Error::kOk)};
   for (int64_t n0 = 0; n0 < q.n; n0 += scratch.panel_columns) {
     const int64_t columns = std::min(scratch.panel_columns, q.n - n0);
-    threadpool::parallel_for(static_cast<size_t>(columns), kRowsPerTask,
-                             [&](size_t begin, size_t end) {
-                               q.dequantize(q.weights, n0 + static_cast<int64_t>(begin),
-                                            n0 + static_cast<int64_t>(end),
-                                            scratch.panel + static_cast<int64_t>(begin) * q.k);
-                             });
-    optimized::GemmProblem p;
-    p.m = q.rows;
-    p.n = columns;
-    p.k = q.k;
-    p.a = optimized::ConstMatrix{q.x, q.k, 1};
-    // B[p][j] = panel[j][p]: the panel's rows are B's columns.
-    p.b = optimized::ConstMatrix{scratch.panel, 1, q.k};
-    p.c = q.out + n0;
-    p.ldc = q.n;
-    if (q.bias != nullptr) {
-      p.beta = 1.0f;
-      p.addend = optimized::ConstMatrix{q.bias + n0, 0, 1};
-    }
-    p.workspace = scratch.workspace;
-    TL_RETURN_IF_ERROR(optimized::gemm(p));
+    const int64_t blocks = (columns + kColumnsAlign - 1) / kColumnsAlign;
+    const int64_t parts = std::max<int64_t>(1, std::min(parts_wanted, blocks));
+    threadpool::parallel_for(static_cast<size_t>(parts), 1, [&](size_t begin, size_t end) {
+      for (size_t t = begin; t < end; ++t) {
+        const int64_t c0 = std::min(columns, blocks * static_cast<int64_t>(t) / parts * kColumnsAlign);
+        const int64_t c1 =
+            std::min(columns, blocks * static_cast<int64_t>(t + 1) / parts * kColumnsAlign);
+        if (c0 >= c1) continue;
+        float* panel = scratch.panel + c0 * q.k;
+        q.dequantize(q.weights, n0 + c0, n0 + c1, panel);
+        optimized::GemmProblem p;
+        p.m = q.rows;
+        p.n = c1 - c0;
+        p.k = q.k;
+        p.a = optimized::ConstMatrix{q.x, q.k, 1};
+        // B[p][j] = panel[j][p]: the panel's rows are B's columns.
+        p.b = optimized::ConstMatrix{panel, 1, q.k};
+        p.c = q.out + n0 + c0;
+        p.ldc = q.n;
+        if (q.bias != nullptr) {
+          p.beta = 1.0f;
+          p.addend = optimized::ConstMatrix{q.bias + n0 + c0, 0, 1};
+        }
+        p.workspace = scratch.workspace;
+        // Inside a chunk, gemm's own parallel_for runs inline: one thread,
+        // one workspace slot per part.
+        const Status status = optimized::gemm(p);
+        if (!status.ok()) failed.store(static_cast<int>(status.code()), std::memory_order_relaxed);
+      }
+    });
+    const Error error = static_cast<Error>(failed.load(std::memory_order_relaxed));
+    TL_CHECK_OR_RETURN(error == Error::kOk, error,
+                       "the dequantized GEMM failed on columns %lld.. of %lld (%s)",
+                       static_cast<long long>(n0), static_cast<long long>(q.n),
+                       error == Error::kMemoryAllocationFailed ? "no packing slot" : "bad problem");
   }
   return Error::kOk;
 }

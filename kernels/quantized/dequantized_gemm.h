@@ -62,8 +62,9 @@ struct DequantizedGemm {
   const void* weights = nullptr;
 };
 
-/// out = x @ dequantize(weight)^T (+ bias), a panel of columns at a time,
-/// each panel dequantized on every thread, then one threaded GEMM.
+/// out = x @ dequantize(weight)^T (+ bias), a panel of columns at a time;
+/// each thread dequantizes its share of the panel's columns and multiplies
+/// them (a one-thread GEMM), so the floats it wrote stay in its cache.
 Status run_dequantized_gemm(const DequantizedGemm& problem, const DequantizedGemmScratch& scratch);
 
 }  // namespace torchlight::quantized

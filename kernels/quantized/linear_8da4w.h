@@ -20,12 +20,18 @@
 // nibbles). So 16 packed bytes give their low nibbles and their high nibbles
 // as one 32-byte vector in arranged order.
 //
-// Both loops keep the same eight int32 lanes, so they give identical floats:
-// position p goes to lane p / 4 for the products x u, sum u goes to lane
-// 2 * (p / 8) (what sad_epu8 yields). Per group each lane's exact sum is
+// Both loops keep the same eight int32 lanes, so they give identical floats.
+// The AVX2 loop reads two chunks of 32 with one 32-byte load where it can
+// (chunk_8da4w: two groups of 32, or two chunks of a larger group): their
+// low nibbles in one vector, their high nibbles in another. In such a pair,
+// arranged position p of the first chunk goes to lane (p % 16) / 4 for the
+// products x u and 2 * ((p % 16) / 8) for sum u, the second chunk's to those
+// plus 4; a chunk alone puts p in lane p / 4 and sum u in 2 * (p / 8) (what
+// maddubs + madd and sad_epu8 yield). Per group each lane's exact sum is
 // fused-multiply-added with the group's weight scale into that lane's float
 // sum (one set per row for the products, one per column for sum u, shared
-// by the rows); the lanes are folded once per column (fold_lanes_8da4w),
+// by the rows; a group of 32 paired with its neighbour scales its four
+// lanes only); the lanes are folded once per column (fold_lanes_8da4w),
 // combined with the zero point and the row corrections
 // (finish_column_8da4w), then out = fma(sum, x_scale, bias). The integer
 // sums are exact; only these float steps round.
@@ -87,6 +93,38 @@ static inline float fold_corrections_8da4w(float* lanes, const float* w_scales,
     lanes[g % kLanes8da4w] = std::fma(w_scales[g], correction[g], lanes[g % kLanes8da4w]);
   }
   return fold_lanes_8da4w(lanes);
+}
+
+/// Where a chunk of 32 sits for the lanes (see the header comment): paired
+/// (one 32-byte load feeds it and its partner) or alone.
+struct Chunk8da4w {
+  bool paired;      // Part of a pair of chunks.
+  bool group_pair;  // The pair is two groups of 32 (else two chunks of one group).
+  int second;       // 1 for the pair's second chunk.
+};
+
+/// Chunk `ci` of group g: with groups of 32, groups 2i and 2i + 1 pair up;
+/// with larger groups that are multiples of 32, chunks 2i and 2i + 1 of a
+/// group; an odd last one (and every chunk of a group that is not a
+/// multiple of 32) is alone.
+static inline Chunk8da4w chunk_8da4w(int64_t group, int64_t groups, int64_t g, int64_t ci) {
+  if (group == 32) {
+    const bool paired = g - g % 2 + 1 < groups;
+    return {paired, paired, static_cast<int>(g % 2)};
+  }
+  const bool paired = group % 32 == 0 && ci - ci % 2 + 1 < group / 32;
+  return {paired, false, static_cast<int>(ci % 2)};
+}
+
+/// The int32 lane of the products x u at arranged position p of a chunk.
+static inline int product_lane_8da4w(Chunk8da4w chunk, int64_t p) {
+  return chunk.paired ? 4 * chunk.second + static_cast<int>(p % 16) / 4 : static_cast<int>(p / 4);
+}
+
+/// The lane of sum u at arranged position p.
+static inline int usum_lane_8da4w(Chunk8da4w chunk, int64_t p) {
+  return chunk.paired ? 4 * chunk.second + 2 * (static_cast<int>(p % 16) / 8)
+                      : 2 * static_cast<int>(p / 8);
 }
 
 /// A column's sum for one row before the row's scale: the folded products

@@ -2,18 +2,20 @@
 // built with -mavx2 -mfma and only runs when the CPU has both
 // (select_linear_8da4w).
 //
-// 32 values at a time: 16 packed bytes, broadcast to both halves, give their
-// low nibbles (low half) and high nibbles (high half, after a 4-bit shift)
-// in the activations' arranged order: u in [0, 15], maddubs's unsigned
-// operand, against the signed activations (pair sums within 2 * 15 * 128).
-// madd with ones puts positions 4i..4i+3 in int32 lane i; sad_epu8 puts
-// sum u of positions 8j..8j+7 in lane 2j: the lanes linear_8da4w.h names.
-// Per group the lanes are scaled into float sums (the products per row, sum
-// u per column); they are folded and corrected once per column.
-// Decode (one row) takes four columns at once, two rows two (independent
-// chains for the out-of-order core); more rows take one (the registers are
-// full). Four rows by two columns spills and measured slower than four by
-// one.
+// Weights are read 64 at a time where they can be (chunk_8da4w): one 32-byte
+// load of two chunks gives their low nibbles (and) and their high nibbles
+// (shift, and), u in [0, 15], maddubs's unsigned operand; the two arranged
+// activation chunks are regrouped to match with two lane permutes, shared
+// by every column. A chunk alone takes 16 bytes broadcast to both halves
+// (blend, shift, and). madd with ones and sad_epu8 then give the lanes
+// linear_8da4w.h names. Per group the lanes are scaled into float sums (the
+// products per row, sum u per column; two groups of 32 at once with a
+// scale vector holding each group's scale in its four lanes); they are
+// folded and corrected once per column. Against one chunk per load, the
+// pairs save a third of the instructions per weight (decode, group 32,
+// stories15m shapes: 10-25% less time, bench/quantized BM_shape_8da4w).
+// Decode takes four columns at once, two rows two (independent chains for
+// the out-of-order core); more rows take one (the registers are full).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -32,14 +34,109 @@ inline float fold(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 
-// kGroup32: the group is 32 (one chunk), known here so the chunk loops and
-// their zeroed sums fold away.
-template <int kRows, int kCols, bool kGroup32>
+// fold_corrections_8da4w in registers: sum_g w_scales[g] * correction[g]
+// with group g in lane g % 8, the groups past the last whole vector (at
+// most seven, `tail` marks their lanes) fused in by masked loads and kept
+// only in their lanes, so every lane sees the same fused multiply-adds as
+// the scalar form; then folded. Spares a store and a scalar loop per column
+// and row (K = 288 has nine groups of 32).
+inline __m256 correction_lanes(const float* w_scales, const float* correction,
+                               int64_t whole_groups, int64_t groups, __m256i tail) {
+  __m256 corr = _mm256_setzero_ps();
+  for (int64_t g = 0; g < whole_groups; g += kLanes8da4w) {
+    corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr);
+  }
+  if (whole_groups < groups) {
+    const __m256 with_tail = _mm256_fmadd_ps(_mm256_maskload_ps(w_scales + whole_groups, tail),
+                                             _mm256_maskload_ps(correction + whole_groups, tail), corr);
+    corr = _mm256_blendv_ps(corr, with_tail, _mm256_castsi256_ps(tail));
+  }
+  return corr;
+}
+
+inline float fold_corrections(const float* w_scales, const float* correction,
+                              int64_t whole_groups, int64_t groups, __m256i tail) {
+  return fold(correction_lanes(w_scales, correction, whole_groups, groups, tail));
+}
+
+// fold() of four vectors at once, [fold(v0), fold(v1), fold(v2), fold(v3)]:
+// the same additions in the same order (lanes i + 4, then i + 2, then 0 +
+// 1), with the halves' sums transposed so three adds serve all four.
+inline __m128 fold4(__m256 v0, __m256 v1, __m256 v2, __m256 v3) {
+  __m128 h0 = _mm_add_ps(_mm256_castps256_ps128(v0), _mm256_extractf128_ps(v0, 1));
+  __m128 h1 = _mm_add_ps(_mm256_castps256_ps128(v1), _mm256_extractf128_ps(v1, 1));
+  __m128 h2 = _mm_add_ps(_mm256_castps256_ps128(v2), _mm256_extractf128_ps(v2, 1));
+  __m128 h3 = _mm_add_ps(_mm256_castps256_ps128(v3), _mm256_extractf128_ps(v3, 1));
+  _MM_TRANSPOSE4_PS(h0, h1, h2, h3);  // h_i = lane i of every vector's halves' sum.
+  return _mm_add_ps(_mm_add_ps(h0, h2), _mm_add_ps(h1, h3));
+}
+
+// Lanes [0, groups % 8) set: the tail fold_corrections adds.
+inline __m256i tail_lanes(int64_t groups) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(groups % kLanes8da4w)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// One chunk of 32 weights (16 packed bytes, broadcast to both halves):
+// the low nibbles in the low half, the high nibbles in the high half.
+inline __m256i unpack_chunk(const uint8_t* w, __m256i low_mask) {
+  const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+  return _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0), low_mask);
+}
+
+// Two chunks (32 packed bytes): lo holds their low nibbles, hi their high
+// nibbles, the first chunk's in the low halves.
+struct PairWeights {
+  __m256i lo, hi;
+};
+inline PairWeights unpack_pair(const uint8_t* w, __m256i low_mask) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  return {_mm256_and_si256(v, low_mask), _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask)};
+}
+
+// Two arranged activation chunks regrouped to match unpack_pair: a = both
+// chunks' first halves (the positions that meet low nibbles), b = their
+// second halves.
+struct PairActivations {
+  __m256i a, b;
+};
+inline PairActivations load_pair(const int8_t* x) {
+  const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32));
+  return {_mm256_permute2x128_si256(x0, x1, 0x20), _mm256_permute2x128_si256(x0, x1, 0x31)};
+}
+
+// int16 pair sums of a pair of chunks: lane i < 8 holds the first chunk's
+// positions 2i, 2i + 1 and 16 + 2i, 17 + 2i (so madd puts its positions
+// 4j..4j+3 and 16+4j..19+4j in int32 lane j), lanes 8..15 the second's.
+inline __m256i pair_products(const PairWeights& w, const PairActivations& x) {
+  return _mm256_add_epi16(_mm256_maddubs_epi16(w.lo, x.a), _mm256_maddubs_epi16(w.hi, x.b));
+}
+
+// sum u of a pair of chunks in lanes 0, 2 (first chunk) and 4, 6 (second);
+// lo + hi <= 30 fits a byte.
+inline __m256i pair_usum(const PairWeights& w, __m256i zero) {
+  return _mm256_sad_epu8(_mm256_add_epi8(w.lo, w.hi), zero);
+}
+
+// Lanes 0-3 of scales[0], lanes 4-7 of scales[1].
+inline __m256 pair_scales(const float* scales) {
+  const __m256 both = _mm256_castpd_ps(_mm256_broadcast_sd(reinterpret_cast<const double*>(scales)));
+  return _mm256_permutevar_ps(both, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+}
+
+// Every group % 32 == 0 (linear_8da4w.h names the lanes). Group 32: groups
+// two at a time (each chunk pair is two groups, scaled by pair_scales), an
+// odd last group alone. Larger groups: chunk pairs within the group, an odd
+// last chunk alone.
+template <int kRows, int kCols>
 void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  const int64_t group = kGroup32 ? 32 : row.group;
+  const int64_t group = row.group;
   const int64_t groups = row.k / group;
+  const int64_t chunks = group / 32;
   const int64_t packed = row.k / 2;
   const int64_t whole_groups = groups - groups % kLanes8da4w;
+  const __m256i tail = tail_lanes(groups);
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i zero = _mm256_setzero_si256();
@@ -51,45 +148,68 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       uacc[c] = _mm256_setzero_ps();
       for (int r = 0; r < kRows; ++r) acc[r][c] = _mm256_setzero_ps();
     }
-    for (int64_t g = 0; g < groups; ++g) {
+    int64_t g = 0;
+    if (group == 32) {
+      for (; g + 2 <= groups; g += 2) {
+        for (int c = 0; c < kCols; ++c) {
+          const PairWeights w = unpack_pair(row.weight + (n + c) * packed + g * 16, low_mask);
+          const __m256 scale = pair_scales(row.w_scales + (n + c) * groups + g);
+          uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(w, zero)), scale, uacc[c]);
+          for (int r = 0; r < kRows; ++r) {
+            const PairActivations x = load_pair(row.xq + r * row.k + g * 32);
+            const __m256i dot = _mm256_madd_epi16(pair_products(w, x), ones16);
+            acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[r][c]);
+          }
+        }
+      }
+    }
+    for (; g < groups; ++g) {
       __m256i dot[kRows][kCols];
       __m256i usum[kCols];
+      __m256i pairs[kRows][kCols];
       for (int c = 0; c < kCols; ++c) {
         usum[c] = zero;
-        for (int r = 0; r < kRows; ++r) dot[r][c] = zero;
+        for (int r = 0; r < kRows; ++r) dot[r][c] = pairs[r][c] = zero;
       }
-      // maddubs pair sums are within 2 * 15 * 128 = 3840, so eight chunks
-      // (256 values) add up in int16 before one madd widens them.
-      for (int64_t k0 = g * group; k0 < (g + 1) * group; k0 += 256) {
-        const int64_t k_end = std::min<int64_t>(k0 + 256, (g + 1) * group);
-        __m256i pairs[kRows][kCols];
-        for (int r = 0; r < kRows; ++r) {
-          for (int c = 0; c < kCols; ++c) pairs[r][c] = zero;
-        }
-        for (int64_t k = k0; k < k_end; k += 32) {
-          __m256i u[kCols];
-          for (int c = 0; c < kCols; ++c) {
-            const __m128i bytes = _mm_loadu_si128(
-                reinterpret_cast<const __m128i*>(row.weight + (n + c) * packed + k / 2));
-            const __m256i both = _mm256_broadcastsi128_si256(bytes);
-            u[c] = _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0),
-                                    low_mask);
-            usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u[c], zero));
-          }
-          for (int r = 0; r < kRows; ++r) {
-            const __m256i x =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + r * row.k + k));
-            for (int c = 0; c < kCols; ++c) {
-              pairs[r][c] = _mm256_add_epi16(pairs[r][c], _mm256_maddubs_epi16(u[c], x));
-            }
-          }
-        }
+      // maddubs pair sums are within 2 * 15 * 128 = 3840 (a chunk pair adds
+      // two), so eight chunks add up in int16 before one madd widens them.
+      int pending = 0;
+      auto widen = [&] {
         for (int r = 0; r < kRows; ++r) {
           for (int c = 0; c < kCols; ++c) {
             dot[r][c] = _mm256_add_epi32(dot[r][c], _mm256_madd_epi16(pairs[r][c], ones16));
+            pairs[r][c] = zero;
+          }
+        }
+        pending = 0;
+      };
+      const int64_t k0 = g * group;
+      int64_t ci = 0;
+      for (; ci + 2 <= chunks; ci += 2) {
+        if (pending == 8) widen();
+        for (int c = 0; c < kCols; ++c) {
+          const PairWeights w = unpack_pair(row.weight + (n + c) * packed + (k0 + ci * 32) / 2, low_mask);
+          usum[c] = _mm256_add_epi32(usum[c], pair_usum(w, zero));
+          for (int r = 0; r < kRows; ++r) {
+            const PairActivations x = load_pair(row.xq + r * row.k + k0 + ci * 32);
+            pairs[r][c] = _mm256_add_epi16(pairs[r][c], pair_products(w, x));
+          }
+        }
+        pending += 2;
+      }
+      if (ci < chunks) {
+        if (pending == 8) widen();
+        for (int c = 0; c < kCols; ++c) {
+          const __m256i u = unpack_chunk(row.weight + (n + c) * packed + (k0 + ci * 32) / 2, low_mask);
+          usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u, zero));
+          for (int r = 0; r < kRows; ++r) {
+            const __m256i x =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + r * row.k + k0 + ci * 32));
+            pairs[r][c] = _mm256_add_epi16(pairs[r][c], _mm256_maddubs_epi16(u, x));
           }
         }
       }
+      widen();
       for (int c = 0; c < kCols; ++c) {
         const __m256 w_scale = _mm256_set1_ps(row.w_scales[(n + c) * groups + g]);
         uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum[c]), w_scale, uacc[c]);
@@ -104,19 +224,8 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       for (int r = 0; r < kRows; ++r) {
         const float* correction = row.correction + r * groups;
-        __m256 corr = _mm256_setzero_ps();
-        for (int64_t g = 0; g < whole_groups; g += kLanes8da4w) {
-          corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g),
-                                 corr);
-        }
-        float corrections;
-        if (whole_groups == groups) {
-          corrections = fold(corr);
-        } else {
-          alignas(32) float lanes[kLanes8da4w];
-          _mm256_store_ps(lanes, corr);
-          corrections = fold_corrections_8da4w(lanes, w_scales, correction, whole_groups, groups);
-        }
+        const float corrections =
+            fold_corrections(w_scales, correction, whole_groups, groups, tail);
         const float sum = finish_column_8da4w(fold(acc[r][c]), u_folded, corrections,
                                               row.zero_point[r]);
         row.out[r * row.n + n + c] = std::fma(sum, row.scale[r], bias);
@@ -124,90 +233,100 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     }
   }
   if constexpr (kCols > 1) {
-    if (n < n_end) columns<kRows, 1, kGroup32>(row, n, n_end);
+    if (n < n_end) columns<kRows, 1>(row, n, n_end);
   }
 }
 
-// Decode with group 32, the common case: one chunk per group, so the int16
-// pair sums and int32 group sums of columns<> are single values and the
-// loop body is straight-line (the general form kept them in arrays across
-// the chunk loop, and GCC spilled them to the stack on every step). The
-// same integer sums and the same float steps in the same order as
-// columns<1, 4, true>, so the same floats.
+// Decode with group 32, the common case, straight-line: four columns, the
+// groups two at a time from one 32-byte load per column (the general
+// template kept its sums in arrays across the group loop, and GCC spilled
+// them on every step). The same integer sums and float steps in the same
+// order as columns<1, 4>, so the same floats.
 void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  constexpr int kCols = 4;
+  constexpr int kCols = 4;  // fold4 finishes four columns.
+  constexpr int64_t kPrefetchColumns = 16;
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
   const int64_t whole_groups = groups - groups % kLanes8da4w;
+  const __m256i tail = tail_lanes(groups);
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i zero = _mm256_setzero_si256();
   const float* correction = row.correction;
+  const __m128 neg_zero_point = _mm_set1_ps(-static_cast<float>(row.zero_point[0]));
+  const __m128 row_scale = _mm_set1_ps(row.scale[0]);
   int64_t n = n_begin;
   for (; n + kCols <= n_end; n += kCols) {
     __m256 acc[kCols];
     __m256 uacc[kCols];
     const uint8_t* w[kCols];
     const float* w_scales[kCols];
+#pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
       acc[c] = _mm256_setzero_ps();
       uacc[c] = _mm256_setzero_ps();
       w[c] = row.weight + (n + c) * packed;
       w_scales[c] = row.w_scales + (n + c) * groups;
     }
-    for (int64_t g = 0; g < groups; ++g) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + g * 32));
+    int64_t g = 0;
+    for (; g + 2 <= groups; g += 2) {
+      const PairActivations x = load_pair(row.xq + g * 32);
+#pragma GCC unroll 4
       for (int c = 0; c < kCols; ++c) {
-        const __m256i both =
-            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[c] + g * 16)));
-        const __m256i u =
-            _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0), low_mask);
+        // The classifier's weights stream from memory: ask for the column
+        // kPrefetchColumns ahead (a prefetch past the end does not fault).
+        _mm_prefetch(reinterpret_cast<const char*>(w[c] + kPrefetchColumns * packed + g * 16),
+                     _MM_HINT_T0);
+        const PairWeights pw = unpack_pair(w[c] + g * 16, low_mask);
+        const __m256 scale = pair_scales(w_scales[c] + g);
+        const __m256i dot = _mm256_madd_epi16(pair_products(pw, x), ones16);
+        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), scale, uacc[c]);
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[c]);
+      }
+    }
+    if (g < groups) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + g * 32));
+#pragma GCC unroll 4
+      for (int c = 0; c < kCols; ++c) {
+        const __m256i u = unpack_chunk(w[c] + g * 16, low_mask);
         const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones16);
         const __m256 w_scale = _mm256_set1_ps(w_scales[c][g]);
         uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sad_epu8(u, zero)), w_scale, uacc[c]);
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[c]);
       }
     }
+    // finish_column_8da4w and the row's scale for the four columns at once
+    // (vector fused multiply-adds round as std::fma does).
+    __m256 corr[kCols];
+#pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
-      __m256 corr = _mm256_setzero_ps();
-      for (int64_t g = 0; g < whole_groups; g += kLanes8da4w) {
-        corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales[c] + g), _mm256_loadu_ps(correction + g),
-                               corr);
-      }
-      float corrections;
-      if (whole_groups == groups) {
-        corrections = fold(corr);
-      } else {
-        alignas(32) float lanes[kLanes8da4w];
-        _mm256_store_ps(lanes, corr);
-        corrections = fold_corrections_8da4w(lanes, w_scales[c], correction, whole_groups, groups);
-      }
-      const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
-      const float sum =
-          finish_column_8da4w(fold(acc[c]), fold(uacc[c]), corrections, row.zero_point[0]);
-      row.out[n + c] = std::fma(sum, row.scale[0], bias);
+      corr[c] = correction_lanes(w_scales[c], correction, whole_groups, groups, tail);
     }
+    const __m128 products = fold4(acc[0], acc[1], acc[2], acc[3]);
+    const __m128 u_sums = fold4(uacc[0], uacc[1], uacc[2], uacc[3]);
+    const __m128 corrections = fold4(corr[0], corr[1], corr[2], corr[3]);
+    const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, u_sums, products), corrections);
+    const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
+    _mm_storeu_ps(row.out + n, _mm_fmadd_ps(sum, row_scale, bias));
   }
-  if (n < n_end) columns<1, 1, true>(row, n, n_end);
+  if (n < n_end) columns<1, 1>(row, n, n_end);
 }
 
-template <bool kGroup32>
 void columns_for_rows(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   switch (row.rows) {
     case 1:
-      if constexpr (kGroup32) return columns_decode_g32(row, n_begin, n_end);
-      return columns<1, 4, kGroup32>(row, n_begin, n_end);
-    case 2: return columns<2, 2, kGroup32>(row, n_begin, n_end);
-    case 3: return columns<3, 1, kGroup32>(row, n_begin, n_end);
-    default: return columns<4, 1, kGroup32>(row, n_begin, n_end);
+      if (row.group == 32) return columns_decode_g32(row, n_begin, n_end);
+      return columns<1, 4>(row, n_begin, n_end);
+    case 2: return columns<2, 2>(row, n_begin, n_end);
+    case 3: return columns<3, 1>(row, n_begin, n_end);
+    default: return columns<4, 1>(row, n_begin, n_end);
   }
 }
 
 }  // namespace
 
 void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  if (row.group == 32) return columns_for_rows<true>(row, n_begin, n_end);
-  columns_for_rows<false>(row, n_begin, n_end);
+  columns_for_rows(row, n_begin, n_end);
 }
 
 }  // namespace torchlight::quantized

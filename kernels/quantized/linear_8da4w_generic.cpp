@@ -19,15 +19,21 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
       for (int64_t c0 = g * row.group; c0 < (g + 1) * row.group; c0 += 32) {
         const int64_t length = (g + 1) * row.group - c0 < 32 ? (g + 1) * row.group - c0 : 32;
         const int64_t half = length / 2;
+        const Chunk8da4w chunk = chunk_8da4w(row.group, groups, g, (c0 - g * row.group) / 32);
         for (int64_t p = 0; p < length; ++p) {
           const uint8_t byte = w[c0 / 2 + (p < half ? p : p - half)];
           const int32_t u = p < half ? (byte & 15) : (byte >> 4);
-          usum[2 * (p / 8)] += u;
-          for (int r = 0; r < row.rows; ++r) dot[r][p / 4] += row.xq[r * row.k + c0 + p] * u;
+          usum[usum_lane_8da4w(chunk, p)] += u;
+          const int lane = product_lane_8da4w(chunk, p);
+          for (int r = 0; r < row.rows; ++r) dot[r][lane] += row.xq[r * row.k + c0 + p] * u;
         }
       }
+      // A group that is half of a pair of groups owns four lanes only.
+      const Chunk8da4w first = chunk_8da4w(row.group, groups, g, 0);
+      const int lane_begin = first.group_pair ? 4 * first.second : 0;
+      const int lane_end = first.group_pair ? lane_begin + 4 : kLanes8da4w;
       const float w_scale = row.w_scales[n * groups + g];
-      for (int l = 0; l < kLanes8da4w; ++l) {
+      for (int l = lane_begin; l < lane_end; ++l) {
         uacc[l] = std::fma(static_cast<float>(usum[l]), w_scale, uacc[l]);
         for (int r = 0; r < row.rows; ++r) {
           acc[r][l] = std::fma(static_cast<float>(dot[r][l]), w_scale, acc[r][l]);

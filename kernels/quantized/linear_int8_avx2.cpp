@@ -27,6 +27,8 @@ inline float fold(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 
+constexpr int64_t kPrefetchColumns = 16;
+
 template <int kRows>
 void columns(const RowsInt8& rows, int64_t n_begin, int64_t n_end) {
   const int64_t k_main = rows.k - rows.k % kLanesInt8;
@@ -37,6 +39,9 @@ void columns(const RowsInt8& rows, int64_t n_begin, int64_t n_end) {
       for (int j = 0; j < 4; ++j) acc[r][j] = _mm256_setzero_ps();
     }
     for (int64_t k = 0; k < k_main; k += kLanesInt8) {
+      // The classifier's weights stream from memory: ask for the column
+      // kPrefetchColumns ahead (a prefetch past the end does not fault).
+      _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchColumns * rows.k + k), _MM_HINT_T0);
       for (int j = 0; j < 4; ++j) {
         const __m256 wv = load_weights8(w + k + 8 * j);
         for (int r = 0; r < kRows; ++r) {

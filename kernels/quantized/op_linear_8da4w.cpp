@@ -26,6 +26,7 @@
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/per_token_qparams.h"
+#include "kernels/quantized/prefill_8da4w.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
 #include "kernels/portable/util/out_resize.h"
@@ -71,47 +72,6 @@ size_t pass_bytes(int64_t k, int64_t group, int64_t rows) {
   return row_bytes(k, group) * static_cast<size_t>(rows) + sizeof(float);
 }
 
-struct Int4Weights {
-  const uint8_t* packed;   // [N, K / 2], high nibble first, each value + 8.
-  const float* scales;     // [N, K / group]
-  int64_t k;
-  int64_t group;
-};
-
-// Rows [n_begin, n_end) of (nibble - 8) * group scale.
-void dequantize_int4_rows(const void* weights, int64_t n_begin, int64_t n_end, float* out) {
-  const Int4Weights& w = *static_cast<const Int4Weights*>(weights);
-  const int64_t groups = w.k / w.group;
-  for (int64_t n = n_begin; n < n_end; ++n) {
-    const uint8_t* row = w.packed + n * (w.k / 2);
-    float* dst = out + (n - n_begin) * w.k;
-    for (int64_t g = 0; g < groups; ++g) {
-      const float scale = w.scales[n * groups + g];
-      const int64_t j0 = g * w.group / 2;
-      for (int64_t j = j0; j < j0 + w.group / 2; ++j) {
-        dst[2 * j] = static_cast<float>((row[j] >> 4) - 8) * scale;
-        dst[2 * j + 1] = static_cast<float>((row[j] & 0x0F) - 8) * scale;
-      }
-    }
-  }
-}
-
-// One row quantized per token exactly as the unfused graph does, then
-// dequantized: (q - zero_point) * scale, with the scale as float32.
-void quantize_dequantize_row(const float* x, int64_t k, float* out) {
-  double scale = 0;
-  int64_t zero_point = 0;
-  token_qparams(x, k, &scale, &zero_point);
-  const float scale_f = static_cast<float>(scale);
-  const int32_t zp = static_cast<int32_t>(zero_point);
-  for (int64_t c0 = 0; c0 < k; c0 += 32) {
-    const int64_t length = std::min<int64_t>(32, k - c0);
-    int8_t q[32];
-    quantize_token_int8(x + c0, length, scale, zero_point, q);
-    for (int64_t i = 0; i < length; ++i) out[c0 + i] = static_cast<float>(q[i] - zp) * scale_f;
-  }
-}
-
 }  // namespace
 
 Status linear_8da4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -151,9 +111,16 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
       carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, rows * k,
                                      &dq_scratch)) {
     const float* x = input.tensor.const_data_ptr<float>();
+    const QuantizeDequantizeTokenFn quantize_dequantize = select_quantize_dequantize_token();
+    // Each row quantized per token exactly as the unfused graph does, then
+    // dequantized: (q - zero_point) * scale, with the scale as float32.
     threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
       for (size_t r = begin; r < end; ++r) {
-        quantize_dequantize_row(x + static_cast<int64_t>(r) * k, k, dq_scratch.activations + r * k);
+        const float* x_row = x + static_cast<int64_t>(r) * k;
+        double scale = 0;
+        int64_t zero_point = 0;
+        token_qparams(x_row, k, &scale, &zero_point);
+        quantize_dequantize(x_row, k, scale, zero_point, dq_scratch.activations + r * k);
       }
     });
     const Int4Weights weights{weight.tensor.const_data_ptr<uint8_t>(),
@@ -165,7 +132,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     problem.n = n;
     problem.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
     problem.out = out.tensor.mutable_data_ptr<float>();
-    problem.dequantize = dequantize_int4_rows;
+    problem.dequantize = select_dequantize_int4_rows(group);
     problem.weights = &weights;
     TL_KERNEL_RETURN_IF_ERROR(ctx, run_dequantized_gemm(problem, dq_scratch));
     set_return(args, 6, *args[5]);

@@ -17,6 +17,7 @@
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/per_token_qparams.h"
+#include "kernels/quantized/prefill_8da4w.h"
 #include "kernels/quantized/quantized_kernels.h"
 
 namespace torchlight {
@@ -151,8 +152,9 @@ TEST(QuantizedKernelsTest, EmbeddingRefusesOutOverlappingIndices) {
 // sum_g w_scale_g * sum |(x - zp)(w - 8)| (+ |bias| * 2^-23). The generic
 // and AVX2 loops give identical floats (exact integer sums, same float
 // steps), for odd column counts and ranges, 1..4 rows, groups 32..256, K
-// with an odd number of groups, and (generic only) a group that is not a
-// multiple of 32.
+// with an odd number of groups (group 32: a group left out of the pairs), a
+// group of three chunks of 32 (a pair and one alone), and (generic only) a
+// group that is not a multiple of 32.
 TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
   constexpr int64_t kN = 19;
   uint32_t seed = 12345;
@@ -161,7 +163,8 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
     int64_t k, group;
   };
   for (const Shape shape : {Shape{256, 32}, Shape{256, 64}, Shape{256, 128}, Shape{256, 256},
-                            Shape{288, 32}, Shape{96, 48}, Shape{20, 10}}) {
+                            Shape{288, 32}, Shape{96, 48}, Shape{20, 10},
+                            Shape{32, 32}, Shape{288, 96}, Shape{320, 64}, Shape{768, 256}}) {
     const int64_t k = shape.k, group = shape.group, groups = k / group;
     std::vector<int8_t> xq(k * quantized::kRows8da4w);
     std::vector<uint8_t> weight(kN * k / 2);
@@ -320,6 +323,72 @@ TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
           }
         }
       }
+    }
+  }
+}
+
+// linear_8da4w's prefill conversions: the weight rows give (nibble - 8) *
+// group scale with the high nibble first, the activation rows (q - zp) *
+// scale with q from quantize_token_int8, computed here directly, and the
+// AVX2 forms give the same floats, for groups 32..256, K with a tail of
+// fewer than 4 activations, NaN, infinities and values past the int8 range.
+TEST(QuantizedKernelsTest, Prefill8da4wConversionsAgreeWithReference) {
+  uint32_t seed = 5;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (const int64_t group : {32, 64, 128, 256, 16}) {
+    const int64_t k = group * 3, n = 7;
+    std::vector<uint8_t> packed(static_cast<size_t>(n * k / 2));
+    std::vector<float> scales(static_cast<size_t>(n * k / group));
+    for (uint8_t& b : packed) b = static_cast<uint8_t>(next() >> 24);
+    for (float& f : scales) f = static_cast<float>(((next() >> 20) + 1) / 65536.0);
+    const quantized::Int4Weights w{packed.data(), scales.data(), k, group};
+    std::vector<float> want(static_cast<size_t>(n * k));
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < k; ++c) {
+        const uint8_t b = packed[static_cast<size_t>(r * k / 2 + c / 2)];
+        const int nibble = c % 2 == 0 ? b >> 4 : b & 15;
+        want[static_cast<size_t>(r * k + c)] =
+            static_cast<float>(nibble - 8) * scales[static_cast<size_t>(r * (k / group) + c / group)];
+      }
+    }
+    // Rows [2, n) only: the output starts at the first row asked for.
+    std::vector<float> got(static_cast<size_t>(n * k), -1.0f);
+    quantized::dequantize_int4_rows_generic(&w, 2, n, got.data());
+    for (int64_t i = 0; i < (n - 2) * k; ++i) ASSERT_EQ(got[i], want[2 * k + i]) << "generic " << i;
+#if defined(__x86_64__)
+    if (group % 32 == 0 && __builtin_cpu_supports("avx2")) {
+      std::fill(got.begin(), got.end(), -1.0f);
+      quantized::dequantize_int4_rows_avx2(&w, 2, n, got.data());
+      for (int64_t i = 0; i < (n - 2) * k; ++i) ASSERT_EQ(got[i], want[2 * k + i]) << "avx2 " << i;
+    }
+#endif
+  }
+  for (const int64_t k : {1, 3, 7, 32, 129, 288}) {
+    std::vector<float> x(static_cast<size_t>(k));
+    for (float& v : x) v = static_cast<float>((static_cast<int32_t>(next() >> 16) - 32768) / 8192.0);
+    if (k > 5) {
+      x[1] = NAN;
+      x[2] = INFINITY;
+      x[4] = 1e6f;
+      x[5] = -1e6f;
+    }
+    for (const int64_t zero_point : {-128, -3, 0, 17, 127}) {
+      const double scale = 0.0234375;
+      std::vector<int8_t> q(static_cast<size_t>(k));
+      quantized::quantize_token_int8(x.data(), k, scale, zero_point, q.data());
+      std::vector<float> want(static_cast<size_t>(k));
+      for (int64_t i = 0; i < k; ++i) {
+        want[i] = static_cast<float>(q[i] - zero_point) * static_cast<float>(scale);
+      }
+      std::vector<float> got(static_cast<size_t>(k));
+      quantized::quantize_dequantize_token_generic(x.data(), k, scale, zero_point, got.data());
+      for (int64_t i = 0; i < k; ++i) ASSERT_EQ(got[i], want[i]) << "generic k " << k << " at " << i;
+#if defined(__x86_64__)
+      if (__builtin_cpu_supports("avx2")) {
+        quantized::quantize_dequantize_token_avx2(x.data(), k, scale, zero_point, got.data());
+        for (int64_t i = 0; i < k; ++i) ASSERT_EQ(got[i], want[i]) << "avx2 k " << k << " at " << i;
+      }
+#endif
     }
   }
 }
