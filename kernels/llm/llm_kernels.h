@@ -1,7 +1,8 @@
 // The LLM kernel library: fused operators the LLM exporter emits, at
 // priority kCustom: torchlight::sdpa_with_kv_cache.out, attention with an
 // in-place key/value cache (contract: python/torchlight/llm/custom_ops.py),
-// torchlight::silu.out and torchlight::rms_norm.out, fused pointwise chains
+// torchlight::silu.out, torchlight::rms_norm.out and torchlight::rope.out,
+// fused pointwise chains
 // (contract: python/torchlight/kernels/fused_pointwise.py),
 // and upstream ExecuTorch's llama::update_cache.out, llama::custom_sdpa.out
 // and llama::sdpa_with_kv_cache.out over the same loops (contract:
@@ -90,6 +91,16 @@ Status silu_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call)
 /// tensor that is not contiguous row-major, or an out that cannot be resized.
 void rms_norm_out(KernelContext& ctx, Span<EValue*> args);
 Status rms_norm_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
+/// torchlight::rope.out(Tensor pairs, Tensor cos, Tensor sin, *, Tensor(a!)
+/// out) -> Tensor(a!): rotary embedding of interleaved pairs; pairs
+/// [..., T, P, 2], cos and sin [T, P], float32, out[..., t, p] = (x0 c -
+/// x1 s, x0 s + x1 c). Errors: kInvalidType (prepare) for a dtype other
+/// than float32; kInvalidArgument for pairs of rank < 3 or last size != 2,
+/// a cos or sin that is not [T, P], a tensor that is not contiguous
+/// row-major, or an out that cannot be resized.
+void rope_out(KernelContext& ctx, Span<EValue*> args);
+Status rope_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 
 }  // namespace llm
 }  // namespace torchlight

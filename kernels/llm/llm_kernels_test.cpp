@@ -13,7 +13,7 @@ constexpr const char* kSdpa = "torchlight::sdpa_with_kv_cache.out";
 
 TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPriority) {
   const Span<const Kernel> kernels = llm_kernels();
-  ASSERT_EQ(kernels.size(), 6u);
+  ASSERT_EQ(kernels.size(), 7u);
   EXPECT_STREQ(kernels[0].name, kSdpa);
   EXPECT_EQ(kernels[0].eval, &llm::sdpa_with_kv_cache_out);
   EXPECT_STREQ(kernels[1].name, "llama::update_cache.out");
@@ -26,6 +26,8 @@ TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPrio
   EXPECT_EQ(kernels[4].eval, &llm::silu_out);
   EXPECT_STREQ(kernels[5].name, "torchlight::rms_norm.out");
   EXPECT_EQ(kernels[5].eval, &llm::rms_norm_out);
+  EXPECT_STREQ(kernels[6].name, "torchlight::rope.out");
+  EXPECT_EQ(kernels[6].eval, &llm::rope_out);
   for (const Kernel& kernel : kernels) {
     EXPECT_EQ(kernel.priority, KernelPriority::kCustom) << kernel.name;
     EXPECT_EQ(kernel.key.num_tensors, 0u) << kernel.name;

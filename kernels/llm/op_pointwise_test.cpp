@@ -309,3 +309,74 @@ TEST(PointwiseKernelErrorsTest, RmsNormRejectsAStridedInput) {
 
 }  // namespace
 }  // namespace torchlight::llm
+
+namespace torchlight::llm {
+namespace {
+
+// rope: pairs [B, H, T, P, 2] against the rotation in double.
+TEST_P(PointwiseKernelTest, RopeOverOddRowCounts) {
+  for (int rows : {1, 3, 5, 7, 129}) {
+    const int heads = 3;
+    const int pairs = 5;
+    const std::vector<float> x =
+        random_floats(static_cast<size_t>(heads * rows * pairs * 2), rows, 4.0);
+    const std::vector<float> c = random_floats(static_cast<size_t>(rows * pairs), rows + 1, 1.0);
+    const std::vector<float> s = random_floats(static_cast<size_t>(rows * pairs), rows + 2, 1.0);
+    TestTensor input(kF32, {1, heads, rows, pairs, 2}, to_doubles(x));
+    TestTensor cos(kF32, {rows, pairs}, to_doubles(c));
+    TestTensor sin(kF32, {rows, pairs}, to_doubles(s));
+    TestTensor out(kF32, {1, heads, rows, pairs, 2});
+    KernelArgs args{input.evalue(), cos.evalue(), sin.evalue(), out.evalue(), EValue()};
+    const Status status = run_kernel(&rope_out, "torchlight::rope.out", args);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(args[4].to_tensor().impl(), out.tensor().impl());
+    const std::vector<double> y = out.values();
+    for (int h = 0; h < heads; ++h) {
+      for (int t = 0; t < rows; ++t) {
+        for (int p = 0; p < pairs; ++p) {
+          const size_t i = ((static_cast<size_t>(h) * rows + t) * pairs + p) * 2;
+          const double x0 = x[i];
+          const double x1 = x[i + 1];
+          const double ct = c[t * pairs + p];
+          const double st = s[t * pairs + p];
+          ASSERT_NEAR(y[i], x0 * ct - x1 * st, 1e-5 * std::max(1.0, std::fabs(x0 * ct - x1 * st)));
+          ASSERT_NEAR(y[i + 1], x0 * st + x1 * ct,
+                      1e-5 * std::max(1.0, std::fabs(x0 * st + x1 * ct)));
+        }
+      }
+    }
+  }
+}
+
+TEST(PointwiseKernelErrorsTest, RopeRejectsATableOfAnotherShape) {
+  TestTensor input(kF32, {1, 2, 3, 4, 2});
+  TestTensor cos(kF32, {3, 5});
+  TestTensor sin(kF32, {3, 4});
+  TestTensor out(kF32, {1, 2, 3, 4, 2});
+  KernelArgs args{input.evalue(), cos.evalue(), sin.evalue(), out.evalue(), EValue()};
+  EXPECT_THAT(run_kernel(&rope_out, "torchlight::rope.out", args),
+              ErrorIs(Error::kInvalidArgument, "argument 'cos' must be [T, P] = [3, 4]"));
+}
+
+TEST(PointwiseKernelErrorsTest, RopeRejectsPairsNotEndingInTwo) {
+  TestTensor input(kF32, {2, 3, 4, 3});
+  TestTensor cos(kF32, {3, 4});
+  TestTensor sin(kF32, {3, 4});
+  TestTensor out(kF32, {2, 3, 4, 3});
+  KernelArgs args{input.evalue(), cos.evalue(), sin.evalue(), out.evalue(), EValue()};
+  EXPECT_THAT(run_kernel(&rope_out, "torchlight::rope.out", args),
+              ErrorIs(Error::kInvalidArgument, "argument 'pairs' has last size 3, expected 2"));
+}
+
+TEST(PointwiseKernelErrorsTest, RopeRejectsRankTwoPairs) {
+  TestTensor input(kF32, {4, 2});
+  TestTensor cos(kF32, {1, 4});
+  TestTensor sin(kF32, {1, 4});
+  TestTensor out(kF32, {4, 2});
+  KernelArgs args{input.evalue(), cos.evalue(), sin.evalue(), out.evalue(), EValue()};
+  EXPECT_THAT(run_kernel(&rope_out, "torchlight::rope.out", args),
+              ErrorIs(Error::kInvalidArgument, "argument 'pairs' has rank 2"));
+}
+
+}  // namespace
+}  // namespace torchlight::llm

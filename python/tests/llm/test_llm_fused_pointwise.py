@@ -1,7 +1,8 @@
 """The fused pointwise chains (passes/fuse_llm_chains.py, kernels/llm
-op_rms_norm.cpp / op_silu.cpp): an exported Llama lowers its RMSNorm chains
-to torchlight::rms_norm and its x * sigmoid(x) to torchlight::silu, with no
-rsqrt or sigmoid left; the runtime matches eager PyTorch; inexact patterns
+op_rms_norm.cpp / op_silu.cpp / op_rope.cpp): an exported Llama lowers its
+RMSNorm chains to torchlight::rms_norm, its x * sigmoid(x) to
+torchlight::silu and its rotary embeddings to torchlight::rope, with no
+rsqrt, sigmoid, select, sub or cat left; the runtime matches eager PyTorch; inexact patterns
 stay decomposed; the pass can be turned off.
 
 Tolerances: float32 against torch's own float32 chain, 1e-5 relative (plus
@@ -19,9 +20,12 @@ from llm_helpers import MAX_SEQ, VOCAB, tiny_llama
 import torchlight
 from torchlight.kernels import fused_pointwise
 from torchlight.llm import export_llm
+from torchlight.llm.llama import apply_rope, rope_frequencies
 
-FUSED = {"torchlight::rms_norm.out", "torchlight::silu.out"}
-CHAIN = {"aten::rsqrt.out", "aten::sigmoid.out", "aten::pow.Tensor_Scalar_out", "aten::mean.out"}
+FUSED = {"torchlight::rms_norm.out", "torchlight::silu.out", "torchlight::rope.out"}
+CHAIN = {"aten::rsqrt.out", "aten::sigmoid.out", "aten::pow.Tensor_Scalar_out", "aten::mean.out",
+         "aten::select_copy.int_out", "aten::sub.out", "aten::cat.out",
+         "aten::unsqueeze_copy.out"}
 
 
 def _program(module, inputs, fuse=True):
@@ -53,9 +57,27 @@ class _Silu(nn.Module):
         return nn.functional.silu(x) + 0.0
 
 
+class _Rope(nn.Module):
+    def forward(self, x, cos, sin):
+        return apply_rope(x, cos, sin)
+
+
 def _run(runtime, prog, inputs):
     (out,) = runtime.load(prog.buffer).run("forward", list(inputs))
     return torch.as_tensor(out)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 5, 7, 129])
+def test_rope_matches_torch(runtime, rows):
+    torch.manual_seed(rows)
+    x = torch.randn(1, 3, rows, 10) * 4
+    cos, sin = rope_frequencies(10, 256)
+    cos, sin = cos[100:100 + rows], sin[100:100 + rows]
+    prog = _program(_Rope(), (x, cos, sin))
+    ops = set(prog.operators())
+    assert "torchlight::rope.out" in ops and "aten::cat.out" not in ops, ops
+    torch.testing.assert_close(_run(runtime, prog, (x, cos, sin)), apply_rope(x, cos, sin),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_llama_program_calls_the_fused_operators_and_no_chain():
@@ -73,6 +95,9 @@ def test_reference_ops_equal_the_chains():
     assert torch.equal(fused_pointwise.rms_norm(x, w, 1e-6),
                        x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)
     assert torch.equal(fused_pointwise.silu(x), x * torch.sigmoid(x))
+    cos, sin = torch.randn(5, 8), torch.randn(5, 8)
+    assert torch.equal(fused_pointwise.rope(x.reshape(3, 5, 8, 2), cos, sin).reshape(3, 5, 16),
+                       apply_rope(x.reshape(3, 1, 5, 16), cos, sin).reshape(3, 5, 16))
 
 
 @pytest.mark.parametrize("rows", [1, 3, 5, 7, 129])
@@ -130,9 +155,17 @@ def test_inexact_patterns_stay_decomposed():
         def forward(self, x, y):
             return x * torch.sigmoid(y)
 
+    class RopeWithAPlusSign(nn.Module):
+        def forward(self, x, cos, sin):
+            pairs = x.reshape(1, 2, 5, 4, 2)
+            real, imag = pairs[..., 0], pairs[..., 1]
+            return torch.stack((real * cos + imag * sin, real * sin + imag * cos), dim=-1)
+
     x, w = torch.randn(4, 8), torch.randn(8)
     for module, inputs in [(NotRms(), (x, w)), (MeanOverRows(), (x, w)),
-                           (SigmoidOfAnother(), (x, torch.randn(4, 8)))]:
+                           (SigmoidOfAnother(), (x, torch.randn(4, 8))),
+                           (RopeWithAPlusSign(), (torch.randn(1, 2, 5, 8), torch.randn(5, 4),
+                                                  torch.randn(5, 4)))]:
         ops = set(_program(module, inputs).operators())
         assert not ops & FUSED, (type(module).__name__, ops)
 

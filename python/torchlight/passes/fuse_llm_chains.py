@@ -5,6 +5,10 @@ become one fused call each (torchlight/kernels/fused_pointwise.py):
       -> torchlight::rms_norm(x, weight, eps)       (RMSNorm, 6 passes -> 1)
   mul(x, sigmoid(x))
       -> torchlight::silu(x)                         (F.silu, 2 passes -> 1)
+  cat([unsqueeze(sub(mul(x0, cos), mul(x1, sin)), -1),
+       unsqueeze(add(mul(x0, sin), mul(x1, cos)), -1)], -1)
+      with x0, x1 = select(pairs, -1, 0), select(pairs, -1, 1)
+      -> torchlight::rope(pairs, cos, sin)           (rotary embedding, 10 calls -> 1)
 
 Operands of each mul may come in either order, and x * x stands for
 pow(x, 2). Only float32 chains whose inner results have no other user are
@@ -120,6 +124,79 @@ def _match_silu(node: torch.fx.Node) -> Optional[torch.fx.Node]:
     return None
 
 
+def _last_dim(node, value, rank: int) -> bool:
+    return isinstance(value, int) and value in (-1, rank - 1)
+
+
+def _products(node, target):
+    """The two (a, b) operand pairs of `node` = target(mul(a, b), mul(c, d)),
+    as ((a, b), (c, d)); None when it is not that shape (alpha 1 only)."""
+    if not _call(node, target) or len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
+        return None
+    left, right = node.args
+    if not (_call(left, _MUL) and _call(right, _MUL) and len(left.args) == 2 and
+            len(right.args) == 2):
+        return None
+    return tuple(left.args), tuple(right.args)
+
+
+def _product_is(pair, a, b) -> bool:
+    return pair == (a, b) or pair == (b, a)
+
+
+def _match_rope(node: torch.fx.Node) -> Optional[Tuple]:
+    """(pairs, cos, sin, the chain's inner nodes) when `node` is the cat
+    that ends an interleaved rotary embedding (module docstring)."""
+    if not _call(node, _aten.cat.default) or len(node.args) < 2:
+        return None
+    parts, dim = node.args[0], node.args[1]
+    out = _float32(node)
+    if out is None or len(parts) != 2 or not _last_dim(node, dim, out.dim()):
+        return None
+    squeezed = []
+    for part in parts:
+        if not _call(part, _aten.unsqueeze.default) or not _only_user(part, node) or \
+                not _last_dim(part, part.args[1], out.dim()):
+            return None
+        squeezed.append(part.args[0])
+    real_out, imag_out = squeezed
+    diff = _products(real_out, _aten.sub.Tensor)
+    total = _products(imag_out, _aten.add.Tensor)
+    if diff is None or total is None or not _only_user(real_out, parts[0]) or \
+            not _only_user(imag_out, parts[1]):
+        return None
+    # Which operand of the first product is x0 = select(pairs, -1, 0).
+    for x0, cos in (diff[0], diff[0][::-1]):
+        if not _call(x0, _aten.select.int) or x0.args[2] != 0:
+            continue
+        pairs = x0.args[0]
+        val = _float32(pairs)
+        if val is None or val.dim() < 3 or val.shape[-1] != 2 or \
+                not _last_dim(x0, x0.args[1], val.dim()):
+            continue
+        x1 = next((a for a in diff[1] if _call(a, _aten.select.int) and a.args[0] is pairs and
+                   a.args[2] == 1 and _last_dim(a, a.args[1], val.dim())), None)
+        if x1 is None:
+            continue
+        sin = diff[1][1] if diff[1][0] is x1 else diff[1][0]
+        if not (_product_is(total[0], x0, sin) and _product_is(total[1], x1, cos)) and \
+                not (_product_is(total[1], x0, sin) and _product_is(total[0], x1, cos)):
+            continue
+        table = tuple(val.shape[-3:-1])
+        if any(_float32(t) is None or tuple(_float32(t).shape) != table for t in (cos, sin)):
+            continue
+        if tuple(out.shape) != tuple(val.shape):
+            continue
+        muls = [real_out.args[0], real_out.args[1], imag_out.args[0], imag_out.args[1]]
+        if any(not _only_user(m, user) for m, user in zip(muls, [real_out, real_out, imag_out,
+                                                                  imag_out])):
+            continue
+        if not set(x0.users) <= set(muls) or not set(x1.users) <= set(muls):
+            continue
+        return pairs, cos, sin, [*parts, real_out, imag_out, *muls, x0, x1]
+    return None
+
+
 def _replace(method: MethodGraph, node: torch.fx.Node, target, args) -> None:
     graph = method.graph
     with graph.inserting_before(node):
@@ -137,7 +214,8 @@ def _erase_unused(graph: torch.fx.Graph, nodes) -> None:
 
 def fuse_llm_chains(method: MethodGraph) -> MethodGraph:
     """Replaces every matched RMSNorm chain by torchlight::rms_norm and every
-    x * sigmoid(x) by torchlight::silu (see the module docstring); the
+    x * sigmoid(x) by torchlight::silu and every interleaved rotary
+    embedding by torchlight::rope (see the module docstring); the
     replaced inner nodes are erased. Other nodes are left as they are."""
     import torchlight.kernels.fused_pointwise  # noqa: F401  (defines the operators)
     graph = method.graph
@@ -149,6 +227,13 @@ def fuse_llm_chains(method: MethodGraph) -> MethodGraph:
         if rms is not None:
             x, weight, eps, chain = rms
             _replace(method, node, torch.ops.torchlight.rms_norm.default, (x, weight, eps))
+            _erase_unused(graph, chain)
+            fused_any = True
+            continue
+        rope = _match_rope(node)
+        if rope is not None:
+            pairs, cos, sin, chain = rope
+            _replace(method, node, torch.ops.torchlight.rope.default, (pairs, cos, sin))
             _erase_unused(graph, chain)
             fused_any = True
             continue
