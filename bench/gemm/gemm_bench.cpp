@@ -4,6 +4,7 @@
 //   decode  (GEMV): 1 x 768 x 768, 1 x 768 x 3072, 1 x 3072 x 768,
 //                   1 x 768 x 50257 (GPT-2 lm_head), 1 x 768 x 32000 (Llama)
 //   prefill (GEMM): 128 x 768 x 768, 128 x 768 x 2304, 128 x 3072 x 768
+//   stories15m:     1 and 128 rows of 288 x 288, 288 x 768, 768 x 288
 //
 // Benchmarks are named <impl>/<M>x<K>x<N>/t<threads>:
 //   linear     gemm with the weight read transposed (what aten::linear.out
@@ -55,6 +56,9 @@ struct Shape {
 const std::vector<Shape> kLlmShapes = {
     {1, 768, 768},   {1, 768, 3072},   {1, 3072, 768}, {1, 768, 50257}, {1, 768, 32000},
     {128, 768, 768}, {128, 768, 2304}, {128, 3072, 768},
+    // stories15m (dim 288, hidden 768): its decode and 128-token prefill.
+    {1, 288, 288},   {1, 288, 768},    {1, 768, 288},  {128, 288, 288}, {128, 288, 768},
+    {128, 768, 288},
 };
 
 // "MxKxN,MxKxN": false on anything else (sizes must be positive).

@@ -1,13 +1,15 @@
 """Two torchlight CLIs side by side on the same .pte files, alternating.
 
     python3 bench/llm/ab_compare.py --base BASE_CLI --workdir DIR
-        [--quant fp32,int8,8da4w] [--threads 1,2] [--rounds 5]
+        [--base-workdir BASE_DIR] [--quant fp32,int8,8da4w] [--threads 1,2] [--rounds 5]
 
 For a loaded machine, where only a comparison inside one run means
 anything: each round runs the base CLI and this checkout's CLI (or --cli)
 once each, in alternating order, on the programs `bench_llm.py` exported to
 DIR (run it once per precision with --workdir DIR first), and prints the
 median decode and prefill tok/s of each and the ratio new / base.
+--base-workdir gives the base CLI its own programs (exported by its own
+checkout), for when the new exporter emits operators the base CLI lacks.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def main() -> None:
     p.add_argument("--base", type=Path, required=True, help="the CLI to compare against")
     p.add_argument("--cli", type=Path, default=REPO / "build" / "release" / "bin" / "torchlight")
     p.add_argument("--workdir", type=Path, required=True, help="bench_llm.py's --workdir")
+    p.add_argument("--base-workdir", type=Path, default=None,
+                   help="the base CLI's programs (default: --workdir's)")
     p.add_argument("--shape", default="stories15m")
     p.add_argument("--quant", default="fp32,int8,8da4w")
     p.add_argument("--threads", default="1,2")
@@ -50,15 +54,18 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for quant in args.quant.split(","):
         stem = f"{args.shape}-{quant}" + ("-g32" if quant == "8da4w" else "")
-        ptes = sorted(args.workdir.glob(f"{stem}-*.pte"))
-        if not ptes:
-            raise SystemExit(f"no {stem}-*.pte in {args.workdir}: run bench_llm.py with --workdir")
+        pte = {}
+        for name, workdir in (("new", args.workdir), ("base", args.base_workdir or args.workdir)):
+            ptes = sorted(workdir.glob(f"{stem}-*.pte"))
+            if not ptes:
+                raise SystemExit(f"no {stem}-*.pte in {workdir}: run bench_llm.py with --workdir")
+            pte[name] = ptes[-1]
         for threads in (int(t) for t in args.threads.split(",")):
             got = {"base": [], "new": []}
             for i in range(args.rounds):
                 order = (("base", args.base), ("new", args.cli))
                 for name, cli in (order if i % 2 == 0 else order[::-1]):
-                    got[name].append(run_once(cli, ptes[-1], tokenizer, threads,
+                    got[name].append(run_once(cli, pte[name], tokenizer, threads,
                                               args.prompt_tokens, args.new_tokens, stats))
             med = {k: (statistics.median(d for d, _ in v), statistics.median(f for _, f in v))
                    for k, v in got.items()}

@@ -19,6 +19,13 @@ constexpr Kernel kLlmKernels[] = {
     Kernel{"llama::sdpa_with_kv_cache.out", &llm::llama_sdpa_with_kv_cache_out,
            KernelPriority::kCustom, KernelKey{}, &schemas::kllama__sdpa_with_kv_cache_out,
            &llm::llama_sdpa_with_kv_cache_prepare},
+    // Fused pointwise chains (op_silu.cpp, op_rms_norm.cpp, op_rope.cpp).
+    Kernel{"torchlight::silu.out", &llm::silu_out, KernelPriority::kCustom, KernelKey{},
+           &schemas::ktorchlight__silu_out, &llm::silu_prepare},
+    Kernel{"torchlight::rms_norm.out", &llm::rms_norm_out, KernelPriority::kCustom, KernelKey{},
+           &schemas::ktorchlight__rms_norm_out, &llm::rms_norm_prepare},
+    Kernel{"torchlight::rope.out", &llm::rope_out, KernelPriority::kCustom, KernelKey{},
+           &schemas::ktorchlight__rope_out, &llm::rope_prepare},
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The LLM kernel library: fused operators the LLM exporter emits, at
 // priority kCustom: torchlight::sdpa_with_kv_cache.out, attention with an
 // in-place key/value cache (contract: python/torchlight/llm/custom_ops.py),
+// torchlight::silu.out, torchlight::rms_norm.out and torchlight::rope.out,
+// fused pointwise chains
+// (contract: python/torchlight/kernels/fused_pointwise.py),
 // and upstream ExecuTorch's llama::update_cache.out, llama::custom_sdpa.out
 // and llama::sdpa_with_kv_cache.out over the same loops (contract:
 // python/torchlight/llm/llama_ops.py). Registration is explicit, like the
@@ -70,6 +73,34 @@ Status llama_custom_sdpa_prepare(PrepareContext& ctx, Span<EValue*> args, Prepar
 void llama_sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args);
 Status llama_sdpa_with_kv_cache_prepare(PrepareContext& ctx, Span<EValue*> args,
                                         PreparedCall* call);
+
+/// torchlight::silu.out(Tensor input, *, Tensor(a!) out) -> Tensor(a!):
+/// out = input * sigmoid(input), float32 (contract:
+/// python/torchlight/kernels/fused_pointwise.py). out is resized to input's
+/// shape. Errors: kInvalidType (prepare) for a dtype other than float32;
+/// kInvalidArgument for an input or out that is not contiguous row-major,
+/// or an out that cannot be resized.
+void silu_out(KernelContext& ctx, Span<EValue*> args);
+Status silu_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
+/// torchlight::rms_norm.out(Tensor input, Tensor weight, float eps, *,
+/// Tensor(a!) out) -> Tensor(a!): out = input * rsqrt(mean(input^2, -1) +
+/// eps) * weight over the last dimension D; input [..., D], weight [D],
+/// float32. Errors: kInvalidType (prepare) for a dtype other than float32;
+/// kInvalidArgument for a rank-0 input or a weight that is not [D], a
+/// tensor that is not contiguous row-major, or an out that cannot be resized.
+void rms_norm_out(KernelContext& ctx, Span<EValue*> args);
+Status rms_norm_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
+/// torchlight::rope.out(Tensor pairs, Tensor cos, Tensor sin, *, Tensor(a!)
+/// out) -> Tensor(a!): rotary embedding of interleaved pairs; pairs
+/// [..., T, P, 2], cos and sin [T, P], float32, out[..., t, p] = (x0 c -
+/// x1 s, x0 s + x1 c). Errors: kInvalidType (prepare) for a dtype other
+/// than float32; kInvalidArgument for pairs of rank < 3 or last size != 2,
+/// a cos or sin that is not [T, P], a tensor that is not contiguous
+/// row-major, or an out that cannot be resized.
+void rope_out(KernelContext& ctx, Span<EValue*> args);
+Status rope_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 
 }  // namespace llm
 }  // namespace torchlight

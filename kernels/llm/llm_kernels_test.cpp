@@ -1,4 +1,4 @@
-// The LLM kernel table: its entry, registration and duplicates.
+// The LLM kernel table: its entries, registration and duplicates.
 #include <gtest/gtest.h>
 
 #include "kernels/llm/llm_kernels.h"
@@ -13,7 +13,7 @@ constexpr const char* kSdpa = "torchlight::sdpa_with_kv_cache.out";
 
 TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPriority) {
   const Span<const Kernel> kernels = llm_kernels();
-  ASSERT_EQ(kernels.size(), 4u);
+  ASSERT_EQ(kernels.size(), 7u);
   EXPECT_STREQ(kernels[0].name, kSdpa);
   EXPECT_EQ(kernels[0].eval, &llm::sdpa_with_kv_cache_out);
   EXPECT_STREQ(kernels[1].name, "llama::update_cache.out");
@@ -22,6 +22,12 @@ TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPrio
   EXPECT_EQ(kernels[2].eval, &llm::llama_custom_sdpa_out);
   EXPECT_STREQ(kernels[3].name, "llama::sdpa_with_kv_cache.out");
   EXPECT_EQ(kernels[3].eval, &llm::llama_sdpa_with_kv_cache_out);
+  EXPECT_STREQ(kernels[4].name, "torchlight::silu.out");
+  EXPECT_EQ(kernels[4].eval, &llm::silu_out);
+  EXPECT_STREQ(kernels[5].name, "torchlight::rms_norm.out");
+  EXPECT_EQ(kernels[5].eval, &llm::rms_norm_out);
+  EXPECT_STREQ(kernels[6].name, "torchlight::rope.out");
+  EXPECT_EQ(kernels[6].eval, &llm::rope_out);
   for (const Kernel& kernel : kernels) {
     EXPECT_EQ(kernel.priority, KernelPriority::kCustom) << kernel.name;
     EXPECT_EQ(kernel.key.num_tensors, 0u) << kernel.name;
@@ -31,7 +37,7 @@ TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPrio
 }
 
 TEST(LlmKernelsTest, RegistersOnceAndRejectsDuplicates) {
-  StaticKernelRegistry<4> registry;
+  StaticKernelRegistry<8> registry;
   ASSERT_TRUE(register_llm_kernels(registry).ok());
   EXPECT_TRUE(registry.has_kernel(kSdpa));
   constexpr TensorArgMeta kF32{ScalarType::kFloat, DimOrderKind::kContiguous};

@@ -1,7 +1,7 @@
 // The attention loops (sdpa_attend_impl.h), avx2 build.
 // Built with -mavx2 -mfma (CMakeLists.txt), 8-float vectors; chosen at run time
 // only on CPUs with both (sdpa_dispatch.cpp).
-#define TL_SDPA_LANES 8
+#define TL_VEC_LANES 8
 #include "kernels/llm/sdpa_attend_impl.h"
 
 namespace torchlight::llm {

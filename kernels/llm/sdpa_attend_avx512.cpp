@@ -1,7 +1,7 @@
 // The attention loops (sdpa_attend_impl.h), avx512 build.
 // Built with -mavx512f (CMakeLists.txt), 16-float vectors; chosen at run time
 // only on CPUs with AVX-512F and FMA (sdpa_dispatch.cpp).
-#define TL_SDPA_LANES 16
+#define TL_VEC_LANES 16
 #include "kernels/llm/sdpa_attend_impl.h"
 
 namespace torchlight::llm {

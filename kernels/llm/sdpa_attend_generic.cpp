@@ -1,7 +1,7 @@
 // The attention loops (sdpa_attend_impl.h), generic build.
 // Baseline flags: any CPU of the target architecture (SSE2 on x86-64, NEON on
 // AArch64); 4-float vectors.
-#define TL_SDPA_LANES 4
+#define TL_VEC_LANES 4
 #include "kernels/llm/sdpa_attend_impl.h"
 
 namespace torchlight::llm {

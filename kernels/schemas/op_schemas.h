@@ -541,8 +541,14 @@ inline constexpr ArgSpec ktorchlight__linear_qs8_Tensor_out_args[] = {{"input", 
 inline constexpr OpSchema ktorchlight__linear_qs8_Tensor_out{"torchlight::linear_qs8.Tensor_out", "linear_qs8.Tensor_out(Tensor input, Tensor input_scale, Tensor input_zero_point, Tensor weight, Tensor weight_scales, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_qs8_Tensor_out_args, 8, false};
 inline constexpr ArgSpec ktorchlight__linear_qs8_out_args[] = {{"input", ArgType::kTensor, false}, {"input_scale", ArgType::kDouble, false}, {"input_zero_point", ArgType::kInt, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__linear_qs8_out{"torchlight::linear_qs8.out", "linear_qs8.out(Tensor input, float input_scale, int input_zero_point, Tensor weight, Tensor weight_scales, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_qs8_out_args, 8, false};
+inline constexpr ArgSpec ktorchlight__rms_norm_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"eps", ArgType::kDouble, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__rms_norm_out{"torchlight::rms_norm.out", "rms_norm.out(Tensor input, Tensor weight, float eps, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__rms_norm_out_args, 5, false};
+inline constexpr ArgSpec ktorchlight__rope_out_args[] = {{"pairs", ArgType::kTensor, false}, {"cos", ArgType::kTensor, false}, {"sin", ArgType::kTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__rope_out{"torchlight::rope.out", "rope.out(Tensor pairs, Tensor cos, Tensor sin, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__rope_out_args, 5, false};
 inline constexpr ArgSpec ktorchlight__sdpa_with_kv_cache_out_args[] = {{"query", ArgType::kTensor, false}, {"key", ArgType::kTensor, false}, {"value", ArgType::kTensor, false}, {"key_cache", ArgType::kTensor, true}, {"value_cache", ArgType::kTensor, true}, {"input_pos", ArgType::kTensor, false}, {"scale", ArgType::kOptionalDouble, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__sdpa_with_kv_cache_out{"torchlight::sdpa_with_kv_cache.out", "sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out) -> Tensor(c!)", ktorchlight__sdpa_with_kv_cache_out_args, 9, false};
+inline constexpr ArgSpec ktorchlight__silu_out_args[] = {{"input", ArgType::kTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__silu_out{"torchlight::silu.out", "silu.out(Tensor input, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__silu_out_args, 3, false};
 
 // Sorted by name, for find_op_schema's binary search.
 inline constexpr const OpSchema* kAllOpSchemas[] = {
@@ -812,7 +818,10 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &ktorchlight__linear_int8_out,
     &ktorchlight__linear_qs8_Tensor_out,
     &ktorchlight__linear_qs8_out,
+    &ktorchlight__rms_norm_out,
+    &ktorchlight__rope_out,
     &ktorchlight__sdpa_with_kv_cache_out,
+    &ktorchlight__silu_out,
 };
 
 /// The position of `name` ("aten::add.out") in kAllOpSchemas, or kNoOpSchema.

@@ -32,6 +32,7 @@ from torchlight.passes.debug_handles import assign_debug_handles
 from torchlight.passes.decompose import to_core_aten
 from torchlight.passes.dim_order import to_dim_order_ops
 from torchlight.passes.free_calls import plan_input_frees
+from torchlight.passes.fuse_llm_chains import fuse_llm_chains
 from torchlight.passes.fuse_quantized_linear import fuse_quantized_linears
 from torchlight.passes.emit import MethodDebugInfo, emit_program
 from torchlight.passes.in_place_calls import lower_in_place_calls
@@ -139,12 +140,16 @@ def to_edge_transform_and_lower(
 
 
 def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig,
-                 fuse_quantized: bool = False) -> MethodGraph:
+                 fuse_quantized: bool = False, fuse_chains: bool = False) -> MethodGraph:
     """One edge method through every to_executorch pass, in order.
-    `fuse_quantized` turns 8da4w linears into torchlight::linear_8da4w."""
+    `fuse_quantized` turns 8da4w linears into torchlight::linear_8da4w;
+    `fuse_chains` RMSNorm and SiLU chains into torchlight::rms_norm and
+    torchlight::silu."""
     method = extract_method(ep, name)
     if fuse_quantized:
         method = fuse_quantized_linears(method)
+    if fuse_chains:
+        method = fuse_llm_chains(method)
     method = lower_in_place_calls(method)
     method = lower_control_flow(method)
     method = remove_assertions(method)
@@ -259,12 +264,14 @@ class EdgeProgramManager:
         config = config or ExecutorchBackendConfig()
         # The fused kernels are torchlight's; upstream targets keep the
         # quantized_decomposed operators.
-        fuse = config.fuse_quantized_linears and \
-            self.compile_config.kernel_target == TORCHLIGHT_TARGET
+        ours = self.compile_config.kernel_target == TORCHLIGHT_TARGET
+        fuse = config.fuse_quantized_linears and ours
+        fuse_chains = config.fuse_llm_chains and ours
         programs = {name: upstream_passes.run_passes(
             ep, upstream_passes.passes_for(config.passes, name))
             for name, ep in self._programs.items()}
-        methods = [lower_method(ep, name, config, fuse) for name, ep in programs.items()]
+        methods = [lower_method(ep, name, config, fuse, fuse_chains)
+                   for name, ep in programs.items()]
         debug: Dict[str, MethodDebugInfo] = {}
         data = emit_program(methods, self._constant_methods, config.emit_stacktrace, debug)
         check_kernels(data.program, config.check_kernels, config.kernel_list,

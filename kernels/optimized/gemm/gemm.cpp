@@ -83,6 +83,11 @@ int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 // one), more than splitting smaller work saves.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 21;  // Compute-bound paths.
 constexpr int64_t kMinChunkFloats = int64_t{1} << 18;   // Memory-bound: 1 MB a chunk.
+// GEMV chunks are smaller: a decode step of a small model (stories15m: 0.3-0.9
+// MB per layer weight) would otherwise run every layer's GEMV on one thread.
+// A spinning worker claims a chunk within about a microsecond, and 64 KB of
+// weights take about 5 us to stream.
+constexpr int64_t kMinGemvChunkFloats = int64_t{1} << 14;
 
 // ---------------------------------------------------------------------------
 // Epilogue-only passes.
@@ -121,7 +126,7 @@ void run_gemv(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep,
   const int64_t unit = nt ? 16 : 64;
   const int64_t units = ceil_div(p.n, unit);
   // Bandwidth-bound: chunks sized by the weight bytes they stream.
-  const int64_t min_units = max64(1, kMinChunkFloats / max64(unit * p.k, 1));
+  const int64_t min_units = max64(1, kMinGemvChunkFloats / max64(unit * p.k, 1));
   auto chunk = [&](size_t begin, size_t end) {
     const int64_t j0 = static_cast<int64_t>(begin) * unit;
     const int64_t j1 = min64(static_cast<int64_t>(end) * unit, p.n);

@@ -1,0 +1,15 @@
+// The fused pointwise loops (pointwise_impl.h), avx512 build. Built with -mavx512f (CMakeLists.txt), 16-float vectors; chosen at run time only on CPUs with it (pointwise_dispatch.cpp).
+#define TL_VEC_LANES 16
+#include "kernels/llm/pointwise_impl.h"
+#include "kernels/llm/pointwise_loops.h"
+
+namespace torchlight::llm {
+
+void silu_avx512(const float* x, float* y, int64_t n) { silu_span(x, y, n); }
+
+void rms_norm_avx512(const float* x, int64_t x_stride, const float* weight, float* y,
+                   int64_t y_stride, int64_t rows, int64_t dim, float eps) {
+  rms_norm_rows(x, x_stride, weight, y, y_stride, rows, dim, eps);
+}
+
+}  // namespace torchlight::llm

@@ -1,0 +1,15 @@
+// The fused pointwise loops (pointwise_impl.h), generic build (SSE on x86-64, NEON on arm64): 4-float vectors.
+#define TL_VEC_LANES 4
+#include "kernels/llm/pointwise_impl.h"
+#include "kernels/llm/pointwise_loops.h"
+
+namespace torchlight::llm {
+
+void silu_generic(const float* x, float* y, int64_t n) { silu_span(x, y, n); }
+
+void rms_norm_generic(const float* x, int64_t x_stride, const float* weight, float* y,
+                   int64_t y_stride, int64_t rows, int64_t dim, float eps) {
+  rms_norm_rows(x, x_stride, weight, y, y_stride, rows, dim, eps);
+}
+
+}  // namespace torchlight::llm
