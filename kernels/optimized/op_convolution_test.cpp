@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
@@ -28,6 +27,7 @@ using portable::kernel_test::dim_order;
 using portable::kernel_test::IntListArg;
 using portable::kernel_test::KernelArgs;
 using portable::kernel_test::Layout;
+using portable::kernel_test::random_float_values;
 using portable::kernel_test::run_kernel;
 using portable::kernel_test::TestTensor;
 
@@ -52,14 +52,6 @@ const Case kCases[] = {
     {3, 17, 13, 5, 33, 3, 2, {1}, {1, 0}, {2, 1}},
     {1, 1, 1, 1, 1, 1, 1, {1}, {0}, {1}},
 };
-
-std::vector<double> random_values(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(count));
-  for (auto& x : v) x = static_cast<float>(dist(rng));
-  return v;
-}
 
 int64_t pick(const std::vector<int64_t>& list, int d) { return list[list.size() == 1 ? 0 : d]; }
 
@@ -127,9 +119,9 @@ TEST_P(OptimizedConvolutionTest, MatchesTheDefinitionInBothLayouts) {
     const int64_t ow = conv2d_output_size(k.w, k.kw, pick(k.stride, 1), pick(k.padding, 1),
                                           pick(k.dilation, 1));
     ASSERT_GT(oh * ow, 0);
-    const std::vector<double> in = random_values(k.n * k.c * k.h * k.w, 1);
-    const std::vector<double> w = random_values(k.cout * k.c * k.kh * k.kw, 2);
-    const std::vector<double> b = random_values(k.cout, 3);
+    const std::vector<double> in = random_float_values(k.n * k.c * k.h * k.w, 1);
+    const std::vector<double> w = random_float_values(k.cout * k.c * k.kh * k.kw, 2);
+    const std::vector<double> b = random_float_values(k.cout, 3);
     for (bool channels_last : {false, true}) {
       for (bool with_bias : {false, true}) {
         SCOPED_TRACE(::testing::Message() << "case " << (&k - kCases) << ", channels_last "
@@ -165,9 +157,9 @@ TEST_P(OptimizedConvolutionTest, Conv2dClampsItsOutputInBothLayouts) {
   const Case k{2, 5, 6, 7, 9, 3, 3, {1}, {1}, {1}};
   const int64_t oh = 6;
   const int64_t ow = 7;
-  const std::vector<double> in = random_values(k.n * k.c * k.h * k.w, 6);
-  const std::vector<double> w = random_values(k.cout * k.c * k.kh * k.kw, 7);
-  const std::vector<double> b = random_values(k.cout, 8);
+  const std::vector<double> in = random_float_values(k.n * k.c * k.h * k.w, 6);
+  const std::vector<double> w = random_float_values(k.cout * k.c * k.kh * k.kw, 7);
+  const std::vector<double> b = random_float_values(k.cout, 8);
   const std::vector<double> want = reference(k, in, w, &b, oh, ow);  // NCHW
   for (ConvLayout layout : {ConvLayout::kNchw, ConvLayout::kNhwc}) {
     const bool nhwc = layout == ConvLayout::kNhwc;
@@ -227,8 +219,8 @@ void expect_handed_to_portable(ScalarType dtype, const std::vector<SizesType>& i
   int64_t w_count = 1;
   for (SizesType s : in_sizes) in_count *= s;
   for (SizesType s : w_sizes) w_count *= s;
-  TestTensor input(dtype, in_sizes, random_values(in_count, 4), in_layout);
-  TestTensor weight(dtype, w_sizes, random_values(w_count, 5), w_layout);
+  TestTensor input(dtype, in_sizes, random_float_values(in_count, 4), in_layout);
+  TestTensor weight(dtype, w_sizes, random_float_values(w_count, 5), w_layout);
   TestTensor ours(dtype, out_sizes);
   TestTensor theirs(dtype, out_sizes);
   ASSERT_TRUE(convolution(&convolution_out, input, weight, nullptr, call, ours).ok());

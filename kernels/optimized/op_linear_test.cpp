@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
@@ -22,20 +21,13 @@ using portable::kernel_test::dim_order;
 using portable::kernel_test::dynamic_bound;
 using portable::kernel_test::KernelArgs;
 using portable::kernel_test::Layout;
+using portable::kernel_test::random_float_values;
 using portable::kernel_test::run_kernel;
 using portable::kernel_test::TestTensor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr ScalarType kF32 = ScalarType::kFloat;
-
-std::vector<double> random_values(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(count));
-  for (auto& x : v) x = static_cast<float>(dist(rng));
-  return v;
-}
 
 int64_t numel_of(const std::vector<SizesType>& sizes) {
   int64_t n = 1;
@@ -108,9 +100,9 @@ void run_case(const Case& c, uint32_t seed) {
   const int64_t w_rows = c.weight.size() == 2 ? c.weight[0] : 0;
   std::vector<SizesType> out_sizes(c.input.begin(), c.input.end() - 1);
   if (w_rows > 0 || c.weight.size() == 2) out_sizes.push_back(c.weight[0]);
-  const auto xv = random_values(numel_of(c.input), seed);
-  const auto wv = random_values(numel_of(c.weight), seed + 1);
-  const auto bv = random_values(numel_of(c.bias), seed + 2);
+  const auto xv = random_float_values(numel_of(c.input), seed);
+  const auto wv = random_float_values(numel_of(c.weight), seed + 1);
+  const auto bv = random_float_values(numel_of(c.bias), seed + 2);
   TestTensor input(kF32, c.input, xv, c.input_layout);
   TestTensor weight(kF32, c.weight, wv);
   TestTensor bias(kF32, c.bias, bv);

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -24,20 +23,13 @@ using ::torchlight::testing::ErrorIs;
 using portable::kernel_test::dim_order;
 using portable::kernel_test::KernelArgs;
 using portable::kernel_test::Layout;
+using portable::kernel_test::random_float_values;
 using portable::kernel_test::run_kernel;
 using portable::kernel_test::TestTensor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr ScalarType kF32 = ScalarType::kFloat;
-
-std::vector<double> random_values(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(count));
-  for (auto& x : v) x = static_cast<float>(dist(rng));
-  return v;
-}
 
 // Row-major [m, n] product of row-major [m, k] and [k, n] values, in double.
 std::vector<double> matmul_ref(const std::vector<double>& a, const std::vector<double>& b,
@@ -94,8 +86,8 @@ TEST_P(OptimizedMatmulTest, MmMatchesReferenceForShapesAndLayouts) {
       for (const auto& b_order : orders) {
         SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << " a order "
                                         << int(a_order[0]) << " b order " << int(b_order[0]));
-        const auto av = random_values(m * k, seed++);
-        const auto bv = random_values(k * n, seed++);
+        const auto av = random_float_values(m * k, seed++);
+        const auto bv = random_float_values(k * n, seed++);
         TestTensor a(kF32, {SizesType(m), SizesType(k)}, av, dim_order(a_order));
         TestTensor b(kF32, {SizesType(k), SizesType(n)}, bv, dim_order(b_order));
         TestTensor out(kF32, {SizesType(m), SizesType(n)});
@@ -123,8 +115,8 @@ TEST_P(OptimizedMatmulTest, BmmMatchesReference) {
     for (bool transposed_b : {false, true}) {
       SCOPED_TRACE(::testing::Message() << batch << "x" << m << "x" << n << "x" << k
                                       << (transposed_b ? " transposed b" : ""));
-      const auto av = random_values(batch * m * k, seed++);
-      const auto bv = random_values(batch * k * n, seed++);
+      const auto av = random_float_values(batch * m * k, seed++);
+      const auto bv = random_float_values(batch * k * n, seed++);
       TestTensor a(kF32, {SizesType(batch), SizesType(m), SizesType(k)}, av);
       TestTensor b(kF32, {SizesType(batch), SizesType(k), SizesType(n)}, bv,
                    transposed_b ? dim_order({0, 2, 1}) : Layout{});
@@ -143,8 +135,8 @@ TEST_P(OptimizedMatmulTest, BmmMatchesReference) {
 
 TEST_P(OptimizedMatmulTest, AddmmBroadcastsSelfWithBetaAndAlpha) {
   const int64_t m = 9, n = 40, k = 33;
-  const auto av = random_values(m * k, 7);
-  const auto bv = random_values(k * n, 8);
+  const auto av = random_float_values(m * k, 7);
+  const auto bv = random_float_values(k * n, 8);
   const auto product = matmul_ref(av, bv, m, n, k);
   const std::vector<std::vector<SizesType>> self_shapes = {{n}, {1, n}, {m, n}, {m, 1}, {1}, {}};
   for (const auto& self_shape : self_shapes) {
@@ -154,7 +146,7 @@ TEST_P(OptimizedMatmulTest, AddmmBroadcastsSelfWithBetaAndAlpha) {
                                       << (transposed_b ? " transposed b" : ""));
       int64_t numel = 1;
       for (SizesType s : self_shape) numel *= s;
-      const auto sv = random_values(numel, 9);
+      const auto sv = random_float_values(numel, 9);
       TestTensor self(kF32, self_shape, sv);
       TestTensor a(kF32, {m, k}, av);
       TestTensor b(kF32, {k, n}, bv, transposed_b ? dim_order({1, 0}) : Layout{});

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,17 @@ inline double load_double(ScalarType type, const void* p) {
     case ScalarType::kBool: return get(uint8_t{}) != 0 ? 1.0 : 0.0;
     default: return 0;
   }
+}
+
+/// `count` pseudo-random values in [-1, 1), each exactly a float32, so a
+/// float32 tensor holds them unrounded and a double reference sees the same
+/// inputs.
+inline std::vector<double> random_float_values(int64_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> v(static_cast<size_t>(count));
+  for (auto& x : v) x = static_cast<float>(dist(rng));
+  return v;
 }
 
 /// Layout options for TestTensor.
