@@ -89,8 +89,9 @@ class ExecutorchBackendConfig:
     # program targets torchlight's kernels (passes/fuse_quantized_linear.py).
     fuse_quantized_linears: bool = True
     # Llama's RMSNorm chain (pow, mean, add, rsqrt, mul, mul) becomes one
-    # torchlight::rms_norm call and x * sigmoid(x) one torchlight::silu call,
-    # for torchlight's kernels (passes/fuse_llm_chains.py).
+    # torchlight::rms_norm call, x * sigmoid(x) one torchlight::silu call and
+    # the rotary embedding chain one torchlight::rope call, for torchlight's
+    # kernels (passes/fuse_llm_chains.py).
     fuse_llm_chains: bool = True
     # Fail when an operator has no kernel in the runtime build: True (the
     # kernel list must be found), False, or "auto" (check when a list is found).

@@ -143,8 +143,8 @@ def lower_method(ep: ExportedProgram, name: str, config: ExecutorchBackendConfig
                  fuse_quantized: bool = False, fuse_chains: bool = False) -> MethodGraph:
     """One edge method through every to_executorch pass, in order.
     `fuse_quantized` turns 8da4w linears into torchlight::linear_8da4w;
-    `fuse_chains` RMSNorm and SiLU chains into torchlight::rms_norm and
-    torchlight::silu."""
+    `fuse_chains` RMSNorm, SiLU and RoPE chains into torchlight::rms_norm,
+    torchlight::silu and torchlight::rope."""
     method = extract_method(ep, name)
     if fuse_quantized:
         method = fuse_quantized_linears(method)
