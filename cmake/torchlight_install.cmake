@@ -59,7 +59,7 @@ install(TARGETS ${TORCHLIGHT_INSTALLED_LIBRARIES}
 # under include/torchlight; upstream's spellings (<executorch/...>) go
 # directly under include. Tests, test helpers, headers that need the
 # generated flatbuffer schema (never included by a public header) and
-# per-ISA implementation fragments stay out; the test checks that every
+# per-ISA implementation fragments (*_impl.h) stay out; the test checks that every
 # installed header compiles on its own.
 set(torchlight_header_dirs runtime extension kernels backends/xnnpack)
 foreach(dir ${torchlight_header_dirs})
@@ -71,7 +71,7 @@ foreach(dir ${torchlight_header_dirs})
           PATTERN "*_test.h" EXCLUDE
           PATTERN "*_test_util.h" EXCLUDE
           PATTERN "payload_builder.h" EXCLUDE
-          PATTERN "sdpa_attend_impl.h" EXCLUDE
+          PATTERN "*_impl.h" EXCLUDE
           PATTERN "testing" EXCLUDE
           PATTERN "test" EXCLUDE
           PATTERN "conformance" EXCLUDE
