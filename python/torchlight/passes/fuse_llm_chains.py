@@ -20,6 +20,7 @@ from typing import Optional, Tuple
 
 import torch
 import torch.fx
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from torchlight.method_graph import MethodGraph
 
@@ -35,6 +36,17 @@ def _call(node, *targets) -> bool:
 def _float32(node) -> Optional[torch.Tensor]:
     val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return val if isinstance(val, torch.Tensor) and val.dtype == torch.float32 else None
+
+
+def _same(a, b) -> bool:
+    """a == b for sizes that may be symbolic, proved without a guard: asking
+    a dynamic dim `== 4` the ordinary way would specialise the program's
+    input to that size."""
+    return statically_known_true(a == b)
+
+
+def _same_shape(a, b) -> bool:
+    return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
 
 
 def _only_user(node: torch.fx.Node, user: torch.fx.Node) -> bool:
@@ -74,8 +86,8 @@ def _match_rms_norm(node: torch.fx.Node) -> Optional[Tuple]:
                 continue
             x_val, w_val = _float32(x), _float32(weight)
             if x_val is None or w_val is None or x_val.dim() < 1 or w_val.dim() != 1 or \
-                    w_val.shape[0] != x_val.shape[-1] or _float32(node) is None or \
-                    tuple(_float32(node).shape) != tuple(x_val.shape):
+                    not _same(w_val.shape[0], x_val.shape[-1]) or _float32(node) is None or \
+                    not _same_shape(_float32(node).shape, x_val.shape):
                 continue
             add = rsqrt.args[0]
             mean = next(a for a in add.args if isinstance(a, torch.fx.Node))
@@ -119,7 +131,7 @@ def _match_silu(node: torch.fx.Node) -> Optional[torch.fx.Node]:
         if _call(sigmoid, _aten.sigmoid.default) and sigmoid.args[0] is x and \
                 _only_user(sigmoid, node) and _float32(x) is not None and \
                 _float32(node) is not None and \
-                tuple(_float32(node).shape) == tuple(_float32(x).shape):
+                _same_shape(_float32(node).shape, _float32(x).shape):
             return x
     return None
 
@@ -171,7 +183,7 @@ def _match_rope(node: torch.fx.Node) -> Optional[Tuple]:
             continue
         pairs = x0.args[0]
         val = _float32(pairs)
-        if val is None or val.dim() < 3 or val.shape[-1] != 2 or \
+        if val is None or val.dim() < 3 or not _same(val.shape[-1], 2) or \
                 not _last_dim(x0, x0.args[1], val.dim()):
             continue
         x1 = next((a for a in diff[1] if _call(a, _aten.select.int) and a.args[0] is pairs and
@@ -183,9 +195,10 @@ def _match_rope(node: torch.fx.Node) -> Optional[Tuple]:
                 not (_product_is(total[1], x0, sin) and _product_is(total[0], x1, cos)):
             continue
         table = tuple(val.shape[-3:-1])
-        if any(_float32(t) is None or tuple(_float32(t).shape) != table for t in (cos, sin)):
+        if any(_float32(t) is None or not _same_shape(_float32(t).shape, table)
+               for t in (cos, sin)):
             continue
-        if tuple(out.shape) != tuple(val.shape):
+        if not _same_shape(out.shape, val.shape):
             continue
         muls = [real_out.args[0], real_out.args[1], imag_out.args[0], imag_out.args[1]]
         if any(not _only_user(m, user) for m, user in zip(muls, [real_out, real_out, imag_out,
