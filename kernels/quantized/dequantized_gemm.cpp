@@ -81,9 +81,12 @@ Status run_dequantized_gemm(const DequantizedGemm& q, const DequantizedGemmScrat
           p.beta = 1.0f;
           p.addend = optimized::ConstMatrix{q.bias + n0 + c0, 0, 1};
         }
+        // Each part packs into its own slot: gemm's slot claims are per
+        // call, so two concurrent calls on one workspace would both take
+        // slot 0 (and one slot also keeps this gemm on one thread).
         p.workspace = scratch.workspace;
-        // Inside a chunk, gemm's own parallel_for runs inline: one thread,
-        // one workspace slot per part.
+        p.workspace.data = scratch.workspace.data + t * scratch.workspace.slot_floats;
+        p.workspace.slots = scratch.workspace.slots > 0 ? 1 : 0;
         const Status status = optimized::gemm(p);
         if (!status.ok()) failed.store(static_cast<int>(status.code()), std::memory_order_relaxed);
       }
