@@ -25,7 +25,9 @@ for config in release asan; do
   # halt_on_error makes a sanitizer report fail the test instead of scrolling by.
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir "build/$config" -j "$jobs" --output-on-failure "$@" 2>&1 | tee "$log" |
-    grep -vE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true
+    { grep -vE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true; }
+  # ctest's own status: with pipefail, a `|| true` after the whole pipeline
+  # would run on ctest's failure and leave PIPESTATUS as true's 0.
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   count "$log"
 done
