@@ -16,12 +16,19 @@ interleaved and each triple reports its best round, so a burst of load from
 other processes on the machine skews no single engine. Also prints, per
 model, how many edge operators went to XNNPACK and how many stayed on
 portable kernels.
+
+Engines: "eager"; "ours" (the delegate as shipped: float convolutions with
+one group run on Torchlight's conv2d between XNNPACK stages,
+backends/xnnpack/stage_plan.h); "ours-xnn" (the same program with every
+convolution left to XNNPACK, TORCHLIGHT_XNNPACK_CONV=xnnpack), so the
+split's gain is measured side by side too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -38,6 +45,7 @@ from torchlight.backends.xnnpack import XnnpackPartitioner  # noqa: E402
 from torchlight.delegation import call_delegate  # noqa: E402
 
 SHAPE = (1, 3, 224, 224)
+ENGINES = ("ours", "ours-xnn", "eager")
 
 
 def _model(name: str):
@@ -142,23 +150,29 @@ def main() -> None:
         for _ in range(args.rounds):
             for name in models:
                 for threads in thread_counts:
-                    for engine in ("ours", "eager"):
+                    for engine in ENGINES:
+                        env = dict(os.environ)
+                        env.pop("TORCHLIGHT_XNNPACK_CONV", None)
+                        if engine == "ours-xnn":
+                            env["TORCHLIGHT_XNNPACK_CONV"] = "xnnpack"
                         result = subprocess.run(
                             [sys.executable, __file__, "--child", name, directory, engine,
                              str(threads), str(args.warmup), str(args.runs)],
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True, check=True, env=env)
                         r = json.loads(result.stdout.strip().splitlines()[-1])
                         key = (name, engine, threads)
                         if key not in best or r["ms"] < best[key]["ms"]:
                             best[key] = r
 
     print(f"{'model':<20} {'threads':>7} {'eager ms':>9} {'ours ms':>8} {'ours/eager':>10} "
-          f"{'rel err':>8}")
+          f"{'rel err':>8} {'ours-xnn ms':>11} {'ours/ours-xnn':>13}")
     for name in models:
         for threads in thread_counts:
             ours, eager = best[(name, "ours", threads)], best[(name, "eager", threads)]
+            xnn = best[(name, "ours-xnn", threads)]
             print(f"{name:<20} {threads:>7} {eager['ms']:>9.2f} {ours['ms']:>8.2f} "
-                  f"{ours['ms'] / eager['ms']:>10.2f} {ours['rel_error']:>8.1e}")
+                  f"{ours['ms'] / eager['ms']:>10.2f} {ours['rel_error']:>8.1e} "
+                  f"{xnn['ms']:>11.2f} {ours['ms'] / xnn['ms']:>13.2f}")
     print()
     for name in models:
         best_eager = min(best[(name, "eager", t)]["ms"] for t in thread_counts)

@@ -29,6 +29,7 @@ set(TORCHLIGHT_INSTALLED_LIBRARIES
   torchlight_kernels
   torchlight_portable_kernels
   torchlight_optimized_kernels
+  torchlight_optimized_conv
   torchlight_portable_ops
   torchlight_optimized_gemm
   torchlight_llm_kernels

@@ -28,6 +28,13 @@ Result<uint32_t> DefinitionContext::value(uint32_t id, uint32_t node, const char
   TL_CHECK_OR_RETURN(id_map[id] != kUndefinedValue, Error::kInvalidProgram,
                      "XNNPACK node %u: %s is value %u, which is never defined", node, role, id);
   if (consumed != nullptr) consumed[id] = 1;
+  if (reads != nullptr) {
+    if (reads->size < reads->capacity) {
+      reads->entries[reads->size++] = {node, id};
+    } else {
+      reads->overflow = true;
+    }
+  }
   return id_map[id];
 }
 

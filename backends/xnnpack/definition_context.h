@@ -49,6 +49,25 @@ struct DeclaredShape {
   size_t dims[XNN_MAX_TENSOR_DIMS];
 };
 
+/// One read of a value by a node, as define_nodes sees it.
+struct NodeRead {
+  uint32_t node;
+  uint32_t value;  // Payload id.
+};
+
+/// Where define_nodes records every read (stage_plan.h splits the graph
+/// with it); reads beyond `capacity` set `overflow`.
+struct ReadLog {
+  NodeRead* entries = nullptr;
+  uint32_t size = 0;
+  uint32_t capacity = 0;
+  bool overflow = false;
+};
+
+/// DefinitionContext::value_flags slot of a value a stage's subgraph leaves
+/// out.
+inline constexpr uint32_t kNotInStage = 0xFFFFFFFFu;
+
 struct DefinitionContext {
   xnn_subgraph_t subgraph = nullptr;
   const fb_xnnpack::XNNGraph* graph = nullptr;  // Verified (graph_validation.h).
@@ -77,6 +96,19 @@ struct DefinitionContext {
   ConstantRegion* constants = nullptr;
   uint32_t num_constants = 0;
   const uint64_t* hash_key = nullptr;
+  /// Constant data of each defined value (null: not a constant), indexed
+  /// like id_map; filled by define_values when set.
+  const void** constant_data = nullptr;
+  /// The payload's external id of each external value, indexed like id_map;
+  /// filled by define_values when set.
+  uint32_t* payload_external_ids = nullptr;
+  /// When set, value() logs every read here.
+  ReadLog* reads = nullptr;
+  /// When set (one stage of a split graph, stage_plan.h), define_values
+  /// defines only values whose slot is not kNotInStage, with that slot's
+  /// external flags and external_ids' id instead of the payload's.
+  const uint32_t* value_flags = nullptr;
+  const uint32_t* external_ids = nullptr;
 
   /// The XNNPACK id for payload id `id`, read as `role` by node `node`.
   /// Errors: kInvalidProgram when `id` is out of range or not yet defined

@@ -29,10 +29,16 @@ Status check_spatial(std::initializer_list<uint32_t> values, uint32_t node, cons
 Status define_nodes(const DefinitionContext& ctx) {
   const auto* nodes = ctx.graph->xnodes();
   const uint32_t count = nodes == nullptr ? 0 : nodes->size();
+  TL_RETURN_IF_ERROR(define_node_range(ctx, 0, count));
+  return check_outputs_read(ctx, count);
+}
+
+Status define_node_range(const DefinitionContext& ctx, uint32_t begin, uint32_t end) {
+  const auto* nodes = ctx.graph->xnodes();
   using Group = Status (*)(const DefinitionContext&, const fb_xnnpack::XNode*, uint32_t);
   static constexpr Group kGroups[] = {define_elementwise_node, define_linear_node,
                                       define_pooling_node, define_shape_node};
-  for (uint32_t i = 0; i < count; ++i) {
+  for (uint32_t i = begin; i < end; ++i) {
     const fb_xnnpack::XNode* node = nodes->Get(i);
     const auto kind = node->xnode_union_type();
     const char* name = fb_xnnpack::EnumNameXNodeUnion(kind);
@@ -51,7 +57,7 @@ Status define_nodes(const DefinitionContext& ctx) {
     }
     if (!status.ok()) return status.with_context("XNNPACK node %u (%s)", i, name);
   }
-  return check_outputs_read(ctx, count);
+  return Error::kOk;
 }
 
 Status check_outputs_read(const DefinitionContext& ctx, uint32_t num_nodes) {

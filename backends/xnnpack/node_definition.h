@@ -24,6 +24,10 @@ namespace xnnpack {
 /// check_outputs_read().
 Status define_nodes(const DefinitionContext& ctx);
 
+/// Nodes [begin, end) only (one stage of a split graph, whose whole graph
+/// define_nodes already checked); the node-level errors of define_nodes.
+Status define_node_range(const DefinitionContext& ctx, uint32_t begin, uint32_t end);
+
 /// After every node is defined: kInvalidProgram when a graph output has no
 /// writer, or a node writes only values that no node reads and that are
 /// not graph outputs (XNNPACK would prune it and then abort on its reads).

@@ -394,6 +394,8 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
   uint64_t activation_bytes = 0;  // Non-constant values; each is <= kMaxValueBytes.
   for (uint32_t i = 0; i < ctx.num_values; ++i) {
     TL_ASSIGN_OR_RETURN(ValueView view, view_value(values->Get(i), i));
+    const uint32_t id_out = view.tensor->id_out();
+    if (ctx.value_flags != nullptr && ctx.value_flags[id_out] == kNotInStage) continue;
     Definition d{};
     d.index = i;
     d.tensor = view.tensor;
@@ -426,12 +428,18 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
     // Verified: flags is 0, INPUT or OUTPUT, and external ids are unique.
     d.flags = view.tensor->flags();
     d.external_id = d.flags != 0 ? view.tensor->external_id() : XNN_INVALID_VALUE_ID;
+    if (ctx.value_flags != nullptr) {
+      d.flags = ctx.value_flags[id_out];
+      d.external_id = d.flags != 0 ? ctx.external_ids[id_out] : XNN_INVALID_VALUE_ID;
+    }
     TL_ASSIGN_OR_RETURN(uint32_t id, define_one(ctx, view, d));
     uint64_t salt = 0;
     if (d.data != nullptr && ctx.constants != nullptr && ctx.hash_key != nullptr &&
         constant_salt(view, d, ctx.hash_key, &salt)) {
       ctx.constants[ctx.num_constants++] = {d.data, constant_bytes(d.datatype, d.shape), salt};
     }
+    if (ctx.constant_data != nullptr) ctx.constant_data[id_out] = d.data;
+    if (ctx.payload_external_ids != nullptr) ctx.payload_external_ids[id_out] = d.external_id;
     ctx.id_map[view.tensor->id_out()] = id;
     ctx.datatypes[view.tensor->id_out()] = d.datatype;
     ctx.kinds[view.tensor->id_out()] = d.data != nullptr              ? ValueKind::kConstant
@@ -441,7 +449,7 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
     DeclaredShape& declared = ctx.shapes[view.tensor->id_out()];
     declared.rank = static_cast<uint32_t>(d.shape.rank);
     for (size_t k = 0; k < d.shape.rank; ++k) declared.dims[k] = d.shape.dims[k];
-    if (d.flags != 0) {
+    if (d.flags != 0 && externals != nullptr) {
       ExternalValue& e = externals[(*num_externals)++];
       e = {d.external_id, d.datatype, d.flags == kExternalInput,
            static_cast<uint32_t>(d.shape.rank), {}, kNoShape, {}};

@@ -11,7 +11,8 @@ namespace torchlight {
 namespace xnnpack {
 
 /// Fills ctx.id_map and ctx.datatypes and writes the external values to
-/// `externals` (room for num_externs entries), setting `num_externals`.
+/// `externals` (room for num_externs entries; may be null for a stage of a
+/// split graph), setting `num_externals`.
 /// Errors: kInvalidProgram naming the value and the reason; kNotSupported
 /// for constants kept in the program's named data.
 Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t* num_externals);

@@ -16,6 +16,8 @@ bool is_contiguous(const Tensor& t) {
   return true;
 }
 
+}  // namespace
+
 Result<Tensor> external_tensor(Span<EValue*> args, const ExternalValue& e) {
   const char* role = e.is_input ? "input" : "output";
   TL_CHECK_OR_RETURN(e.external_id < args.size() && args[e.external_id] != nullptr,
@@ -57,8 +59,6 @@ Status internal_error(xnn_status s, const char* step) {
   return Status::error(Error::kInternal, "XNNPACK %s failed with status %d", step,
                        static_cast<int>(s));
 }
-
-}  // namespace
 
 bool external_scalar_type(xnn_datatype t, ScalarType* out) {
   switch (t) {

@@ -10,6 +10,7 @@
 
 #include "backends/xnnpack/definition_context.h"
 #include "backends/xnnpack/packed_weights_cache.h"
+#include "backends/xnnpack/xnn_delegate.h"
 #include "backends/xnnpack/xnn_profiler.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/freeable_buffer.h"
@@ -23,7 +24,16 @@ namespace xnnpack {
 /// datatypes that cannot be external (quantized weights, qdint8, ...).
 bool external_scalar_type(xnn_datatype t, ScalarType* out);
 
-class XnnExecutor {
+/// args[e.external_id] as a tensor, checked against `e`: a tensor of its
+/// datatype in contiguous dim order and, for an input, of its rank with no
+/// dim above the declared one. Errors: kInvalidArgument (missing, rank,
+/// size), kInvalidType (not a tensor, dtype, dim order), kInternal.
+Result<Tensor> external_tensor(Span<EValue*> args, const ExternalValue& e);
+
+/// A failed XNNPACK step at run time, as kInternal naming the step.
+Status internal_error(xnn_status s, const char* step);
+
+class XnnExecutor : public XnnDelegate {
  public:
   /// Takes ownership of `runtime` and `payload`, and of one runtime
   /// reference on `cache` (released after the runtime is deleted; the cache
@@ -33,7 +43,7 @@ class XnnExecutor {
   XnnExecutor(xnn_runtime_t runtime, PackedWeightsCache* cache, pthreadpool_t pool,
               FreeableBuffer payload, ExternalValue* externals, xnn_external_value* bindings,
               uint32_t num_externals);
-  ~XnnExecutor();
+  ~XnnExecutor() override;
   XnnExecutor(const XnnExecutor&) = delete;
   XnnExecutor& operator=(const XnnExecutor&) = delete;
 
@@ -46,7 +56,7 @@ class XnnExecutor {
   /// init), kInternal (XNNPACK refused a step).
   /// With a `tracer` (may be null) and a profiler set, each XNNPACK
   /// operator's time is reported to it as a delegate event.
-  Status execute(Span<EValue*> args, EventTracer* tracer = nullptr);
+  Status execute(Span<EValue*> args, EventTracer* tracer = nullptr) override;
 
   /// Per-operator profiling; the runtime was created with
   /// XNN_FLAG_BASIC_PROFILING.

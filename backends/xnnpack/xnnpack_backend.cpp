@@ -3,6 +3,8 @@
 #include <xnnpack.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <utility>
@@ -11,6 +13,8 @@
 #include "backends/xnnpack/graph_validation.h"
 #include "backends/xnnpack/node_definition.h"
 #include "backends/xnnpack/payload_header.h"
+#include "backends/xnnpack/stage_plan.h"
+#include "backends/xnnpack/staged_builder.h"
 #include "backends/xnnpack/value_definition.h"
 #include "backends/xnnpack/xnn_executor.h"
 #include "extension/threadpool/threadpool.h"
@@ -22,6 +26,7 @@ namespace {
 
 using xnnpack::DefinitionContext;
 using xnnpack::ExternalValue;
+using xnnpack::XnnDelegate;
 using xnnpack::XnnExecutor;
 
 // The delegate event (string id) around init, in the load's "Default" block.
@@ -55,6 +60,18 @@ Status check_externals(const ExternalValue* externals, uint32_t count) {
   }
   return Error::kOk;
 }
+
+// TORCHLIGHT_XNNPACK_CONV=xnnpack keeps every convolution on XNNPACK (for
+// side-by-side measurements); by default float convolutions with one group
+// run on Torchlight's conv2d (stage_plan.h).
+bool conv2d_offload_disabled() {
+  const char* choice = std::getenv("TORCHLIGHT_XNNPACK_CONV");
+  return choice != nullptr && std::strcmp(choice, "xnnpack") == 0;
+}
+
+// Reads per node the read log keeps room for; a node reads at most a few
+// values (concatenate: 5), and an overflow only turns the split off.
+constexpr uint32_t kReadsPerNode = 6;
 
 }  // namespace
 
@@ -113,12 +130,21 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   std::unique_ptr<uint8_t[]> consumed(new (std::nothrow) uint8_t[num_values + 1]());
   std::unique_ptr<xnnpack::ConstantRegion[]> constants(
       new (std::nothrow) xnnpack::ConstantRegion[num_values + 1]);
+  std::unique_ptr<const void*[]> constant_data(new (std::nothrow) const void*[num_values + 1]());
+  std::unique_ptr<uint32_t[]> external_ids(new (std::nothrow) uint32_t[num_values + 1]);
+  const uint32_t num_nodes = graph->xnodes() == nullptr ? 0 : graph->xnodes()->size();
+  xnnpack::ReadLog reads;
+  reads.capacity = num_nodes * kReadsPerNode + kReadsPerNode;
+  std::unique_ptr<xnnpack::NodeRead[]> read_entries(new (std::nothrow)
+                                                        xnnpack::NodeRead[reads.capacity]);
+  reads.entries = read_entries.get();
   auto* externals = allocator->allocate_array<ExternalValue>(num_externs);
   auto* bindings = allocator->allocate_array<xnn_external_value>(num_externs);
   auto* executor_memory = allocator->allocate(sizeof(XnnExecutor), alignof(XnnExecutor));
   TL_CHECK_OR_RETURN(id_map != nullptr && datatypes != nullptr && shapes != nullptr &&
                          kinds != nullptr && producers != nullptr && consumed != nullptr &&
-                         constants != nullptr &&
+                         constants != nullptr && constant_data != nullptr &&
+                         external_ids != nullptr && read_entries != nullptr &&
                          externals != nullptr &&
                          bindings != nullptr && executor_memory != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
@@ -141,6 +167,9 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   ctx.producers = producers.get();
   ctx.consumed = consumed.get();
   ctx.max_value_bytes = max_value_bytes_;
+  ctx.constant_data = constant_data.get();
+  ctx.payload_external_ids = external_ids.get();
+  ctx.reads = &reads;
   if (weights_cache_ != nullptr) {
     ctx.constants = constants.get();
     ctx.hash_key = weights_cache_->hash_key();
@@ -149,11 +178,22 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   TL_RETURN_IF_ERROR(xnnpack::define_values(ctx, externals, &num_externals));
   TL_RETURN_IF_ERROR(check_externals(externals, num_externals));
   TL_RETURN_IF_ERROR(xnnpack::define_nodes(ctx));
+  std::sort(externals, externals + num_externals, binding_order);
 
   pthreadpool_t pool = threadpool::native_pool();
-  xnn_runtime_t runtime = nullptr;
   // Per-operator timings cost a clock read per operator: only when traced.
   const uint32_t flags = context.event_tracer != nullptr ? XNN_FLAG_BASIC_PROFILING : 0;
+  TL_ASSIGN_OR_RETURN(xnnpack::StagePlan plan,
+                      xnnpack::plan_stages(ctx, reads, num_externs, conv2d_offload_disabled(),
+                                           allocator));
+  if (plan.num_convs > 0) {
+    const xnnpack::StagedBuild build{&ctx,         &reads, &plan, externals, num_externals,
+                                     weights_cache_, pool, flags, context.event_tracer != nullptr};
+    TL_ASSIGN_OR_RETURN(XnnDelegate * staged, xnnpack::build_staged_delegate(build, processed));
+    return static_cast<DelegateHandle*>(staged);
+  }
+
+  xnn_runtime_t runtime = nullptr;
   if (weights_cache_ != nullptr) {
     weights_cache_->begin_runtime({constants.get(), ctx.num_constants});
     s = xnn_create_runtime_v3(subgraph.get(), weights_cache_->provider(), pool, flags,
@@ -166,7 +206,6 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidProgram,
                      "XNNPACK could not build a runtime for the delegate's graph (status %d)",
                      static_cast<int>(s));
-  std::sort(externals, externals + num_externals, binding_order);
   auto* executor = new (executor_memory)
       XnnExecutor(runtime, weights_cache_, pool, std::move(*processed), externals, bindings,
                   num_externals);
@@ -174,19 +213,19 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
     xnnpack::XnnProfiler profiler;
     if (profiler.init(runtime, allocator)) executor->set_profiler(profiler);
   }
-  return static_cast<DelegateHandle*>(executor);
+  return static_cast<DelegateHandle*>(static_cast<XnnDelegate*>(executor));
 }
 
 Status XnnpackBackend::execute(BackendExecutionContext& context, DelegateHandle* handle,
                                Span<EValue*> args) const {
   TL_CHECK_OR_RETURN(handle != nullptr, Error::kDelegateInvalidHandle,
                      "XNNPACK delegate handle is null");
-  return static_cast<XnnExecutor*>(handle)->execute(args, context.event_tracer);
+  return static_cast<XnnDelegate*>(handle)->execute(args, context.event_tracer);
 }
 
 void XnnpackBackend::destroy(DelegateHandle* handle) const {
   // The memory belongs to the runtime allocator; only the destructor runs.
-  if (handle != nullptr) static_cast<XnnExecutor*>(handle)->~XnnExecutor();
+  if (handle != nullptr) static_cast<XnnDelegate*>(handle)->~XnnDelegate();
 }
 
 const XnnpackBackend& xnnpack_backend() {

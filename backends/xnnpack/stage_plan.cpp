@@ -1,0 +1,187 @@
+#include "backends/xnnpack/stage_plan.h"
+
+#include <algorithm>
+#include <memory>
+#include <new>
+
+#include "backends/xnnpack/value_view.h"
+#include "schema/xnnpack_generated.h"
+
+namespace torchlight {
+namespace xnnpack {
+namespace {
+
+constexpr uint32_t kNoStage = 0xFFFFFFFFu;
+constexpr size_t kArenaAlignment = 64;
+
+size_t align_up(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+bool is_float_constant(const DefinitionContext& ctx, uint32_t id) {
+  return id < ctx.num_values && ctx.datatypes[id] == xnn_datatype_fp32 &&
+         ctx.kinds[id] == ValueKind::kConstant && ctx.constant_data[id] != nullptr;
+}
+
+bool is_float_value(const DefinitionContext& ctx, uint32_t id) {
+  return id < ctx.num_values && ctx.datatypes[id] == xnn_datatype_fp32 &&
+         ctx.kinds[id] != ValueKind::kConstant;
+}
+
+// The stage holding `node` (stages are contiguous node ranges, in order).
+uint32_t stage_of(const StagePlan& plan, uint32_t node) {
+  const Stage* begin = plan.stages;
+  const Stage* end = plan.stages + plan.num_stages;
+  const Stage* s = std::upper_bound(begin, end, node,
+                                    [](uint32_t n, const Stage& st) { return n < st.end; });
+  return s == end ? kNoStage : static_cast<uint32_t>(s - plan.stages);
+}
+
+struct Lifetime {
+  uint32_t value;
+  uint32_t first;  // Stage writing it.
+  uint32_t last;   // Last stage reading it.
+};
+
+bool overlaps(const Lifetime& a, const Lifetime& b) { return a.first <= b.last && b.first <= a.last; }
+
+// Greedy by size: the largest value first, each at the lowest offset free
+// of every placed value whose lifetime meets its own.
+size_t place_values(Lifetime* lives, uint32_t count, PlannedValue* values) {
+  std::sort(lives, lives + count, [&](const Lifetime& a, const Lifetime& b) {
+    return values[a.value].capacity > values[b.value].capacity;
+  });
+  size_t total = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    PlannedValue& v = values[lives[i].value];
+    size_t offset = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (uint32_t j = 0; j < i; ++j) {
+        const PlannedValue& placed = values[lives[j].value];
+        if (!overlaps(lives[i], lives[j])) continue;
+        if (offset < placed.offset + placed.capacity && placed.offset < offset + v.capacity) {
+          offset = placed.offset + placed.capacity;
+          moved = true;
+        }
+      }
+    }
+    v.offset = offset;
+    total = std::max(total, offset + v.capacity);
+  }
+  return total;
+}
+
+}  // namespace
+
+bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node) {
+  if (node->xnode_union_type() != fb_xnnpack::XNodeUnion::XNNConv2d) return false;
+  const auto* t = static_cast<const fb_xnnpack::_XNNNodeConv*>(node->xnode_union());
+  if (t == nullptr || t->groups() != 1 || t->flags() != 0 ||
+      t->padding_top() != t->padding_bottom() || t->padding_left() != t->padding_right()) {
+    return false;
+  }
+  if (!is_float_value(ctx, t->input1_id()) || !is_float_value(ctx, t->output_id()) ||
+      !is_float_constant(ctx, t->filter_id())) {
+    return false;
+  }
+  if (t->bias_id() != XNN_INVALID_VALUE_ID && !is_float_constant(ctx, t->bias_id())) return false;
+  return ctx.shapes[t->input1_id()].rank == 4;
+}
+
+Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads,
+                              uint32_t num_externs, bool disabled, MemoryAllocator* allocator) {
+  StagePlan plan;
+  const auto* nodes = ctx.graph->xnodes();
+  const uint32_t num_nodes = nodes == nullptr ? 0 : nodes->size();
+  if (disabled || reads.overflow || num_nodes == 0) return plan;
+
+  // Stages: each qualifying convolution alone, the runs between them.
+  uint32_t num_stages = 0;
+  uint32_t num_convs = 0;
+  bool previous_conv = true;
+  for (uint32_t n = 0; n < num_nodes; ++n) {
+    const bool conv = runs_on_conv2d(ctx, nodes->Get(n));
+    num_convs += conv;
+    num_stages += conv || previous_conv;
+    previous_conv = conv;
+  }
+  if (num_convs == 0) return plan;
+  plan.stages = allocator->allocate_array<Stage>(num_stages);
+  plan.values = allocator->allocate_array<PlannedValue>(ctx.num_values);
+  std::unique_ptr<uint32_t[]> last_reader(new (std::nothrow) uint32_t[ctx.num_values + 1]);
+  std::unique_ptr<uint8_t[]> crosses(new (std::nothrow) uint8_t[ctx.num_values + 1]());
+  std::unique_ptr<Lifetime[]> lives(new (std::nothrow) Lifetime[ctx.num_values + 1]);
+  TL_CHECK_OR_RETURN(plan.stages != nullptr && plan.values != nullptr && last_reader != nullptr &&
+                         crosses != nullptr && lives != nullptr,
+                     Error::kDelegateMemoryAllocationFailed,
+                     "out of memory splitting an XNNPACK delegate into %u stages", num_stages);
+  previous_conv = true;
+  for (uint32_t n = 0; n < num_nodes; ++n) {
+    const bool conv = runs_on_conv2d(ctx, nodes->Get(n));
+    if (conv || previous_conv) plan.stages[plan.num_stages++] = {n, n + 1, conv};
+    plan.stages[plan.num_stages - 1].end = n + 1;
+    previous_conv = conv;
+  }
+
+  // A value crosses when a stage other than its writer's reads it.
+  std::fill(last_reader.get(), last_reader.get() + ctx.num_values, kNoStage);
+  for (uint32_t i = 0; i < reads.size; ++i) {
+    const NodeRead& r = reads.entries[i];
+    const uint32_t reader = stage_of(plan, r.node);
+    uint32_t& last = last_reader[r.value];
+    last = last == kNoStage ? reader : std::max(last, reader);
+    const uint32_t producer = ctx.producers[r.value];
+    if (producer != kNoProducer && stage_of(plan, producer) != reader) crosses[r.value] = 1;
+  }
+  uint32_t num_lives = 0;
+  uint32_t next_external = num_externs;
+  for (uint32_t v = 0; v < ctx.num_values; ++v) {
+    PlannedValue& planned = plan.values[v];
+    if (ctx.kinds[v] == ValueKind::kExternalInput || ctx.kinds[v] == ValueKind::kExternalOutput) {
+      planned.home = ValueHome::kArgument;
+      planned.external_id = ctx.payload_external_ids[v];
+      continue;
+    }
+    if (ctx.kinds[v] != ValueKind::kInternal || crosses[v] == 0) continue;
+    // Only convolution inputs and outputs are meant to cross; anything else
+    // (a quantized value between two XNNPACK stages) keeps the one runtime.
+    if (ctx.datatypes[v] != xnn_datatype_fp32) return StagePlan{};
+    uint64_t numel = 1;
+    for (uint32_t d = 0; d < ctx.shapes[v].rank; ++d) numel *= ctx.shapes[v].dims[d];
+    planned.home = ValueHome::kArena;
+    planned.external_id = next_external++;
+    planned.capacity = align_up(static_cast<size_t>(numel) * sizeof(float));
+    lives[num_lives++] = {v, stage_of(plan, ctx.producers[v]), last_reader[v]};
+  }
+  plan.num_convs = num_convs;
+  plan.num_external_ids = next_external;
+  plan.arena_bytes = place_values(lives.get(), num_lives, plan.values);
+  return plan;
+}
+
+void stage_value_flags(const DefinitionContext& ctx, const ReadLog& reads, const StagePlan& plan,
+                       uint32_t stage, uint32_t* flags, uint32_t* external_ids) {
+  std::fill(flags, flags + ctx.num_values, kNotInStage);
+  const Stage& s = plan.stages[stage];
+  auto mark = [&](uint32_t v, bool written) {
+    const PlannedValue& planned = plan.values[v];
+    external_ids[v] = planned.external_id;
+    if (planned.home == ValueHome::kInside) {
+      flags[v] = 0;
+    } else if (written) {
+      flags[v] = kExternalOutput;
+    } else if (flags[v] == kNotInStage) {
+      flags[v] = kExternalInput;
+    }
+  };
+  for (uint32_t i = 0; i < reads.size; ++i) {
+    const NodeRead& r = reads.entries[i];
+    if (r.node >= s.begin && r.node < s.end) mark(r.value, false);
+  }
+  for (uint32_t v = 0; v < ctx.num_values; ++v) {
+    const uint32_t writer = ctx.producers[v];
+    if (writer != kNoProducer && writer >= s.begin && writer < s.end) mark(v, true);
+  }
+}
+
+}  // namespace xnnpack
+}  // namespace torchlight

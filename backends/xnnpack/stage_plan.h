@@ -1,0 +1,83 @@
+// StagePlan: how one XNNPACK payload runs when its float 2-D convolutions
+// with one group go to Torchlight's conv2d (kernels/optimized/conv), which
+// runs them in about 0.6x of XNNPACK's time on the CPUs measured
+// (bench/README.md), while everything else stays on XNNPACK.
+//
+// The nodes split, in payload order (a topological order), into stages:
+// each such convolution is a stage of its own, and each run of nodes between
+// them is an XNNPACK stage with a runtime of its own. A value that one stage
+// writes and another reads "crosses": it lives in the call's arguments when
+// it is a graph input or output, else in the delegate's arena, and every
+// XNNPACK stage that touches it sees it as an external value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backends/xnnpack/definition_context.h"
+#include "runtime/core/memory_allocator.h"
+#include "runtime/core/result.h"
+
+namespace fb_xnnpack {
+struct XNode;
+}
+
+namespace torchlight {
+namespace xnnpack {
+
+/// Where a value lives while the delegate runs.
+enum class ValueHome : uint8_t {
+  kInside,    // Inside one XNNPACK stage (or a constant): XNNPACK's business.
+  kArgument,  // A graph input or output: the call's tensor.
+  kArena,     // Crosses stages: the delegate's arena.
+};
+
+struct PlannedValue {
+  ValueHome home = ValueHome::kInside;
+  /// kArgument: the payload's external id (the argument index); kArena: an
+  /// id after the payload's, for the XNNPACK stages' subgraphs.
+  uint32_t external_id = 0;
+  size_t offset = 0;    // kArena: byte offset in the arena.
+  size_t capacity = 0;  // kArena: bytes of its declared (largest) shape.
+};
+
+/// One stage: nodes [begin, end); a conv stage is the one node `begin`.
+struct Stage {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool is_conv = false;
+};
+
+struct StagePlan {
+  Stage* stages = nullptr;
+  uint32_t num_stages = 0;
+  uint32_t num_convs = 0;         // 0: nothing to split, run one runtime.
+  PlannedValue* values = nullptr;  // Indexed by payload value id.
+  uint32_t num_external_ids = 0;  // Each stage subgraph reserves this many.
+  size_t arena_bytes = 0;
+};
+
+/// Whether conv2d can run `node` exactly as XNNPACK would: an XNNConv2d
+/// with one group, symmetric padding, no flags, float32 input and output,
+/// and a constant float32 filter (and bias, if any). Needs ctx after the
+/// whole graph's definition (datatypes, kinds, constant_data).
+bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node);
+
+/// Splits the graph whose full definition filled `ctx` (with constant_data
+/// and producers) and `reads`. Arrays come from `allocator` (the delegate's).
+/// A plan with num_convs 0 means "do not split": no convolution qualifies,
+/// or a crossing value is not float32 (only float32 conv inputs and outputs
+/// are worth an arena), or `disabled`.
+/// Errors: kDelegateMemoryAllocationFailed.
+Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads,
+                              uint32_t num_externs, bool disabled, MemoryAllocator* allocator);
+
+/// For XNNPACK stage `stage`: per value, kNotInStage when no node of the
+/// stage touches it, else its external flags there (0, or INPUT / OUTPUT for
+/// a value from or for another stage or the caller) and in `external_ids`
+/// its id. Both arrays have ctx.num_values entries.
+void stage_value_flags(const DefinitionContext& ctx, const ReadLog& reads, const StagePlan& plan,
+                       uint32_t stage, uint32_t* flags, uint32_t* external_ids);
+
+}  // namespace xnnpack
+}  // namespace torchlight

@@ -1,0 +1,199 @@
+#include "backends/xnnpack/staged_builder.h"
+
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <utility>
+
+#include "backends/xnnpack/node_definition.h"
+#include "backends/xnnpack/staged_executor.h"
+#include "backends/xnnpack/value_definition.h"
+#include "backends/xnnpack/value_view.h"
+#include "extension/threadpool/threadpool.h"
+#include "schema/xnnpack_generated.h"
+
+namespace torchlight {
+namespace xnnpack {
+namespace {
+
+struct SubgraphDeleter {
+  void operator()(xnn_subgraph* s) const { xnn_delete_subgraph(s); }
+};
+
+constexpr size_t kScratchAlignment = 64;
+
+// The convolution of node `node` (runs_on_conv2d holds), with its largest
+// unfolding need from the declared input shape.
+ConvStage make_conv_stage(const DefinitionContext& ctx, uint32_t node, size_t* columns_floats) {
+  const fb_xnnpack::XNode* n = ctx.graph->xnodes()->Get(node);
+  const auto* t = static_cast<const fb_xnnpack::_XNNNodeConv*>(n->xnode_union());
+  const OutputRange range = output_range(n);
+  ConvStage c;
+  c.node = node;
+  c.input = t->input1_id();
+  c.output = t->output_id();
+  optimized::Conv2dGeometry& w = c.window;
+  w.in_channels = t->group_input_channels();
+  w.out_channels = t->group_output_channels();
+  w.kernel_h = t->kernel_height();
+  w.kernel_w = t->kernel_width();
+  w.stride_h = t->subsampling_height();
+  w.stride_w = t->subsampling_width();
+  w.pad_h = t->padding_top();
+  w.pad_w = t->padding_left();
+  w.dilation_h = t->dilation_height();
+  w.dilation_w = t->dilation_width();
+  c.weight = static_cast<const float*>(ctx.constant_data[t->filter_id()]);
+  c.bias = t->bias_id() == XNN_INVALID_VALUE_ID
+               ? nullptr
+               : static_cast<const float*>(ctx.constant_data[t->bias_id()]);
+  c.output_min = range.min;
+  c.output_max = range.max;
+  optimized::Conv2dGeometry declared = w;
+  const DeclaredShape& in = ctx.shapes[c.input];
+  declared.in_h = static_cast<int64_t>(in.dims[1]);
+  declared.in_w = static_cast<int64_t>(in.dims[2]);
+  declared.out_h = optimized::conv2d_output_size(declared.in_h, w.kernel_h, w.stride_h, w.pad_h,
+                                                 w.dilation_h);
+  declared.out_w = optimized::conv2d_output_size(declared.in_w, w.kernel_w, w.stride_w, w.pad_w,
+                                                 w.dilation_w);
+  *columns_floats = std::max(*columns_floats, optimized::conv2d_columns_floats(declared));
+  return c;
+}
+
+// Defines stage `stage` on a subgraph of its own and builds its runtime.
+Status build_xnn_stage(const StagedBuild& b, uint32_t stage, uint32_t* flags, uint32_t* ids,
+                       uint32_t* producers, xnn_workspace_t workspace, XnnStage* out) {
+  DefinitionContext& ctx = *b.ctx;
+  const Stage& s = b.plan->stages[stage];
+  stage_value_flags(ctx, *b.reads, *b.plan, stage, flags, ids);
+  xnn_subgraph_t raw = nullptr;
+  xnn_status status = xnn_create_subgraph(b.plan->num_external_ids, 0, &raw);
+  TL_CHECK_OR_RETURN(status == xnn_status_success, Error::kDelegateMemoryAllocationFailed,
+                     "XNNPACK could not create a subgraph (status %d)",
+                     static_cast<int>(status));
+  std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw);
+
+  // The whole graph's definition was checked; this stage reuses the
+  // context with its own subgraph, ids, writers and external flags.
+  DefinitionContext stage_ctx = ctx;
+  stage_ctx.subgraph = subgraph.get();
+  stage_ctx.producers = producers;
+  stage_ctx.consumed = nullptr;
+  stage_ctx.reads = nullptr;
+  stage_ctx.value_flags = flags;
+  stage_ctx.external_ids = ids;
+  stage_ctx.num_constants = 0;
+  stage_ctx.payload_external_ids = nullptr;
+  std::fill(stage_ctx.id_map, stage_ctx.id_map + ctx.num_values, kUndefinedValue);
+  std::fill(producers, producers + ctx.num_values, kNoProducer);
+  uint32_t unused = 0;
+  TL_RETURN_IF_ERROR(define_values(stage_ctx, nullptr, &unused));
+  TL_RETURN_IF_ERROR(define_node_range(stage_ctx, s.begin, s.end));
+
+  uint32_t count = 0;
+  for (uint32_t v = 0; v < ctx.num_values; ++v) count += flags[v] != kNotInStage && flags[v] != 0;
+  out->values = ctx.allocator->allocate_array<uint32_t>(count);
+  out->is_output = ctx.allocator->allocate_array<uint8_t>(count);
+  out->bindings = ctx.allocator->allocate_array<xnn_external_value>(count);
+  TL_CHECK_OR_RETURN(out->values != nullptr && out->is_output != nullptr &&
+                         out->bindings != nullptr,
+                     Error::kDelegateMemoryAllocationFailed,
+                     "out of memory for XNNPACK stage %u's %u external values", stage, count);
+  for (uint32_t v = 0; v < ctx.num_values; ++v) {
+    if (flags[v] == kNotInStage || flags[v] == 0) continue;
+    const uint32_t k = out->num_externals++;
+    out->values[k] = v;
+    out->is_output[k] = flags[v] == kExternalOutput;
+    out->bindings[k] = {ids[v], nullptr};
+  }
+
+  if (b.cache != nullptr) {
+    b.cache->begin_runtime({stage_ctx.constants, stage_ctx.num_constants});
+    status = xnn_create_runtime_v4(subgraph.get(), b.cache->provider(), workspace, b.pool,
+                                   b.runtime_flags, &out->runtime);
+    b.cache->end_runtime(status == xnn_status_success);
+  } else {
+    status = xnn_create_runtime_v4(subgraph.get(), nullptr, workspace, b.pool, b.runtime_flags,
+                                   &out->runtime);
+  }
+  if (status != xnn_status_success) out->runtime = nullptr;
+  TL_CHECK_OR_RETURN(status == xnn_status_success, Error::kInvalidProgram,
+                     "XNNPACK could not build a runtime for stage %u (nodes %u..%u; status %d)",
+                     stage, s.begin, s.end - 1, static_cast<int>(status));
+  if (b.profile) out->profiler.init(out->runtime, ctx.allocator);
+  return Error::kOk;
+}
+
+}  // namespace
+
+Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer* payload) {
+  DefinitionContext& ctx = *b.ctx;
+  MemoryAllocator* allocator = ctx.allocator;
+  const StagePlan& plan = *b.plan;
+  StagedParts parts;
+  parts.plan = plan;
+  parts.num_values = ctx.num_values;
+  parts.externals = b.externals;
+  parts.num_externals = b.num_externals;
+  parts.cache = b.cache;
+  parts.pool = b.pool;
+  parts.num_xnn_stages = plan.num_stages - plan.num_convs;
+  parts.order = allocator->allocate_array<StageRef>(plan.num_stages);
+  parts.xnn_stages = allocator->allocate_array<XnnStage>(parts.num_xnn_stages);
+  parts.convs = allocator->allocate_array<ConvStage>(plan.num_convs);
+  parts.shapes = allocator->allocate_array<ValueShape>(ctx.num_values);
+  parts.arena = static_cast<uint8_t*>(
+      allocator->allocate(plan.arena_bytes == 0 ? 1 : plan.arena_bytes, kScratchAlignment));
+  void* executor_memory = allocator->allocate(sizeof(StagedExecutor), alignof(StagedExecutor));
+  std::unique_ptr<uint32_t[]> flags(new (std::nothrow) uint32_t[ctx.num_values + 1]);
+  std::unique_ptr<uint32_t[]> ids(new (std::nothrow) uint32_t[ctx.num_values + 1]);
+  std::unique_ptr<uint32_t[]> producers(new (std::nothrow) uint32_t[ctx.num_values + 1]);
+  TL_CHECK_OR_RETURN(parts.order != nullptr && parts.xnn_stages != nullptr &&
+                         parts.convs != nullptr && parts.shapes != nullptr &&
+                         parts.arena != nullptr && executor_memory != nullptr &&
+                         flags != nullptr && ids != nullptr && producers != nullptr,
+                     Error::kDelegateMemoryAllocationFailed,
+                     "out of memory for an XNNPACK delegate of %u stages (arena %zu bytes)",
+                     plan.num_stages, plan.arena_bytes);
+  for (uint32_t i = 0; i < parts.num_xnn_stages; ++i) new (&parts.xnn_stages[i]) XnnStage();
+  for (uint32_t i = 0; i < ctx.num_values; ++i) new (&parts.shapes[i]) ValueShape();
+
+  // Convolutions first: they read the whole graph's definition, which the
+  // XNNPACK stages' definitions then overwrite.
+  for (uint32_t i = 0; i < plan.num_stages; ++i) {
+    if (!plan.stages[i].is_conv) continue;
+    parts.order[i] = {true, parts.num_convs};
+    parts.convs[parts.num_convs++] =
+        make_conv_stage(ctx, plan.stages[i].begin, &parts.columns_floats);
+  }
+  parts.columns = static_cast<float*>(
+      allocator->allocate(parts.columns_floats * sizeof(float) + 1, kScratchAlignment));
+  const size_t gemm_bytes = optimized::gemm_workspace_bytes(threadpool::num_threads());
+  void* gemm_memory = allocator->allocate(gemm_bytes, kScratchAlignment);
+  TL_CHECK_OR_RETURN(parts.columns != nullptr && gemm_memory != nullptr,
+                     Error::kDelegateMemoryAllocationFailed,
+                     "out of memory for convolution scratch (%zu floats) in an XNNPACK delegate",
+                     parts.columns_floats);
+  parts.gemm = optimized::make_gemm_workspace(gemm_memory, gemm_bytes);
+  const xnn_status ws = xnn_create_workspace(&parts.workspace);
+  TL_CHECK_OR_RETURN(ws == xnn_status_success, Error::kDelegateMemoryAllocationFailed,
+                     "XNNPACK could not create a workspace (status %d)", static_cast<int>(ws));
+
+  uint32_t built = 0;
+  for (uint32_t i = 0; i < plan.num_stages; ++i) {
+    if (plan.stages[i].is_conv) continue;
+    parts.order[i] = {false, built};
+    Status status = build_xnn_stage(b, i, flags.get(), ids.get(), producers.get(), parts.workspace,
+                                    &parts.xnn_stages[built++]);
+    if (!status.ok()) {
+      StagedExecutor release_built(parts, FreeableBuffer());  // Frees runtimes and workspace.
+      return status;
+    }
+  }
+  auto* executor = new (executor_memory) StagedExecutor(parts, std::move(*payload));
+  return static_cast<XnnDelegate*>(executor);
+}
+
+}  // namespace xnnpack
+}  // namespace torchlight

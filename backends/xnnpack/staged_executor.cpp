@@ -1,0 +1,230 @@
+#include "backends/xnnpack/staged_executor.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "backends/xnnpack/xnn_executor.h"
+#include "extension/threadpool/threadpool.h"
+#include "runtime/platform/platform.h"
+
+namespace torchlight {
+namespace xnnpack {
+
+StagedExecutor::StagedExecutor(StagedParts parts, FreeableBuffer payload)
+    : parts_(parts), payload_(std::move(payload)) {}
+
+StagedExecutor::~StagedExecutor() {
+  // Runtimes first: they may point into the payload and the workspace.
+  for (uint32_t i = 0; i < parts_.num_xnn_stages; ++i) {
+    if (parts_.xnn_stages[i].runtime == nullptr) continue;
+    xnn_delete_runtime(parts_.xnn_stages[i].runtime);
+    if (parts_.cache != nullptr) parts_.cache->release_runtime();
+  }
+  if (parts_.workspace != nullptr) xnn_release_workspace(parts_.workspace);
+}
+
+void StagedExecutor::invalidate() {
+  prepared_ = false;
+  for (uint32_t i = 0; i < parts_.num_externals; ++i) parts_.externals[i].bound_rank = kNoShape;
+}
+
+ValueShape StagedExecutor::shape_of(Span<EValue*> args, uint32_t value) const {
+  const PlannedValue& planned = parts_.plan.values[value];
+  if (planned.home == ValueHome::kArena) return parts_.shapes[value];
+  ValueShape shape;
+  const Tensor t = args[planned.external_id]->to_tensor();
+  shape.rank = t.dim() == 0 ? 1 : static_cast<uint32_t>(t.dim());
+  shape.dims[0] = 1;  // 0-d tensors are [1] in XNNPACK.
+  for (size_t d = 0; d < t.dim(); ++d) shape.dims[d] = static_cast<size_t>(t.size(d));
+  return shape;
+}
+
+void* StagedExecutor::data_of(Span<EValue*> args, uint32_t value) const {
+  const PlannedValue& planned = parts_.plan.values[value];
+  if (planned.home == ValueHome::kArena) return parts_.arena + planned.offset;
+  return args[planned.external_id]->to_tensor().mutable_data_ptr<void>();
+}
+
+Status StagedExecutor::set_output_shape(Span<EValue*> args, uint32_t value, uint32_t rank,
+                                        const size_t* dims) {
+  const PlannedValue& planned = parts_.plan.values[value];
+  size_t numel = 1;
+  for (uint32_t d = 0; d < rank; ++d) numel *= dims[d];
+  if (planned.home == ValueHome::kArena) {
+    TL_CHECK_OR_RETURN(numel * sizeof(float) <= planned.capacity, Error::kInvalidArgument,
+                       "XNNPACK delegate value %u would hold %zu floats; its declared shape "
+                       "allows %zu",
+                       value, numel, planned.capacity / sizeof(float));
+    ValueShape& shape = parts_.shapes[value];
+    shape.rank = rank;
+    for (uint32_t d = 0; d < rank; ++d) shape.dims[d] = dims[d];
+    return Error::kOk;
+  }
+  const Tensor t = args[planned.external_id]->to_tensor();
+  if (t.dim() == 0 && numel == 1) return Error::kOk;  // 0-d outputs are [1] in XNNPACK.
+  SizesType sizes[XNN_MAX_TENSOR_DIMS];
+  for (uint32_t d = 0; d < rank; ++d) sizes[d] = static_cast<SizesType>(dims[d]);
+  Status resized = t.resize({sizes, rank});
+  if (!resized.ok()) {
+    return resized.with_context("XNNPACK delegate output %u", planned.external_id);
+  }
+  return Error::kOk;
+}
+
+Status StagedExecutor::reshape_xnn_stage(Span<EValue*> args, XnnStage& stage) {
+  for (uint32_t k = 0; k < stage.num_externals; ++k) {
+    if (stage.is_output[k] != 0) continue;
+    const ValueShape shape = shape_of(args, stage.values[k]);
+    const xnn_status s =
+        xnn_reshape_external_value(stage.runtime, stage.bindings[k].id, shape.rank, shape.dims);
+    TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidArgument,
+                       "XNNPACK cannot take value %u with a shape of %u dims (status %d)",
+                       stage.values[k], shape.rank, static_cast<int>(s));
+  }
+  const xnn_status s = xnn_reshape_runtime(stage.runtime);
+  TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidArgument,
+                     "XNNPACK cannot run with these input shapes (reshape status %d)",
+                     static_cast<int>(s));
+  for (uint32_t k = 0; k < stage.num_externals; ++k) {
+    if (stage.is_output[k] == 0) continue;
+    size_t rank = 0;
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    const xnn_status q =
+        xnn_get_external_value_shape(stage.runtime, stage.bindings[k].id, &rank, dims);
+    if (q != xnn_status_success) return internal_error(q, "output shape query");
+    TL_RETURN_IF_ERROR(set_output_shape(args, stage.values[k], static_cast<uint32_t>(rank), dims));
+  }
+  return Error::kOk;
+}
+
+Status StagedExecutor::reshape_conv(Span<EValue*> args, const ConvStage& conv) {
+  const ValueShape in = shape_of(args, conv.input);
+  const optimized::Conv2dGeometry& w = conv.window;
+  TL_CHECK_OR_RETURN(in.rank == 4 && in.dims[3] == static_cast<size_t>(w.in_channels),
+                     Error::kInvalidArgument,
+                     "XNNPACK node %u: convolution input must be [N, H, W, %lld]", conv.node,
+                     static_cast<long long>(w.in_channels));
+  optimized::Conv2dGeometry g = w;
+  g.batch = static_cast<int64_t>(in.dims[0]);
+  g.in_h = static_cast<int64_t>(in.dims[1]);
+  g.in_w = static_cast<int64_t>(in.dims[2]);
+  g.out_h = optimized::conv2d_output_size(g.in_h, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
+  g.out_w = optimized::conv2d_output_size(g.in_w, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
+  TL_CHECK_OR_RETURN(g.out_h > 0 && g.out_w > 0, Error::kInvalidArgument,
+                     "XNNPACK node %u: a %zux%zu input is smaller than the convolution window",
+                     conv.node, in.dims[1], in.dims[2]);
+  TL_CHECK_OR_RETURN(optimized::conv2d_columns_floats(g) <= parts_.columns_floats,
+                     Error::kInvalidArgument,
+                     "XNNPACK node %u: a %zux%zu input needs more unfolding room than its "
+                     "declared shape",
+                     conv.node, in.dims[1], in.dims[2]);
+  const size_t dims[4] = {in.dims[0], static_cast<size_t>(g.out_h), static_cast<size_t>(g.out_w),
+                          static_cast<size_t>(g.out_channels)};
+  return set_output_shape(args, conv.output, 4, dims);
+}
+
+Status StagedExecutor::reshape_all(Span<EValue*> args) {
+  for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
+    const StageRef ref = parts_.order[i];
+    if (ref.is_conv) {
+      TL_RETURN_IF_ERROR(reshape_conv(args, parts_.convs[ref.index]));
+    } else {
+      TL_RETURN_IF_ERROR(reshape_xnn_stage(args, parts_.xnn_stages[ref.index]));
+    }
+  }
+  return Error::kOk;
+}
+
+Status StagedExecutor::bind_and_prepare(Span<EValue*> args) {
+  bool reshape = !prepared_;
+  for (uint32_t i = 0; i < parts_.num_externals; ++i) {
+    ExternalValue& e = parts_.externals[i];
+    TL_ASSIGN_OR_RETURN(Tensor t, external_tensor(args, e));
+    if (!e.is_input) continue;
+    bool same = e.bound_rank == t.dim();
+    for (size_t d = 0; d < t.dim(); ++d) {
+      same = same && e.bound_dims[d] == static_cast<size_t>(t.size(d));
+      e.bound_dims[d] = static_cast<size_t>(t.size(d));
+    }
+    e.bound_rank = static_cast<uint32_t>(t.dim());
+    reshape = reshape || !same;
+  }
+  if (reshape) TL_RETURN_IF_ERROR(reshape_all(args));
+  for (uint32_t i = 0; i < parts_.num_xnn_stages; ++i) {
+    XnnStage& stage = parts_.xnn_stages[i];
+    bool setup = reshape;
+    for (uint32_t k = 0; k < stage.num_externals; ++k) {
+      void* data = data_of(args, stage.values[k]);
+      setup = setup || stage.bindings[k].data != data;
+      stage.bindings[k].data = data;
+    }
+    if (!setup) continue;
+    const xnn_status s = xnn_setup_runtime_v2(stage.runtime, stage.num_externals, stage.bindings);
+    if (s != xnn_status_success) return internal_error(s, "setup");
+  }
+  prepared_ = true;
+  return Error::kOk;
+}
+
+Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, EventTracer* tracer,
+                                uint32_t nth) {
+  const ValueShape in = shape_of(args, conv.input);
+  const ValueShape out = shape_of(args, conv.output);
+  optimized::Conv2dProblem p;
+  p.geometry = conv.window;
+  p.geometry.batch = static_cast<int64_t>(in.dims[0]);
+  p.geometry.in_h = static_cast<int64_t>(in.dims[1]);
+  p.geometry.in_w = static_cast<int64_t>(in.dims[2]);
+  p.geometry.out_h = static_cast<int64_t>(out.dims[1]);
+  p.geometry.out_w = static_cast<int64_t>(out.dims[2]);
+  p.layout = optimized::ConvLayout::kNhwc;
+  p.input = static_cast<const float*>(data_of(args, conv.input));
+  p.weight = conv.weight;
+  p.bias = conv.bias;
+  p.output = static_cast<float*>(data_of(args, conv.output));
+  p.columns = parts_.columns;
+  p.workspace = parts_.gemm;
+  p.output_min = conv.output_min;
+  p.output_max = conv.output_max;
+  const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;
+  Status status = optimized::conv2d(p);
+  if (!status.ok()) return status.with_context("XNNPACK node %u (conv2d)", conv.node);
+  if (tracer != nullptr) {
+    // Named like XNNPACK's own operators, numbered in run order.
+    char name[64];
+    std::snprintf(name, sizeof(name), "Convolution (NHWC, F32) conv2d #%u", nth);
+    tracer->log_profiling_delegate(name, -1, start_ns, tl_platform_monotonic_ns(), nullptr, 0);
+  }
+  return Error::kOk;
+}
+
+Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
+  TL_CHECK_OR_RETURN(parts_.pool == nullptr || parts_.pool == threadpool::native_pool(),
+                     Error::kInvalidState,
+                     "the thread pool was resized after this XNNPACK delegate was loaded; load "
+                     "the method again");
+  Status status = bind_and_prepare(args);
+  if (!status.ok()) {
+    invalidate();
+    return status;
+  }
+  uint32_t nth_conv = 0;
+  for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
+    const StageRef ref = parts_.order[i];
+    if (ref.is_conv) {
+      TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
+      continue;
+    }
+    XnnStage& stage = parts_.xnn_stages[ref.index];
+    const bool profile = tracer != nullptr && stage.profiler.enabled();
+    const uint64_t start_ns = profile ? tl_platform_monotonic_ns() : 0;
+    if (parts_.pool != nullptr) threadpool::yield_to_native_pool();
+    const xnn_status s = xnn_invoke_runtime(stage.runtime);
+    if (s != xnn_status_success) return internal_error(s, "invoke");
+    if (profile) stage.profiler.report(stage.runtime, tracer, start_ns);
+  }
+  return Error::kOk;
+}
+
+}  // namespace xnnpack
+}  // namespace torchlight

@@ -1,0 +1,112 @@
+// StagedExecutor: a delegate whose payload stage_plan.h split. XNNPACK
+// stages (one runtime each, sharing one XNNPACK workspace) and convolutions
+// on conv2d run in payload order. Values crossing stages live in the arena
+// or in the call's tensors. Shapes flow stage by stage, so dynamic inputs
+// work as they do with one runtime.
+#pragma once
+
+#include <xnnpack.h>
+
+#include <cstdint>
+
+#include "backends/xnnpack/definition_context.h"
+#include "backends/xnnpack/packed_weights_cache.h"
+#include "backends/xnnpack/stage_plan.h"
+#include "backends/xnnpack/xnn_delegate.h"
+#include "backends/xnnpack/xnn_profiler.h"
+#include "kernels/optimized/conv/conv2d.h"
+#include "runtime/core/freeable_buffer.h"
+
+namespace torchlight {
+namespace xnnpack {
+
+/// A convolution conv2d runs (NHWC input, OHWI filter, as XNNPACK's).
+struct ConvStage {
+  uint32_t node;    // For messages and profiling.
+  uint32_t input;   // Payload value ids.
+  uint32_t output;
+  optimized::Conv2dGeometry window;  // Channels, kernel, stride, padding, dilation.
+  const float* weight;
+  const float* bias;  // May be null.
+  float output_min;
+  float output_max;
+};
+
+/// One XNNPACK stage: its runtime and its external values.
+struct XnnStage {
+  xnn_runtime_t runtime = nullptr;
+  uint32_t num_externals = 0;
+  uint32_t* values = nullptr;             // Payload value id of each external.
+  uint8_t* is_output = nullptr;           // Whether the stage writes it.
+  xnn_external_value* bindings = nullptr;  // Ids and data, for setup.
+  XnnProfiler profiler;
+};
+
+/// Stage i of the plan: conv or XNNPACK, and its index in that list.
+struct StageRef {
+  bool is_conv;
+  uint32_t index;
+};
+
+/// A value's current shape (arena values; arguments keep theirs).
+struct ValueShape {
+  uint32_t rank = 0;
+  size_t dims[XNN_MAX_TENSOR_DIMS] = {};
+};
+
+/// Everything the builder (staged_builder.h) hands over; arrays live in the
+/// delegate's allocator, runtimes and the workspace become the executor's.
+struct StagedParts {
+  StagePlan plan;
+  uint32_t num_values = 0;
+  StageRef* order = nullptr;  // plan.num_stages entries.
+  XnnStage* xnn_stages = nullptr;
+  uint32_t num_xnn_stages = 0;
+  ConvStage* convs = nullptr;
+  uint32_t num_convs = 0;
+  ExternalValue* externals = nullptr;  // The payload's, inputs first.
+  uint32_t num_externals = 0;
+  ValueShape* shapes = nullptr;  // num_values entries.
+  uint8_t* arena = nullptr;
+  float* columns = nullptr;  // Unfolding scratch for the largest convolution.
+  size_t columns_floats = 0;
+  optimized::GemmWorkspace gemm;
+  xnn_workspace_t workspace = nullptr;
+  PackedWeightsCache* cache = nullptr;  // One runtime reference per XNNPACK stage.
+  pthreadpool_t pool = nullptr;
+};
+
+class StagedExecutor : public XnnDelegate {
+ public:
+  StagedExecutor(StagedParts parts, FreeableBuffer payload);
+  ~StagedExecutor() override;
+  StagedExecutor(const StagedExecutor&) = delete;
+  StagedExecutor& operator=(const StagedExecutor&) = delete;
+
+  /// As XnnExecutor::execute; also kInvalidArgument when a convolution's
+  /// input does not fit its window or a crossing value outgrows its
+  /// declared shape.
+  Status execute(Span<EValue*> args, EventTracer* tracer) override;
+
+ private:
+  // Checks the call's tensors; reshapes every stage when an input's shape
+  // changed, and sets up every stage whose pointers changed.
+  Status bind_and_prepare(Span<EValue*> args);
+  Status reshape_all(Span<EValue*> args);
+  Status reshape_xnn_stage(Span<EValue*> args, XnnStage& stage);
+  Status reshape_conv(Span<EValue*> args, const ConvStage& conv);
+  // Records a stage output's new shape: resizes the argument or checks the
+  // arena room.
+  Status set_output_shape(Span<EValue*> args, uint32_t value, uint32_t rank, const size_t* dims);
+  ValueShape shape_of(Span<EValue*> args, uint32_t value) const;
+  void* data_of(Span<EValue*> args, uint32_t value) const;
+  Status run_conv(Span<EValue*> args, const ConvStage& conv, EventTracer* tracer, uint32_t nth);
+  void invalidate();
+
+  StagedParts parts_;
+  FreeableBuffer payload_;
+  bool prepared_ = false;
+};
+
+}  // namespace xnnpack
+}  // namespace torchlight

@@ -1,0 +1,23 @@
+// XnnDelegate: what an XNNPACK delegate handle points to. One runtime for
+// the whole payload (XnnExecutor), or the payload split into stages with its
+// convolutions on Torchlight's conv2d (StagedExecutor, stage_plan.h).
+#pragma once
+
+#include "runtime/core/event_tracer.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/span.h"
+#include "runtime/core/status.h"
+
+namespace torchlight {
+namespace xnnpack {
+
+class XnnDelegate {
+ public:
+  virtual ~XnnDelegate() = default;
+  /// Binds the call's tensors (args[external id]), reshapes for their
+  /// shapes, and runs. With a tracer, per-operator times are reported to it.
+  virtual Status execute(Span<EValue*> args, EventTracer* tracer) = 0;
+};
+
+}  // namespace xnnpack
+}  // namespace torchlight
