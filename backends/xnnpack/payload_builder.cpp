@@ -142,11 +142,13 @@ std::vector<uint8_t> PayloadBuilder::build_legacy() const {
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
-LoadedDelegate::LoadedDelegate(const std::vector<uint8_t>& payload, const XnnpackBackend& backend)
-    : backend_(backend) {
+LoadedDelegate::LoadedDelegate(const std::vector<uint8_t>& payload, const XnnpackBackend& backend,
+                               EventTracer* tracer)
+    : backend_(backend), tracer_(tracer) {
   FreeableBuffer processed(payload.data(), payload.size(), nullptr);
   BackendInitContext context;
   context.runtime_allocator = &allocator_;
+  context.event_tracer = tracer;
   Result<DelegateHandle*> handle = backend_.init(context, &processed, {});
   if (handle.ok()) {
     handle_ = handle.get();
@@ -164,6 +166,7 @@ Status LoadedDelegate::execute(std::vector<EValue> args) {
   std::vector<EValue*> pointers;
   for (EValue& v : args) pointers.push_back(&v);
   BackendExecutionContext context;
+  context.event_tracer = tracer_;
   return backend_.execute(context, handle_, {pointers.data(), pointers.size()});
 }
 

@@ -72,7 +72,8 @@ class LoadedDelegate {
   /// Initialises from `payload` with `backend` (both borrowed; they must
   /// outlive this object).
   explicit LoadedDelegate(const std::vector<uint8_t>& payload,
-                          const XnnpackBackend& backend = xnnpack_backend());
+                          const XnnpackBackend& backend = xnnpack_backend(),
+                          EventTracer* tracer = nullptr);
   ~LoadedDelegate();
   const Status& status() const { return status_; }
   Status execute(std::vector<EValue> args);
@@ -80,6 +81,7 @@ class LoadedDelegate {
  private:
   MallocAllocator allocator_;
   const XnnpackBackend& backend_;
+  EventTracer* tracer_;  // Given to init and every execute; may be null.
   DelegateHandle* handle_ = nullptr;
   Status status_;
 };

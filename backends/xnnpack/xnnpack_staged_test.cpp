@@ -1,0 +1,270 @@
+// The XNNPACK delegate with its float convolutions on conv2d between XNNPACK
+// stages (stage_plan.h). Each payload runs split, and again with
+// TORCHLIGHT_XNNPACK_CONV=xnnpack on XNNPACK alone (whose convolution
+// xnnpack_nodes_test checks against a reference); the two agree within the
+// rounding of two summation orders (1e-5 relative to the output's largest
+// magnitude). A tracer shows which convolutions conv2d ran, so a split that
+// silently stopped happening fails too.
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/xnnpack/payload_builder.h"
+#include "runtime/core/event_tracer.h"
+
+namespace torchlight {
+namespace xnnpack {
+namespace testing {
+namespace {
+
+using Kind = fb::XNodeUnion;
+
+class DelegateEventNames : public EventTracer {
+ public:
+  void log_profiling_delegate(const char* name, int32_t, uint64_t, uint64_t, const void*,
+                              size_t) override {
+    names.emplace_back(name);
+  }
+  size_t count_containing(const std::string& part) const {
+    size_t n = 0;
+    for (const std::string& name : names) n += name.find(part) != std::string::npos;
+    return n;
+  }
+  std::vector<std::string> names;
+};
+
+// TORCHLIGHT_XNNPACK_CONV=xnnpack while alive: delegates loaded then keep
+// every convolution on XNNPACK.
+class XnnpackOnly {
+ public:
+  XnnpackOnly() { setenv("TORCHLIGHT_XNNPACK_CONV", "xnnpack", 1); }
+  ~XnnpackOnly() { unsetenv("TORCHLIGHT_XNNPACK_CONV"); }
+};
+
+struct Conv {
+  uint32_t ic, oc, k, stride = 1, pad = 0, dilation = 1;
+  bool relu = false;
+};
+
+// A float conv node from `in` to `out` with seeded constant filter and bias.
+void add_conv(PayloadBuilder& b, const Conv& c, uint32_t in, uint32_t out, uint32_t seed) {
+  const uint32_t filter =
+      b.constant_f32({c.oc, c.k, c.k, c.ic}, random_values(c.oc * c.k * c.k * c.ic, seed));
+  const uint32_t bias = b.constant_f32({c.oc}, random_values(c.oc, seed + 1));
+  auto* n = b.node<fb::_XNNNodeConvT>(Kind::XNNConv2d);
+  n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = c.pad;
+  n->kernel_height = n->kernel_width = c.k;
+  n->subsampling_height = n->subsampling_width = c.stride;
+  n->dilation_height = n->dilation_width = c.dilation;
+  n->groups = 1;
+  n->group_input_channels = c.ic;
+  n->group_output_channels = c.oc;
+  n->input1_id = in, n->filter_id = filter, n->bias_id = bias, n->output_id = out;
+  if (c.relu) b.clamp_last(0.0f, INFINITY);
+}
+
+uint32_t add_binary(PayloadBuilder& b, Kind kind, uint32_t a, uint32_t c, uint32_t out) {
+  auto* n = b.node<fb::_XNNNode2x1T>(kind);
+  n->input1_id = a, n->input2_id = c, n->output_id = out;
+  return out;
+}
+
+struct Outputs {
+  Status status;
+  std::vector<std::vector<float>> values;
+  std::vector<std::vector<SizesType>> shapes;
+};
+
+// Loads `payload` (split, or on XNNPACK alone) and runs it once per input
+// set; outputs are dynamic-bound tensors of `out_bounds`.
+std::vector<Outputs> run_all(const std::vector<uint8_t>& payload,
+                             const std::vector<std::vector<OwnedTensor*>>& input_sets,
+                             const std::vector<std::vector<SizesType>>& out_bounds,
+                             bool xnnpack_only, DelegateEventNames* events = nullptr) {
+  std::unique_ptr<XnnpackOnly> only;
+  if (xnnpack_only) only = std::make_unique<XnnpackOnly>();
+  LoadedDelegate d(payload, xnnpack_backend(), events);
+  EXPECT_TRUE(d.status().ok()) << d.status().message();
+  std::vector<Outputs> results;
+  for (const auto& inputs : input_sets) {
+    std::vector<OwnedTensor> outs;
+    for (const auto& bound : out_bounds) {
+      Result<OwnedTensor> t =
+          OwnedTensor::make(ScalarType::kFloat, bound, TensorShapeDynamism::kDynamicBound);
+      EXPECT_TRUE(t.ok());
+      outs.push_back(std::move(t.get()));
+    }
+    std::vector<EValue> args;
+    for (OwnedTensor* t : inputs) args.push_back(t->evalue());
+    for (OwnedTensor& t : outs) args.push_back(t.evalue());
+    Outputs r;
+    r.status = d.execute(args);
+    for (OwnedTensor& t : outs) {
+      r.values.push_back(values_of(t));
+      const Tensor& view = t.tensor();
+      r.shapes.emplace_back(view.sizes().begin(), view.sizes().end());
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+void expect_same_outputs(const std::vector<Outputs>& split, const std::vector<Outputs>& alone) {
+  ASSERT_EQ(split.size(), alone.size());
+  for (size_t call = 0; call < split.size(); ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    ASSERT_TRUE(split[call].status.ok()) << split[call].status.message();
+    ASSERT_TRUE(alone[call].status.ok()) << alone[call].status.message();
+    for (size_t o = 0; o < split[call].values.size(); ++o) {
+      EXPECT_EQ(split[call].shapes[o], alone[call].shapes[o]) << "output " << o;
+      const std::vector<float>& got = split[call].values[o];
+      const std::vector<float>& want = alone[call].values[o];
+      ASSERT_EQ(got.size(), want.size());
+      float scale = 0.0f;
+      for (float v : want) scale = std::max(scale, std::fabs(v));
+      ASSERT_GT(scale, 0.0f) << "output " << o << " is all zeros: the check would be vacuous";
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-5f * scale) << "output " << o << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(XnnpackStagedTest, ResidualBlockRunsConvolutionsOnConv2d) {
+  // x -> conv+relu -> conv -> add x -> relu: x crosses from the caller to
+  // the first conv and the add; t1 goes conv to conv through the arena.
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 8, 8, 4}, 0);
+  const uint32_t t1 = b.internal({1, 8, 8, 4});
+  const uint32_t t2 = b.internal({1, 8, 8, 4});
+  const uint32_t y = b.output({1, 8, 8, 4}, 1);
+  add_conv(b, {4, 4, 3, 1, 1, 1, true}, x, t1, 30);
+  add_conv(b, {4, 4, 3, 1, 1}, t1, t2, 32);
+  add_binary(b, Kind::XNNAdd, t2, x, y);
+  b.clamp_last(0.0f, INFINITY);
+  const auto payload = b.build();
+  OwnedTensor in = float_tensor({1, 8, 8, 4}, random_values(8 * 8 * 4, 34));
+  DelegateEventNames events;
+  const auto split = run_all(payload, {{&in}, {&in}}, {{1, 8, 8, 4}}, false, &events);
+  EXPECT_EQ(events.count_containing("conv2d #1"), 2u);
+  EXPECT_EQ(events.count_containing("conv2d #2"), 2u);
+  EXPECT_EQ(events.count_containing("conv2d #3"), 0u);
+  EXPECT_GE(events.count_containing("Binary Elementwise"), 2u)
+      << ::testing::PrintToString(events.names);
+  DelegateEventNames alone_events;
+  const auto alone = run_all(payload, {{&in}, {&in}}, {{1, 8, 8, 4}}, true, &alone_events);
+  EXPECT_EQ(alone_events.count_containing("conv2d"), 0u);
+  EXPECT_GE(alone_events.count_containing("Convolution"), 4u);
+  expect_same_outputs(split, alone);
+}
+
+TEST(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
+  // conv (3x3 / 2) writes graph output 0, which a max pool and a 1x1 conv
+  // then read; a dilated conv reads the pool too.
+  PayloadBuilder b;
+  const uint32_t x = b.input({2, 9, 9, 3}, 0);
+  const uint32_t y0 = b.output({2, 5, 5, 8}, 1);
+  const uint32_t pooled = b.internal({2, 4, 4, 8});
+  const uint32_t y1 = b.output({2, 4, 4, 5}, 2);
+  const uint32_t y2 = b.output({2, 2, 2, 6}, 3);
+  add_conv(b, {3, 8, 3, 2, 1}, x, y0, 40);
+  auto* pool = b.node<fb::_XNNPooling2DT>(Kind::XNNMaxPooling2d);
+  pool->pooling_height = pool->pooling_width = 2;
+  pool->stride_height = pool->stride_width = 1;
+  pool->dilation_height = pool->dilation_width = 1;
+  pool->input_id = y0, pool->output_id = pooled;
+  add_conv(b, {8, 5, 1}, pooled, y1, 42);
+  add_conv(b, {8, 6, 2, 1, 0, 2, true}, pooled, y2, 44);
+  const auto payload = b.build();
+  OwnedTensor in = float_tensor({2, 9, 9, 3}, random_values(2 * 9 * 9 * 3, 46));
+  const std::vector<std::vector<SizesType>> bounds = {{2, 5, 5, 8}, {2, 4, 4, 5}, {2, 2, 2, 6}};
+  DelegateEventNames events;
+  const auto split = run_all(payload, {{&in}}, bounds, false, &events);
+  EXPECT_EQ(events.count_containing("conv2d"), 3u);
+  expect_same_outputs(split, run_all(payload, {{&in}}, bounds, true));
+}
+
+TEST(XnnpackStagedTest, DynamicShapesFlowStageByStage) {
+  // Declared sizes are upper bounds; each call's shapes go conv -> XNNPACK
+  // -> conv, and the output is resized to match.
+  PayloadBuilder b;
+  const uint32_t x = b.input({2, 12, 12, 3}, 0);
+  const uint32_t t1 = b.internal({2, 6, 6, 6});
+  const uint32_t t2 = b.internal({2, 6, 6, 6});
+  const uint32_t y = b.output({2, 6, 6, 4}, 1);
+  add_conv(b, {3, 6, 3, 2, 1}, x, t1, 50);
+  auto* h = b.node<fb::_XNNNode1x1T>(Kind::XNNHardswish);
+  h->input_id = t1, h->output_id = t2;
+  add_conv(b, {6, 4, 3, 1, 1}, t2, y, 52);
+  const auto payload = b.build();
+  OwnedTensor big = float_tensor({1, 12, 12, 3}, random_values(12 * 12 * 3, 54));
+  OwnedTensor odd = float_tensor({2, 7, 10, 3}, random_values(2 * 7 * 10 * 3, 55));
+  const std::vector<std::vector<OwnedTensor*>> calls = {{&big}, {&odd}, {&big}};
+  DelegateEventNames events;
+  const auto split = run_all(payload, calls, {{2, 6, 6, 4}}, false, &events);
+  EXPECT_EQ(events.count_containing("conv2d"), 6u);
+  ASSERT_EQ(split.size(), 3u);
+  EXPECT_EQ(split[0].shapes[0], (std::vector<SizesType>{1, 6, 6, 4}));
+  EXPECT_EQ(split[1].shapes[0], (std::vector<SizesType>{2, 4, 5, 4}));
+  EXPECT_EQ(split[2].shapes[0], (std::vector<SizesType>{1, 6, 6, 4}));
+  expect_same_outputs(split, run_all(payload, calls, {{2, 6, 6, 4}}, true));
+}
+
+TEST(XnnpackStagedTest, InputSmallerThanTheWindowIsANamedError) {
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 8, 8, 4}, 0);
+  const uint32_t t = b.internal({1, 6, 6, 4});
+  const uint32_t y = b.output({1, 6, 6, 4}, 1);
+  add_conv(b, {4, 4, 3}, x, t, 60);
+  add_binary(b, Kind::XNNMultiply, t, t, y);
+  const auto payload = b.build();
+  LoadedDelegate d(payload);
+  ASSERT_TRUE(d.status().ok()) << d.status().message();
+  OwnedTensor tiny = float_tensor({1, 2, 2, 4}, random_values(16, 61));
+  Result<OwnedTensor> out =
+      OwnedTensor::make(ScalarType::kFloat, {1, 6, 6, 4}, TensorShapeDynamism::kDynamicBound);
+  ASSERT_TRUE(out.ok());
+  Status s = d.execute({tiny.evalue(), out->evalue()});
+  EXPECT_EQ(s.code(), Error::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("smaller than the convolution window"),
+            std::string::npos)
+      << s.message();
+  // The delegate still runs a fitting input afterwards.
+  OwnedTensor fits = float_tensor({1, 8, 8, 4}, random_values(8 * 8 * 4, 62));
+  EXPECT_TRUE(d.execute({fits.evalue(), out->evalue()}).ok());
+}
+
+TEST(XnnpackStagedTest, ConvolutionsConv2dCannotMatchStayOnXnnpack) {
+  // Grouped, asymmetric padding, and TensorFlow SAME padding (a flag).
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 6, 6, 4}, 0);
+  const uint32_t t1 = b.internal({1, 6, 6, 4});
+  const uint32_t t2 = b.internal({1, 6, 7, 4});
+  const uint32_t y = b.output({1, 6, 7, 4}, 1);
+  add_conv(b, {4, 4, 3, 1, 1}, x, t1, 70);
+  auto* grouped = static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value);
+  grouped->groups = 2, grouped->group_input_channels = 2, grouped->group_output_channels = 2;
+  b.graph.xvalues[grouped->filter_id]->xvalue_union.AsXNNTensorValue()->dims = {4, 3, 3, 2};
+  add_conv(b, {4, 4, 3, 1, 1}, t1, t2, 72);
+  auto* asymmetric = static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value);
+  asymmetric->padding_left = 2, asymmetric->padding_right = 1;
+  add_conv(b, {4, 4, 3}, t2, y, 74);
+  constexpr uint32_t kTensorflowSamePadding = 0x4;  // XNN_FLAG_TENSORFLOW_SAME_PADDING
+  static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value)->flags =
+      kTensorflowSamePadding;
+  const auto payload = b.build();
+  OwnedTensor in = float_tensor({1, 6, 6, 4}, random_values(6 * 6 * 4, 76));
+  DelegateEventNames events;
+  const auto split = run_all(payload, {{&in}}, {{1, 6, 7, 4}}, false, &events);
+  EXPECT_EQ(events.count_containing("conv2d"), 0u);
+  EXPECT_GE(events.count_containing("Convolution"), 3u);
+  expect_same_outputs(split, run_all(payload, {{&in}}, {{1, 6, 7, 4}}, true));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace xnnpack
+}  // namespace torchlight
