@@ -9,6 +9,7 @@
 #include "backends/xnnpack/staged_executor.h"
 #include "backends/xnnpack/value_definition.h"
 #include "backends/xnnpack/value_view.h"
+#include "kernels/optimized/conv/winograd_f2x3.h"
 #include "extension/threadpool/threadpool.h"
 #include "schema/xnnpack_generated.h"
 
@@ -23,8 +24,10 @@ struct SubgraphDeleter {
 constexpr size_t kScratchAlignment = 64;
 
 // The convolution of node `node` (runs_on_conv2d holds), with its largest
-// unfolding need from the declared input shape.
-ConvStage make_conv_stage(const DefinitionContext& ctx, uint32_t node, size_t* columns_floats) {
+// scratch needs from the declared input shape and, where Winograd pays at
+// that shape, its transformed filter. Errors: kDelegateMemoryAllocationFailed.
+Result<ConvStage> make_conv_stage(const DefinitionContext& ctx, uint32_t node,
+                                  StagedParts* parts) {
   const fb_xnnpack::XNode* n = ctx.graph->xnodes()->Get(node);
   const auto* t = static_cast<const fb_xnnpack::_XNNNodeConv*>(n->xnode_union());
   const OutputRange range = output_range(n);
@@ -51,13 +54,27 @@ ConvStage make_conv_stage(const DefinitionContext& ctx, uint32_t node, size_t* c
   c.output_max = range.max;
   optimized::Conv2dGeometry declared = w;
   const DeclaredShape& in = ctx.shapes[c.input];
+  declared.batch = static_cast<int64_t>(in.dims[0]);
   declared.in_h = static_cast<int64_t>(in.dims[1]);
   declared.in_w = static_cast<int64_t>(in.dims[2]);
   declared.out_h = optimized::conv2d_output_size(declared.in_h, w.kernel_h, w.stride_h, w.pad_h,
                                                  w.dilation_h);
   declared.out_w = optimized::conv2d_output_size(declared.in_w, w.kernel_w, w.stride_w, w.pad_w,
                                                  w.dilation_w);
-  *columns_floats = std::max(*columns_floats, optimized::conv2d_columns_floats(declared));
+  parts->columns_floats =
+      std::max(parts->columns_floats, optimized::conv2d_columns_floats(declared));
+  c.winograd_filter = nullptr;
+  if (optimized::winograd_f2x3_preferred(declared)) {
+    const size_t floats = optimized::winograd_f2x3_filter_floats(w.in_channels, w.out_channels);
+    auto* filter = static_cast<float*>(ctx.allocator->allocate(floats * sizeof(float), 64));
+    TL_CHECK_OR_RETURN(filter != nullptr, Error::kDelegateMemoryAllocationFailed,
+                       "out of memory for XNNPACK node %u's Winograd filter (%zu floats)", node,
+                       floats);
+    optimized::winograd_f2x3_transform_filter(c.weight, w.in_channels, w.out_channels, filter);
+    c.winograd_filter = filter;
+    parts->winograd_floats =
+        std::max(parts->winograd_floats, optimized::winograd_f2x3_scratch_floats(declared));
+  }
   return c;
 }
 
@@ -164,14 +181,17 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   for (uint32_t i = 0; i < plan.num_stages; ++i) {
     if (!plan.stages[i].is_conv) continue;
     parts.order[i] = {true, parts.num_convs};
-    parts.convs[parts.num_convs++] =
-        make_conv_stage(ctx, plan.stages[i].begin, &parts.columns_floats);
+    TL_ASSIGN_OR_RETURN(parts.convs[parts.num_convs], make_conv_stage(ctx, plan.stages[i].begin, &parts));
+    ++parts.num_convs;
   }
+  parts.winograd_scratch = static_cast<float*>(
+      allocator->allocate(parts.winograd_floats * sizeof(float) + 1, kScratchAlignment));
   parts.columns = static_cast<float*>(
       allocator->allocate(parts.columns_floats * sizeof(float) + 1, kScratchAlignment));
   const size_t gemm_bytes = optimized::gemm_workspace_bytes(threadpool::num_threads());
   void* gemm_memory = allocator->allocate(gemm_bytes, kScratchAlignment);
-  TL_CHECK_OR_RETURN(parts.columns != nullptr && gemm_memory != nullptr,
+  TL_CHECK_OR_RETURN(parts.columns != nullptr && parts.winograd_scratch != nullptr &&
+                         gemm_memory != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory for convolution scratch (%zu floats) in an XNNPACK delegate",
                      parts.columns_floats);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "backends/xnnpack/xnn_executor.h"
+#include "kernels/optimized/conv/winograd_f2x3.h"
 #include "extension/threadpool/threadpool.h"
 #include "runtime/platform/platform.h"
 
@@ -187,12 +188,19 @@ Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, Event
   p.output_min = conv.output_min;
   p.output_max = conv.output_max;
   const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;
-  Status status = optimized::conv2d(p);
+  // Shapes may have shrunk since load: Winograd only where it still pays.
+  const bool winograd = conv.winograd_filter != nullptr &&
+                        optimized::winograd_f2x3_preferred(p.geometry) &&
+                        optimized::winograd_f2x3_scratch_floats(p.geometry) <= parts_.winograd_floats;
+  Status status = winograd ? optimized::winograd_f2x3_conv2d(p, conv.winograd_filter,
+                                                             parts_.winograd_scratch)
+                           : optimized::conv2d(p);
   if (!status.ok()) return status.with_context("XNNPACK node %u (conv2d)", conv.node);
   if (tracer != nullptr) {
     // Named like XNNPACK's own operators, numbered in run order.
     char name[64];
-    std::snprintf(name, sizeof(name), "Convolution (NHWC, F32) conv2d #%u", nth);
+    std::snprintf(name, sizeof(name), "Convolution (NHWC, F32) %s #%u",
+                  winograd ? "conv2d Winograd" : "conv2d", nth);
     tracer->log_profiling_delegate(name, -1, start_ns, tl_platform_monotonic_ns(), nullptr, 0);
   }
   return Error::kOk;

@@ -28,6 +28,9 @@ struct ConvStage {
   optimized::Conv2dGeometry window;  // Channels, kernel, stride, padding, dilation.
   const float* weight;
   const float* bias;  // May be null.
+  // The filter Winograd-transformed (winograd_f2x3.h), or null when the
+  // declared shape does not call for it.
+  const float* winograd_filter;
   float output_min;
   float output_max;
 };
@@ -70,6 +73,8 @@ struct StagedParts {
   uint8_t* arena = nullptr;
   float* columns = nullptr;  // Unfolding scratch for the largest convolution.
   size_t columns_floats = 0;
+  float* winograd_scratch = nullptr;  // For the largest Winograd convolution.
+  size_t winograd_floats = 0;
   optimized::GemmWorkspace gemm;
   xnn_workspace_t workspace = nullptr;
   PackedWeightsCache* cache = nullptr;  // One runtime reference per XNNPACK stage.

@@ -11,6 +11,7 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/conv/conv2d.h"
+#include "kernels/optimized/conv/winograd_f2x3.h"
 #include "kernels/optimized/gemm/owned_workspace.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/portable/portable_ops.h"
@@ -80,6 +81,21 @@ std::vector<double> reference(const Case& k, const std::vector<double>& in,
       }
     }
   }
+  return out;
+}
+
+// Logical NCHW (or OIHW) values as `layout` stores them: NHWC (OHWI) when
+// channels_last, else unchanged; as float.
+std::vector<float> laid_out(const std::vector<double>& nchw, int64_t n, int64_t c, int64_t h,
+                            int64_t w, bool channels_last) {
+  std::vector<float> out(nchw.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < c; ++j)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const int64_t at = channels_last ? ((i * h + y) * w + x) * c + j : ((i * c + j) * h + y) * w + x;
+          out[at] = static_cast<float>(nchw[((i * c + j) * h + y) * w + x]);
+        }
   return out;
 }
 
@@ -163,23 +179,8 @@ TEST_P(OptimizedConvolutionTest, Conv2dClampsItsOutputInBothLayouts) {
   const std::vector<double> want = reference(k, in, w, &b, oh, ow);  // NCHW
   for (ConvLayout layout : {ConvLayout::kNchw, ConvLayout::kNhwc}) {
     const bool nhwc = layout == ConvLayout::kNhwc;
-    // Logical NCHW / OIHW values laid out as the layout asks.
-    std::vector<float> input(in.size());
-    std::vector<float> weight(w.size());
-    for (int64_t n = 0; n < k.n; ++n)
-      for (int64_t c = 0; c < k.c; ++c)
-        for (int64_t y = 0; y < k.h; ++y)
-          for (int64_t x = 0; x < k.w; ++x) {
-            const int64_t at = nhwc ? ((n * k.h + y) * k.w + x) * k.c + c : ((n * k.c + c) * k.h + y) * k.w + x;
-            input[at] = static_cast<float>(in[((n * k.c + c) * k.h + y) * k.w + x]);
-          }
-    for (int64_t o = 0; o < k.cout; ++o)
-      for (int64_t c = 0; c < k.c; ++c)
-        for (int64_t y = 0; y < k.kh; ++y)
-          for (int64_t x = 0; x < k.kw; ++x) {
-            const int64_t at = nhwc ? ((o * k.kh + y) * k.kw + x) * k.c + c : ((o * k.c + c) * k.kh + y) * k.kw + x;
-            weight[at] = static_cast<float>(w[((o * k.c + c) * k.kh + y) * k.kw + x]);
-          }
+    std::vector<float> input = laid_out(in, k.n, k.c, k.h, k.w, nhwc);
+    std::vector<float> weight = laid_out(w, k.cout, k.c, k.kh, k.kw, nhwc);
     std::vector<float> bias(b.begin(), b.end());
     std::vector<float> output(want.size());
     Conv2dProblem p;
@@ -203,6 +204,62 @@ TEST_P(OptimizedConvolutionTest, Conv2dClampsItsOutputInBothLayouts) {
             const double ref = std::fmin(std::fmax(want[((n * k.cout + o) * oh + y) * ow + x], 0.0), 0.5);
             const int64_t at = nhwc ? ((n * oh + y) * ow + x) * k.cout + o : ((n * k.cout + o) * oh + y) * ow + x;
             ASSERT_NEAR(output[at], ref, 1e-5 * std::sqrt(45.0)) << "layout " << nhwc << " at " << at;
+          }
+  }
+}
+
+// Winograd F(2x2, 3x3): NHWC / OHWI against the double reference, over odd
+// output sizes (partial edge tiles), padding 0-2, channel counts that are
+// not multiples of the 16-channel steps, batches, no bias, and a clamp.
+// Bound: 2e-7 per product summed (the transforms add, subtract and halve:
+// no coefficient amplifies rounding).
+TEST_P(OptimizedConvolutionTest, WinogradMatchesTheDefinition) {
+  struct WinogradCase {
+    int64_t n, c, h, w, cout, pad;
+    bool bias, clamp;
+  };
+  for (const WinogradCase& t : {WinogradCase{1, 3, 5, 5, 4, 1, true, false},
+                                WinogradCase{2, 17, 9, 7, 33, 1, true, true},
+                                WinogradCase{1, 16, 8, 8, 16, 0, false, false},
+                                WinogradCase{3, 5, 4, 11, 7, 2, true, false},
+                                WinogradCase{1, 64, 14, 14, 32, 1, true, true}}) {
+    SCOPED_TRACE(::testing::Message() << "n " << t.n << " c " << t.c << " " << t.h << "x" << t.w
+                                      << " cout " << t.cout << " pad " << t.pad);
+    const Case k{t.n, t.c, t.h, t.w, t.cout, 3, 3, {1}, {t.pad}, {1}};
+    const int64_t oh = t.h + 2 * t.pad - 2;
+    const int64_t ow = t.w + 2 * t.pad - 2;
+    const std::vector<double> in = random_float_values(k.n * k.c * k.h * k.w, 11);
+    const std::vector<double> w = random_float_values(k.cout * k.c * 9, 12);
+    const std::vector<double> b = random_float_values(k.cout, 13);
+    const std::vector<double> want = reference(k, in, w, t.bias ? &b : nullptr, oh, ow);
+    // Each output sums c * 9 products of values in [-1, 1].
+    const double bound = 2e-7 * static_cast<double>(t.c * 9 + 1);
+    Conv2dProblem p;
+    p.geometry = {k.n, k.c, k.h, k.w, k.cout, 3, 3, 1, 1, t.pad, t.pad, 1, 1, oh, ow};
+    ASSERT_TRUE(winograd_f2x3_applies(p.geometry));
+    p.layout = ConvLayout::kNhwc;
+    const std::vector<float> input = laid_out(in, k.n, k.c, k.h, k.w, true);
+    const std::vector<float> weight = laid_out(w, k.cout, k.c, 3, 3, true);
+    std::vector<float> transformed(winograd_f2x3_filter_floats(k.c, k.cout));
+    winograd_f2x3_transform_filter(weight.data(), k.c, k.cout, transformed.data());
+    std::vector<float> scratch(winograd_f2x3_scratch_floats(p.geometry));
+    std::vector<float> bias(b.begin(), b.end());
+    std::vector<float> output(want.size(), NAN);
+    OwnedGemmWorkspace workspace;
+    p.input = input.data();
+    p.bias = t.bias ? bias.data() : nullptr;
+    p.output = output.data();
+    p.workspace = workspace.get();
+    if (t.clamp) p.output_min = -0.5f, p.output_max = 0.5f;
+    ASSERT_TRUE(winograd_f2x3_conv2d(p, transformed.data(), scratch.data()).ok());
+    for (int64_t n = 0; n < k.n; ++n)
+      for (int64_t o = 0; o < k.cout; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            double ref = want[((n * k.cout + o) * oh + y) * ow + x];
+            if (t.clamp) ref = std::fmin(std::fmax(ref, -0.5), 0.5);
+            const int64_t at = ((n * oh + y) * ow + x) * k.cout + o;
+            ASSERT_NEAR(output[at], ref, bound) << "n " << n << " o " << o << " y " << y << " x " << x;
           }
   }
 }
