@@ -12,6 +12,9 @@ namespace xnnpack {
 namespace {
 
 constexpr uint32_t kNoStage = 0xFFFFFFFFu;
+// Below this many input channels XNNPACK's direct first-layer kernel wins
+// (ResNet-18's 3-channel stem took 1.28x its time on conv2d's im2col).
+constexpr uint32_t kMinInputChannels = 8;
 constexpr size_t kArenaAlignment = 64;
 
 size_t align_up(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
@@ -76,6 +79,7 @@ bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node)
   if (node->xnode_union_type() != fb_xnnpack::XNodeUnion::XNNConv2d) return false;
   const auto* t = static_cast<const fb_xnnpack::_XNNNodeConv*>(node->xnode_union());
   if (t == nullptr || t->groups() != 1 || t->flags() != 0 ||
+      t->group_input_channels() < kMinInputChannels ||
       t->padding_top() != t->padding_bottom() || t->padding_left() != t->padding_right()) {
     return false;
   }

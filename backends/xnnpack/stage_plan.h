@@ -57,9 +57,10 @@ struct StagePlan {
   size_t arena_bytes = 0;
 };
 
-/// Whether conv2d can run `node` exactly as XNNPACK would: an XNNConv2d
-/// with one group, symmetric padding, no flags, float32 input and output,
-/// and a constant float32 filter (and bias, if any). Needs ctx after the
+/// Whether conv2d can run `node` exactly as XNNPACK would, and faster: an
+/// XNNConv2d with one group and at least 8 input channels, symmetric
+/// padding, no flags, float32 input and output, and a constant float32
+/// filter (and bias, if any). Needs ctx after the
 /// whole graph's definition (datatypes, kinds, constant_data).
 bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node);
 

@@ -78,9 +78,11 @@ Result<ConvStage> make_conv_stage(const DefinitionContext& ctx, uint32_t node,
   return c;
 }
 
-// Defines stage `stage` on a subgraph of its own and builds its runtime.
+// Defines stage `stage` on a subgraph of its own and builds its runtime;
+// `earlier` are the profilers of the XNNPACK stages before it.
 Status build_xnn_stage(const StagedBuild& b, uint32_t stage, uint32_t* flags, uint32_t* ids,
-                       uint32_t* producers, xnn_workspace_t workspace, XnnStage* out) {
+                       uint32_t* producers, xnn_workspace_t workspace,
+                       Span<const XnnProfiler* const> earlier, XnnStage* out) {
   DefinitionContext& ctx = *b.ctx;
   const Stage& s = b.plan->stages[stage];
   stage_value_flags(ctx, *b.reads, *b.plan, stage, flags, ids);
@@ -138,7 +140,7 @@ Status build_xnn_stage(const StagedBuild& b, uint32_t stage, uint32_t* flags, ui
   TL_CHECK_OR_RETURN(status == xnn_status_success, Error::kInvalidProgram,
                      "XNNPACK could not build a runtime for stage %u (nodes %u..%u; status %d)",
                      stage, s.begin, s.end - 1, static_cast<int>(status));
-  if (b.profile) out->profiler.init(out->runtime, ctx.allocator);
+  if (b.profile) out->profiler.init(out->runtime, ctx.allocator, earlier);
   return Error::kOk;
 }
 
@@ -200,12 +202,18 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   TL_CHECK_OR_RETURN(ws == xnn_status_success, Error::kDelegateMemoryAllocationFailed,
                      "XNNPACK could not create a workspace (status %d)", static_cast<int>(ws));
 
+  std::unique_ptr<const XnnProfiler*[]> profilers(
+      new (std::nothrow) const XnnProfiler*[parts.num_xnn_stages + 1]);
+  TL_CHECK_OR_RETURN(profilers != nullptr, Error::kDelegateMemoryAllocationFailed,
+                     "out of memory for %u XNNPACK stages", parts.num_xnn_stages);
   uint32_t built = 0;
   for (uint32_t i = 0; i < plan.num_stages; ++i) {
     if (plan.stages[i].is_conv) continue;
     parts.order[i] = {false, built};
     Status status = build_xnn_stage(b, i, flags.get(), ids.get(), producers.get(), parts.workspace,
-                                    &parts.xnn_stages[built++]);
+                                    {profilers.get(), built}, &parts.xnn_stages[built]);
+    profilers[built] = &parts.xnn_stages[built].profiler;
+    ++built;
     if (!status.ok()) {
       StagedExecutor release_built(parts, FreeableBuffer());  // Frees runtimes and workspace.
       return status;

@@ -8,7 +8,17 @@
 namespace torchlight {
 namespace xnnpack {
 
-bool XnnProfiler::init(xnn_runtime_t runtime, MemoryAllocator* allocator) {
+uint32_t XnnProfiler::count_named(const char* name, size_t length) const {
+  uint32_t n = 0;
+  const char* id = ids_;
+  for (size_t i = 0; i < num_operators_; ++i, id += std::strlen(id) + 1) {
+    n += std::strncmp(id, name, length) == 0 && std::strncmp(id + length, " #", 2) == 0;
+  }
+  return n;
+}
+
+bool XnnProfiler::init(xnn_runtime_t runtime, MemoryAllocator* allocator,
+                       Span<const XnnProfiler* const> earlier) {
   size_t count = 0;
   size_t written = 0;
   if (xnn_get_runtime_profiling_info(runtime, xnn_profile_info_num_operators, sizeof(count),
@@ -39,9 +49,10 @@ bool XnnProfiler::init(xnn_runtime_t runtime, MemoryAllocator* allocator) {
     if (name >= names.get() + names_size) return false;  // Fewer names than operators.
     // n-th operator of this name: count earlier equal names (load time only).
     uint32_t nth = 1;
-    for (const char* earlier = names.get(); earlier < name; earlier += std::strlen(earlier) + 1) {
-      nth += std::strcmp(earlier, name) == 0;
+    for (const char* before = names.get(); before < name; before += std::strlen(before) + 1) {
+      nth += std::strcmp(before, name) == 0;
     }
+    for (const XnnProfiler* other : earlier) nth += other->count_named(name, std::strlen(name));
     const int n = std::snprintf(ids + used, ids_capacity - used, "%s #%u", name, nth);
     if (n < 0 || static_cast<size_t>(n) >= ids_capacity - used) return false;
     used += static_cast<size_t>(n) + 1;

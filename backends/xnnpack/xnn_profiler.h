@@ -12,6 +12,7 @@
 
 #include "runtime/core/event_tracer.h"
 #include "runtime/core/memory_allocator.h"
+#include "runtime/core/span.h"
 
 namespace torchlight {
 namespace xnnpack {
@@ -22,7 +23,11 @@ class XnnProfiler {
   /// array in `allocator` (the delegate's; it must outlive this). Returns
   /// false, leaving the profiler off, when XNNPACK gives no profile or the
   /// allocator is full: profiling is best effort, never a load failure.
-  bool init(xnn_runtime_t runtime, MemoryAllocator* allocator);
+  /// `earlier` (may be empty) are the profilers of runtimes that run before
+  /// this one in the same delegate: numbering continues from theirs, so
+  /// every event id stays unique.
+  bool init(xnn_runtime_t runtime, MemoryAllocator* allocator,
+            Span<const XnnProfiler* const> earlier = {});
   bool enabled() const { return num_operators_ > 0; }
 
   /// After an invoke that started at `start_ns`: one delegate event per
@@ -30,6 +35,9 @@ class XnnProfiler {
   /// operator is taken to start where the previous one ended, as upstream
   /// does.
   void report(xnn_runtime_t runtime, EventTracer* tracer, uint64_t start_ns) const;
+
+  /// How many of this profiler's operators are named `name`.
+  uint32_t count_named(const char* name, size_t length) const;
 
  private:
   size_t num_operators_ = 0;

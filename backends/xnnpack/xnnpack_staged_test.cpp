@@ -138,25 +138,25 @@ TEST(XnnpackStagedTest, ResidualBlockRunsConvolutionsOnConv2d) {
   // the first conv and the add; t1 goes conv to conv through the arena.
   // 16x16 outputs are 64 Winograd tiles: both 3x3 convolutions use it.
   PayloadBuilder b;
-  const uint32_t x = b.input({1, 16, 16, 5}, 0);
-  const uint32_t t1 = b.internal({1, 16, 16, 5});
-  const uint32_t t2 = b.internal({1, 16, 16, 5});
-  const uint32_t y = b.output({1, 16, 16, 5}, 1);
-  add_conv(b, {5, 5, 3, 1, 1, 1, true}, x, t1, 30);
-  add_conv(b, {5, 5, 3, 1, 1}, t1, t2, 32);
+  const uint32_t x = b.input({1, 16, 16, 9}, 0);
+  const uint32_t t1 = b.internal({1, 16, 16, 9});
+  const uint32_t t2 = b.internal({1, 16, 16, 9});
+  const uint32_t y = b.output({1, 16, 16, 9}, 1);
+  add_conv(b, {9, 9, 3, 1, 1, 1, true}, x, t1, 30);
+  add_conv(b, {9, 9, 3, 1, 1}, t1, t2, 32);
   add_binary(b, Kind::XNNAdd, t2, x, y);
   b.clamp_last(0.0f, INFINITY);
   const auto payload = b.build();
-  OwnedTensor in = float_tensor({1, 16, 16, 5}, random_values(16 * 16 * 5, 34));
+  OwnedTensor in = float_tensor({1, 16, 16, 9}, random_values(16 * 16 * 9, 34));
   DelegateEventNames events;
-  const auto split = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 5}}, false, &events);
+  const auto split = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 9}}, false, &events);
   EXPECT_EQ(events.count_containing("conv2d Winograd #1"), 2u);
   EXPECT_EQ(events.count_containing("conv2d Winograd #2"), 2u);
   EXPECT_EQ(events.count_containing("conv2d"), 4u);
   EXPECT_GE(events.count_containing("Binary Elementwise"), 2u)
       << ::testing::PrintToString(events.names);
   DelegateEventNames alone_events;
-  const auto alone = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 5}}, true, &alone_events);
+  const auto alone = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 9}}, true, &alone_events);
   EXPECT_EQ(alone_events.count_containing("conv2d"), 0u);
   EXPECT_GE(alone_events.count_containing("Convolution"), 4u);
   expect_same_outputs(split, alone);
@@ -166,12 +166,12 @@ TEST(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
   // conv (3x3 / 2) writes graph output 0, which a max pool and a 1x1 conv
   // then read; a dilated conv reads the pool too.
   PayloadBuilder b;
-  const uint32_t x = b.input({2, 9, 9, 3}, 0);
+  const uint32_t x = b.input({2, 9, 9, 10}, 0);
   const uint32_t y0 = b.output({2, 5, 5, 8}, 1);
   const uint32_t pooled = b.internal({2, 4, 4, 8});
   const uint32_t y1 = b.output({2, 4, 4, 5}, 2);
   const uint32_t y2 = b.output({2, 2, 2, 6}, 3);
-  add_conv(b, {3, 8, 3, 2, 1}, x, y0, 40);
+  add_conv(b, {10, 8, 3, 2, 1}, x, y0, 40);
   auto* pool = b.node<fb::_XNNPooling2DT>(Kind::XNNMaxPooling2d);
   pool->pooling_height = pool->pooling_width = 2;
   pool->stride_height = pool->stride_width = 1;
@@ -180,7 +180,7 @@ TEST(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
   add_conv(b, {8, 5, 1}, pooled, y1, 42);
   add_conv(b, {8, 6, 2, 1, 0, 2, true}, pooled, y2, 44);
   const auto payload = b.build();
-  OwnedTensor in = float_tensor({2, 9, 9, 3}, random_values(2 * 9 * 9 * 3, 46));
+  OwnedTensor in = float_tensor({2, 9, 9, 10}, random_values(2 * 9 * 9 * 10, 46));
   const std::vector<std::vector<SizesType>> bounds = {{2, 5, 5, 8}, {2, 4, 4, 5}, {2, 2, 2, 6}};
   DelegateEventNames events;
   const auto split = run_all(payload, {{&in}}, bounds, false, &events);
@@ -194,17 +194,17 @@ TEST(XnnpackStagedTest, DynamicShapesFlowStageByStage) {
   // Winograd tiles at the declared size, 36 for the first call (Winograd)
   // and 12 for the second (im2col).
   PayloadBuilder b;
-  const uint32_t x = b.input({2, 24, 24, 3}, 0);
-  const uint32_t t1 = b.internal({2, 12, 12, 6});
-  const uint32_t t2 = b.internal({2, 12, 12, 6});
+  const uint32_t x = b.input({2, 24, 24, 8}, 0);
+  const uint32_t t1 = b.internal({2, 12, 12, 8});
+  const uint32_t t2 = b.internal({2, 12, 12, 8});
   const uint32_t y = b.output({2, 12, 12, 4}, 1);
-  add_conv(b, {3, 6, 3, 2, 1}, x, t1, 50);
+  add_conv(b, {8, 8, 3, 2, 1}, x, t1, 50);
   auto* h = b.node<fb::_XNNNode1x1T>(Kind::XNNHardswish);
   h->input_id = t1, h->output_id = t2;
-  add_conv(b, {6, 4, 3, 1, 1}, t2, y, 52);
+  add_conv(b, {8, 4, 3, 1, 1}, t2, y, 52);
   const auto payload = b.build();
-  OwnedTensor big = float_tensor({1, 24, 24, 3}, random_values(24 * 24 * 3, 54));
-  OwnedTensor odd = float_tensor({2, 7, 10, 3}, random_values(2 * 7 * 10 * 3, 55));
+  OwnedTensor big = float_tensor({1, 24, 24, 8}, random_values(24 * 24 * 8, 54));
+  OwnedTensor odd = float_tensor({2, 7, 10, 8}, random_values(2 * 7 * 10 * 8, 55));
   const std::vector<std::vector<OwnedTensor*>> calls = {{&big}, {&odd}, {&big}};
   DelegateEventNames events;
   const auto split = run_all(payload, calls, {{2, 12, 12, 4}}, false, &events);
@@ -220,17 +220,17 @@ TEST(XnnpackStagedTest, DynamicShapesFlowStageByStage) {
 
 TEST(XnnpackStagedTest, InputSmallerThanTheWindowIsANamedError) {
   PayloadBuilder b;
-  const uint32_t x = b.input({1, 8, 8, 4}, 0);
-  const uint32_t t = b.internal({1, 6, 6, 4});
-  const uint32_t y = b.output({1, 6, 6, 4}, 1);
-  add_conv(b, {4, 4, 3}, x, t, 60);
+  const uint32_t x = b.input({1, 8, 8, 8}, 0);
+  const uint32_t t = b.internal({1, 6, 6, 8});
+  const uint32_t y = b.output({1, 6, 6, 8}, 1);
+  add_conv(b, {8, 8, 3}, x, t, 60);
   add_binary(b, Kind::XNNMultiply, t, t, y);
   const auto payload = b.build();
   LoadedDelegate d(payload);
   ASSERT_TRUE(d.status().ok()) << d.status().message();
-  OwnedTensor tiny = float_tensor({1, 2, 2, 4}, random_values(16, 61));
+  OwnedTensor tiny = float_tensor({1, 2, 2, 8}, random_values(32, 61));
   Result<OwnedTensor> out =
-      OwnedTensor::make(ScalarType::kFloat, {1, 6, 6, 4}, TensorShapeDynamism::kDynamicBound);
+      OwnedTensor::make(ScalarType::kFloat, {1, 6, 6, 8}, TensorShapeDynamism::kDynamicBound);
   ASSERT_TRUE(out.ok());
   Status s = d.execute({tiny.evalue(), out->evalue()});
   EXPECT_EQ(s.code(), Error::kInvalidArgument);
@@ -238,35 +238,38 @@ TEST(XnnpackStagedTest, InputSmallerThanTheWindowIsANamedError) {
             std::string::npos)
       << s.message();
   // The delegate still runs a fitting input afterwards.
-  OwnedTensor fits = float_tensor({1, 8, 8, 4}, random_values(8 * 8 * 4, 62));
+  OwnedTensor fits = float_tensor({1, 8, 8, 8}, random_values(8 * 8 * 8, 62));
   EXPECT_TRUE(d.execute({fits.evalue(), out->evalue()}).ok());
 }
 
-TEST(XnnpackStagedTest, ConvolutionsConv2dCannotMatchStayOnXnnpack) {
-  // Grouped, asymmetric padding, and TensorFlow SAME padding (a flag).
+TEST(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack) {
+  // Grouped, asymmetric padding, TensorFlow SAME padding (a flag), and 4
+  // input channels (XNNPACK's first-layer kernel is faster there).
   PayloadBuilder b;
-  const uint32_t x = b.input({1, 6, 6, 4}, 0);
-  const uint32_t t1 = b.internal({1, 6, 6, 4});
-  const uint32_t t2 = b.internal({1, 6, 7, 4});
-  const uint32_t y = b.output({1, 6, 7, 4}, 1);
-  add_conv(b, {4, 4, 3, 1, 1}, x, t1, 70);
+  const uint32_t x = b.input({1, 6, 6, 8}, 0);
+  const uint32_t t1 = b.internal({1, 6, 6, 8});
+  const uint32_t t2 = b.internal({1, 6, 7, 8});
+  const uint32_t t3 = b.internal({1, 6, 7, 4});
+  const uint32_t y = b.output({1, 4, 5, 4}, 1);
+  add_conv(b, {8, 8, 3, 1, 1}, x, t1, 70);
   auto* grouped = static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value);
-  grouped->groups = 2, grouped->group_input_channels = 2, grouped->group_output_channels = 2;
-  b.graph.xvalues[grouped->filter_id]->xvalue_union.AsXNNTensorValue()->dims = {4, 3, 3, 2};
-  add_conv(b, {4, 4, 3, 1, 1}, t1, t2, 72);
+  grouped->groups = 2, grouped->group_input_channels = 4, grouped->group_output_channels = 4;
+  b.graph.xvalues[grouped->filter_id]->xvalue_union.AsXNNTensorValue()->dims = {8, 3, 3, 4};
+  add_conv(b, {8, 8, 3, 1, 1}, t1, t2, 72);
   auto* asymmetric = static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value);
   asymmetric->padding_left = 2, asymmetric->padding_right = 1;
-  add_conv(b, {4, 4, 3}, t2, y, 74);
+  add_conv(b, {8, 4, 3}, t2, t3, 74);
   constexpr uint32_t kTensorflowSamePadding = 0x4;  // XNN_FLAG_TENSORFLOW_SAME_PADDING
   static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value)->flags =
       kTensorflowSamePadding;
+  add_conv(b, {4, 4, 3}, t3, y, 76);
   const auto payload = b.build();
-  OwnedTensor in = float_tensor({1, 6, 6, 4}, random_values(6 * 6 * 4, 76));
+  OwnedTensor in = float_tensor({1, 6, 6, 8}, random_values(6 * 6 * 8, 78));
   DelegateEventNames events;
-  const auto split = run_all(payload, {{&in}}, {{1, 6, 7, 4}}, false, &events);
+  const auto split = run_all(payload, {{&in}}, {{1, 4, 5, 4}}, false, &events);
   EXPECT_EQ(events.count_containing("conv2d"), 0u);
-  EXPECT_GE(events.count_containing("Convolution"), 3u);
-  expect_same_outputs(split, run_all(payload, {{&in}}, {{1, 6, 7, 4}}, true));
+  EXPECT_GE(events.count_containing("Convolution"), 4u);
+  expect_same_outputs(split, run_all(payload, {{&in}}, {{1, 4, 5, 4}}, true));
 }
 
 }  // namespace
