@@ -220,6 +220,13 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
   for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
     const StageRef ref = parts_.order[i];
     if (ref.is_conv) {
+      // Each pool's workers spin for a while after a job; the other pool's
+      // would then wait for a core (with 2 cores, for a scheduler tick).
+      // conv2d stays on the WorkPool, whose caller never waits for a
+      // worker that has not started (pthreadpool's does, on a busy machine).
+      if (parts_.pool != nullptr && i > 0 && !parts_.order[i - 1].is_conv) {
+        threadpool::park_native_pool();
+      }
       TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
       continue;
     }

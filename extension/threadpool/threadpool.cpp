@@ -76,6 +76,15 @@ void yield_to_native_pool() {
   if (p.work != nullptr) p.work->park();
 }
 
+void park_native_pool() {
+  Pool& p = pool();
+  if (p.native == nullptr) return;
+  // An empty job whose flag sends every worker to a kernel wait when done.
+  pthreadpool_parallelize_1d(
+      p.native, [](void*, size_t) {}, nullptr, pthreadpool_get_threads_count(p.native),
+      PTHREADPOOL_FLAG_YIELD_WORKERS);
+}
+
 void set_num_threads(size_t n) {
   Pool& p = pool();
   if (n == 0) n = online_cores();

@@ -37,6 +37,11 @@ pthreadpool* native_pool();
 /// the cores native_pool()'s workers need (it waits for all of them).
 void yield_to_native_pool();
 
+/// The other direction, before parallel_for work that follows work on
+/// native_pool(): its workers stop spinning for the next job and sleep, so
+/// they do not hold the cores parallel_for's workers need.
+void park_native_pool();
+
 /// Calls fn(context, begin, end) over [0, n) in chunks of at least
 /// `min_chunk` items, spread over the pool's threads; returns when all are
 /// done. Nested calls from inside a chunk run inline.
