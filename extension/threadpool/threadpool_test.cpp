@@ -1,6 +1,7 @@
 #include "extension/threadpool/threadpool.h"
 
 #include <gtest/gtest.h>
+#include <pthreadpool.h>
 
 #include <atomic>
 #include <vector>
@@ -36,6 +37,27 @@ TEST(ThreadpoolTest, NestedCallsRunInline) {
     }
   });
   EXPECT_EQ(total.load(), 800);
+}
+
+// XNNPACK-style work on the native pool, then parking it, then work on
+// both pools again: every item still runs once, on both sides.
+TEST(ThreadpoolTest, ParkedNativePoolStillRunsBothPools) {
+  threadpool::set_num_threads(2);
+  pthreadpool* native = threadpool::native_pool();
+  ASSERT_NE(native, nullptr);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::atomic<int>> hits(257);
+    threadpool::yield_to_native_pool();
+    pthreadpool_parallelize_1d(
+        native, [](void* context, size_t i) { (*static_cast<std::vector<std::atomic<int>>*>(context))[i]++; },
+        &hits, hits.size(), 0);
+    threadpool::park_native_pool();
+    threadpool::parallel_for(hits.size(), 1, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) hits[i]++;
+    });
+    for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 2) << "round " << round;
+  }
+  threadpool::set_num_threads(0);
 }
 
 TEST(ThreadpoolTest, ResizeChangesThreadCount) {
