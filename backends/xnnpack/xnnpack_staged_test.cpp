@@ -136,27 +136,28 @@ void expect_same_outputs(const std::vector<Outputs>& split, const std::vector<Ou
 TEST(XnnpackStagedTest, ResidualBlockRunsConvolutionsOnConv2d) {
   // x -> conv+relu -> conv -> add x -> relu: x crosses from the caller to
   // the first conv and the add; t1 goes conv to conv through the arena.
-  // 16x16 outputs are 64 Winograd tiles: both 3x3 convolutions use it.
+  // 16x16 outputs are 64 Winograd tiles, and 128 channels are enough:
+  // both 3x3 convolutions use it.
   PayloadBuilder b;
-  const uint32_t x = b.input({1, 16, 16, 9}, 0);
-  const uint32_t t1 = b.internal({1, 16, 16, 9});
-  const uint32_t t2 = b.internal({1, 16, 16, 9});
-  const uint32_t y = b.output({1, 16, 16, 9}, 1);
-  add_conv(b, {9, 9, 3, 1, 1, 1, true}, x, t1, 30);
-  add_conv(b, {9, 9, 3, 1, 1}, t1, t2, 32);
+  const uint32_t x = b.input({1, 16, 16, 128}, 0);
+  const uint32_t t1 = b.internal({1, 16, 16, 128});
+  const uint32_t t2 = b.internal({1, 16, 16, 128});
+  const uint32_t y = b.output({1, 16, 16, 128}, 1);
+  add_conv(b, {128, 128, 3, 1, 1, 1, true}, x, t1, 30);
+  add_conv(b, {128, 128, 3, 1, 1}, t1, t2, 32);
   add_binary(b, Kind::XNNAdd, t2, x, y);
   b.clamp_last(0.0f, INFINITY);
   const auto payload = b.build();
-  OwnedTensor in = float_tensor({1, 16, 16, 9}, random_values(16 * 16 * 9, 34));
+  OwnedTensor in = float_tensor({1, 16, 16, 128}, random_values(16 * 16 * 128, 34));
   DelegateEventNames events;
-  const auto split = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 9}}, false, &events);
+  const auto split = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 128}}, false, &events);
   EXPECT_EQ(events.count_containing("conv2d Winograd #1"), 2u);
   EXPECT_EQ(events.count_containing("conv2d Winograd #2"), 2u);
   EXPECT_EQ(events.count_containing("conv2d"), 4u);
   EXPECT_GE(events.count_containing("Binary Elementwise"), 2u)
       << ::testing::PrintToString(events.names);
   DelegateEventNames alone_events;
-  const auto alone = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 9}}, true, &alone_events);
+  const auto alone = run_all(payload, {{&in}, {&in}}, {{1, 16, 16, 128}}, true, &alone_events);
   EXPECT_EQ(alone_events.count_containing("conv2d"), 0u);
   EXPECT_GE(alone_events.count_containing("Convolution"), 4u);
   expect_same_outputs(split, alone);
@@ -190,18 +191,18 @@ TEST(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
 
 TEST(XnnpackStagedTest, DynamicShapesFlowStageByStage) {
   // Declared sizes are upper bounds; each call's shapes go conv -> XNNPACK
-  // -> conv, and the output is resized to match. The second conv has 72
-  // Winograd tiles at the declared size, 36 for the first call (Winograd)
-  // and 12 for the second (im2col).
+  // -> conv, and the output is resized to match. The second conv (128
+  // input channels) has 72 Winograd tiles at the declared size, 36 for the
+  // first call (Winograd) and 12 for the second (im2col).
   PayloadBuilder b;
   const uint32_t x = b.input({2, 24, 24, 8}, 0);
-  const uint32_t t1 = b.internal({2, 12, 12, 8});
-  const uint32_t t2 = b.internal({2, 12, 12, 8});
+  const uint32_t t1 = b.internal({2, 12, 12, 128});
+  const uint32_t t2 = b.internal({2, 12, 12, 128});
   const uint32_t y = b.output({2, 12, 12, 4}, 1);
-  add_conv(b, {8, 8, 3, 2, 1}, x, t1, 50);
+  add_conv(b, {8, 128, 3, 2, 1}, x, t1, 50);
   auto* h = b.node<fb::_XNNNode1x1T>(Kind::XNNHardswish);
   h->input_id = t1, h->output_id = t2;
-  add_conv(b, {8, 4, 3, 1, 1}, t2, y, 52);
+  add_conv(b, {128, 4, 3, 1, 1}, t2, y, 52);
   const auto payload = b.build();
   OwnedTensor big = float_tensor({1, 24, 24, 8}, random_values(24 * 24 * 8, 54));
   OwnedTensor odd = float_tensor({2, 7, 10, 8}, random_values(2 * 7 * 10 * 8, 55));

@@ -210,7 +210,8 @@ TEST_P(OptimizedConvolutionTest, Conv2dClampsItsOutputInBothLayouts) {
 
 // Winograd F(2x2, 3x3): NHWC / OHWI against the double reference, over odd
 // output sizes (partial edge tiles), padding 0-2, channel counts that are
-// not multiples of the 16-channel steps, batches, no bias, and a clamp.
+// not multiples of the 16-channel steps, batches, no bias, a clamp, and
+// layers large enough for the tile-blocked path.
 // Bound: 2e-7 per product summed (the transforms add, subtract and halve:
 // no coefficient amplifies rounding).
 TEST_P(OptimizedConvolutionTest, WinogradMatchesTheDefinition) {
@@ -222,7 +223,11 @@ TEST_P(OptimizedConvolutionTest, WinogradMatchesTheDefinition) {
                                 WinogradCase{2, 17, 9, 7, 33, 1, true, true},
                                 WinogradCase{1, 16, 8, 8, 16, 0, false, false},
                                 WinogradCase{3, 5, 4, 11, 7, 2, true, false},
-                                WinogradCase{1, 64, 14, 14, 32, 1, true, true}}) {
+                                WinogradCase{1, 64, 14, 14, 32, 1, true, true},
+                                // Enough tiles for the blocked path (a block per thread at
+                                // least twice over), whole and partial blocks.
+                                WinogradCase{1, 16, 46, 46, 16, 1, true, true},
+                                WinogradCase{2, 20, 33, 30, 12, 1, true, false}}) {
     SCOPED_TRACE(::testing::Message() << "n " << t.n << " c " << t.c << " " << t.h << "x" << t.w
                                       << " cout " << t.cout << " pad " << t.pad);
     const Case k{t.n, t.c, t.h, t.w, t.cout, 3, 3, {1}, {t.pad}, {1}};

@@ -1,6 +1,7 @@
 #include "kernels/optimized/conv/winograd_f2x3.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "extension/threadpool/threadpool.h"
@@ -13,6 +14,13 @@ namespace {
 constexpr int kPoints = 16;     // A 4x4 patch: transform points e = 4 * row + col.
 constexpr int64_t kLanes = 16;  // Channels per step: fixed-size arrays vectorize.
 constexpr size_t kMinFloatsPerChunk = 16384;
+// Blocked path: each thread transforms a block of tiles, runs the 16
+// products on it and transforms it back while V and M are still in its
+// cache (about this many floats of both). Whole-layer V and M of ResNet's
+// 56x56x64 layers are 13 MB per call through memory.
+constexpr int64_t kBlockFloats = 196608;
+constexpr int64_t kMinBlockTiles = 32;
+constexpr int64_t kMaxBlockTiles = 128;
 
 int64_t tiles_along(int64_t out) { return (out + 1) / 2; }
 
@@ -68,7 +76,9 @@ struct Layout {
   float* m;            // [16][tiles][Cout]
 };
 
-void input_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t end) {
+// Tiles [begin, end) into V rows begin - first, ... (L.tiles rows a point).
+void input_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t end,
+                 int64_t first) {
   const Conv2dGeometry& g = p.geometry;
   const int64_t c_in = g.in_channels;
   const int64_t per_image = L.tiles_h * L.tiles_w;
@@ -96,13 +106,15 @@ void input_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t e
       }
       transform_input(d, v);
       for (int e = 0; e < kPoints; ++e) {
-        std::memcpy(L.v + (e * L.tiles + t) * c_in + c, v[e], bytes);
+        std::memcpy(L.v + (e * L.tiles + t - first) * c_in + c, v[e], bytes);
       }
     }
   }
 }
 
-void output_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t end) {
+// Tiles [begin, end) from M rows begin - first, ... (L.tiles rows a point).
+void output_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t end,
+                  int64_t first) {
   const Conv2dGeometry& g = p.geometry;
   const int64_t c_out = g.out_channels;
   const int64_t per_image = L.tiles_h * L.tiles_w;
@@ -116,7 +128,7 @@ void output_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t 
     for (int64_t c = 0; c < c_out; c += kLanes) {
       const int64_t width = std::min(kLanes, c_out - c);
       for (int e = 0; e < kPoints; ++e) {
-        std::memcpy(m[e], L.m + (e * L.tiles + t) * c_out + c,
+        std::memcpy(m[e], L.m + (e * L.tiles + t - first) * c_out + c,
                     static_cast<size_t>(width) * sizeof(float));
         if (width < kLanes) std::fill(m[e] + width, m[e] + kLanes, 0.0f);
       }
@@ -136,6 +148,74 @@ void output_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t 
   }
 }
 
+// The 16 products M_e = V_e x U_e^T over `tiles` rows whose V and M start
+// at `v` and `m` (row strides Cin and Cout, point strides as given).
+Status multiply_points(const Conv2dProblem& p, const float* transformed, const float* v,
+                       float* m, int64_t tiles, int64_t v_point_stride, int64_t m_point_stride,
+                       GemmWorkspace workspace) {
+  const Conv2dGeometry& g = p.geometry;
+  GemmProblem mm;
+  mm.m = tiles;
+  mm.n = g.out_channels;
+  mm.k = g.in_channels;
+  mm.a = ConstMatrix{v, g.in_channels, 1};
+  mm.b = ConstMatrix{transformed, 1, g.in_channels};
+  mm.c = m;
+  mm.ldc = g.out_channels;
+  mm.workspace = workspace;
+  return gemm_batched(mm, kPoints, v_point_stride, g.in_channels * g.out_channels,
+                      m_point_stride);
+}
+
+int64_t block_tiles(const Conv2dGeometry& g) {
+  const int64_t per_tile = kPoints * (g.in_channels + g.out_channels);
+  return std::min(kMaxBlockTiles, std::max(kMinBlockTiles, kBlockFloats / per_tile));
+}
+
+// Blocks per thread when every thread gets at least two blocks and its own
+// GEMM workspace slot; 0 to run whole layers instead.
+int64_t blocked_threads(const Conv2dProblem& p, int64_t tiles) {
+  const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  if (static_cast<int64_t>(p.workspace.slots) < threads) return 0;
+  return tiles >= 2 * threads * block_tiles(p.geometry) ? threads : 0;
+}
+
+Status run_blocked(const Conv2dProblem& p, const float* transformed, const Layout& whole,
+                   int64_t threads) {
+  const Conv2dGeometry& g = p.geometry;
+  const int64_t block = block_tiles(g);
+  const int64_t blocks = (whole.tiles + block - 1) / block;
+  const size_t v_floats = round_up16(kPoints * static_cast<size_t>(block * g.in_channels));
+  const size_t m_floats = round_up16(kPoints * static_cast<size_t>(block * g.out_channels));
+  Status failed = Error::kOk;
+  std::atomic<bool> has_failed{false};
+  // Item t: blocks t, t + threads, ... in its own V, M and workspace slot.
+  threadpool::parallel_for(static_cast<size_t>(threads), 1, [&](size_t begin, size_t end) {
+    for (size_t item = begin; item < end; ++item) {
+      Layout L = whole;
+      L.v = whole.v + item * (v_floats + m_floats);
+      L.m = L.v + v_floats;
+      GemmWorkspace slot{p.workspace.data + item * p.workspace.slot_floats,
+                         p.workspace.slot_floats, 1};
+      for (int64_t b = static_cast<int64_t>(item); b < blocks; b += threads) {
+        const int64_t first = b * block;
+        const int64_t count = std::min(block, whole.tiles - first);
+        // The block's V and M rows are 0..count; tile indices stay global.
+        L.tiles = count;
+        input_tiles(p, L, static_cast<size_t>(first), static_cast<size_t>(first + count), first);
+        Status s = multiply_points(p, transformed, L.v, L.m, count, count * g.in_channels,
+                                   count * g.out_channels, slot);
+        if (!s.ok()) {
+          if (!has_failed.exchange(true)) failed = s;
+          return;
+        }
+        output_tiles(p, L, static_cast<size_t>(first), static_cast<size_t>(first + count), first);
+      }
+    }
+  });
+  return failed;
+}
+
 }  // namespace
 
 bool winograd_f2x3_applies(const Conv2dGeometry& g) {
@@ -144,7 +224,8 @@ bool winograd_f2x3_applies(const Conv2dGeometry& g) {
 }
 
 bool winograd_f2x3_preferred(const Conv2dGeometry& g) {
-  return winograd_f2x3_applies(g) && tile_count(g) >= kWinogradMinTiles;
+  return winograd_f2x3_applies(g) && tile_count(g) >= kWinogradMinTiles &&
+         g.in_channels >= kWinogradMinInputChannels;
 }
 
 size_t winograd_f2x3_filter_floats(int64_t in_channels, int64_t out_channels) {
@@ -200,22 +281,15 @@ Status winograd_f2x3_conv2d(const Conv2dProblem& p, const float* transformed, fl
   std::fill(zeros, zeros + g.in_channels, 0.0f);
   L.zeros = zeros;
 
+  const int64_t threads = blocked_threads(p, L.tiles);
+  if (threads > 0) return run_blocked(p, transformed, L, threads);
   threadpool::parallel_for(static_cast<size_t>(L.tiles), min_chunk(kPoints * g.in_channels),
-                           [&](size_t begin, size_t end) { input_tiles(p, L, begin, end); });
+                           [&](size_t begin, size_t end) { input_tiles(p, L, begin, end, 0); });
   // M_e[tiles, Cout] = V_e[tiles, Cin] x U_e[Cout, Cin]^T, for the 16 points.
-  GemmProblem mm;
-  mm.m = L.tiles;
-  mm.n = g.out_channels;
-  mm.k = g.in_channels;
-  mm.a = ConstMatrix{L.v, g.in_channels, 1};
-  mm.b = ConstMatrix{transformed, 1, g.in_channels};
-  mm.c = L.m;
-  mm.ldc = g.out_channels;
-  mm.workspace = p.workspace;
-  TL_RETURN_IF_ERROR(gemm_batched(mm, kPoints, L.tiles * g.in_channels,
-                                  g.in_channels * g.out_channels, L.tiles * g.out_channels));
+  TL_RETURN_IF_ERROR(multiply_points(p, transformed, L.v, L.m, L.tiles, L.tiles * g.in_channels,
+                                     L.tiles * g.out_channels, p.workspace));
   threadpool::parallel_for(static_cast<size_t>(L.tiles), min_chunk(kPoints * g.out_channels),
-                           [&](size_t begin, size_t end) { output_tiles(p, L, begin, end); });
+                           [&](size_t begin, size_t end) { output_tiles(p, L, begin, end, 0); });
   return Error::kOk;
 }
 

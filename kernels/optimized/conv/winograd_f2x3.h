@@ -10,7 +10,10 @@
 // a few float roundings of the direct sum.
 //
 // U is computed once (at load) into 16 * Cout * Cin floats; per call the
-// scratch holds V [16][tiles][Cin] and M [16][tiles][Cout].
+// scratch holds V [16][tiles][Cin] and M [16][tiles][Cout] of the whole
+// layer, or, for layers with many tiles, each thread's V and M of one block
+// of tiles at a time (transform, multiply and transform back while they
+// are in cache).
 #pragma once
 
 #include <cstddef>
@@ -25,11 +28,15 @@ namespace torchlight::optimized {
 /// dilation 1.
 bool winograd_f2x3_applies(const Conv2dGeometry& g);
 
-/// Whether it is also faster than im2col + GEMM for `g`: with fewer tiles
-/// than this the 16 products are matrix-vector shaped and stream the
-/// transformed filter, 16/9 the size of the original (ResNet-18's 7x7
-/// layers measured slower; bench/xnnpack/conv_floor.cpp).
+/// Whether it is also faster than im2col + GEMM for `g`
+/// (bench/xnnpack/conv_floor.cpp, ResNet-18's layers). With fewer tiles the
+/// 16 products are matrix-vector shaped and stream the transformed filter,
+/// 16/9 the size of the original (the 7x7 layers: slower). With fewer input
+/// channels the products are too short for the GEMM to run well, while
+/// im2col's are 9x longer (64 channels: 0.9x of im2col's speed; 128: 1.2x,
+/// 256: 1.4x).
 inline constexpr int64_t kWinogradMinTiles = 32;
+inline constexpr int64_t kWinogradMinInputChannels = 128;
 bool winograd_f2x3_preferred(const Conv2dGeometry& g);
 
 /// Floats of the transformed filter: 16 * out_channels * in_channels.
