@@ -58,9 +58,9 @@ struct StagePlan {
 };
 
 /// Whether conv2d can run `node` exactly as XNNPACK would, and faster: an
-/// XNNConv2d with one group and at least 8 input channels, symmetric
-/// padding, no flags, float32 input and output, and a constant float32
-/// filter (and bias, if any). Needs ctx after the
+/// XNNConv2d with one group, at least 8 input channels and 64 products per
+/// output (channels x kernel), symmetric padding, no flags, float32 input
+/// and output, and a constant float32 filter (and bias, if any). Needs ctx after the
 /// whole graph's definition (datatypes, kinds, constant_data).
 bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node);
 

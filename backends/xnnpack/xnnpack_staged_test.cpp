@@ -168,21 +168,21 @@ TEST(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
   // then read; a dilated conv reads the pool too.
   PayloadBuilder b;
   const uint32_t x = b.input({2, 9, 9, 10}, 0);
-  const uint32_t y0 = b.output({2, 5, 5, 8}, 1);
-  const uint32_t pooled = b.internal({2, 4, 4, 8});
+  const uint32_t y0 = b.output({2, 5, 5, 64}, 1);
+  const uint32_t pooled = b.internal({2, 4, 4, 64});
   const uint32_t y1 = b.output({2, 4, 4, 5}, 2);
   const uint32_t y2 = b.output({2, 2, 2, 6}, 3);
-  add_conv(b, {10, 8, 3, 2, 1}, x, y0, 40);
+  add_conv(b, {10, 64, 3, 2, 1}, x, y0, 40);
   auto* pool = b.node<fb::_XNNPooling2DT>(Kind::XNNMaxPooling2d);
   pool->pooling_height = pool->pooling_width = 2;
   pool->stride_height = pool->stride_width = 1;
   pool->dilation_height = pool->dilation_width = 1;
   pool->input_id = y0, pool->output_id = pooled;
-  add_conv(b, {8, 5, 1}, pooled, y1, 42);
-  add_conv(b, {8, 6, 2, 1, 0, 2, true}, pooled, y2, 44);
+  add_conv(b, {64, 5, 1}, pooled, y1, 42);
+  add_conv(b, {64, 6, 2, 1, 0, 2, true}, pooled, y2, 44);
   const auto payload = b.build();
   OwnedTensor in = float_tensor({2, 9, 9, 10}, random_values(2 * 9 * 9 * 10, 46));
-  const std::vector<std::vector<SizesType>> bounds = {{2, 5, 5, 8}, {2, 4, 4, 5}, {2, 2, 2, 6}};
+  const std::vector<std::vector<SizesType>> bounds = {{2, 5, 5, 64}, {2, 4, 4, 5}, {2, 2, 2, 6}};
   DelegateEventNames events;
   const auto split = run_all(payload, {{&in}}, bounds, false, &events);
   EXPECT_EQ(events.count_containing("conv2d"), 3u);
@@ -244,32 +244,35 @@ TEST(XnnpackStagedTest, InputSmallerThanTheWindowIsANamedError) {
 }
 
 TEST(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack) {
-  // Grouped, asymmetric padding, TensorFlow SAME padding (a flag), and 4
-  // input channels (XNNPACK's first-layer kernel is faster there).
+  // Grouped, asymmetric padding, TensorFlow SAME padding (a flag), a 1x1
+  // product of 32 (too short), and 4 input channels (XNNPACK's first-layer
+  // kernel is faster there).
   PayloadBuilder b;
-  const uint32_t x = b.input({1, 6, 6, 8}, 0);
-  const uint32_t t1 = b.internal({1, 6, 6, 8});
-  const uint32_t t2 = b.internal({1, 6, 7, 8});
-  const uint32_t t3 = b.internal({1, 6, 7, 4});
+  const uint32_t x = b.input({1, 6, 6, 16}, 0);
+  const uint32_t t1 = b.internal({1, 6, 6, 16});
+  const uint32_t t2 = b.internal({1, 6, 7, 16});
+  const uint32_t t3 = b.internal({1, 6, 7, 32});
+  const uint32_t t4 = b.internal({1, 6, 7, 4});
   const uint32_t y = b.output({1, 4, 5, 4}, 1);
-  add_conv(b, {8, 8, 3, 1, 1}, x, t1, 70);
+  add_conv(b, {16, 16, 3, 1, 1}, x, t1, 70);
   auto* grouped = static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value);
-  grouped->groups = 2, grouped->group_input_channels = 4, grouped->group_output_channels = 4;
-  b.graph.xvalues[grouped->filter_id]->xvalue_union.AsXNNTensorValue()->dims = {8, 3, 3, 4};
-  add_conv(b, {8, 8, 3, 1, 1}, t1, t2, 72);
+  grouped->groups = 2, grouped->group_input_channels = 8, grouped->group_output_channels = 8;
+  b.graph.xvalues[grouped->filter_id]->xvalue_union.AsXNNTensorValue()->dims = {16, 3, 3, 8};
+  add_conv(b, {16, 16, 3, 1, 1}, t1, t2, 72);
   auto* asymmetric = static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value);
   asymmetric->padding_left = 2, asymmetric->padding_right = 1;
-  add_conv(b, {8, 4, 3}, t2, t3, 74);
+  add_conv(b, {16, 32, 3}, t2, t3, 74);
   constexpr uint32_t kTensorflowSamePadding = 0x4;  // XNN_FLAG_TENSORFLOW_SAME_PADDING
   static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value)->flags =
       kTensorflowSamePadding;
-  add_conv(b, {4, 4, 3}, t3, y, 76);
+  add_conv(b, {32, 4, 1}, t3, t4, 76);
+  add_conv(b, {4, 4, 3}, t4, y, 78);
   const auto payload = b.build();
-  OwnedTensor in = float_tensor({1, 6, 6, 8}, random_values(6 * 6 * 8, 78));
+  OwnedTensor in = float_tensor({1, 6, 6, 16}, random_values(6 * 6 * 16, 80));
   DelegateEventNames events;
   const auto split = run_all(payload, {{&in}}, {{1, 4, 5, 4}}, false, &events);
   EXPECT_EQ(events.count_containing("conv2d"), 0u);
-  EXPECT_GE(events.count_containing("Convolution"), 4u);
+  EXPECT_GE(events.count_containing("Convolution"), 5u);
   expect_same_outputs(split, run_all(payload, {{&in}}, {{1, 4, 5, 4}}, true));
 }
 
