@@ -60,21 +60,29 @@ TEST(XnnpackFuzzTest, SeedCorpusPayload) {
 }
 
 TEST(XnnpackFuzzTest, BuiltPayloadsOfSeveralNodeKinds) {
+  // conv -> sigmoid -> conv, 8 input channels each: the convolutions run on
+  // conv2d (stage_plan.h), so the flips reach the split as well.
   PayloadBuilder conv;
   {
-    const uint32_t x = conv.input({1, 4, 4, 2}, 0);
-    const uint32_t w = conv.constant_f32({3, 3, 3, 2}, random_values(54, 1));
-    const uint32_t y = conv.internal({1, 4, 4, 3});
+    const uint32_t x = conv.input({1, 4, 4, 8}, 0);
+    const uint32_t w1 = conv.constant_f32({8, 3, 3, 8}, random_values(576, 1));
+    const uint32_t w2 = conv.constant_f32({3, 3, 3, 8}, random_values(216, 2));
+    const uint32_t y = conv.internal({1, 4, 4, 8});
+    const uint32_t t = conv.internal({1, 4, 4, 8});
     const uint32_t z = conv.output({1, 4, 4, 3}, 1);
-    auto* c = conv.node<fb::_XNNNodeConvT>(fb::XNodeUnion::XNNConv2d);
-    c->padding_top = c->padding_bottom = c->padding_left = c->padding_right = 1;
-    c->kernel_height = c->kernel_width = 3;
-    c->subsampling_height = c->subsampling_width = 1;
-    c->dilation_height = c->dilation_width = 1;
-    c->groups = 1, c->group_input_channels = 2, c->group_output_channels = 3;
-    c->input1_id = x, c->filter_id = w, c->bias_id = kNone, c->output_id = y;
+    auto add_conv = [&](uint32_t in, uint32_t filter, uint32_t out, uint32_t out_channels) {
+      auto* c = conv.node<fb::_XNNNodeConvT>(fb::XNodeUnion::XNNConv2d);
+      c->padding_top = c->padding_bottom = c->padding_left = c->padding_right = 1;
+      c->kernel_height = c->kernel_width = 3;
+      c->subsampling_height = c->subsampling_width = 1;
+      c->dilation_height = c->dilation_width = 1;
+      c->groups = 1, c->group_input_channels = 8, c->group_output_channels = out_channels;
+      c->input1_id = in, c->filter_id = filter, c->bias_id = kNone, c->output_id = out;
+    };
+    add_conv(x, w1, y, 8);
     auto* s = conv.node<fb::_XNNNode1x1T>(fb::XNodeUnion::XNNSigmoid);
-    s->input_id = y, s->output_id = z;
+    s->input_id = y, s->output_id = t;
+    add_conv(t, w2, z, 3);
   }
   PayloadBuilder cat;
   {
