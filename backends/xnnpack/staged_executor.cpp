@@ -207,10 +207,7 @@ Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, Event
 }
 
 Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
-  TL_CHECK_OR_RETURN(parts_.pool == nullptr || parts_.pool == threadpool::native_pool(),
-                     Error::kInvalidState,
-                     "the thread pool was resized after this XNNPACK delegate was loaded; load "
-                     "the method again");
+  TL_RETURN_IF_ERROR(check_pool_unchanged(parts_.pool));
   Status status = bind_and_prepare(args);
   if (!status.ok()) {
     invalidate();

@@ -89,11 +89,16 @@ void XnnExecutor::invalidate() {
   for (uint32_t i = 0; i < num_externals_; ++i) externals_[i].bound_rank = kNoShape;
 }
 
-Status XnnExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
-  // The runtime keeps the pool it was created with; a resized pool freed it.
-  TL_CHECK_OR_RETURN(pool_ == nullptr || pool_ == threadpool::native_pool(), Error::kInvalidState,
+Status check_pool_unchanged(pthreadpool_t pool) {
+  // A runtime keeps the pool it was created with.
+  TL_CHECK_OR_RETURN(pool == nullptr || pool == threadpool::native_pool(), Error::kInvalidState,
                      "the thread pool was resized after this XNNPACK delegate was loaded; load "
                      "the method again");
+  return Error::kOk;
+}
+
+Status XnnExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
+  TL_RETURN_IF_ERROR(check_pool_unchanged(pool_));
   Status status = bind_and_prepare(args);
   if (!status.ok()) {
     invalidate();

@@ -33,6 +33,10 @@ Result<Tensor> external_tensor(Span<EValue*> args, const ExternalValue& e);
 /// A failed XNNPACK step at run time, as kInternal naming the step.
 Status internal_error(xnn_status s, const char* step);
 
+/// kInvalidState when the thread pool was resized since runtimes were made
+/// with `pool` (the resize freed it); null (one thread) always passes.
+Status check_pool_unchanged(pthreadpool_t pool);
+
 class XnnExecutor : public XnnDelegate {
  public:
   /// Takes ownership of `runtime` and `payload`, and of one runtime

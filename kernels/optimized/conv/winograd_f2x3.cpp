@@ -76,25 +76,33 @@ struct Layout {
   float* m;            // [16][tiles][Cout]
 };
 
+// Tile t's image and its top-left output pixel.
+struct TileOrigin {
+  int64_t n, y, x;
+};
+
+TileOrigin tile_origin(const Layout& L, int64_t t) {
+  const int64_t per_image = L.tiles_h * L.tiles_w;
+  const int64_t in_image = t % per_image;
+  return {t / per_image, in_image / L.tiles_w * 2, in_image % L.tiles_w * 2};
+}
+
 // Tiles [begin, end) into V rows begin - first, ... (L.tiles rows a point).
 void input_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t end,
                  int64_t first) {
   const Conv2dGeometry& g = p.geometry;
   const int64_t c_in = g.in_channels;
-  const int64_t per_image = L.tiles_h * L.tiles_w;
   float d[kPoints][kLanes];
   float v[kPoints][kLanes];
   for (size_t tile = begin; tile < end; ++tile) {
     const int64_t t = static_cast<int64_t>(tile);
-    const int64_t n = t / per_image;
-    const int64_t y0 = (t % per_image) / L.tiles_w * 2 - g.pad_h;
-    const int64_t x0 = (t % per_image) % L.tiles_w * 2 - g.pad_w;
+    const TileOrigin o = tile_origin(L, t);
     const float* src[kPoints];
     for (int i = 0; i < 4; ++i) {
       for (int j = 0; j < 4; ++j) {
-        const int64_t y = y0 + i, x = x0 + j;
+        const int64_t y = o.y - g.pad_h + i, x = o.x - g.pad_w + j;
         const bool inside = y >= 0 && y < g.in_h && x >= 0 && x < g.in_w;
-        src[4 * i + j] = inside ? p.input + ((n * g.in_h + y) * g.in_w + x) * c_in : L.zeros;
+        src[4 * i + j] = inside ? p.input + ((o.n * g.in_h + y) * g.in_w + x) * c_in : L.zeros;
       }
     }
     for (int64_t c = 0; c < c_in; c += kLanes) {
@@ -117,14 +125,11 @@ void output_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t 
                   int64_t first) {
   const Conv2dGeometry& g = p.geometry;
   const int64_t c_out = g.out_channels;
-  const int64_t per_image = L.tiles_h * L.tiles_w;
   float m[kPoints][kLanes];
   float y[4][kLanes];
   for (size_t tile = begin; tile < end; ++tile) {
     const int64_t t = static_cast<int64_t>(tile);
-    const int64_t n = t / per_image;
-    const int64_t oy = (t % per_image) / L.tiles_w * 2;
-    const int64_t ox = (t % per_image) % L.tiles_w * 2;
+    const TileOrigin o = tile_origin(L, t);
     for (int64_t c = 0; c < c_out; c += kLanes) {
       const int64_t width = std::min(kLanes, c_out - c);
       for (int e = 0; e < kPoints; ++e) {
@@ -135,8 +140,8 @@ void output_tiles(const Conv2dProblem& p, const Layout& L, size_t begin, size_t 
       transform_output(m, y);
       for (int i = 0; i < 2; ++i) {
         for (int j = 0; j < 2; ++j) {
-          if (oy + i >= g.out_h || ox + j >= g.out_w) continue;
-          float* dst = p.output + ((n * g.out_h + oy + i) * g.out_w + ox + j) * c_out + c;
+          if (o.y + i >= g.out_h || o.x + j >= g.out_w) continue;
+          float* dst = p.output + ((o.n * g.out_h + o.y + i) * g.out_w + o.x + j) * c_out + c;
           const float* row = y[2 * i + j];
           for (int64_t l = 0; l < width; ++l) {
             const float value = p.bias != nullptr ? row[l] + p.bias[c + l] : row[l];
