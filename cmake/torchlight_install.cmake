@@ -29,14 +29,14 @@ set(TORCHLIGHT_INSTALLED_LIBRARIES
   torchlight_kernels
   torchlight_portable_kernels
   torchlight_optimized_kernels
-  torchlight_optimized_conv
   torchlight_portable_ops
-  torchlight_optimized_gemm
   torchlight_llm_kernels
   torchlight_quantized_kernels
   torchlight_kernel_util
   torchlight_portable_util
   torchlight_xnnpack_backend
+  torchlight_optimized_conv
+  torchlight_optimized_gemm
   torchlight_threadpool
   torchlight_npy
   torchlight_tensor
