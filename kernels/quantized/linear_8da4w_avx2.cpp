@@ -106,6 +106,22 @@ inline PairActivations load_pair(const int8_t* x) {
   return {_mm256_permute2x128_si256(x0, x1, 0x20), _mm256_permute2x128_si256(x0, x1, 0x31)};
 }
 
+// The same two vectors from activations already in paired order
+// (pair_rows_8da4w): plain loads.
+inline PairActivations load_paired(const int8_t* x) {
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32))};
+}
+
+template <bool kPairedX>
+inline PairActivations activations(const int8_t* x) {
+  if constexpr (kPairedX) {
+    return load_paired(x);
+  } else {
+    return load_pair(x);
+  }
+}
+
 // int16 pair sums of a pair of chunks: lane i < 8 holds the first chunk's
 // positions 2i, 2i + 1 and 16 + 2i, 17 + 2i (so madd puts its positions
 // 4j..4j+3 and 16+4j..19+4j in int32 lane j), lanes 8..15 the second's.
@@ -128,8 +144,9 @@ inline __m256 pair_scales(const float* scales) {
 // Every group % 32 == 0 (linear_8da4w.h names the lanes). Group 32: groups
 // two at a time (each chunk pair is two groups, scaled by pair_scales), an
 // odd last group alone. Larger groups: chunk pairs within the group, an odd
-// last chunk alone.
-template <int kRows, int kCols>
+// last chunk alone. kOwnU: the loop sums u itself (else row.u_folded has
+// it); kPairedX: the activations are in paired order.
+template <int kRows, int kCols, bool kOwnU = true, bool kPairedX = false>
 void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t group = row.group;
   const int64_t groups = row.k / group;
@@ -154,9 +171,11 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         for (int c = 0; c < kCols; ++c) {
           const PairWeights w = unpack_pair(row.weight + (n + c) * packed + g * 16, low_mask);
           const __m256 scale = pair_scales(row.w_scales + (n + c) * groups + g);
-          uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(w, zero)), scale, uacc[c]);
+          if constexpr (kOwnU) {
+            uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(w, zero)), scale, uacc[c]);
+          }
           for (int r = 0; r < kRows; ++r) {
-            const PairActivations x = load_pair(row.xq + r * row.k + g * 32);
+            const PairActivations x = activations<kPairedX>(row.xq + r * row.k + g * 32);
             const __m256i dot = _mm256_madd_epi16(pair_products(w, x), ones16);
             acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[r][c]);
           }
@@ -189,9 +208,9 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         if (pending == 8) widen();
         for (int c = 0; c < kCols; ++c) {
           const PairWeights w = unpack_pair(row.weight + (n + c) * packed + (k0 + ci * 32) / 2, low_mask);
-          usum[c] = _mm256_add_epi32(usum[c], pair_usum(w, zero));
+          if constexpr (kOwnU) usum[c] = _mm256_add_epi32(usum[c], pair_usum(w, zero));
           for (int r = 0; r < kRows; ++r) {
-            const PairActivations x = load_pair(row.xq + r * row.k + k0 + ci * 32);
+            const PairActivations x = activations<kPairedX>(row.xq + r * row.k + k0 + ci * 32);
             pairs[r][c] = _mm256_add_epi16(pairs[r][c], pair_products(w, x));
           }
         }
@@ -201,7 +220,7 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         if (pending == 8) widen();
         for (int c = 0; c < kCols; ++c) {
           const __m256i u = unpack_chunk(row.weight + (n + c) * packed + (k0 + ci * 32) / 2, low_mask);
-          usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u, zero));
+          if constexpr (kOwnU) usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u, zero));
           for (int r = 0; r < kRows; ++r) {
             const __m256i x =
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + r * row.k + k0 + ci * 32));
@@ -212,14 +231,14 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       widen();
       for (int c = 0; c < kCols; ++c) {
         const __m256 w_scale = _mm256_set1_ps(row.w_scales[(n + c) * groups + g]);
-        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum[c]), w_scale, uacc[c]);
+        if constexpr (kOwnU) uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum[c]), w_scale, uacc[c]);
         for (int r = 0; r < kRows; ++r) {
           acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][c]), w_scale, acc[r][c]);
         }
       }
     }
     for (int c = 0; c < kCols; ++c) {
-      const float u_folded = fold(uacc[c]);
+      const float u_folded = kOwnU ? fold(uacc[c]) : row.u_folded[n + c];
       const float* w_scales = row.w_scales + (n + c) * groups;
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       for (int r = 0; r < kRows; ++r) {
@@ -233,7 +252,7 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     }
   }
   if constexpr (kCols > 1) {
-    if (n < n_end) columns<kRows, 1>(row, n, n_end);
+    if (n < n_end) columns<kRows, 1, kOwnU, kPairedX>(row, n, n_end);
   }
 }
 
@@ -241,7 +260,8 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 // groups two at a time from one 32-byte load per column (the general
 // template kept its sums in arrays across the group loop, and GCC spilled
 // them on every step). The same integer sums and float steps in the same
-// order as columns<1, 4>, so the same floats.
+// order as columns<1, 4>, so the same floats. kOwnU as in columns.
+template <bool kOwnU>
 void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   constexpr int kCols = 4;  // fold4 finishes four columns.
   constexpr int64_t kPrefetchColumns = 16;
@@ -280,7 +300,9 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         const PairWeights pw = unpack_pair(w[c] + g * 16, low_mask);
         const __m256 scale = pair_scales(w_scales[c] + g);
         const __m256i dot = _mm256_madd_epi16(pair_products(pw, x), ones16);
-        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), scale, uacc[c]);
+        if constexpr (kOwnU) {
+          uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), scale, uacc[c]);
+        }
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[c]);
       }
     }
@@ -291,7 +313,9 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         const __m256i u = unpack_chunk(w[c] + g * 16, low_mask);
         const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones16);
         const __m256 w_scale = _mm256_set1_ps(w_scales[c][g]);
-        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sad_epu8(u, zero)), w_scale, uacc[c]);
+        if constexpr (kOwnU) {
+          uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sad_epu8(u, zero)), w_scale, uacc[c]);
+        }
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[c]);
       }
     }
@@ -303,30 +327,87 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       corr[c] = correction_lanes(w_scales[c], correction, whole_groups, groups, tail);
     }
     const __m128 products = fold4(acc[0], acc[1], acc[2], acc[3]);
-    const __m128 u_sums = fold4(uacc[0], uacc[1], uacc[2], uacc[3]);
+    const __m128 u_sums = kOwnU ? fold4(uacc[0], uacc[1], uacc[2], uacc[3]) : _mm_loadu_ps(row.u_folded + n);
     const __m128 corrections = fold4(corr[0], corr[1], corr[2], corr[3]);
     const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, u_sums, products), corrections);
     const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
     _mm_storeu_ps(row.out + n, _mm_fmadd_ps(sum, row_scale, bias));
   }
-  if (n < n_end) columns<1, 1>(row, n, n_end);
+  if (n < n_end) columns<1, 1, kOwnU>(row, n, n_end);
 }
 
+template <bool kOwnU>
 void columns_for_rows(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   switch (row.rows) {
     case 1:
-      if (row.group == 32) return columns_decode_g32(row, n_begin, n_end);
-      return columns<1, 4>(row, n_begin, n_end);
-    case 2: return columns<2, 2>(row, n_begin, n_end);
-    case 3: return columns<3, 1>(row, n_begin, n_end);
-    default: return columns<4, 1>(row, n_begin, n_end);
+      if (row.group == 32) return columns_decode_g32<kOwnU>(row, n_begin, n_end);
+      return columns<1, 4, kOwnU>(row, n_begin, n_end);
+    case 2: return columns<2, 2, kOwnU>(row, n_begin, n_end);
+    case 3: return columns<3, 1, kOwnU>(row, n_begin, n_end);
+    default: return columns<4, 1, kOwnU>(row, n_begin, n_end);
   }
 }
 
 }  // namespace
 
 void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  columns_for_rows(row, n_begin, n_end);
+  if (row.u_folded != nullptr) return columns_for_rows<false>(row, n_begin, n_end);
+  columns_for_rows<true>(row, n_begin, n_end);
+}
+
+void fold_weight_sums_8da4w_avx2(const uint8_t* weight, const float* w_scales, int64_t k,
+                                 int64_t group, int64_t n_begin, int64_t n_end, float* u_folded) {
+  // The u half of columns<1, 1>: the same lanes and fused multiply-adds.
+  const int64_t groups = k / group;
+  const int64_t chunks = group / 32;
+  const int64_t packed = k / 2;
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    const uint8_t* w = weight + n * packed;
+    const float* scales = w_scales + n * groups;
+    __m256 uacc = _mm256_setzero_ps();
+    int64_t g = 0;
+    if (group == 32) {
+      for (; g + 2 <= groups; g += 2) {
+        const PairWeights pw = unpack_pair(w + g * 16, low_mask);
+        uacc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), pair_scales(scales + g), uacc);
+      }
+    }
+    for (; g < groups; ++g) {
+      __m256i usum = zero;
+      const int64_t k0 = g * group;
+      int64_t ci = 0;
+      for (; ci + 2 <= chunks; ci += 2) {
+        usum = _mm256_add_epi32(usum, pair_usum(unpack_pair(w + (k0 + ci * 32) / 2, low_mask), zero));
+      }
+      if (ci < chunks) {
+        usum = _mm256_add_epi32(usum, _mm256_sad_epu8(unpack_chunk(w + (k0 + ci * 32) / 2, low_mask), zero));
+      }
+      uacc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum), _mm256_set1_ps(scales[g]), uacc);
+    }
+    u_folded[n] = fold(uacc);
+  }
+}
+
+// Groups of 32 keep two columns' float sums for four rows in registers;
+// larger groups also keep int32 and int16 sums per row and column, so one
+// column a step there.
+void linear_8da4w_tile_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
+  if (row.group == 32) {
+    switch (row.rows) {
+      case 1: return columns<1, 4, false, true>(row, n_begin, n_end);
+      case 2: return columns<2, 2, false, true>(row, n_begin, n_end);
+      case 3: return columns<3, 2, false, true>(row, n_begin, n_end);
+      default: return columns<4, 2, false, true>(row, n_begin, n_end);
+    }
+  }
+  switch (row.rows) {
+    case 1: return columns<1, 2, false, true>(row, n_begin, n_end);
+    case 2: return columns<2, 1, false, true>(row, n_begin, n_end);
+    case 3: return columns<3, 1, false, true>(row, n_begin, n_end);
+    default: return columns<4, 1, false, true>(row, n_begin, n_end);
+  }
 }
 
 }  // namespace torchlight::quantized
