@@ -141,6 +141,63 @@ inline __m256 pair_scales(const float* scales) {
   return _mm256_permutevar_ps(both, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
 }
 
+// fold() of eight vectors at once, in the order [v0, v2, v4, v6, v1, v3, v5,
+// v7]: the same additions (lanes i + 4, then i + 2, then 0 + 1) with the
+// halves' sums regrouped so seven adds serve all eight.
+inline __m256 fold8(const __m256 v[8]) {
+  __m256 h[4];
+  for (int i = 0; i < 4; ++i) {
+    h[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20),
+                         _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
+  }
+  // h[i] = [v(2i) halves' sums | v(2i+1) halves' sums]; lanes i + 2 next.
+  const __m256 q0 = _mm256_add_ps(_mm256_shuffle_ps(h[0], h[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                  _mm256_shuffle_ps(h[0], h[1], _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m256 q1 = _mm256_add_ps(_mm256_shuffle_ps(h[2], h[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                                  _mm256_shuffle_ps(h[2], h[3], _MM_SHUFFLE(3, 2, 3, 2)));
+  // q0 = [v0 q0 q1, v2 q0 q1 | v1 .., v3 ..]; then lanes 0 + 1.
+  return _mm256_add_ps(_mm256_shuffle_ps(q0, q1, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm256_shuffle_ps(q0, q1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// finish_column_8da4w and out = fma(sum, x_scale, bias) for four rows by
+// two columns, as vectors: fold8 of (row r, column c) at 2r + c gives
+// column 0's rows in the low half and column 1's in the high half. The same
+// fused multiply-adds and subtraction per lane as the scalar steps.
+inline void finish_tile_4x2(const Row8da4w& row, int64_t n, const __m256 (&acc)[4][2],
+                            int64_t whole_groups, int64_t groups, __m256i tail) {
+  __m256 products[8], corr[8];
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      products[2 * r + c] = acc[r][c];
+      corr[2 * r + c] = correction_lanes(row.w_scales + (n + c) * groups, row.correction + r * groups,
+                                         whole_groups, groups, tail);
+    }
+  }
+  const __m256 p = fold8(products);
+  const __m256 k = fold8(corr);
+  const __m128 zp = _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row.zero_point)));
+  const __m128 scale = _mm_loadu_ps(row.scale);
+  const __m128 negated = _mm_xor_ps(zp, _mm_set1_ps(-0.0f));  // -zp exactly, as the scalar form.
+  const __m256 neg_zp = _mm256_set_m128(negated, negated);
+  const __m256 scales = _mm256_set_m128(scale, scale);
+  const __m256 u = _mm256_set_m128(_mm_set1_ps(row.u_folded[n + 1]), _mm_set1_ps(row.u_folded[n]));
+  const __m256 bias = row.bias != nullptr
+                          ? _mm256_set_m128(_mm_set1_ps(row.bias[n + 1]), _mm_set1_ps(row.bias[n]))
+                          : _mm256_setzero_ps();
+  const __m256 sum = _mm256_sub_ps(_mm256_fmadd_ps(neg_zp, u, p), k);
+  const __m256 out = _mm256_fmadd_ps(sum, scales, bias);
+  // [r0 c0, r1 c0, r2 c0, r3 c0 | r0 c1, ...] to each row's pair of columns.
+  const __m128 c0 = _mm256_castps256_ps128(out);
+  const __m128 c1 = _mm256_extractf128_ps(out, 1);
+  const __m128 rows01 = _mm_unpacklo_ps(c0, c1);  // r0 c0, r0 c1, r1 c0, r1 c1
+  const __m128 rows23 = _mm_unpackhi_ps(c0, c1);
+  _mm_storel_pi(reinterpret_cast<__m64*>(row.out + n), rows01);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(row.out + row.n + n), rows01);
+  _mm_storel_pi(reinterpret_cast<__m64*>(row.out + 2 * row.n + n), rows23);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(row.out + 3 * row.n + n), rows23);
+}
+
 // Every group % 32 == 0 (linear_8da4w.h names the lanes). Group 32: groups
 // two at a time (each chunk pair is two groups, scaled by pair_scales), an
 // odd last group alone. Larger groups: chunk pairs within the group, an odd
@@ -236,6 +293,11 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
           acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][c]), w_scale, acc[r][c]);
         }
       }
+    }
+    if constexpr (kRows == 4 && kCols == 2 && !kOwnU) {
+      // The prefill tile's eight (row, column) sums finished together.
+      finish_tile_4x2(row, n, acc, whole_groups, groups, tail);
+      continue;
     }
     for (int c = 0; c < kCols; ++c) {
       const float u_folded = kOwnU ? fold(uacc[c]) : row.u_folded[n + c];
