@@ -285,7 +285,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
         if (tile) pair_rows_8da4w(arranged, 1, k, group);
       }
     });
-    parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+    parallel_column_chunks(n, in_pass, k, [&](int64_t n_begin, int64_t n_end) {
       if (own_u && p0 == 0) {
         fold_sums(base.weight, base.w_scales, k, group, n_begin, n_end, own_sums);
       }
