@@ -43,16 +43,18 @@ std::vector<double> random_ints(size_t n, uint64_t seed, int low, int high) {
 }
 
 // One prepared call: the kernel resolved from all_kernels(), prepared once,
-// with its scratch; run() is one eval.
+// with its scratch; run() is one eval. `constants`: the arguments prepare
+// sees as program constants (bit k: argument k), as a loaded program's
+// weights are.
 class PreparedKernel {
  public:
-  PreparedKernel(const char* name, KernelArgs& args) : args_(args) {
+  PreparedKernel(const char* name, KernelArgs& args, uint64_t constants = 0) : args_(args) {
     const KernelRegistry* registry = *all_kernels();
     TensorArgMeta metas[16];
     const size_t n = describe_args(args.span(), metas, 16);
     kernel_ = *registry->resolve(name, {metas, n});
     MemoryAllocator method(method_memory_.data(), method_memory_.size());
-    Status s = prepare_kernel_call(*kernel_, args.span(), &method, &call_);
+    Status s = prepare_kernel_call(*kernel_, args.span(), &method, &call_, constants);
     if (!s.ok()) std::fprintf(stderr, "%s: prepare failed: %s\n", name, s.message());
     scratch_.resize(call_.scratch_bytes + 64);
   }
@@ -68,7 +70,7 @@ class PreparedKernel {
   KernelArgs& args_;
   const Kernel* kernel_ = nullptr;
   PreparedCall call_;
-  std::vector<uint8_t> method_memory_ = std::vector<uint8_t>(1 << 16);
+  std::vector<uint8_t> method_memory_ = std::vector<uint8_t>(1 << 20);
   std::vector<uint8_t> scratch_;
 };
 
@@ -276,7 +278,7 @@ void BM_shape_8da4w(benchmark::State& state) {
   TestTensor out(ScalarType::kFloat, {m, n});
   KernelArgs args{x.evalue(), w.evalue(), s.evalue(), EValue(int64_t{group}), EValue(), out.evalue(),
                   EValue()};
-  PreparedKernel kernel("torchlight::linear_8da4w.out", args);
+  PreparedKernel kernel("torchlight::linear_8da4w.out", args, 0b110);  // Weight, scales.
   run_loop(state, kernel, n * k / 2);
 }
 void stories15m_shapes(benchmark::internal::Benchmark* b) {
@@ -290,9 +292,19 @@ void stories15m_shapes(benchmark::internal::Benchmark* b) {
   b->Args({288, 32000, 1, 1})->Args({288, 32000, 1, 2});
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
+// stories110m's linears (dim 768, hidden 2048) at 128 prompt rows, and a
+// short prompt (16 rows) on stories15m's attention shape.
+void larger_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t threads : {1, 2}) {
+    b->Args({768, 768, 128, threads})->Args({768, 2048, 128, threads})
+        ->Args({2048, 768, 128, threads})->Args({288, 288, 16, threads});
+  }
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
 BENCHMARK(BM_shape_f32)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_int8)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_8da4w)->Apply(stories15m_shapes);
+BENCHMARK(BM_shape_8da4w)->Apply(larger_shapes);
 
 BENCHMARK(BM_dequantize_per_tensor_i8_f32)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_quantize_per_tensor_f32_i8)->Unit(benchmark::kMicrosecond);

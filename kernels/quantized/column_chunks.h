@@ -24,4 +24,24 @@ void parallel_column_chunks(int64_t n, const Fn& fn) {
   });
 }
 
+/// Calls below this many multiply-adds run on the calling thread: a
+/// fork-join costs microseconds on an idle machine, and on a loaded one a
+/// worker descheduled inside its chunk holds the caller for a time slice,
+/// milliseconds (stories15m decode at 2 threads ran at half the 1-thread
+/// speed under load). Decode's 288-wide linears (83K-221K multiply-adds,
+/// ~10-20 us) stay on one thread; its classifier (9.2M) and every prefill
+/// split.
+inline constexpr int64_t kMinParallelMultiplyAdds = int64_t{1} << 18;
+
+/// parallel_column_chunks for a call of `rows` x K x N multiply-adds:
+/// inline when that is below kMinParallelMultiplyAdds.
+template <typename Fn>
+void parallel_column_chunks(int64_t n, int64_t rows, int64_t k, const Fn& fn) {
+  if (rows * k * n < kMinParallelMultiplyAdds) {
+    fn(0, n);
+    return;
+  }
+  parallel_column_chunks(n, fn);
+}
+
 }  // namespace torchlight::quantized

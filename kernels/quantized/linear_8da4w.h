@@ -57,6 +57,10 @@ struct Row8da4w {
   const uint8_t* weight;             // [N, K / 2] packed.
   const float* w_scales;             // [N, K / group].
   const float* bias;                 // [N] or null.
+  // [N] each column's folded sum_g w_scale * sum u (fold_weight_sums_8da4w),
+  // when precomputed (constant weights, or once per prefill call); null: the
+  // loops compute it. Either way the same floats.
+  const float* u_folded = nullptr;
   int64_t k;
   int64_t n;      // Columns of out (its row stride).
   int64_t group;  // Divides K; even; a multiple of 32 for the AVX2 loop.
@@ -67,7 +71,28 @@ struct Row8da4w {
 void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t n_end);
 #if defined(__x86_64__) || defined(_M_X64)
 void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end);
+
+/// The prefill tile: the same sums as linear_8da4w_columns_avx2 (identical
+/// floats) from activations in paired order (pair_rows_8da4w) and with
+/// row.u_folded required: four rows by two columns a step, no lane permutes
+/// and no weight sums in the loop. Group % 32 == 0.
+void linear_8da4w_tile_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end);
 #endif
+
+/// Each column's folded weight sum for Row8da4w::u_folded, columns
+/// [n_begin, n_end): per group sum u in the lanes the loops use, scaled by
+/// the group's scale with fused multiply-adds, folded. Depends only on the
+/// weight and its scales, so constant weights get it once, at load.
+void fold_weight_sums_8da4w(const uint8_t* weight, const float* w_scales, int64_t k,
+                            int64_t group, int64_t n_begin, int64_t n_end, float* u_folded);
+#if defined(__x86_64__) || defined(_M_X64)
+/// The same floats with AVX2 + FMA (group % 32 == 0).
+void fold_weight_sums_8da4w_avx2(const uint8_t* weight, const float* w_scales, int64_t k,
+                                 int64_t group, int64_t n_begin, int64_t n_end, float* u_folded);
+#endif
+using FoldWeightSums8da4wFn = void (*)(const uint8_t*, const float*, int64_t, int64_t, int64_t,
+                                       int64_t, float*);
+FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group);
 
 inline constexpr int kLanes8da4w = 8;
 
@@ -170,6 +195,41 @@ static inline void arrange_row_8da4w(const int8_t* xq, int64_t k, int64_t group,
     correction[g] = correction_8da4w(sum, zero_point, group);
   }
 }
+
+/// Whether arranged chunk ci of group g is the first of a pair (chunk_8da4w).
+static inline bool starts_pair_8da4w(int64_t group, int64_t groups, int64_t g, int64_t ci) {
+  const Chunk8da4w chunk = chunk_8da4w(group, groups, g, ci);
+  return chunk.paired && chunk.second == 0;
+}
+
+/// Arranged rows [rows, K] into paired order, in place: each pair of chunks
+/// (64 values) becomes both chunks' first halves, then both second halves,
+/// the vectors the AVX2 loop otherwise builds with two lane permutes per
+/// row and column. Chunks alone stay as they are. Group % 32 == 0.
+static inline void pair_rows_8da4w(int8_t* xq, int64_t rows, int64_t k, int64_t group) {
+  const int64_t groups = k / group;
+  for (int64_t r = 0; r < rows; ++r) {
+    int8_t* row = xq + r * k;
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t ci = 0; ci < group / 32; ++ci) {
+        if (!starts_pair_8da4w(group, groups, g, ci)) continue;
+        int8_t* x = row + g * group + ci * 32;
+        int8_t tmp[64];
+        for (int i = 0; i < 16; ++i) {
+          tmp[i] = x[i];
+          tmp[16 + i] = x[32 + i];
+          tmp[32 + i] = x[16 + i];
+          tmp[48 + i] = x[48 + i];
+        }
+        for (int i = 0; i < 64; ++i) x[i] = tmp[i];
+      }
+    }
+  }
+}
+
+/// Whether linear_8da4w.out runs a call of `rows` rows on the dequantized
+/// GEMM (op_linear_8da4w.cpp; it sums in another order than the loops).
+bool linear_8da4w_takes_dequantized_gemm(int64_t rows, int64_t k, int64_t group);
 
 /// The best loop this CPU runs for `group` (AVX2 needs group % 32 == 0).
 using Columns8da4wFn = void (*)(const Row8da4w&, int64_t, int64_t);

@@ -106,6 +106,22 @@ inline PairActivations load_pair(const int8_t* x) {
   return {_mm256_permute2x128_si256(x0, x1, 0x20), _mm256_permute2x128_si256(x0, x1, 0x31)};
 }
 
+// The same two vectors from activations already in paired order
+// (pair_rows_8da4w): plain loads.
+inline PairActivations load_paired(const int8_t* x) {
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32))};
+}
+
+template <bool kPairedX>
+inline PairActivations activations(const int8_t* x) {
+  if constexpr (kPairedX) {
+    return load_paired(x);
+  } else {
+    return load_pair(x);
+  }
+}
+
 // int16 pair sums of a pair of chunks: lane i < 8 holds the first chunk's
 // positions 2i, 2i + 1 and 16 + 2i, 17 + 2i (so madd puts its positions
 // 4j..4j+3 and 16+4j..19+4j in int32 lane j), lanes 8..15 the second's.
@@ -125,11 +141,69 @@ inline __m256 pair_scales(const float* scales) {
   return _mm256_permutevar_ps(both, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
 }
 
+// fold() of eight vectors at once, in the order [v0, v2, v4, v6, v1, v3, v5,
+// v7]: the same additions (lanes i + 4, then i + 2, then 0 + 1) with the
+// halves' sums regrouped so seven adds serve all eight.
+inline __m256 fold8(const __m256 v[8]) {
+  __m256 h[4];
+  for (int i = 0; i < 4; ++i) {
+    h[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20),
+                         _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
+  }
+  // h[i] = [v(2i) halves' sums | v(2i+1) halves' sums]; lanes i + 2 next.
+  const __m256 q0 = _mm256_add_ps(_mm256_shuffle_ps(h[0], h[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                  _mm256_shuffle_ps(h[0], h[1], _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m256 q1 = _mm256_add_ps(_mm256_shuffle_ps(h[2], h[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                                  _mm256_shuffle_ps(h[2], h[3], _MM_SHUFFLE(3, 2, 3, 2)));
+  // q0 = [v0 q0 q1, v2 q0 q1 | v1 .., v3 ..]; then lanes 0 + 1.
+  return _mm256_add_ps(_mm256_shuffle_ps(q0, q1, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm256_shuffle_ps(q0, q1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// finish_column_8da4w and out = fma(sum, x_scale, bias) for four rows by
+// two columns, as vectors: fold8 of (row r, column c) at 2r + c gives
+// column 0's rows in the low half and column 1's in the high half. The same
+// fused multiply-adds and subtraction per lane as the scalar steps.
+inline void finish_tile_4x2(const Row8da4w& row, int64_t n, const __m256 (&acc)[4][2],
+                            int64_t whole_groups, int64_t groups, __m256i tail) {
+  __m256 products[8], corr[8];
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      products[2 * r + c] = acc[r][c];
+      corr[2 * r + c] = correction_lanes(row.w_scales + (n + c) * groups, row.correction + r * groups,
+                                         whole_groups, groups, tail);
+    }
+  }
+  const __m256 p = fold8(products);
+  const __m256 k = fold8(corr);
+  const __m128 zp = _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row.zero_point)));
+  const __m128 scale = _mm_loadu_ps(row.scale);
+  const __m128 negated = _mm_xor_ps(zp, _mm_set1_ps(-0.0f));  // -zp exactly, as the scalar form.
+  const __m256 neg_zp = _mm256_set_m128(negated, negated);
+  const __m256 scales = _mm256_set_m128(scale, scale);
+  const __m256 u = _mm256_set_m128(_mm_set1_ps(row.u_folded[n + 1]), _mm_set1_ps(row.u_folded[n]));
+  const __m256 bias = row.bias != nullptr
+                          ? _mm256_set_m128(_mm_set1_ps(row.bias[n + 1]), _mm_set1_ps(row.bias[n]))
+                          : _mm256_setzero_ps();
+  const __m256 sum = _mm256_sub_ps(_mm256_fmadd_ps(neg_zp, u, p), k);
+  const __m256 out = _mm256_fmadd_ps(sum, scales, bias);
+  // [r0 c0, r1 c0, r2 c0, r3 c0 | r0 c1, ...] to each row's pair of columns.
+  const __m128 c0 = _mm256_castps256_ps128(out);
+  const __m128 c1 = _mm256_extractf128_ps(out, 1);
+  const __m128 rows01 = _mm_unpacklo_ps(c0, c1);  // r0 c0, r0 c1, r1 c0, r1 c1
+  const __m128 rows23 = _mm_unpackhi_ps(c0, c1);
+  _mm_storel_pi(reinterpret_cast<__m64*>(row.out + n), rows01);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(row.out + row.n + n), rows01);
+  _mm_storel_pi(reinterpret_cast<__m64*>(row.out + 2 * row.n + n), rows23);
+  _mm_storeh_pi(reinterpret_cast<__m64*>(row.out + 3 * row.n + n), rows23);
+}
+
 // Every group % 32 == 0 (linear_8da4w.h names the lanes). Group 32: groups
 // two at a time (each chunk pair is two groups, scaled by pair_scales), an
 // odd last group alone. Larger groups: chunk pairs within the group, an odd
-// last chunk alone.
-template <int kRows, int kCols>
+// last chunk alone. kOwnU: the loop sums u itself (else row.u_folded has
+// it); kPairedX: the activations are in paired order.
+template <int kRows, int kCols, bool kOwnU = true, bool kPairedX = false>
 void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t group = row.group;
   const int64_t groups = row.k / group;
@@ -154,9 +228,11 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         for (int c = 0; c < kCols; ++c) {
           const PairWeights w = unpack_pair(row.weight + (n + c) * packed + g * 16, low_mask);
           const __m256 scale = pair_scales(row.w_scales + (n + c) * groups + g);
-          uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(w, zero)), scale, uacc[c]);
+          if constexpr (kOwnU) {
+            uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(w, zero)), scale, uacc[c]);
+          }
           for (int r = 0; r < kRows; ++r) {
-            const PairActivations x = load_pair(row.xq + r * row.k + g * 32);
+            const PairActivations x = activations<kPairedX>(row.xq + r * row.k + g * 32);
             const __m256i dot = _mm256_madd_epi16(pair_products(w, x), ones16);
             acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[r][c]);
           }
@@ -189,9 +265,9 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         if (pending == 8) widen();
         for (int c = 0; c < kCols; ++c) {
           const PairWeights w = unpack_pair(row.weight + (n + c) * packed + (k0 + ci * 32) / 2, low_mask);
-          usum[c] = _mm256_add_epi32(usum[c], pair_usum(w, zero));
+          if constexpr (kOwnU) usum[c] = _mm256_add_epi32(usum[c], pair_usum(w, zero));
           for (int r = 0; r < kRows; ++r) {
-            const PairActivations x = load_pair(row.xq + r * row.k + k0 + ci * 32);
+            const PairActivations x = activations<kPairedX>(row.xq + r * row.k + k0 + ci * 32);
             pairs[r][c] = _mm256_add_epi16(pairs[r][c], pair_products(w, x));
           }
         }
@@ -201,7 +277,7 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         if (pending == 8) widen();
         for (int c = 0; c < kCols; ++c) {
           const __m256i u = unpack_chunk(row.weight + (n + c) * packed + (k0 + ci * 32) / 2, low_mask);
-          usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u, zero));
+          if constexpr (kOwnU) usum[c] = _mm256_add_epi32(usum[c], _mm256_sad_epu8(u, zero));
           for (int r = 0; r < kRows; ++r) {
             const __m256i x =
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + r * row.k + k0 + ci * 32));
@@ -212,14 +288,19 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       widen();
       for (int c = 0; c < kCols; ++c) {
         const __m256 w_scale = _mm256_set1_ps(row.w_scales[(n + c) * groups + g]);
-        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum[c]), w_scale, uacc[c]);
+        if constexpr (kOwnU) uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum[c]), w_scale, uacc[c]);
         for (int r = 0; r < kRows; ++r) {
           acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][c]), w_scale, acc[r][c]);
         }
       }
     }
+    if constexpr (kRows == 4 && kCols == 2 && !kOwnU) {
+      // The prefill tile's eight (row, column) sums finished together.
+      finish_tile_4x2(row, n, acc, whole_groups, groups, tail);
+      continue;
+    }
     for (int c = 0; c < kCols; ++c) {
-      const float u_folded = fold(uacc[c]);
+      const float u_folded = kOwnU ? fold(uacc[c]) : row.u_folded[n + c];
       const float* w_scales = row.w_scales + (n + c) * groups;
       const float bias = row.bias != nullptr ? row.bias[n + c] : 0.0f;
       for (int r = 0; r < kRows; ++r) {
@@ -233,7 +314,7 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     }
   }
   if constexpr (kCols > 1) {
-    if (n < n_end) columns<kRows, 1>(row, n, n_end);
+    if (n < n_end) columns<kRows, 1, kOwnU, kPairedX>(row, n, n_end);
   }
 }
 
@@ -241,7 +322,8 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 // groups two at a time from one 32-byte load per column (the general
 // template kept its sums in arrays across the group loop, and GCC spilled
 // them on every step). The same integer sums and float steps in the same
-// order as columns<1, 4>, so the same floats.
+// order as columns<1, 4>, so the same floats. kOwnU as in columns.
+template <bool kOwnU>
 void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   constexpr int kCols = 4;  // fold4 finishes four columns.
   constexpr int64_t kPrefetchColumns = 16;
@@ -280,7 +362,9 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         const PairWeights pw = unpack_pair(w[c] + g * 16, low_mask);
         const __m256 scale = pair_scales(w_scales[c] + g);
         const __m256i dot = _mm256_madd_epi16(pair_products(pw, x), ones16);
-        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), scale, uacc[c]);
+        if constexpr (kOwnU) {
+          uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), scale, uacc[c]);
+        }
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[c]);
       }
     }
@@ -291,7 +375,9 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         const __m256i u = unpack_chunk(w[c] + g * 16, low_mask);
         const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones16);
         const __m256 w_scale = _mm256_set1_ps(w_scales[c][g]);
-        uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sad_epu8(u, zero)), w_scale, uacc[c]);
+        if constexpr (kOwnU) {
+          uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sad_epu8(u, zero)), w_scale, uacc[c]);
+        }
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[c]);
       }
     }
@@ -303,30 +389,87 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       corr[c] = correction_lanes(w_scales[c], correction, whole_groups, groups, tail);
     }
     const __m128 products = fold4(acc[0], acc[1], acc[2], acc[3]);
-    const __m128 u_sums = fold4(uacc[0], uacc[1], uacc[2], uacc[3]);
+    const __m128 u_sums = kOwnU ? fold4(uacc[0], uacc[1], uacc[2], uacc[3]) : _mm_loadu_ps(row.u_folded + n);
     const __m128 corrections = fold4(corr[0], corr[1], corr[2], corr[3]);
     const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, u_sums, products), corrections);
     const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
     _mm_storeu_ps(row.out + n, _mm_fmadd_ps(sum, row_scale, bias));
   }
-  if (n < n_end) columns<1, 1>(row, n, n_end);
+  if (n < n_end) columns<1, 1, kOwnU>(row, n, n_end);
 }
 
+template <bool kOwnU>
 void columns_for_rows(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   switch (row.rows) {
     case 1:
-      if (row.group == 32) return columns_decode_g32(row, n_begin, n_end);
-      return columns<1, 4>(row, n_begin, n_end);
-    case 2: return columns<2, 2>(row, n_begin, n_end);
-    case 3: return columns<3, 1>(row, n_begin, n_end);
-    default: return columns<4, 1>(row, n_begin, n_end);
+      if (row.group == 32) return columns_decode_g32<kOwnU>(row, n_begin, n_end);
+      return columns<1, 4, kOwnU>(row, n_begin, n_end);
+    case 2: return columns<2, 2, kOwnU>(row, n_begin, n_end);
+    case 3: return columns<3, 1, kOwnU>(row, n_begin, n_end);
+    default: return columns<4, 1, kOwnU>(row, n_begin, n_end);
   }
 }
 
 }  // namespace
 
 void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  columns_for_rows(row, n_begin, n_end);
+  if (row.u_folded != nullptr) return columns_for_rows<false>(row, n_begin, n_end);
+  columns_for_rows<true>(row, n_begin, n_end);
+}
+
+void fold_weight_sums_8da4w_avx2(const uint8_t* weight, const float* w_scales, int64_t k,
+                                 int64_t group, int64_t n_begin, int64_t n_end, float* u_folded) {
+  // The u half of columns<1, 1>: the same lanes and fused multiply-adds.
+  const int64_t groups = k / group;
+  const int64_t chunks = group / 32;
+  const int64_t packed = k / 2;
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    const uint8_t* w = weight + n * packed;
+    const float* scales = w_scales + n * groups;
+    __m256 uacc = _mm256_setzero_ps();
+    int64_t g = 0;
+    if (group == 32) {
+      for (; g + 2 <= groups; g += 2) {
+        const PairWeights pw = unpack_pair(w + g * 16, low_mask);
+        uacc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), pair_scales(scales + g), uacc);
+      }
+    }
+    for (; g < groups; ++g) {
+      __m256i usum = zero;
+      const int64_t k0 = g * group;
+      int64_t ci = 0;
+      for (; ci + 2 <= chunks; ci += 2) {
+        usum = _mm256_add_epi32(usum, pair_usum(unpack_pair(w + (k0 + ci * 32) / 2, low_mask), zero));
+      }
+      if (ci < chunks) {
+        usum = _mm256_add_epi32(usum, _mm256_sad_epu8(unpack_chunk(w + (k0 + ci * 32) / 2, low_mask), zero));
+      }
+      uacc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(usum), _mm256_set1_ps(scales[g]), uacc);
+    }
+    u_folded[n] = fold(uacc);
+  }
+}
+
+// Groups of 32 keep two columns' float sums for four rows in registers;
+// larger groups also keep int32 and int16 sums per row and column, so one
+// column a step there.
+void linear_8da4w_tile_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
+  if (row.group == 32) {
+    switch (row.rows) {
+      case 1: return columns<1, 4, false, true>(row, n_begin, n_end);
+      case 2: return columns<2, 2, false, true>(row, n_begin, n_end);
+      case 3: return columns<3, 2, false, true>(row, n_begin, n_end);
+      default: return columns<4, 2, false, true>(row, n_begin, n_end);
+    }
+  }
+  switch (row.rows) {
+    case 1: return columns<1, 2, false, true>(row, n_begin, n_end);
+    case 2: return columns<2, 1, false, true>(row, n_begin, n_end);
+    case 3: return columns<3, 1, false, true>(row, n_begin, n_end);
+    default: return columns<4, 1, false, true>(row, n_begin, n_end);
+  }
 }
 
 }  // namespace torchlight::quantized

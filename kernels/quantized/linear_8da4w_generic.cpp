@@ -40,7 +40,7 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
         }
       }
     }
-    const float u_folded = fold_lanes_8da4w(uacc);
+    const float u_folded = row.u_folded != nullptr ? row.u_folded[n] : fold_lanes_8da4w(uacc);
     const float bias = row.bias != nullptr ? row.bias[n] : 0.0f;
     for (int r = 0; r < row.rows; ++r) {
       float lanes[kLanes8da4w] = {};
@@ -51,6 +51,46 @@ void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t 
       row.out[r * row.n + n] = std::fma(sum, row.scale[r], bias);
     }
   }
+}
+
+void fold_weight_sums_8da4w(const uint8_t* weight, const float* w_scales, int64_t k,
+                            int64_t group, int64_t n_begin, int64_t n_end, float* u_folded) {
+  const int64_t groups = k / group;
+  const int64_t packed = k / 2;
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    const uint8_t* w = weight + n * packed;
+    float uacc[kLanes8da4w] = {};
+    for (int64_t g = 0; g < groups; ++g) {
+      int32_t usum[kLanes8da4w] = {};
+      for (int64_t c0 = g * group; c0 < (g + 1) * group; c0 += 32) {
+        const int64_t length = (g + 1) * group - c0 < 32 ? (g + 1) * group - c0 : 32;
+        const int64_t half = length / 2;
+        const Chunk8da4w chunk = chunk_8da4w(group, groups, g, (c0 - g * group) / 32);
+        for (int64_t p = 0; p < length; ++p) {
+          const uint8_t byte = w[c0 / 2 + (p < half ? p : p - half)];
+          usum[usum_lane_8da4w(chunk, p)] += p < half ? (byte & 15) : (byte >> 4);
+        }
+      }
+      const Chunk8da4w first = chunk_8da4w(group, groups, g, 0);
+      const int lane_begin = first.group_pair ? 4 * first.second : 0;
+      const int lane_end = first.group_pair ? lane_begin + 4 : kLanes8da4w;
+      const float w_scale = w_scales[n * groups + g];
+      for (int l = lane_begin; l < lane_end; ++l) {
+        uacc[l] = std::fma(static_cast<float>(usum[l]), w_scale, uacc[l]);
+      }
+    }
+    u_folded[n] = fold_lanes_8da4w(uacc);
+  }
+}
+
+FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return &fold_weight_sums_8da4w_avx2;
+  }
+#endif
+  (void)group;
+  return &fold_weight_sums_8da4w;
 }
 
 Columns8da4wFn select_linear_8da4w(int64_t group) {

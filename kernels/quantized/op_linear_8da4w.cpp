@@ -18,7 +18,13 @@
 // kMaxGroupDequantizedGemm) instead runs the decomposed graph's
 // own float arithmetic on the fp32 GEMM: each row quantized and dequantized
 // ((q - zp) * scale), the weight dequantized a panel at a time into scratch
-// (dequantized_gemm.h, which says why this beats an int8 tile on AVX2).
+// (dequantized_gemm.h) where the integer tile below is not available.
+// With AVX2 (group % 32 == 0), calls of kMinRowsTile8da4w rows or more take
+// the integer tile (linear_8da4w_tile_avx2): the same sums as the loops,
+// from activations laid out once per call for it, so the same floats.
+// Each column's weight sum depends on the weight alone: prepare computes it
+// when the weight and its scales are program constants (else a tile call
+// computes it per call, and the loops inline).
 #include <algorithm>
 
 #include "extension/threadpool/threadpool.h"
@@ -72,18 +78,89 @@ size_t pass_bytes(int64_t k, int64_t group, int64_t rows) {
   return row_bytes(k, group) * static_cast<size_t>(rows) + sizeof(float);
 }
 
+// Calls with this many rows or more take the integer tile where the CPU has
+// it. The tile does less per row than the loops (no lane permutes, no
+// weight sums) but pays a pass over the rows to lay them out, and without
+// precomputed sums one over the weights.
+constexpr int64_t kMinRowsTile8da4w = 4;
+
+bool tile_available(int64_t group) {
+#if defined(__x86_64__) || defined(_M_X64)
+  return group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  (void)group;
+  return false;
+#endif
+}
+
+// Long prefills (64 rows or more) of short rows on one thread still go to
+// the dequantized GEMM: the tile finishes every (row, column) with three
+// lane folds and the corrections, which K / group groups of work must
+// amortise (bench/quantized BM_shape_8da4w, 128 rows, group 32, best of 3
+// on a loaded machine, tile against GEMM: 1 thread, K = 288 (9 groups)
+// 0.83-0.9x; K = 768 and stories110m's shapes 1.3-2.4x; 2 threads every
+// shape 1.9-4x, the tile splitting columns with no shared weight panel).
+constexpr int64_t kMinGroupsTileOverGemm = 16;
+
+bool use_dequantized_gemm(int64_t rows, int64_t k, int64_t group, size_t threads) {
+  if (rows < kMinRowsDequantizedGemm || group > kMaxGroupDequantizedGemm) return false;
+  return !tile_available(group) || (threads == 1 && k / group < kMinGroupsTileOverGemm);
+}
+
+bool use_tile(int64_t rows, int64_t group) {
+  return rows >= kMinRowsTile8da4w && tile_available(group);
+}
+
+Columns8da4wFn tile_columns() {
+#if defined(__x86_64__) || defined(_M_X64)
+  return &linear_8da4w_tile_avx2;
+#else
+  return nullptr;  // tile_available() is false.
+#endif
+}
+
+// What prepare keeps for a constant weight: its columns' folded sums.
+struct Prepared8da4w {
+  const uint8_t* weight;  // The weight and scales they were made from.
+  const float* w_scales;
+  const float* u_folded;  // [N]
+};
+
 }  // namespace
 
-Status linear_8da4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+bool linear_8da4w_takes_dequantized_gemm(int64_t rows, int64_t k, int64_t group) {
+  return use_dequantized_gemm(rows, k, group, threadpool::num_threads());
+}
+
+Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_static(args));
   // Quantized, arranged activation rows with their corrections (K from the
-  // weight's fixed shape; rows from the input's planned shape).
+  // weight's fixed shape; rows from the input's planned shape), and room
+  // for the tile's per-call weight sums.
   const int64_t k = args[1]->to_tensor().size(1) * 2;
+  const int64_t n = args[1]->to_tensor().size(0);
+  const int64_t group = args[3]->to_int();
   const int64_t rows = std::clamp<int64_t>(args[0]->to_tensor().numel() / k, kRows8da4w,
                                            kMaxRowsPerPass);
-  call->scratch_bytes = pass_bytes(k, args[3]->to_int(), rows);
+  call->scratch_bytes = pass_bytes(k, group, rows) + sizeof(float) * static_cast<size_t>(n);
+  if (ctx.is_constant(1) && ctx.is_constant(2)) {
+    auto* prepared = static_cast<Prepared8da4w*>(ctx.allocate(sizeof(Prepared8da4w)));
+    auto* u_folded = static_cast<float*>(ctx.allocate(sizeof(float) * static_cast<size_t>(n)));
+    TL_CHECK_OR_RETURN(prepared != nullptr && u_folded != nullptr, Error::kMemoryAllocationFailed,
+                       "no method memory for the weight's %lld column sums", static_cast<long long>(n));
+    prepared->weight = args[1]->to_tensor().const_data_ptr<uint8_t>();
+    prepared->w_scales = args[2]->to_tensor().const_data_ptr<float>();
+    prepared->u_folded = u_folded;
+    const FoldWeightSums8da4wFn fold_sums = select_fold_weight_sums_8da4w(group);
+    parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+      fold_sums(prepared->weight, prepared->w_scales, k, group, n_begin, n_end, u_folded);
+    });
+    call->state = prepared;
+  }
   const int64_t planned_rows = args[0]->to_tensor().numel() / k;
-  if (planned_rows >= kMinRowsDequantizedGemm && args[3]->to_int() <= kMaxGroupDequantizedGemm) {
+  // Reserved whenever some thread count would take the GEMM, so the choice
+  // can follow the pool's size at run time.
+  if (use_dequantized_gemm(planned_rows, k, group, 1)) {
     call->scratch_bytes = std::max(
         call->scratch_bytes,
         dequantized_gemm_scratch_bytes(k, args[1]->to_tensor().size(0), planned_rows * k,
@@ -107,7 +184,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
   DequantizedGemmScratch dq_scratch;
-  if (rows >= kMinRowsDequantizedGemm && group <= kMaxGroupDequantizedGemm &&
+  if (use_dequantized_gemm(rows, k, group, threadpool::num_threads()) &&
       carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, rows * k,
                                      &dq_scratch)) {
     const float* x = input.tensor.const_data_ptr<float>();
@@ -138,32 +215,45 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     set_return(args, 6, *args[5]);
     return;
   }
+  // The weight sums prepare made, if it made them for this very weight.
+  const Prepared8da4w* prepared = ctx.state<Prepared8da4w>();
+  const float* u_folded = prepared != nullptr &&
+                                  prepared->weight == weight.tensor.const_data_ptr<uint8_t>() &&
+                                  prepared->w_scales == scales.tensor.const_data_ptr<float>()
+                              ? prepared->u_folded
+                              : nullptr;
+  const bool tile = use_tile(rows, group);
+  const bool own_u = tile && u_folded == nullptr;  // The tile needs the sums; make them here.
+  const size_t u_bytes = own_u ? sizeof(float) * static_cast<size_t>(n) : 0;
   const size_t per_row = row_bytes(k, group);
   int64_t pass_rows = std::clamp<int64_t>(rows, 1, kMaxRowsPerPass);
   void* scratch = ctx.scratch();
-  if (scratch != nullptr && ctx.scratch_bytes() >= pass_bytes(k, group, kRows8da4w)) {
+  if (scratch != nullptr && ctx.scratch_bytes() >= pass_bytes(k, group, kRows8da4w) + u_bytes) {
     pass_rows = std::min<int64_t>(
-        pass_rows, static_cast<int64_t>((ctx.scratch_bytes() - sizeof(float)) / per_row));
+        pass_rows, static_cast<int64_t>((ctx.scratch_bytes() - u_bytes - sizeof(float)) / per_row));
   } else {
     pass_rows = std::min<int64_t>(pass_rows, kRows8da4w);
-    scratch = ctx.allocate_temp(pass_bytes(k, group, pass_rows), 64);
+    scratch = ctx.allocate_temp(pass_bytes(k, group, pass_rows) + u_bytes, 64);
   }
   TL_KERNEL_CHECK(ctx, scratch != nullptr, Error::kMemoryAllocationFailed,
                   "no scratch memory for %lld quantized rows of %lld values",
                   static_cast<long long>(pass_rows), static_cast<long long>(k));
-  // Laid out as [pass_rows, K] int8 activations, then [pass_rows, groups]
-  // float corrections (K is even, the corrections' offset a multiple of 4
-  // once rounded).
-  int8_t* xq = static_cast<int8_t*>(scratch);
+  // Laid out as the tile's [N] weight sums (when made here), [pass_rows, K]
+  // int8 activations, then [pass_rows, groups] float corrections (K is
+  // even, the corrections' offset a multiple of 4 once rounded).
+  float* own_sums = static_cast<float*>(scratch);
+  int8_t* xq = static_cast<int8_t*>(scratch) + u_bytes;
   float* correction = reinterpret_cast<float*>(
-      static_cast<char*>(scratch) + ((static_cast<size_t>(k * pass_rows) + 3) / 4) * 4);
-  const Columns8da4wFn columns = select_linear_8da4w(group);
+      reinterpret_cast<char*>(xq) + ((static_cast<size_t>(k * pass_rows) + 3) / 4) * 4);
+  const Columns8da4wFn columns = tile ? tile_columns() : select_linear_8da4w(group);
+  const FoldWeightSums8da4wFn fold_sums = select_fold_weight_sums_8da4w(group);
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
   Row8da4w base{};
   base.weight = weight.tensor.const_data_ptr<uint8_t>();
   base.w_scales = scales.tensor.const_data_ptr<float>();
   base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+  base.u_folded = own_u ? own_sums : u_folded;
   base.k = k;
   base.n = n;
   base.group = group;
@@ -192,9 +282,13 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
           }
           correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
         }
+        if (tile) pair_rows_8da4w(arranged, 1, k, group);
       }
     });
-    parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+    parallel_column_chunks(n, in_pass, k, [&](int64_t n_begin, int64_t n_end) {
+      if (own_u && p0 == 0) {
+        fold_sums(base.weight, base.w_scales, k, group, n_begin, n_end, own_sums);
+      }
       for (int64_t r0 = 0; r0 < in_pass; r0 += kRows8da4w) {
         Row8da4w block = base;
         block.rows = static_cast<int>(std::min<int64_t>(kRows8da4w, in_pass - r0));

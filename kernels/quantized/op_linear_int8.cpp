@@ -119,7 +119,7 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   }
   // One job for all rows: each chunk of columns serves every block of rows
   // while its weights are in cache, and prefill pays one fork-join per op.
-  parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+  parallel_column_chunks(n, rows, k, [&](int64_t n_begin, int64_t n_end) {
     for (int64_t r0 = 0; r0 < rows; r0 += kRowsInt8) {
       RowsInt8 block = base;
       block.x = x + r0 * k;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "extension/threadpool/threadpool.h"
 #include "kernels/all_kernels.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/quantized/dequantized_gemm.h"
@@ -201,6 +202,17 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
       std::vector<float> a(rows * kN, -1.0f), b(rows * kN, -1.0f);
       row.out = a.data();
       quantized::linear_8da4w_columns_generic(row, 0, kN);
+      {
+        std::vector<float> u_folded(kN, NAN), e(rows * kN, -1.0f);
+        quantized::fold_weight_sums_8da4w(weight.data(), scales.data(), k, group, 0, kN,
+                                          u_folded.data());
+        row.u_folded = u_folded.data();
+        row.out = e.data();
+        quantized::linear_8da4w_columns_generic(row, 0, kN);
+        EXPECT_EQ(a, e) << "generic, precomputed sums, k " << k << " group " << group;
+        row.u_folded = nullptr;
+        row.out = a.data();
+      }
       for (int r = 0; r < rows; ++r) {
         for (int64_t n = 0; n < kN; ++n) {
           double sum = 0, magnitude = 0;
@@ -237,6 +249,39 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
             EXPECT_EQ(c[r * kN + n], want) << "k " << k << " row " << r << " column " << n;
           }
         }
+        // With the weight sums precomputed (a constant weight), the loops
+        // and the prefill tile (activations in paired order) give the same
+        // floats again, over every column and over an odd range.
+        std::vector<float> u_folded(kN, NAN);
+        quantized::fold_weight_sums_8da4w(weight.data(), scales.data(), k, group, 0, kN,
+                                          u_folded.data());
+        std::vector<float> u_avx2(kN, NAN);
+        quantized::fold_weight_sums_8da4w_avx2(weight.data(), scales.data(), k, group, 0, kN,
+                                               u_avx2.data());
+        EXPECT_EQ(u_folded, u_avx2) << "weight sums, k " << k << " group " << group;
+        row.u_folded = u_folded.data();
+        std::vector<float> d(rows * kN, -1.0f);
+        row.out = d.data();
+        quantized::linear_8da4w_columns_avx2(row, 0, kN);
+        EXPECT_EQ(a, d) << "precomputed sums, k " << k << " group " << group << " rows " << rows;
+        std::vector<int8_t> paired(arranged);
+        quantized::pair_rows_8da4w(paired.data(), rows, k, group);
+        row.xq = paired.data();
+        std::vector<float> t(rows * kN, -1.0f);
+        row.out = t.data();
+        quantized::linear_8da4w_tile_avx2(row, 0, kN);
+        EXPECT_EQ(a, t) << "tile, k " << k << " group " << group << " rows " << rows;
+        std::vector<float> t2(rows * kN, -1.0f);
+        row.out = t2.data();
+        quantized::linear_8da4w_tile_avx2(row, 3, 18);
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t n = 0; n < kN; ++n) {
+            const float want = n >= 3 && n < 18 ? a[r * kN + n] : -1.0f;
+            EXPECT_EQ(t2[r * kN + n], want) << "tile k " << k << " row " << r << " column " << n;
+          }
+        }
+        row.xq = arranged.data();
+        row.u_folded = nullptr;
       }
 #endif
     }
@@ -314,7 +359,7 @@ TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
                           bias.evalue(), one_out.evalue(), EValue()};
         ASSERT_TRUE(portable::kernel_test::run_kernel(kernel.eval, kernel.name, single).ok());
         for (SizesType n = 0; n < kN; ++n) {
-          if (rows < quantized::kMinRowsDequantizedGemm) {
+          if (!quantized::linear_8da4w_takes_dequantized_gemm(rows, kK, group)) {
             ASSERT_EQ(out.get(r * kN + n), one_out.get(n))
                 << "rows " << rows << " group " << group << " row " << r << " column " << n;
           } else {
@@ -325,6 +370,78 @@ TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
       }
     }
   }
+}
+
+// The 8da4w operator as a program runs it: prepared, with the weight and
+// its scales marked constant (prepare folds the weight sums once) and not
+// (each call folds them, or the loops do). Every row count (decode, the
+// loops' row blocks, the prefill tile past its threshold; odd counts),
+// group 32-256, and K with an odd number of groups or chunks: the outputs
+// are identical floats, and each row equals that row alone.
+TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
+  const Kernel& kernel = find("torchlight::linear_8da4w.out");
+  struct Shape {
+    SizesType k;
+    int64_t group;
+  };
+  constexpr SizesType kN = 37;
+  uint32_t seed = 7;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  std::vector<uint8_t> method(8 << 20), temp(1 << 20);  // Room for the GEMM's scratch.
+  // One thread takes the GEMM for long prefills of short rows, two the tile.
+  const size_t threads_before = threadpool::num_threads();
+  for (const size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const Shape shape : {Shape{288, 32}, Shape{320, 64}, Shape{384, 128}, Shape{768, 256},
+                              Shape{96, 96}}) {
+      const SizesType k = shape.k;
+      const int64_t group = shape.group;
+      TestTensor weight(ScalarType::kByte, {kN, k / 2});
+      TestTensor scales(ScalarType::kFloat, {kN, static_cast<SizesType>(k / group)});
+      TestTensor bias(ScalarType::kFloat, {kN});
+      for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
+      for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
+      for (int64_t i = 0; i < kN; ++i) {
+        bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+      }
+      for (const SizesType rows : {1, 3, 5, 7, 65, 129}) {
+        TestTensor input(ScalarType::kFloat, {rows, k});
+        for (int64_t i = 0; i < input.numel(); ++i) {
+          input.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 16384.0 + (i / k % 3) - 1.0);
+        }
+        std::vector<float> outputs[2];
+        for (const uint64_t constants : {uint64_t{0}, uint64_t{0b110}}) {
+          TestTensor out(ScalarType::kFloat, {rows, kN});
+          KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), EValue(group),
+                          bias.evalue(),  out.evalue(),    EValue()};
+          MemoryAllocator method_allocator(method.data(), static_cast<uint32_t>(method.size()));
+          MemoryAllocator temp_allocator(temp.data(), static_cast<uint32_t>(temp.size()));
+          const Status status =
+              call_kernel(kernel, args.span(), &method_allocator, &temp_allocator, constants);
+          ASSERT_TRUE(status.ok()) << status.message();
+          for (int64_t i = 0; i < out.numel(); ++i) outputs[constants != 0].push_back(out.get(i));
+        }
+        ASSERT_EQ(outputs[0], outputs[1]) << "k " << k << " group " << group << " rows " << rows;
+        // Calls on the dequantized GEMM sum in another order (tested above).
+        if (quantized::linear_8da4w_takes_dequantized_gemm(rows, k, group)) continue;
+        for (const SizesType r : {SizesType{0}, static_cast<SizesType>(rows - 1)}) {
+          TestTensor one(ScalarType::kFloat, {1, k});
+          for (SizesType i = 0; i < k; ++i) one.set(i, input.get(r * k + i));
+          TestTensor one_out(ScalarType::kFloat, {1, kN});
+          KernelArgs single{one.evalue(),  weight.evalue(),  scales.evalue(), EValue(group),
+                            bias.evalue(), one_out.evalue(), EValue()};
+          MemoryAllocator method_allocator(method.data(), static_cast<uint32_t>(method.size()));
+          ASSERT_TRUE(call_kernel(kernel, single.span(), &method_allocator, nullptr, 0b110).ok());
+          for (SizesType n = 0; n < kN; ++n) {
+            ASSERT_EQ(outputs[1][r * kN + n], one_out.get(n))
+                << "k " << k << " group " << group << " rows " << rows << " row " << r
+                << " column " << n;
+          }
+        }
+      }
+    }
+  }
+  threadpool::set_num_threads(threads_before);
 }
 
 // linear_8da4w's prefill conversions: the weight rows give (nibble - 8) *

@@ -432,7 +432,11 @@ class MethodLoader {
     TL_RETURN_IF_ERROR(make_operator_names());
     TL_ASSIGN_OR_RETURN(kernel_written_, allocate<bool>(method_.num_values_, "value flags"));
     TL_ASSIGN_OR_RETURN(move_source_, allocate<bool>(method_.num_values_, "value flags"));
-    for (size_t v = 0; v < method_.num_values_; ++v) kernel_written_[v] = move_source_[v] = false;
+    TL_ASSIGN_OR_RETURN(delegate_arg_, allocate<bool>(method_.num_values_, "value flags"));
+    for (size_t v = 0; v < method_.num_values_; ++v) {
+      kernel_written_[v] = move_source_[v] = delegate_arg_[v] = false;
+    }
+    mark_delegate_args(instructions);
 
     MissingOperators missing;
     for (size_t i = 0; i < n; ++i) {
@@ -522,6 +526,37 @@ class MethodLoader {
     return t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
   }
 
+  // Marks every value a delegate call receives: a delegate may write any of
+  // its arguments, so none of them counts as constant for kernels, even one
+  // a later instruction passes. Runs before any kernel is prepared.
+  void mark_delegate_args(const flatbuffers::Vector<flatbuffers::Offset<fb::Instruction>>* instructions) {
+    const size_t n = instructions == nullptr ? 0 : instructions->size();
+    for (size_t i = 0; i < n; ++i) {
+      const fb::Instruction* instruction = instructions->Get(static_cast<uint32_t>(i));
+      if (instruction == nullptr || instruction->instr_args_type() != fb::InstructionArguments::DelegateCall) {
+        continue;
+      }
+      const fb::DelegateCall* call = instruction->instr_args_as_DelegateCall();
+      if (call == nullptr || call->args() == nullptr) continue;
+      for (int32_t index : *call->args()) {
+        if (index >= 0 && static_cast<size_t>(index) < method_.num_values_) delegate_arg_[index] = true;
+      }
+    }
+  }
+
+  // Bit k set: argument k is a program constant that nothing writes. Kernels
+  // may not write constants and moves may not target them (both refused at
+  // load), so what is left to exclude is a delegate's argument.
+  uint64_t constant_args(const flatbuffers::Vector<int32_t>* args) const {
+    const size_t count = args == nullptr ? 0 : args->size();
+    uint64_t bits = 0;
+    for (size_t k = 0; k < count && k < PrepareContext::kMaxConstantArgs; ++k) {
+      const int32_t index = args->Get(static_cast<uint32_t>(k));
+      if (is_constant_tensor(index) && !delegate_arg_[index]) bits |= uint64_t{1} << k;
+    }
+    return bits;
+  }
+
   // Refuses a constant tensor at `value` (or among the items of a tensor
   // list there), which a kernel writes, and marks the values written.
   Status check_writable(int32_t value, const char* op, size_t position) {
@@ -571,7 +606,8 @@ class MethodLoader {
     TL_RETURN_IF_ERROR(check_written_args(kernel, out->name, args));
     TL_RETURN_IF_ERROR(check_written_types(*kernel.schema, out->name, args));
     PreparedCall call;
-    Status prepared = prepare_kernel_call(kernel, out->args, memory_->method_allocator, &call);
+    Status prepared = prepare_kernel_call(kernel, out->args, memory_->method_allocator, &call,
+                                          constant_args(args));
     if (!prepared.ok()) return prepared.with_context("'%s'", out->name);
     out->kernel = call.eval;
     out->state = call.state;
@@ -788,6 +824,7 @@ class MethodLoader {
   size_t num_operators_ = 0;
   bool* kernel_written_ = nullptr;  // Per value: some kernel writes it.
   bool* move_source_ = nullptr;     // Per value: some MoveCall reads it.
+  bool* delegate_arg_ = nullptr;    // Per value: some DelegateCall receives it.
   size_t scratch_bytes_ = 0;        // The most any prepared call asked for.
   // Arguments past this many are not described to kernel keys (no key
   // names them: KernelKey positions are uint8_t, and schemas stay shorter).

@@ -440,6 +440,82 @@ TEST(MethodTest, KernelResultMayNotBeAConstant) {
   EXPECT_THAT(method.status().message(), HasSubstr("constant tensor"));
 }
 
+// What a prepare step saw through PrepareContext::is_constant, per argument.
+std::vector<bool> g_constant_seen;
+
+Status record_constant_args(PrepareContext& ctx, Span<EValue*> args, PreparedCall*) {
+  g_constant_seen.clear();
+  for (size_t k = 0; k < args.size(); ++k) g_constant_seen.push_back(ctx.is_constant(k));
+  return Error::kOk;
+}
+
+void noop_kernel(KernelContext&, Span<EValue*>) {}
+
+constexpr ArgSpec kRecordingAddArgs[] = {{"self", ArgType::kTensor},
+                                         {"other", ArgType::kTensor},
+                                         {"alpha", ArgType::kScalar},
+                                         {"out", ArgType::kTensor, true},
+                                         {"result", ArgType::kReturn, true}};
+constexpr OpSchema kRecordingAddSchema{
+    "aten::add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+    kRecordingAddArgs, 5, false};
+
+TEST(MethodTest, PrepareSeesWhichArgumentsAreProgramConstants) {
+  // add_eh: value 0 is a constant-segment tensor, 1 the input x, 2 the
+  // (planned) output, 3 alpha. Only the argument holding value 0 is constant.
+  auto object = unpack(read_fixture("add_eh.pte"));
+  const auto* call = object->execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall();
+  const std::vector<int32_t> arg_values = call->args;
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object, {{0, 0, 128, 63}})).ok());
+  const Kernel recording{"aten::add.out", noop_kernel, KernelPriority::kCustom, KernelKey{},
+                         &kRecordingAddSchema, record_constant_args};
+  ASSERT_TRUE(l.kernels.register_kernel(recording).ok());
+  g_constant_seen.clear();
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  ASSERT_EQ(g_constant_seen.size(), arg_values.size());
+  bool saw_constant = false;
+  for (size_t k = 0; k < arg_values.size(); ++k) {
+    EXPECT_EQ(g_constant_seen[k], arg_values[k] == 0) << "argument " << k << " (value " << arg_values[k] << ")";
+    saw_constant |= g_constant_seen[k];
+  }
+  EXPECT_TRUE(saw_constant);
+}
+
+TEST(MethodTest, ConstantPassedToADelegateIsNotReportedConstant) {
+  // Same program plus a delegate call that receives the constant: a delegate
+  // may write its arguments, so the kernel must not precompute from it.
+  auto object = unpack(read_fixture("add_eh.pte"));
+  auto& instructions = object->execution_plan[0]->chains[0]->instructions;
+  const std::vector<int32_t> arg_values = instructions[0]->instr_args.AsKernelCall()->args;
+  auto delegate = std::make_unique<fb::BackendDelegateT>();
+  delegate->id = "TestAddBackend";
+  delegate->processed = std::make_unique<fb::BackendDelegateDataReferenceT>();
+  delegate->processed->location = fb::DataLocation::INLINE;
+  delegate->processed->index = 0;
+  object->execution_plan[0]->delegates.push_back(std::move(delegate));
+  auto blob = std::make_unique<fb::BackendDelegateInlineDataT>();
+  const float bias = 0;
+  blob->data.resize(4);
+  std::memcpy(blob->data.data(), &bias, 4);
+  object->backend_delegate_data.push_back(std::move(blob));
+  // Appended after the kernel: the constant's flag must already be off when
+  // the earlier kernel is prepared.
+  auto instruction = std::make_unique<fb::InstructionT>(delegate_call(0, {0, 1, 2}));
+  instructions.push_back(std::move(instruction));
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack(*object, {{0, 0, 128, 63}})).ok());
+  const Kernel recording{"aten::add.out", noop_kernel, KernelPriority::kCustom, KernelKey{},
+                         &kRecordingAddSchema, record_constant_args};
+  ASSERT_TRUE(l.kernels.register_kernel(recording).ok());
+  g_constant_seen.clear();
+  auto method = l.method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  ASSERT_EQ(g_constant_seen.size(), arg_values.size());
+  for (size_t k = 0; k < arg_values.size(); ++k) EXPECT_FALSE(g_constant_seen[k]) << "argument " << k;
+}
+
 TEST(MethodTest, EndlessLoopHitsTheStepCap) {
   std::vector<fb::EValueT> values;
   values.push_back(bool_value(false));

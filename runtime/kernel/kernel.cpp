@@ -23,24 +23,25 @@ size_t describe_args(Span<EValue* const> args, TensorArgMeta* metas, size_t capa
 }
 
 Status prepare_kernel_call(const Kernel& kernel, Span<EValue*> args,
-                           MemoryAllocator* method_allocator, PreparedCall* call) {
+                           MemoryAllocator* method_allocator, PreparedCall* call,
+                           uint64_t constant_args) {
   *call = PreparedCall();
   call->eval = kernel.eval;
   if (kernel.prepare == nullptr) return Error::kOk;
-  PrepareContext context(method_allocator, kernel.name);
+  PrepareContext context(method_allocator, kernel.name, constant_args);
   TL_RETURN_IF_ERROR(kernel.prepare(context, args, call));
   TL_CHECK_OR_RETURN(call->eval != nullptr, Error::kInternal, "prepare chose no eval function");
   return Error::kOk;
 }
 
 Status call_kernel(const Kernel& kernel, Span<EValue*> args, MemoryAllocator* allocator,
-                   MemoryAllocator* temp_allocator) {
+                   MemoryAllocator* temp_allocator, uint64_t constant_args) {
   if (kernel.schema != nullptr) {
     Status checked = check_call(args, *kernel.schema);
     if (!checked.ok()) return checked.with_context("%s (schema %s)", kernel.name, kernel.schema->text);
   }
   PreparedCall call;
-  Status prepared = prepare_kernel_call(kernel, args, allocator, &call);
+  Status prepared = prepare_kernel_call(kernel, args, allocator, &call, constant_args);
   if (!prepared.ok()) return prepared.with_context("%s", kernel.name);
   void* scratch = nullptr;
   if (call.scratch_bytes > 0) {

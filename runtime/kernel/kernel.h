@@ -36,11 +36,17 @@ struct PreparedCall {
 };
 
 /// What prepare may use: method memory that lives as long as the method,
-/// and the operator's name for messages.
+/// the operator's name for messages, and which arguments are program
+/// constants.
 class PrepareContext {
  public:
-  PrepareContext(MemoryAllocator* method_allocator, const char* operator_name)
-      : allocator_(method_allocator), operator_name_(operator_name) {}
+  /// Arguments past this position always report "not constant".
+  static constexpr size_t kMaxConstantArgs = 64;
+
+  /// Bit k of `constant_args` set: argument k is a program constant.
+  PrepareContext(MemoryAllocator* method_allocator, const char* operator_name,
+                 uint64_t constant_args = 0)
+      : allocator_(method_allocator), operator_name_(operator_name), constant_args_(constant_args) {}
 
   /// Memory for per-instruction state; null when the method allocator is
   /// exhausted (prepare then fails with kMemoryAllocationFailed).
@@ -49,9 +55,19 @@ class PrepareContext {
   }
   const char* operator_name() const { return operator_name_; }
 
+  /// True when argument `position` is a tensor whose bytes the program holds
+  /// (its constant segment or named data) and no instruction writes, so its
+  /// contents at prepare are its contents on every execute: prepare may
+  /// precompute from them (sums, repacks) into method memory. False for
+  /// inputs, activations, mutable buffers and anything a delegate receives.
+  bool is_constant(size_t position) const {
+    return position < kMaxConstantArgs && ((constant_args_ >> position) & 1u) != 0;
+  }
+
  private:
   MemoryAllocator* allocator_;
   const char* operator_name_;
+  uint64_t constant_args_;
 };
 
 /// Errors name the argument and the reason; the runtime adds the operator.
@@ -112,14 +128,17 @@ size_t describe_args(Span<EValue* const> args, TensorArgMeta* metas, size_t capa
 /// Runs `kernel`'s prepare step, if it has one, on a call that check_call
 /// accepted: fills `call` (its eval, state and scratch size; the kernel's own
 /// eval when there is no prepare). Errors: prepare's own, and kInternal when
-/// it chose no eval. The caller adds the operator's name.
+/// it chose no eval. The caller adds the operator's name. `constant_args`
+/// is PrepareContext's bit set of constant arguments.
 Status prepare_kernel_call(const Kernel& kernel, Span<EValue*> args,
-                           MemoryAllocator* method_allocator, PreparedCall* call);
+                           MemoryAllocator* method_allocator, PreparedCall* call,
+                           uint64_t constant_args = 0);
 
 /// Runs `kernel` on `args` as the runtime does (the schema check, prepare,
 /// eval), with method memory (state, scratch) from `allocator`. For tests
-/// and tools calling one kernel outside a program.
+/// and tools calling one kernel outside a program; `constant_args` marks the
+/// arguments prepare may treat as program constants (none by default).
 Status call_kernel(const Kernel& kernel, Span<EValue*> args, MemoryAllocator* allocator,
-                   MemoryAllocator* temp_allocator = nullptr);
+                   MemoryAllocator* temp_allocator = nullptr, uint64_t constant_args = 0);
 
 }  // namespace torchlight
