@@ -182,16 +182,16 @@ void run(KernelContext& ctx, const BatchNorm& bn) {
 
 BatchNorm no_training_call(Span<EValue*> args) {
   return BatchNorm{{args[0]->to_tensor(), "input"},
-                     {args[1]->to_optional_tensor(), "weight"},
-                     {args[2]->to_optional_tensor(), "bias"},
-                     {args[3]->to_tensor(), "running_mean"},
-                     {args[4]->to_tensor(), "running_var"},
-                     /*training=*/false,
-                     args[5]->to_double(),
-                     args[6]->to_double(),
-                     {args[7]->to_tensor(), "out0"},
-                     {args[8]->to_tensor(), "out1"},
-                     {args[9]->to_tensor(), "out2"}};
+                   {args[1]->to_optional_tensor(), "weight"},
+                   {args[2]->to_optional_tensor(), "bias"},
+                   {args[3]->to_tensor(), "running_mean"},
+                   {args[4]->to_tensor(), "running_var"},
+                   /*training=*/false,
+                   args[5]->to_double(),
+                   args[6]->to_double(),
+                   {args[7]->to_tensor(), "out0"},
+                   {args[8]->to_tensor(), "out1"},
+                   {args[9]->to_tensor(), "out2"}};
 }
 
 }  // namespace

@@ -56,6 +56,8 @@ inline Layout common_layout(const Tensor& self, const Tensor& out, const Tensor*
 
 /// Channels one channels-last block carries in its stack accumulators.
 constexpr int64_t kChannelBlock = 64;
+/// Output columns one NCHW max-pooling block carries.
+constexpr int64_t kColumnBlock = 64;
 
 /// One output position's clipped window along one dimension: input
 /// positions start, start + dilation, ... below end (start >= 0).
@@ -154,22 +156,32 @@ void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_
         idx[oh * OW + ow] = best_index;
       };
       for (int64_t ow = 0; ow < ow_lo; ++ow) edge(ow);
-      for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
-        const int64_t w0 = ow * sw - pw;
-        T best = lowest;
-        int64_t best_index = h.start * W + w0;
+      // Interior columns a block at a time, each tap of the window across
+      // the block: per output the same order (row, then column) as edge().
+      for (int64_t ow0 = ow_lo; ow0 < ow_hi; ow0 += kColumnBlock) {
+        const int64_t cn = std::min(kColumnBlock, ow_hi - ow0);
+        T best[kColumnBlock];
+        int64_t best_index[kColumnBlock];
+        for (int64_t j = 0; j < cn; ++j) {
+          best[j] = lowest;
+          best_index[j] = h.start * W + (ow0 + j) * sw - pw;
+        }
         for (int64_t ih = h.start; ih < h.end; ih += dh) {
-          const T* row = src + ih * W + w0;
           for (int64_t k = 0; k < kw; ++k) {
-            const T v = row[k * dw];
-            if (v > best || is_nan(v)) {
-              best = v;
-              best_index = ih * W + w0 + k * dw;
+            const int64_t first = ih * W + ow0 * sw - pw + k * dw;  // Flat index for j = 0.
+            const T* x = src + first;
+            for (int64_t j = 0; j < cn; ++j) {
+              const T v = x[j * sw];
+              const bool take = v > best[j] || is_nan(v);
+              best[j] = take ? v : best[j];
+              best_index[j] = take ? first + j * sw : best_index[j];
             }
           }
         }
-        dst[oh * OW + ow] = best;
-        idx[oh * OW + ow] = best_index;
+        for (int64_t j = 0; j < cn; ++j) {
+          dst[oh * OW + ow0 + j] = best[j];
+          idx[oh * OW + ow0 + j] = best_index[j];
+        }
       }
       for (int64_t ow = ow_hi; ow < OW; ++ow) edge(ow);
     }
