@@ -294,12 +294,48 @@ inline AvgWindow avg_window(int64_t o, int64_t stride, int64_t pad, int64_t kern
   return {std::max<int64_t>(start, 0), std::min(end, size), end - start};
 }
 
+/// avg_pool2d's NCHW interior: output columns [ow0, ow0 + cn) of row `oh`,
+/// whose windows lie inside the row (no column clipping), summed a tap at a
+/// time across the block; per output the reference's order (row, then
+/// column).
+template <typename T>
+void avg_interior_block(const T* src, T* dst, int64_t W, const AvgWindow& h, int64_t ow0,
+                        int64_t cn, const PoolParams& p, bool count_include_pad,
+                        int64_t divisor) {
+  using Acc = opmath_t<T>;
+  const int64_t kw = p.kernel[2], sw = p.stride[2], pw = p.padding[2];
+  if (h.end <= h.start) {  // Rows all padding: the reference gives 0.
+    for (int64_t j = 0; j < cn; ++j) dst[j] = T(0);
+    return;
+  }
+  Acc sum[kColumnBlock];
+  for (int64_t j = 0; j < cn; ++j) sum[j] = Acc(0);
+  for (int64_t ih = h.start; ih < h.end; ++ih) {
+    for (int64_t k = 0; k < kw; ++k) {
+      const T* x = src + ih * W + ow0 * sw - pw + k;
+      for (int64_t j = 0; j < cn; ++j) sum[j] += static_cast<Acc>(x[j * sw]);
+    }
+  }
+  // An interior window is the whole kernel wide, clipped rows aside.
+  const int64_t volume = (h.end - h.start) * kw;
+  const int64_t factor = divisor != 0 ? divisor : (count_include_pad ? h.padded * kw : volume);
+  const Acc f = static_cast<Acc>(factor);
+  for (int64_t j = 0; j < cn; ++j) dst[j] = static_cast<T>(sum[j] / f);
+}
+
 /// avg_pool2d over `batch` images; kLast: channels-last, else NCHW planes.
 /// `divisor` 0: none.
 template <typename T, bool kLast>
 void avg_pool_2d(const T* in, T* out, int64_t batch, int64_t C, int64_t H, int64_t W, int64_t OH,
                  int64_t OW, const PoolParams& p, bool count_include_pad, int64_t divisor) {
   using Acc = opmath_t<T>;
+  // NCHW output columns [ow_lo, ow_hi) have their whole window inside the
+  // row (and not in the right padding).
+  const int64_t ow_lo = kLast ? 0 : std::min(OW, ceil_div(p.padding[2], p.stride[2]));
+  const int64_t ow_hi =
+      kLast ? 0
+            : std::max(ow_lo, std::min(OW, floor_div(W - p.kernel[2] + p.padding[2],
+                                                     p.stride[2]) + 1));
   const int64_t planes = kLast ? batch : batch * C;
   const int64_t lanes = kLast ? C : 1;
   for (int64_t plane = 0; plane < planes; ++plane) {
@@ -308,6 +344,14 @@ void avg_pool_2d(const T* in, T* out, int64_t batch, int64_t C, int64_t H, int64
     for (int64_t oh = 0; oh < OH; ++oh) {
       const AvgWindow h = avg_window(oh, p.stride[1], p.padding[1], p.kernel[1], H);
       for (int64_t ow = 0; ow < OW; ++ow) {
+        if (ow == ow_lo && ow_lo < ow_hi) {
+          for (int64_t ow0 = ow_lo; ow0 < ow_hi; ow0 += kColumnBlock) {
+            avg_interior_block(src, dst + oh * OW + ow0, W, h, ow0,
+                               std::min(kColumnBlock, ow_hi - ow0), p, count_include_pad, divisor);
+          }
+          ow = ow_hi - 1;
+          continue;
+        }
         const AvgWindow w = avg_window(ow, p.stride[2], p.padding[2], p.kernel[2], W);
         const int64_t volume =
             std::max<int64_t>(h.end - h.start, 0) * std::max<int64_t>(w.end - w.start, 0);
