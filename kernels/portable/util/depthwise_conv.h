@@ -104,11 +104,15 @@ inline void block_channels_last(const float* in, const float* taps, const float*
   }
 }
 
-/// Reads stride, padding or dilation (checked at load: 1 or 2 values).
-inline void read_pair(const EValue& v, int64_t* h, int64_t* w) {
+/// Reads stride, padding or dilation (checked at load: 1 or 2 values, at
+/// least `min`). False when an earlier instruction changed it into
+/// something else (the reference then reports it).
+inline bool read_pair(const EValue& v, int64_t min, int64_t* h, int64_t* w) {
   const Span<const int64_t> list = v.to_int_list();
+  if (list.empty() || list.size() > 2) return false;
   *h = list[0];
   *w = list[list.size() == 1 ? 0 : 1];
+  return *h >= min && *w >= min;
 }
 
 /// convolution.out's installed eval (args: input, weight, bias, stride,
@@ -130,9 +134,11 @@ void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
   g.W = in.size(3);
   g.KH = weight.size(2);
   g.KW = weight.size(3);
-  read_pair(*args[3], &g.sh, &g.sw);
-  read_pair(*args[4], &g.ph, &g.pw);
-  read_pair(*args[5], &g.dh, &g.dw);
+  if (args[6]->to_bool() || args[8]->to_int() != g.channels ||
+      !read_pair(*args[3], 1, &g.sh, &g.sw) || !read_pair(*args[4], 0, &g.ph, &g.pw) ||
+      !read_pair(*args[5], 1, &g.dh, &g.dw)) {
+    return reference(ctx, args);
+  }
   const int64_t extent_h = g.dh * (g.KH - 1) + 1;
   const int64_t extent_w = g.dw * (g.KW - 1) + 1;
   if (weight.size(0) != g.channels || extent_h > g.H + 2 * g.ph || extent_w > g.W + 2 * g.pw) {

@@ -231,22 +231,30 @@ void max_pool_channels_last(const T* in, T* out, int64_t* indices, int64_t batch
 }
 
 /// Reads kernel_size, stride, padding, dilation and ceil_mode, which
-/// prepare checked (read_pool_params); no checks here.
-inline PoolParams read_checked_params(Span<EValue*> args, const EValue* dilation) {
-  PoolParams p;
-  p.spatial = 2;
-  p.ceil_mode = args[dilation != nullptr ? 5 : 4]->to_bool();
+/// prepare checked (read_pool_params). False when a value is no longer one
+/// the loops can take (an earlier instruction computed it): the reference
+/// then checks and reports it.
+inline bool read_checked_params(Span<EValue*> args, const EValue* dilation, PoolParams* p) {
+  p->spatial = 2;
+  p->ceil_mode = args[dilation != nullptr ? 5 : 4]->to_bool();
   const EValue* lists[] = {args[1], args[2], args[3], dilation};
-  int64_t* dsts[] = {p.kernel, p.stride, p.padding, p.dilation};
+  int64_t* dsts[] = {p->kernel, p->stride, p->padding, p->dilation};
   for (size_t l = 0; l < 4; ++l) {
     if (lists[l] == nullptr) continue;
     const Span<const int64_t> v = lists[l]->to_int_list();
+    if (v.size() > 2 || (v.empty() && l != 1)) return false;
     for (size_t i = 0; i < 2; ++i) {
       // One value applies to both dims; an empty stride is the kernel.
-      dsts[l][1 + i] = v.empty() ? p.kernel[1 + i] : v[v.size() == 1 ? 0 : i];
+      dsts[l][1 + i] = v.empty() ? p->kernel[1 + i] : v[v.size() == 1 ? 0 : i];
     }
   }
-  return p;
+  for (size_t d = 1; d < kMaxSpatialDims; ++d) {
+    if (p->kernel[d] <= 0 || p->stride[d] <= 0 || p->dilation[d] <= 0 || p->padding[d] < 0 ||
+        p->padding[d] > p->kernel[d] / 2) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /// The installed eval of max_pool2d_with_indices.out (args: self,
@@ -256,9 +264,9 @@ void max_pool2d_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor self = args[0]->to_tensor();
   const Tensor out = args[6]->to_tensor();
   const Tensor indices = args[7]->to_tensor();
-  const PoolParams p = read_checked_params(args, args[4]);
+  PoolParams p;
   SizesType sizes[4];
-  if (!has_planes(self) || !pooled_sizes(self, p, sizes) || !fit(out, sizes, self.dim()) ||
+  if (!read_checked_params(args, args[4], &p) || !has_planes(self) || !pooled_sizes(self, p, sizes) || !fit(out, sizes, self.dim()) ||
       !fit(indices, sizes, self.dim())) {
     return reference(ctx, args);
   }
@@ -386,9 +394,9 @@ template <typename T, Layout kLayout, KernelFunction reference>
 void avg_pool2d_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor self = args[0]->to_tensor();
   const Tensor out = args[7]->to_tensor();
-  const PoolParams p = read_checked_params(args, nullptr);
+  PoolParams p;
   SizesType sizes[4];
-  if (!has_planes(self) || !pooled_sizes(self, p, sizes) || !fit(out, sizes, self.dim())) {
+  if (!read_checked_params(args, nullptr, &p) || !has_planes(self) || !pooled_sizes(self, p, sizes) || !fit(out, sizes, self.dim())) {
     return reference(ctx, args);
   }
   set_return(args, 8, *args[7]);
@@ -460,6 +468,10 @@ void adaptive_avg_pool2d_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor out = args[2]->to_tensor();
   const Span<const int64_t> output_size = args[1]->to_int_list();
   const size_t r = self.dim();
+  if (output_size.size() != 2 || output_size[0] < 0 || output_size[1] < 0 ||
+      output_size[0] > INT32_MAX || output_size[1] > INT32_MAX) {
+    return reference(ctx, args);
+  }
   SizesType sizes[4];
   for (size_t d = 0; d + 2 < r; ++d) sizes[d] = self.size(d);
   sizes[r - 2] = static_cast<SizesType>(output_size[0]);

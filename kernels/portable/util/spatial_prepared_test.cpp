@@ -280,6 +280,66 @@ TEST(SpatialPreparedTest, PoolingFollowsAnInputShapeThatChangesAfterLoad) {
   }
 }
 
+// An int[] whose items a test can change after load, as when an earlier
+// instruction computes them.
+struct MutableIntList {
+  explicit MutableIntList(std::vector<int64_t> values) {
+    for (int64_t v : values) items.emplace_back(v);
+    for (EValue& e : items) pointers.push_back(&e);
+    scratch.resize(items.size());
+  }
+  EValue evalue() {
+    return EValue(BoxedList<int64_t>(pointers.data(), scratch.data(), items.size()));
+  }
+  std::vector<EValue> items;
+  std::vector<EValue*> pointers;
+  std::vector<int64_t> scratch;
+};
+
+TEST(SpatialPreparedTest, ListsChangedAfterLoadGoToTheReference) {
+  // A stride of 0, a padding beyond half the kernel: the prepared evals
+  // hand the call to the reference, which reports it.
+  for (int64_t bad : {int64_t{0}, int64_t{-1}}) {
+    TestTensor self(kF32, {1, 2, 6, 6}, values(kF32, 72, 3));
+    MutableIntList k({3, 3}), s({2, 2}), p({1, 1}), d({1, 1});
+    expect_same_as_reference(
+        "aten::max_pool2d_with_indices.out", {{kF32, {1, 2, 3, 3}, {}}, {kI64, {1, 2, 3, 3}, {}}},
+        [&](Outs& o) {
+          return std::vector<EValue>{self.evalue(), k.evalue(), s.evalue(), p.evalue(),
+                                     d.evalue(), EValue(false), o.tensors[0]->evalue(),
+                                     o.tensors[1]->evalue()};
+        },
+        [&] { s.items[1] = EValue(bad); });
+    MutableIntList ak({3, 3}), as({2, 2}), ap({1, 1});
+    expect_same_as_reference(
+        "aten::avg_pool2d.out", {{kF32, {1, 2, 3, 3}, {}}},
+        [&](Outs& o) {
+          return std::vector<EValue>{self.evalue(), ak.evalue(), as.evalue(), ap.evalue(),
+                                     EValue(false), EValue(true), EValue(), o.tensors[0]->evalue()};
+        },
+        [&] { ap.items[0] = EValue(bad == 0 ? int64_t{2} : bad); });
+    TestTensor weight(kF32, {2, 1, 3, 3}, kernel_test::random_float_values(18, 5));
+    MutableIntList cs({1, 1}), cp({1, 1}), cd({1, 1});
+    IntListArg output_padding({0});
+    expect_same_as_reference(
+        "aten::convolution.out", {{kF32, {1, 2, 6, 6}, {}}},
+        [&](Outs& o) {
+          return std::vector<EValue>{self.evalue(), weight.evalue(), EValue(), cs.evalue(),
+                                     cp.evalue(), cd.evalue(), EValue(false),
+                                     output_padding.evalue(), EValue(int64_t{2}),
+                                     o.tensors[0]->evalue()};
+        },
+        [&] { cd.items[0] = EValue(bad); });
+    MutableIntList size({2, 2});
+    expect_same_as_reference(
+        "aten::_adaptive_avg_pool2d.out", {{kF32, {1, 2, 2, 2}, {}}},
+        [&](Outs& o) {
+          return std::vector<EValue>{self.evalue(), size.evalue(), o.tensors[0]->evalue()};
+        },
+        [&] { size.items[1] = EValue(bad - 1); });
+  }
+}
+
 // The outs and lists of one pooling call, for the rejection tests.
 Status prepare_max_pool(TestTensor& self, std::vector<int64_t> kernel,
                         std::vector<int64_t> stride, std::vector<int64_t> padding,
