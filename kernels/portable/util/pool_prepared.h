@@ -121,12 +121,14 @@ inline bool is_nan(T v) {
   }
 }
 
-/// NCHW: `planes` planes of H x W into planes of OH x OW.
-template <typename T>
+/// NCHW: `planes` planes of H x W into planes of OH x OW. kStride: the
+/// column stride when known at compile time (so the block loop vectorises),
+/// else 0.
+template <typename T, int64_t kStride = 0>
 void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_t H, int64_t W,
                    int64_t OH, int64_t OW, const PoolParams& p) {
   const int64_t kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t sh = p.stride[1], sw = p.stride[2];
+  const int64_t sh = p.stride[1], sw = kStride != 0 ? kStride : p.stride[2];
   const int64_t ph = p.padding[1], pw = p.padding[2];
   const int64_t dh = p.dilation[1], dw = p.dilation[2];
   // Output columns [ow_lo, ow_hi) have their whole window inside the row.
@@ -281,7 +283,13 @@ void max_pool2d_eval(KernelContext& ctx, Span<EValue*> args) {
   if constexpr (kLayout == Layout::kChannelsLast) {
     max_pool_channels_last(in, o, x, batch, C, H, W, sizes[r - 2], sizes[r - 1], p);
   } else {
-    max_pool_nchw(in, o, x, batch * C, H, W, sizes[r - 2], sizes[r - 1], p);
+    if (p.stride[2] == 1) {
+      max_pool_nchw<T, 1>(in, o, x, batch * C, H, W, sizes[r - 2], sizes[r - 1], p);
+    } else if (p.stride[2] == 2) {
+      max_pool_nchw<T, 2>(in, o, x, batch * C, H, W, sizes[r - 2], sizes[r - 1], p);
+    } else {
+      max_pool_nchw<T>(in, o, x, batch * C, H, W, sizes[r - 2], sizes[r - 1], p);
+    }
   }
 }
 
