@@ -45,7 +45,9 @@ inline void valid_taps(int64_t o, int64_t stride, int64_t pad, int64_t dilation,
 }
 
 /// One [H, W] plane of channel with taps `w` (KH * KW) into [OH, OW].
-template <bool kUnitStride>
+/// kStride: the column stride when known at compile time (1 or 2, so the
+/// column loop vectorises), else 0.
+template <int64_t kStride>
 void plane_nchw(const float* in, const float* w, float bias, float* out, const Geometry& g) {
   float acc[kBlock];
   for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -63,12 +65,9 @@ void plane_nchw(const float* in, const float* w, float bias, float* out, const G
           const int64_t hi = std::min(ow1, floor_div(g.W - 1 - shift, g.sw) + 1);
           const float wt = w[kh * g.KW + kw];
           float* a = acc - ow0;
-          if constexpr (kUnitStride) {
-            const float* x = row + shift;
-            for (int64_t ow = lo; ow < hi; ++ow) a[ow] += wt * x[ow];
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) a[ow] += wt * row[ow * g.sw + shift];
-          }
+          const int64_t sw = kStride != 0 ? kStride : g.sw;
+          const float* x = row + shift;
+          for (int64_t ow = lo; ow < hi; ++ow) a[ow] += wt * x[ow * sw];
         }
       }
       float* dst = out + oh * g.OW + ow0;
@@ -173,9 +172,11 @@ void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
         const float* src = x + (n * g.channels + c) * g.H * g.W;
         float* dst = y + (n * g.channels + c) * g.OH * g.OW;
         if (g.sw == 1) {
-          plane_nchw<true>(src, wk, bc, dst, g);
+          plane_nchw<1>(src, wk, bc, dst, g);
+        } else if (g.sw == 2) {
+          plane_nchw<2>(src, wk, bc, dst, g);
         } else {
-          plane_nchw<false>(src, wk, bc, dst, g);
+          plane_nchw<0>(src, wk, bc, dst, g);
         }
       }
     }
