@@ -10,11 +10,38 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/pool_ops.h"
+#include "kernels/portable/util/pool_prepared.h"
 
 namespace torchlight::portable {
 
 void adaptive_avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
   run_adaptive_pool(ctx, args, 2, /*with_indices=*/false);
+}
+
+// The reference's checks at load; a loop per layout (see
+// util/pool_prepared.h) for float32 and float64. The global pool (1x1, what
+// classifiers end with) is one running sum per plane or channel.
+Status adaptive_avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  SizesType sizes[2 + kMaxSpatialDims];
+  TL_RETURN_IF_ERROR(check_adaptive_pool_call(args, 2, /*with_indices=*/false, sizes));
+  const Tensor self = args[0]->to_tensor();
+  if (!visit_float_type(self.scalar_type(), [](auto) {})) {
+    return unsupported_dtype("self", self.scalar_type(), kFloatTypeNames);
+  }
+  using pool_prepared::Layout;
+  const Layout layout = pool_prepared::common_layout(self, args[2]->to_tensor(), nullptr);
+  if (layout == Layout::kOther) return Error::kOk;
+  auto pick = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    call->eval =
+        layout == Layout::kNchw
+            ? &pool_prepared::adaptive_avg_pool2d_eval<T, Layout::kNchw, adaptive_avg_pool2d_out>
+            : &pool_prepared::adaptive_avg_pool2d_eval<T, Layout::kChannelsLast,
+                                                       adaptive_avg_pool2d_out>;
+  };
+  if (self.scalar_type() == ScalarType::kFloat) pick(TypeTag<float>{});
+  if (self.scalar_type() == ScalarType::kDouble) pick(TypeTag<double>{});
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

@@ -11,11 +11,34 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/pool_ops.h"
+#include "kernels/portable/util/pool_prepared.h"
 
 namespace torchlight::portable {
 
 void avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
   run_avg_pool(ctx, args, 2, /*has_divisor=*/true, /*reduced_floats=*/true);
+}
+
+// The reference's checks at load; a loop per layout (see
+// util/pool_prepared.h) for float32 and float64.
+Status avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  PoolParams params;
+  SizesType sizes[2 + kMaxSpatialDims];
+  TL_RETURN_IF_ERROR(check_avg_pool_call(args, 2, /*has_divisor=*/true,
+                                         /*reduced_floats=*/true, &params, sizes));
+  using pool_prepared::Layout;
+  const Tensor self = args[0]->to_tensor();
+  const Layout layout = pool_prepared::common_layout(self, args[7]->to_tensor(), nullptr);
+  if (layout == Layout::kOther) return Error::kOk;
+  auto pick = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    call->eval = layout == Layout::kNchw
+                     ? &pool_prepared::avg_pool2d_eval<T, Layout::kNchw, avg_pool2d_out>
+                     : &pool_prepared::avg_pool2d_eval<T, Layout::kChannelsLast, avg_pool2d_out>;
+  };
+  if (self.scalar_type() == ScalarType::kFloat) pick(TypeTag<float>{});
+  if (self.scalar_type() == ScalarType::kDouble) pick(TypeTag<double>{});
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

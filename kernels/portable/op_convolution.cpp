@@ -26,6 +26,7 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/depthwise_conv.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/opmath.h"
@@ -71,8 +72,9 @@ Status read_list(const EValue& value, const char* name, size_t spatial, int64_t 
   return Error::kOk;
 }
 
-// Checks the arguments and computes out's sizes.
-Status prepare(const NamedTensor& input, const NamedTensor& weight, const NamedTensor& bias,
+// Checks the arguments and computes out's sizes (no data needed: also the
+// prepare step's checks, at load).
+Status check_conv(const NamedTensor& input, const NamedTensor& weight, const NamedTensor& bias,
                Span<EValue*> args, const NamedTensor& out, ConvParams* p, SizesType* out_sizes) {
   const Tensor& in = input.tensor;
   const Tensor& w = weight.tensor;
@@ -172,7 +174,25 @@ Status prepare(const NamedTensor& input, const NamedTensor& weight, const NamedT
     sizes[2 + d] = size;
   }
   TL_RETURN_IF_ERROR(to_sizes({sizes, in.dim()}, "the output", out_sizes));
-  TL_RETURN_IF_ERROR(resize_tensor(out, {out_sizes, in.dim()}));
+  // ATen's CPU kernels for integers other than int64 (slow_conv2d/3d) have
+  // no dilated or transposed variant; mirror that instead of accepting more.
+  bool dilated = false;
+  for (int64_t d : p->dilation) dilated = dilated || d != 1;
+  TL_CHECK_OR_RETURN(!is_integral(dtype) || dtype == ScalarType::kLong ||
+                         (!p->transposed && !dilated),
+                     Error::kInvalidType,
+                     "argument 'input' has dtype %s, which is only supported by a non-transposed, "
+                     "non-dilated convolution (every convolution supports float16, bfloat16, "
+                     "float32, float64 and int64)",
+                     to_string(dtype));
+  return Error::kOk;
+}
+
+// check_conv, then out resized and every tensor's data present.
+Status prepare(const NamedTensor& input, const NamedTensor& weight, const NamedTensor& bias,
+               Span<EValue*> args, const NamedTensor& out, ConvParams* p, SizesType* out_sizes) {
+  TL_RETURN_IF_ERROR(check_conv(input, weight, bias, args, out, p, out_sizes));
+  TL_RETURN_IF_ERROR(resize_tensor(out, {out_sizes, input.tensor.dim()}));
   TL_RETURN_IF_ERROR(check_has_data(input));
   TL_RETURN_IF_ERROR(check_has_data(weight));
   if (bias.tensor.defined()) TL_RETURN_IF_ERROR(check_has_data(bias));
@@ -387,22 +407,41 @@ void convolution_out(KernelContext& ctx, Span<EValue*> args) {
   SizesType out_sizes[2 + kMaxSpatialDims];
   TL_KERNEL_RETURN_IF_ERROR(ctx, prepare(input, weight, bias, args, out, &params, out_sizes));
   const ScalarType dtype = input.tensor.scalar_type();
-  // ATen's CPU kernels for integers other than int64 (slow_conv2d/3d) have
-  // no dilated or transposed variant; mirror that instead of accepting more.
-  bool dilated = false;
-  for (int64_t d : params.dilation) dilated = dilated || d != 1;
-  TL_KERNEL_CHECK(ctx,
-                  !is_integral(dtype) || dtype == ScalarType::kLong ||
-                      (!params.transposed && !dilated),
-                  Error::kInvalidType,
-                  "argument 'input' has dtype %s, which is only supported by a non-transposed, "
-                  "non-dilated convolution (every convolution supports float16, bfloat16, "
-                  "float32, float64 and int64)",
-                  to_string(dtype));
   if (out.tensor.numel() == 0) return;
   TL_SWITCH_REAL_TYPES_NO_BOOL(dtype, ctx, "input", CTYPE, [&] {
     convolve<CTYPE>(input.tensor, weight.tensor, bias.tensor, params, out.tensor);
   });
+}
+
+// The reference's checks at load. A depthwise 2-D float32 convolution
+// (groups == input channels == output channels, not transposed) with input
+// and out both contiguous or both channels-last gets the stencil loops of
+// util/depthwise_conv.h; everything else keeps the reference eval.
+Status convolution_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor input{args[0]->to_tensor(), "input"};
+  const NamedTensor weight{args[1]->to_tensor(), "weight"};
+  const NamedTensor bias{args[2]->to_optional_tensor(), "bias"};
+  const NamedTensor out{args[9]->to_tensor(), "out"};
+  ConvParams params;
+  SizesType out_sizes[2 + kMaxSpatialDims];
+  TL_RETURN_IF_ERROR(check_conv(input, weight, bias, args, out, &params, out_sizes));
+  const ScalarType dtype = input.tensor.scalar_type();
+  if (!visit_real_type_no_bool(dtype, [](auto) {})) {
+    return unsupported_dtype("input", dtype, kRealTypeNoBoolNames);
+  }
+  const Tensor& in = input.tensor;
+  const Tensor& w = weight.tensor;
+  const bool depthwise = params.spatial == 2 && !params.transposed && dtype == ScalarType::kFloat &&
+                         params.groups == in.size(1) && w.size(0) == in.size(1) &&
+                         w.size(1) == 1 && w.size(2) * w.size(3) <= depthwise::kMaxTaps;
+  if (!depthwise) return Error::kOk;
+  if (is_contiguous_dim_order(in.dim_order()) && is_contiguous_dim_order(out.tensor.dim_order())) {
+    call->eval = &depthwise::depthwise_eval<false, convolution_out>;
+  } else if (is_channels_last_dim_order(in.dim_order()) &&
+             is_channels_last_dim_order(out.tensor.dim_order())) {
+    call->eval = &depthwise::depthwise_eval<true, convolution_out>;
+  }
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

@@ -10,12 +10,40 @@
 // the padding.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/pool_ops.h"
+#include "kernels/portable/util/pool_prepared.h"
 
 namespace torchlight::portable {
 
 void max_pool2d_with_indices_out(KernelContext& ctx, Span<EValue*> args) {
   run_max_pool_with_indices(ctx, args, 2);
+}
+
+// The reference's checks at load; a loop per dtype and layout (see
+// util/pool_prepared.h) for float32, float64, int32 and int64.
+Status max_pool2d_with_indices_out_prepare(PrepareContext&, Span<EValue*> args,
+                                           PreparedCall* call) {
+  PoolParams params;
+  SizesType sizes[2 + kMaxSpatialDims];
+  TL_RETURN_IF_ERROR(check_max_pool_call(args, 2, &params, sizes));
+  const Tensor self = args[0]->to_tensor();
+  const ScalarType dtype = self.scalar_type();
+  if (!visit_real_type_no_bool(dtype, [](auto) {})) {
+    return unsupported_dtype("self", dtype, kRealTypeNoBoolNames);
+  }
+  using pool_prepared::Layout;
+  const Tensor indices = args[7]->to_tensor();
+  const Layout layout = pool_prepared::common_layout(self, args[6]->to_tensor(), &indices);
+  if (layout == Layout::kOther) return Error::kOk;
+  dense_path::visit_dense_dtype<DtypeSet::kRealNoBool>(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    call->eval = layout == Layout::kNchw
+                     ? &pool_prepared::max_pool2d_eval<T, Layout::kNchw, max_pool2d_with_indices_out>
+                     : &pool_prepared::max_pool2d_eval<T, Layout::kChannelsLast,
+                                                       max_pool2d_with_indices_out>;
+  });
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

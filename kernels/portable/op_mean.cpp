@@ -67,17 +67,19 @@ Span<const int64_t> optional_dims(const EValue& dim) {
   return dim.is_none() ? Span<const int64_t>() : dim.to_int_list();
 }
 
-// As mean_impl for a float32/float64 OUT: the sum in double, rounded to
-// OUT, divided in OUT.
+// As mean_impl: the sum in double, rounded to OUT (float for
+// float16/bfloat16), divided in that type, then stored as OUT.
 template <typename IN, typename OUT>
 struct MeanOp {
   using Acc = ReduceAcc<OUT>;
+  using SumType = std::conditional_t<kIsReducedFloat<OUT>, float, OUT>;
   Acc start() const { return Acc(0); }
   void step(Acc& acc, IN x, int64_t) const {
     acc = acc + static_cast<Acc>(convert<opmath_t<OUT>>(convert<OUT>(x)));
   }
   OUT finish(Acc acc, int64_t count) const {
-    return convert<OUT>(static_cast<OUT>(static_cast<OUT>(acc) / static_cast<OUT>(count)));
+    return convert<OUT>(
+        static_cast<SumType>(static_cast<SumType>(acc) / static_cast<SumType>(count)));
   }
 };
 
@@ -109,7 +111,8 @@ Status mean_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call)
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(
       check_mean(self, dims, dims.empty(), args[2]->to_bool(), *args[3], out, &plan));
-  dense_reduce::install_fold<kDimForm, MeanOp, &mean_out, dense_reduce::OutTypes::kFloating>(args, call);
+  dense_reduce::install_fold<kDimForm, MeanOp, &mean_out, dense_reduce::OutTypes::kFloating,
+                             /*kNeedsElements=*/false, /*kReducedFloats=*/true>(args, call);
   return Error::kOk;
 }
 
@@ -118,7 +121,8 @@ Status mean_dtype_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*
   const NamedTensor out{args[2]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_mean(self, {}, true, false, *args[1], out, &plan));
-  dense_reduce::install_fold<kAllForm, MeanOp, &mean_dtype_out, dense_reduce::OutTypes::kFloating>(args, call);
+  dense_reduce::install_fold<kAllForm, MeanOp, &mean_dtype_out, dense_reduce::OutTypes::kFloating,
+                             /*kNeedsElements=*/false, /*kReducedFloats=*/true>(args, call);
   return Error::kOk;
 }
 

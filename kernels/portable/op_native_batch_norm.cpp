@@ -20,10 +20,12 @@
 // float32; save_mean/save_invstd have the parameters' dtype.
 // Statistics are computed in double; the output as x * alpha + beta, with
 // alpha = invstd * weight and beta = bias - mean * alpha, as ATen does.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/linear_offsets.h"
@@ -50,7 +52,9 @@ struct BatchNorm {
   NamedTensor save_invstd;
 };
 
-Status prepare(const BatchNorm& bn, ScalarType* param_type) {
+// The checks that need no data: shapes, dtypes, which statistics are given.
+// Also the prepare step's (at load) for the no_training variant.
+Status check_call(const BatchNorm& bn, ScalarType* param_type) {
   const Tensor& in = bn.input.tensor;
   char shape[128];
   TL_CHECK_OR_RETURN(in.dim() >= 2, Error::kInvalidArgument,
@@ -65,7 +69,6 @@ Status prepare(const BatchNorm& bn, ScalarType* param_type) {
                        "argument '%s' has shape %s, expected [%lld] (the channels of 'input')",
                        p.name, format_sizes(p.tensor.sizes(), shape, sizeof(shape)),
                        static_cast<long long>(channels));
-    TL_RETURN_IF_ERROR(check_has_data(p));
   }
   TL_RETURN_IF_ERROR(check_norm_dtypes(bn.input, params, param_type));
   TL_RETURN_IF_ERROR(check_same_dtype(bn.out, in.scalar_type(), "input"));
@@ -83,6 +86,16 @@ Status prepare(const BatchNorm& bn, ScalarType* param_type) {
     TL_CHECK_OR_RETURN(in.numel() > 0, Error::kInvalidArgument,
                        "argument 'input' has shape %s; batch statistics need at least one element",
                        format_sizes(in.sizes(), shape, sizeof(shape)));
+  }
+  return Error::kOk;
+}
+
+Status prepare(const BatchNorm& bn, ScalarType* param_type) {
+  TL_RETURN_IF_ERROR(check_call(bn, param_type));
+  const Tensor& in = bn.input.tensor;
+  const int64_t channels = in.size(1);
+  for (const NamedTensor& p : {bn.weight, bn.bias, bn.running_mean, bn.running_var}) {
+    if (p.tensor.defined()) TL_RETURN_IF_ERROR(check_has_data(p));
   }
   TL_RETURN_IF_ERROR(resize_tensor(bn.out, in.sizes()));
   const SizesType stats_size[] = {bn.training ? static_cast<SizesType>(channels) : 0};
@@ -167,21 +180,119 @@ void run(KernelContext& ctx, const BatchNorm& bn) {
                        [&] { batch_norm<T, P>(bn); });
 }
 
+BatchNorm no_training_call(Span<EValue*> args) {
+  return BatchNorm{{args[0]->to_tensor(), "input"},
+                   {args[1]->to_optional_tensor(), "weight"},
+                   {args[2]->to_optional_tensor(), "bias"},
+                   {args[3]->to_tensor(), "running_mean"},
+                   {args[4]->to_tensor(), "running_var"},
+                   /*training=*/false,
+                   args[5]->to_double(),
+                   args[6]->to_double(),
+                   {args[7]->to_tensor(), "out0"},
+                   {args[8]->to_tensor(), "out1"},
+                   {args[9]->to_tensor(), "out2"}};
+}
+
 }  // namespace
 
 void native_batch_norm_legit_no_training_out(KernelContext& ctx, Span<EValue*> args) {
-  const BatchNorm bn{{args[0]->to_tensor(), "input"},
-                     {args[1]->to_optional_tensor(), "weight"},
-                     {args[2]->to_optional_tensor(), "bias"},
-                     {args[3]->to_tensor(), "running_mean"},
-                     {args[4]->to_tensor(), "running_var"},
-                     /*training=*/false,
-                     args[5]->to_double(),
-                     args[6]->to_double(),
-                     {args[7]->to_tensor(), "out0"},
-                     {args[8]->to_tensor(), "out1"},
-                     {args[9]->to_tensor(), "out2"}};
-  run(ctx, bn);
+  run(ctx, no_training_call(args));
+}
+
+namespace {
+
+// Channels one block carries: its alpha and beta stay on the stack.
+constexpr int64_t kChannelBlock = 64;
+
+// The prepared eval of the no_training variant, for an input of dtype T with
+// parameters of dtype T (float32 or float64), input and out both contiguous
+// (kLast false) or both channels-last 4-D. Computes alpha and beta per
+// channel exactly as batch_norm<T, T> does, then one multiply-add per
+// element. A shape only a run can show as wrong (channels that no longer
+// match the parameters), an out that cannot take the input's shape or
+// missing data go to the reference.
+template <typename T, bool kLast>
+void no_training_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor in = args[0]->to_tensor();
+  const Tensor weight = args[1]->to_optional_tensor();
+  const Tensor bias = args[2]->to_optional_tensor();
+  const Tensor mean = args[3]->to_tensor();
+  const Tensor var = args[4]->to_tensor();
+  const double eps = args[6]->to_double();
+  const Tensor out = args[7]->to_tensor();
+  const int64_t channels = in.size(1);
+  bool ok = dense_path::fit_out(in, out);
+  const SizesType no_stats[] = {0};
+  for (size_t i = 8; ok && i < 10; ++i) {
+    const Tensor s = args[i]->to_tensor();
+    ok = (s.dim() == 1 && s.size(0) == 0) || resize_tensor({s, "out"}, no_stats).ok();
+  }
+  for (const Tensor* p : {&weight, &bias, &mean, &var}) {
+    ok = ok && (!p->defined() || (p->size(0) == channels && p->const_data_ptr<T>() != nullptr));
+  }
+  const T* x = in.const_data_ptr<T>();
+  T* y = out.mutable_data_ptr<T>();
+  ok = ok && (in.numel() == 0 || (x != nullptr && y != nullptr));
+  if (!ok) return native_batch_norm_legit_no_training_out(ctx, args);
+  const int64_t batch = in.size(0);
+  const int64_t spatial = channels == 0 ? 0 : in.numel() / std::max<int64_t>(batch * channels, 1);
+  for (int64_t c0 = 0; c0 < channels; c0 += kChannelBlock) {
+    const int64_t cn = std::min(kChannelBlock, channels - c0);
+    T a[kChannelBlock];
+    T b[kChannelBlock];
+    for (int64_t j = 0; j < cn; ++j) {
+      const int64_t c = c0 + j;
+      const double m = param_at<T>(mean, c, 0);
+      const double invstd = 1.0 / std::sqrt(param_at<T>(var, c, 0) + eps);
+      const double alpha = invstd * param_at<T>(weight, c, 1);
+      a[j] = static_cast<T>(alpha);
+      b[j] = static_cast<T>(param_at<T>(bias, c, 0) - m * alpha);
+    }
+    for (int64_t n = 0; n < batch; ++n) {
+      if constexpr (kLast) {
+        const T* xn = x + n * spatial * channels + c0;
+        T* yn = y + n * spatial * channels + c0;
+        for (int64_t k = 0; k < spatial; ++k) {
+          for (int64_t j = 0; j < cn; ++j) {
+            yn[k * channels + j] = xn[k * channels + j] * a[j] + b[j];
+          }
+        }
+      } else {
+        for (int64_t j = 0; j < cn; ++j) {
+          const T* xc = x + (n * channels + c0 + j) * spatial;
+          T* yc = y + (n * channels + c0 + j) * spatial;
+          const T aj = a[j];
+          const T bj = b[j];
+          for (int64_t k = 0; k < spatial; ++k) yc[k] = xc[k] * aj + bj;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// The reference's checks at load; the loops above for float32 and float64.
+Status native_batch_norm_legit_no_training_out_prepare(PrepareContext&, Span<EValue*> args,
+                                                       PreparedCall* call) {
+  const BatchNorm bn = no_training_call(args);
+  ScalarType param_type = ScalarType::kFloat;
+  TL_RETURN_IF_ERROR(check_call(bn, &param_type));
+  const Tensor& in = bn.input.tensor;
+  const Tensor& out = bn.out.tensor;
+  const ScalarType dtype = in.scalar_type();
+  if (param_type != dtype) return Error::kOk;
+  const bool dense = dense_path::is_dense(in) && dense_path::is_dense(out);
+  const bool last = in.dim() == 4 && is_channels_last_dim_order(in.dim_order()) &&
+                    is_channels_last_dim_order(out.dim_order());
+  if (!dense && !last) return Error::kOk;
+  if (dtype == ScalarType::kFloat) {
+    call->eval = dense ? &no_training_eval<float, false> : &no_training_eval<float, true>;
+  } else if (dtype == ScalarType::kDouble) {
+    call->eval = dense ? &no_training_eval<double, false> : &no_training_eval<double, true>;
+  }
+  return Error::kOk;
 }
 
 void native_batch_norm_legit_no_stats_out(KernelContext& ctx, Span<EValue*> args) {

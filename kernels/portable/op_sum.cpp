@@ -8,7 +8,8 @@
 // and round once, integer sums wrap, bool sums are logical or.
 //
 // The prepare step checks all of that but the shapes at load and, for dense
-// tensors of float32/float64/int32/int64, installs a loop over adjacent
+// tensors of float32/float64/int32/int64 (and float16/bfloat16 into their own
+// dtype or float32), installs a loop over adjacent
 // reduced dims (util/dense_reduce.h) that adds in the same order.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dense_reduce.h"
@@ -92,7 +93,8 @@ Status sum_intlist_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall
   const Span<const int64_t> dims = optional_dims(*args[1]);
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_sum(self, dims, dims.empty(), args[2]->to_bool(), *args[3], out, &plan));
-  dense_reduce::install_fold<kIntListForm, SumOp, &sum_intlist_out>(args, call);
+  dense_reduce::install_fold<kIntListForm, SumOp, &sum_intlist_out, dense_reduce::OutTypes::kAny,
+                             /*kNeedsElements=*/false, /*kReducedFloats=*/true>(args, call);
   return Error::kOk;
 }
 
@@ -101,7 +103,8 @@ Status sum_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) 
   const NamedTensor out{args[2]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_sum(self, {}, true, false, *args[1], out, &plan));
-  dense_reduce::install_fold<kAllForm, SumOp, &sum_out>(args, call);
+  dense_reduce::install_fold<kAllForm, SumOp, &sum_out, dense_reduce::OutTypes::kAny,
+                             /*kNeedsElements=*/false, /*kReducedFloats=*/true>(args, call);
   return Error::kOk;
 }
 

@@ -31,6 +31,7 @@
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
 #include "runtime/core/evalue.h"
+#include "runtime/core/half.h"
 #include "runtime/core/span.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel.h"
@@ -264,15 +265,39 @@ enum class OutTypes : uint8_t {
   kSame,      // Self's (the op checked out has it).
 };
 
+/// Calls fn(TypeTag<T>{}) when `type` is float16 or bfloat16.
+template <typename Fn>
+void visit_reduced_float(ScalarType type, Fn&& fn) {
+  switch (type) {
+    case ScalarType::kHalf: fn(TypeTag<Half>{}); break;
+    case ScalarType::kBFloat16: fn(TypeTag<BFloat16>{}); break;
+    default: break;
+  }
+}
+
 /// Installs fold_eval<..., Op<IN, OUT>, ...> when self and out are dense,
 /// the dims adjacent, and self's and out's dtypes loop dtypes paired as
-/// kOutTypes says.
+/// kOutTypes says. kReducedFloats: also a float16 or bfloat16 self into an
+/// out of its own dtype or float32 (the Op must then do the reference's
+/// conversions, as sum and mean do: their reference accumulates these in
+/// double like every floating type).
 template <const Form& kForm, template <typename, typename> class Op, KernelFunction reference,
-          OutTypes kOutTypes = OutTypes::kAny, bool kNeedsElements = false>
+          OutTypes kOutTypes = OutTypes::kAny, bool kNeedsElements = false,
+          bool kReducedFloats = false>
 void install_fold(Span<EValue*> args, PreparedCall* call) {
   if (!both_dense(args, kForm) || !adjacent_dims(kForm, args)) return;
   const ScalarType in_type = args[0]->to_tensor().scalar_type();
   const ScalarType out_type = args[kForm.out]->to_tensor().scalar_type();
+  if constexpr (kReducedFloats) {
+    visit_reduced_float(in_type, [&](auto in_tag) {
+      using IN = typename decltype(in_tag)::type;
+      if (out_type == in_type) {
+        call->eval = &fold_eval<kForm, Op<IN, IN>, IN, IN, reference, kNeedsElements>;
+      } else if (out_type == ScalarType::kFloat) {
+        call->eval = &fold_eval<kForm, Op<IN, float>, IN, float, reference, kNeedsElements>;
+      }
+    });
+  }
   visit_loop_dtype(in_type, [&](auto in_tag) {
     using IN = typename decltype(in_tag)::type;
     auto install = [&](auto out_tag) {

@@ -202,6 +202,41 @@ TEST(DenseReduceTest, SumMeanProdMatchTheReference) {
   }
 }
 
+// float16 / bfloat16 sums and means: the loops take them into their own
+// dtype or float32, accumulating in double as the reference does.
+TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
+  for (ScalarType dtype : {ScalarType::kHalf, ScalarType::kBFloat16}) {
+    SCOPED_TRACE(to_string(dtype));
+    for (const DimsCase& c : dims_cases()) {
+      for (bool keepdim : {false, true}) {
+        Input in(dtype, c.sizes);
+        IntListArg dims(c.dims);
+        const std::vector<SizesType> out = reduced(c.sizes, c.dims, keepdim);
+        auto with = [&](EValue dtype_arg) {
+          return [&, dtype_arg](EValue o) {
+            return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(keepdim),
+                                       dtype_arg, o};
+          };
+        };
+        const EValue to_float(static_cast<int64_t>(ScalarType::kFloat));
+        for (const char* op : {"aten::sum.IntList_out", "aten::mean.out"}) {
+          SCOPED_TRACE(op);
+          EXPECT_EQ(expect_same_as_reference(op, dtype, out, with(EValue())), c.adjacent);
+          EXPECT_EQ(expect_same_as_reference(op, ScalarType::kFloat, out, with(to_float)),
+                    c.adjacent);
+        }
+      }
+    }
+    // A long row: the double accumulator is what keeps it exact.
+    std::vector<double> ones(3000, 1.0);
+    ones[7] = 0.001;
+    TestTensor long_row(dtype, {3000}, ones);
+    auto all = [&](EValue o) { return std::vector<EValue>{long_row.evalue(), EValue(), o}; };
+    EXPECT_TRUE(expect_same_as_reference("aten::sum.out", dtype, {}, all));
+    EXPECT_TRUE(expect_same_as_reference("aten::mean.dtype_out", dtype, {}, all));
+  }
+}
+
 TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
   for (ScalarType dtype : kLoopDtypes) {
     SCOPED_TRACE(to_string(dtype));

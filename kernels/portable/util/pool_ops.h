@@ -20,24 +20,35 @@
 
 namespace torchlight::portable {
 
-/// max_pool{2,3}d_with_indices.out: args = self, kernel_size, stride,
-/// padding, dilation, ceil_mode, out, indices, (out, indices). Any real type
-/// but bool; indices int64.
+/// The checks of max_pool{2,3}d_with_indices.out that need no data (args =
+/// self, kernel_size, stride, padding, dilation, ceil_mode, out, indices,
+/// (out, indices)): self's rank and sizes, the lists' values, out's and
+/// indices' dtypes, a kernel that fits the padded input. Fills `params` and
+/// out's `sizes`. Shared by the eval and the prepare step (at load).
+inline Status check_max_pool_call(Span<EValue*> args, size_t spatial, PoolParams* params,
+                                  SizesType* sizes) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[6]->to_tensor(), "out"};
+  const Tensor indices = args[7]->to_tensor();
+  TL_RETURN_IF_ERROR(check_pool_input(self, spatial));
+  TL_RETURN_IF_ERROR(read_pool_params(spatial, false, *args[1], *args[2], *args[3], args[4],
+                                      args[5]->to_bool(), params));
+  TL_RETURN_IF_ERROR(check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  TL_CHECK_OR_RETURN(indices.scalar_type() == ScalarType::kLong, Error::kInvalidType,
+                     "argument 'indices' has dtype %s, expected int64",
+                     to_string(indices.scalar_type()));
+  return pool_output_sizes(self, *params, sizes);
+}
+
+/// max_pool{2,3}d_with_indices.out. Any real type but bool; indices int64.
 inline void run_max_pool_with_indices(KernelContext& ctx, Span<EValue*> args, size_t spatial) {
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[6]->to_tensor(), "out"};
   const NamedTensor indices{args[7]->to_tensor(), "indices"};
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_pool_input(self, spatial));
   PoolParams params;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, read_pool_params(spatial, false, *args[1], *args[2], *args[3],
-                                                  args[4], args[5]->to_bool(), &params));
-  const ScalarType dtype = self.tensor.scalar_type();
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, dtype, "self"));
-  TL_KERNEL_CHECK(ctx, indices.tensor.scalar_type() == ScalarType::kLong, Error::kInvalidType,
-                  "argument 'indices' has dtype %s, expected int64",
-                  to_string(indices.tensor.scalar_type()));
   SizesType sizes[2 + kMaxSpatialDims];
-  TL_KERNEL_RETURN_IF_ERROR(ctx, pool_output_sizes(self, params, sizes));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_max_pool_call(args, spatial, &params, sizes));
+  const ScalarType dtype = self.tensor.scalar_type();
   const Span<const SizesType> out_sizes(sizes, self.tensor.dim());
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, out_sizes));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(indices, out_sizes));
@@ -50,39 +61,50 @@ inline void run_max_pool_with_indices(KernelContext& ctx, Span<EValue*> args, si
   });
 }
 
-/// avg_pool{1,2,3}d.out: args = self, kernel_size, stride, padding,
-/// ceil_mode, count_include_pad, [divisor_override,] out, out. The 1-D
-/// operator has no divisor_override and takes exactly one value per list.
-/// Dtypes: float32, float64, int64, and float16/bfloat16 unless
-/// `reduced_floats` is false (avg_pool3d's CPU kernel has none).
+/// The checks of avg_pool{1,2,3}d.out that need no data (args = self,
+/// kernel_size, stride, padding, ceil_mode, count_include_pad,
+/// [divisor_override,] out, out). The 1-D operator has no divisor_override
+/// and takes exactly one value per list. Dtypes: float32, float64, int64,
+/// and float16/bfloat16 unless `reduced_floats` is false (avg_pool3d's CPU
+/// kernel has none). Fills `params` and out's `sizes`; shared by the eval
+/// and the prepare step (at load).
+inline Status check_avg_pool_call(Span<EValue*> args, size_t spatial, bool has_divisor,
+                                  bool reduced_floats, PoolParams* params, SizesType* sizes) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[has_divisor ? 7 : 6]->to_tensor(), "out"};
+  if (has_divisor && !args[6]->is_none()) {
+    TL_CHECK_OR_RETURN(args[6]->to_int() != 0, Error::kInvalidArgument,
+                       "argument 'divisor_override' is 0, expected a non-zero divisor or None");
+  }
+  TL_RETURN_IF_ERROR(check_pool_input(self, spatial));
+  TL_RETURN_IF_ERROR(read_pool_params(spatial, spatial == 1, *args[1], *args[2], *args[3],
+                                      nullptr, args[4]->to_bool(), params));
+  const ScalarType dtype = self.tensor.scalar_type();
+  const bool supported = dtype == ScalarType::kFloat || dtype == ScalarType::kDouble ||
+                         dtype == ScalarType::kLong ||
+                         (reduced_floats &&
+                          (dtype == ScalarType::kHalf || dtype == ScalarType::kBFloat16));
+  TL_CHECK_OR_RETURN(supported, Error::kInvalidType,
+                     "argument 'self' has dtype %s, which is not supported (supported: %sfloat32, "
+                     "float64, int64)",
+                     to_string(dtype), reduced_floats ? "float16, bfloat16, " : "");
+  TL_RETURN_IF_ERROR(check_same_dtype(out, dtype, "self"));
+  return pool_output_sizes(self, *params, sizes);
+}
+
+/// avg_pool{1,2,3}d.out (see check_avg_pool_call).
 inline void run_avg_pool(KernelContext& ctx, Span<EValue*> args, size_t spatial,
                          bool has_divisor, bool reduced_floats) {
   const size_t out_index = has_divisor ? 7 : 6;
   set_return(args, out_index + 1, *args[out_index]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[out_index]->to_tensor(), "out"};
-  int64_t divisor = 0;  // 0: none.
-  if (has_divisor && !args[6]->is_none()) {
-    divisor = args[6]->to_int();
-    TL_KERNEL_CHECK(ctx, divisor != 0, Error::kInvalidArgument,
-                    "argument 'divisor_override' is 0, expected a non-zero divisor or None");
-  }
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_pool_input(self, spatial));
   PoolParams params;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, read_pool_params(spatial, spatial == 1, *args[1], *args[2],
-                                                  *args[3], nullptr, args[4]->to_bool(), &params));
-  const ScalarType dtype = self.tensor.scalar_type();
-  const bool supported = dtype == ScalarType::kFloat || dtype == ScalarType::kDouble ||
-                         dtype == ScalarType::kLong ||
-                         (reduced_floats &&
-                          (dtype == ScalarType::kHalf || dtype == ScalarType::kBFloat16));
-  TL_KERNEL_CHECK(ctx, supported, Error::kInvalidType,
-                  "argument 'self' has dtype %s, which is not supported (supported: %sfloat32, "
-                  "float64, int64)",
-                  to_string(dtype), reduced_floats ? "float16, bfloat16, " : "");
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, dtype, "self"));
   SizesType sizes[2 + kMaxSpatialDims];
-  TL_KERNEL_RETURN_IF_ERROR(ctx, pool_output_sizes(self, params, sizes));
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, check_avg_pool_call(args, spatial, has_divisor, reduced_floats, &params, sizes));
+  const int64_t divisor = has_divisor && !args[6]->is_none() ? args[6]->to_int() : 0;  // 0: none.
+  const ScalarType dtype = self.tensor.scalar_type();
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, {sizes, self.tensor.dim()}));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
@@ -93,23 +115,35 @@ inline void run_avg_pool(KernelContext& ctx, Span<EValue*> args, size_t spatial,
   });
 }
 
-/// Adaptive pooling: args = self, output_size, out[, indices], return.
-/// Average (no indices) or max (with indices); float types only.
+/// The checks of an adaptive pooling that need no data (args = self,
+/// output_size, out[, indices], return): self's rank and sizes, out's (and
+/// indices') dtype, output_size. Fills out's `sizes`; shared by the eval and
+/// the prepare step (at load).
+inline Status check_adaptive_pool_call(Span<EValue*> args, size_t spatial, bool with_indices,
+                                       SizesType* sizes) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  TL_RETURN_IF_ERROR(check_pool_input(self, spatial));
+  TL_RETURN_IF_ERROR(check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  if (with_indices) {
+    const ScalarType indices_type = args[3]->to_tensor().scalar_type();
+    TL_CHECK_OR_RETURN(indices_type == ScalarType::kLong, Error::kInvalidType,
+                       "argument 'indices' has dtype %s, expected int64",
+                       to_string(indices_type));
+  }
+  return adaptive_pool_output_sizes(self, *args[1], spatial, sizes);
+}
+
+/// Adaptive pooling: average (no indices) or max (with indices); float
+/// types only.
 inline void run_adaptive_pool(KernelContext& ctx, Span<EValue*> args, size_t spatial,
                               bool with_indices) {
   if (!with_indices) set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};
   const NamedTensor indices{with_indices ? args[3]->to_tensor() : Tensor(), "indices"};
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_pool_input(self, spatial));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
-  if (with_indices) {
-    TL_KERNEL_CHECK(ctx, indices.tensor.scalar_type() == ScalarType::kLong, Error::kInvalidType,
-                    "argument 'indices' has dtype %s, expected int64",
-                    to_string(indices.tensor.scalar_type()));
-  }
   SizesType sizes[2 + kMaxSpatialDims];
-  TL_KERNEL_RETURN_IF_ERROR(ctx, adaptive_pool_output_sizes(self, *args[1], spatial, sizes));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_adaptive_pool_call(args, spatial, with_indices, sizes));
   const Span<const SizesType> out_sizes(sizes, self.tensor.dim());
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, out_sizes));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
