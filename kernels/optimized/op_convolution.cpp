@@ -84,12 +84,14 @@ size_t columns_bytes(const Conv2dGeometry& g) {
 
 }  // namespace
 
-Status prepare_convolution(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  call->scratch_bytes = gemm_workspace_bytes(threadpool::num_threads());
+Status prepare_convolution(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
   Conv2dGeometry g;
   ConvLayout layout;
-  // Load-time shapes are the upper bounds of dynamic ones.
-  if (read_call(args, &g, &layout)) call->scratch_bytes += columns_bytes(g);
+  // Load-time shapes are the upper bounds of dynamic ones. Calls this kernel
+  // leaves to the portable one (depthwise, transposed, ...) get its prepare:
+  // its load-time checks and its specialised evals, and no GEMM scratch.
+  if (!read_call(args, &g, &layout)) return portable::convolution_out_prepare(ctx, args, call);
+  call->scratch_bytes = gemm_workspace_bytes(threadpool::num_threads()) + columns_bytes(g);
   return Error::kOk;
 }
 

@@ -14,7 +14,9 @@
 #include "kernels/optimized/conv/winograd_f2x3.h"
 #include "kernels/optimized/gemm/owned_workspace.h"
 #include "kernels/optimized/optimized_ops.h"
+#include "kernels/optimized/optimized_kernels.h"
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/depthwise_conv.h"
 #include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
@@ -304,6 +306,36 @@ TEST(OptimizedConvolutionHandOff, GroupsTransposedOtherDtypesAndMixedLayoutsAreP
   expect_handed_to_portable(kF32, {1, 3, 6}, {2, 3, 3}, {1, 2, 4}, {});  // 1-D
   expect_handed_to_portable(kF32, {1, 3, 5, 5}, {2, 3, 3, 3}, {1, 2, 3, 3}, {},
                             dim_order({0, 2, 3, 1}), Layout{});
+}
+
+// A call the optimized kernel leaves to the portable one gets the portable
+// prepare too: a depthwise convolution runs the portable stencil eval, and
+// reserves no GEMM scratch.
+TEST(OptimizedConvolutionHandOff, DepthwiseGetsThePortablePreparedEval) {
+  const Kernel* optimized = nullptr;
+  for (const Kernel& k : optimized_kernels()) {
+    if (std::strcmp(k.name, "aten::convolution.out") == 0) optimized = &k;
+  }
+  ASSERT_NE(optimized, nullptr);
+  TestTensor input(kF32, {1, 4, 6, 6}, random_float_values(144, 9));
+  TestTensor weight(kF32, {4, 1, 3, 3}, random_float_values(36, 10));
+  TestTensor out(kF32, {1, 4, 4, 4});
+  IntListArg stride({1});
+  IntListArg padding({0});
+  IntListArg dilation({1});
+  IntListArg output_padding({0});
+  KernelArgs args{input.evalue(),   weight.evalue(),          EValue(),    stride.evalue(),
+                  padding.evalue(), dilation.evalue(),        EValue(false), output_padding.evalue(),
+                  EValue(int64_t{4}), out.evalue(),          EValue()};
+  alignas(64) static uint8_t memory[1 << 16];
+  MemoryAllocator allocator(memory, sizeof(memory));
+  PreparedCall call;
+  ASSERT_TRUE(prepare_kernel_call(*optimized, args.span(), &allocator, &call).ok());
+  EXPECT_EQ(call.eval, (&portable::depthwise::depthwise_eval<false, portable::convolution_out>));
+  EXPECT_EQ(call.scratch_bytes, 0u);
+  ConvCall depthwise;
+  depthwise.groups = 4;
+  expect_handed_to_portable(kF32, {1, 4, 6, 6}, {4, 1, 3, 3}, {1, 4, 4, 4}, depthwise);
 }
 
 TEST(OptimizedConvolutionHandOff, ErrorsAreThePortableKernels) {
