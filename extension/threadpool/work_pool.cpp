@@ -34,11 +34,12 @@ constexpr int kFruitlessSpinsToStop = 4;
 constexpr int64_t kSpinRetryNs = 50 * 1000 * 1000;
 
 // Stall detection (WorkPool::run): a wait for other threads' chunks longer
-// than kStallRatio times the caller's own mean chunk plus kStallSlackNs
-// (about a scheduler time slice) means a worker lost its core mid-chunk;
-// uneven chunks alone rarely differ that much. Back-offs start at kMinBackoffNs
-// and double, up to kMaxBackoffNs, for stalls within kStallMemoryNs of the
-// previous one.
+// than kStallRatio times what the caller spent on its own chunks, plus
+// kStallSlackNs (about a scheduler time slice), means a worker lost its core
+// mid-chunk. Against the caller's total, not its mean chunk: a job's last
+// chunk may be much smaller than the others. Back-offs start at
+// kMinBackoffNs and double, up to kMaxBackoffNs, for stalls within
+// kStallMemoryNs of the previous one.
 constexpr int64_t kStallRatio = 4;
 constexpr int64_t kStallSlackNs = 1000 * 1000;
 constexpr int64_t kMinBackoffNs = 4 * 1000 * 1000;
@@ -103,7 +104,7 @@ uint32_t WorkPool::run_chunks(uint32_t generation) {
 void WorkPool::note_wait(int64_t now, int64_t wait_ns, uint32_t own, int64_t own_ns) {
   // With no chunk of its own the caller has no measure of a chunk's length:
   // the workers took them all, which is no stall.
-  if (own == 0 || wait_ns <= kStallRatio * (own_ns / own) + kStallSlackNs) return;
+  if (own == 0 || wait_ns <= kStallRatio * own_ns + kStallSlackNs) return;
   back_off(now);
 }
 
