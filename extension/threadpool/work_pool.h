@@ -37,7 +37,24 @@ class WorkPool {
   /// and the workers; returns when all have returned. A second caller while
   /// a job runs (or a job of 2^32 - 1 chunks or more) gets false and should
   /// run the job itself.
+  ///
+  /// Stalls: when the caller, its own chunks done, waits for a worker's
+  /// chunk far longer than its own chunks took (that worker was descheduled
+  /// mid-chunk), or a spinning worker sees the clock jump (it was
+  /// descheduled while waiting for work), another process holds the cores.
+  /// For a back-off time after that (4 ms, doubling while stalls keep
+  /// coming, up to 256 ms) run() runs every chunk on the caller, so callers
+  /// do not wait a time slice per call, and the workers sleep instead of
+  /// spinning against the caller for a loaded machine's scarce CPU time.
+  ///
+  /// Workers spin a while after a job before they sleep, as jobs come back
+  /// to back; after a few spins in a row that saw no job (jobs further apart
+  /// than a spin, as on a loaded machine) they sleep at once, spinning again
+  /// on a probe every 50 ms.
   bool run(size_t chunks, ChunkFn fn, void* context);
+
+  /// Stalls seen so far (each started a back-off), for tests and benchmarks.
+  uint64_t stalls() const { return stalls_.load(std::memory_order_relaxed); }
 
   /// Sends spinning workers to sleep now instead of after their spin, until
   /// the next run(). For a caller about to hand the cores to another pool
@@ -51,7 +68,13 @@ class WorkPool {
   // Claims the next chunk of job `generation`; false when that job has no
   // chunk left or is over.
   bool claim(uint32_t generation, uint32_t* index);
-  void run_chunks(uint32_t generation);
+  // Runs chunks of job `generation` until none is left; returns how many.
+  uint32_t run_chunks(uint32_t generation);
+  // After a caller waited `wait_ns` for other threads' chunks, having run
+  // `own` chunks itself in `own_ns`: starts a back-off if that was a stall.
+  void note_wait(int64_t now_ns, int64_t wait_ns, uint32_t own, int64_t own_ns);
+  // Counts a stall and starts (or lengthens) a back-off from `now_ns`.
+  void back_off(int64_t now_ns);
 
   // The job: written before its generation is published, read after a claim.
   std::atomic<ChunkFn> fn_{nullptr};
@@ -67,6 +90,12 @@ class WorkPool {
   std::atomic<uint32_t> sleeping_{0};
   std::atomic<bool> park_{false};  // see park(); cleared by run()
   bool stop_ = false;  // guarded by sleep_mutex_
+  // Back-off after stalls (see run()), steady-clock nanoseconds; written by
+  // the caller and by spinning workers.
+  std::atomic<int64_t> backoff_until_ns_{0};
+  std::atomic<int64_t> backoff_ns_{0};  // the last back-off's length (0: none yet)
+  std::atomic<int64_t> last_stall_ns_{0};
+  std::atomic<uint64_t> stalls_{0};
   std::vector<std::thread> workers_;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 #include <vector>
@@ -86,6 +87,55 @@ TEST(WorkPoolTest, RunReturnsAfterSlowChunksFinish) {
     ASSERT_TRUE(pool.run(6, slow, &finished));
     EXPECT_EQ(finished.load(), 6);
   }
+}
+
+// A worker's chunk that outlasts the caller's by far more than a time slice
+// (as when the worker loses its core mid-chunk) is a stall: the pool counts
+// it and runs the next jobs on the caller alone, every chunk still once.
+TEST(WorkPoolTest, StallBacksOffToTheCaller) {
+  WorkPool pool(2);
+  struct Job {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> finished{0};
+    std::atomic<int> on_workers{0};
+    bool stall_workers = true;
+    static void run(void* ctx, size_t) {
+      auto* job = static_cast<Job*>(ctx);
+      // The caller's chunk: 2 ms (time for a sleeping worker to wake and
+      // claim the other); a worker's: 30 ms, far over 4 x 2 ms + 1 ms.
+      if (std::this_thread::get_id() != job->caller) {
+        job->on_workers++;
+        if (job->stall_workers) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      } else if (job->stall_workers) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      job->finished++;
+    }
+  };
+  // The caller may still claim both chunks before the worker wakes, or be
+  // descheduled itself: try until a stall is seen.
+  bool stalled = false;
+  for (int attempt = 0; attempt < 50 && !stalled; ++attempt) {
+    const uint64_t before = pool.stalls();
+    Job job;
+    ASSERT_TRUE(pool.run(2, &Job::run, &job));
+    EXPECT_EQ(job.finished.load(), 2);
+    const auto stalled_at = std::chrono::steady_clock::now();
+    // A stall needs a chunk on each side (the caller times its own), and
+    // this thread not held up itself for longer than the worker's sleep.
+    if (job.on_workers.load() != 1 || pool.stalls() == before) continue;
+    stalled = true;
+    // Within the 4 ms back-off (when this thread was not itself held up
+    // longer), every chunk runs here.
+    Job next;
+    next.stall_workers = false;
+    ASSERT_TRUE(pool.run(64, &Job::run, &next));
+    EXPECT_EQ(next.finished.load(), 64);
+    if (std::chrono::steady_clock::now() - stalled_at < std::chrono::milliseconds(3)) {
+      EXPECT_EQ(next.on_workers.load(), 0);
+    }
+  }
+  EXPECT_TRUE(stalled) << "no stall seen in 50 jobs with a 30 ms worker chunk";
 }
 
 // A second caller while a job runs is told to run its own work: no deadlock,

@@ -175,6 +175,20 @@ Status check_seq_len(int64_t seq_len, const NamedTensor& query, const NamedTenso
   return Error::kOk;
 }
 
+// The prepare step of both attention operators: the leading tensor
+// arguments (named in order) and `out` at out_index are float [B, S, H, D];
+// the call keeps the attention loops' build for this CPU.
+Status prepare_attention(Span<EValue*> args, std::initializer_list<const char*> names,
+                         size_t out_index, PreparedCall* call) {
+  size_t i = 0;
+  for (const char* name : names) {
+    TL_RETURN_IF_ERROR(check_float_rank4({args[i++]->to_tensor(), name}));
+  }
+  TL_RETURN_IF_ERROR(check_float_rank4({args[out_index]->to_tensor(), "out"}));
+  call->state = &sdpa_variants()[0];
+  return Error::kOk;
+}
+
 }  // namespace
 
 // update_cache.out(value, cache, start_pos, *, out): args 0..3, return 4.
@@ -196,13 +210,7 @@ void llama_update_cache_out(KernelContext& ctx, Span<EValue*> args) {
 // custom_sdpa.out(query, key, value, start_pos, attn_mask, drpout_p,
 // is_causal, scale, *, out): args 0..8, return 9.
 Status llama_custom_sdpa_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  const char* names[] = {"query", "key", "value"};
-  for (size_t i = 0; i < 3; ++i) {
-    TL_RETURN_IF_ERROR(check_float_rank4({args[i]->to_tensor(), names[i]}));
-  }
-  TL_RETURN_IF_ERROR(check_float_rank4({args[8]->to_tensor(), "out"}));
-  call->state = &sdpa_variants()[0];
-  return Error::kOk;
+  return prepare_attention(args, {"query", "key", "value"}, 8, call);
 }
 
 void llama_custom_sdpa_out(KernelContext& ctx, Span<EValue*> args) {
@@ -218,13 +226,7 @@ void llama_custom_sdpa_out(KernelContext& ctx, Span<EValue*> args) {
 // start_pos, seq_len, attn_mask, drpout_p, is_causal, scale, *, out):
 // args 0..11, return 12.
 Status llama_sdpa_with_kv_cache_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  const char* names[] = {"query", "key", "value", "key_cache", "value_cache"};
-  for (size_t i = 0; i < 5; ++i) {
-    TL_RETURN_IF_ERROR(check_float_rank4({args[i]->to_tensor(), names[i]}));
-  }
-  TL_RETURN_IF_ERROR(check_float_rank4({args[11]->to_tensor(), "out"}));
-  call->state = &sdpa_variants()[0];
-  return Error::kOk;
+  return prepare_attention(args, {"query", "key", "value", "key_cache", "value_cache"}, 11, call);
 }
 
 void llama_sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {

@@ -134,6 +134,68 @@ inline void tile_scores(const float* q, const float* k, int64_t k_stride, int64_
   for (; j < n; ++j) s[j] = dot(q, k + j * k_stride, dim) * scale;
 }
 
+// out0[i] = q0 . b_i and out1[i] = q1 . b_i for the 4 rows b_i = b + i *
+// b_stride: a 2 x 4 register tile, so each key load serves two query rows
+// and each query load four keys (8 accumulators fit AVX2's 16 registers).
+inline void dot2x4(const float* __restrict q0, const float* __restrict q1,
+                   const float* __restrict b, int64_t b_stride, int64_t n, float* out0,
+                   float* out1) {
+  const float* b0 = b;
+  const float* b1 = b + b_stride;
+  const float* b2 = b + 2 * b_stride;
+  const float* b3 = b + 3 * b_stride;
+  VecF a0{}, a1{}, a2{}, a3{}, c0{}, c1{}, c2{}, c3{};
+  int64_t d = 0;
+  for (; d + kLanes <= n; d += kLanes) {
+    const VecF x = load(q0 + d);
+    const VecF y = load(q1 + d);
+    const VecF k0 = load(b0 + d);
+    const VecF k1 = load(b1 + d);
+    const VecF k2 = load(b2 + d);
+    const VecF k3 = load(b3 + d);
+    a0 += x * k0;
+    a1 += x * k1;
+    a2 += x * k2;
+    a3 += x * k3;
+    c0 += y * k0;
+    c1 += y * k1;
+    c2 += y * k2;
+    c3 += y * k3;
+  }
+  float t0[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  float t1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (; d < n; ++d) {
+    const float* rows[4] = {b0, b1, b2, b3};
+    for (int i = 0; i < 4; ++i) {
+      t0[i] += q0[d] * rows[i][d];
+      t1[i] += q1[d] * rows[i][d];
+    }
+  }
+  const Vec4 s0 = lane_sums4(a0, a1, a2, a3);
+  const Vec4 s1 = lane_sums4(c0, c1, c2, c3);
+  for (int i = 0; i < 4; ++i) {
+    out0[i] = s0[i] + t0[i];
+    out1[i] = s1[i] + t1[i];
+  }
+}
+
+// tile_scores for two query rows over the same n keys.
+inline void tile_scores2(const float* q0, const float* q1, const float* k, int64_t k_stride,
+                         int64_t n, int64_t dim, float scale, float* s0, float* s1) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    dot2x4(q0, q1, k + j * k_stride, k_stride, dim, s0 + j, s1 + j);
+    for (int i = 0; i < 4; ++i) {
+      s0[j + i] *= scale;
+      s1[j + i] *= scale;
+    }
+  }
+  for (; j < n; ++j) {
+    s0[j] = dot(q0, k + j * k_stride, dim) * scale;
+    s1[j] = dot(q1, k + j * k_stride, dim) * scale;
+  }
+}
+
 // o += sum over j < n of w[j] * v_j, v_j = v + j * v_stride, over dim floats.
 // Each slice of o stays in registers across all n value rows.
 inline void accumulate_values(float* __restrict o, const float* __restrict w,
@@ -167,6 +229,51 @@ inline void accumulate_values(float* __restrict o, const float* __restrict w,
     float a = o[d];
     for (int64_t j = 0; j < n; ++j) a += w[j] * v[j * v_stride + d];
     o[d] = a;
+  }
+}
+
+// accumulate_values for four out rows over the same n value rows: a 4 x 2
+// vector register tile, so each value load serves four rows.
+inline void accumulate_values4(float* const* o, const float* const* w,
+                               const float* __restrict v, int64_t v_stride, int64_t n,
+                               int64_t dim) {
+  int64_t d = 0;
+  for (; d + 2 * kLanes <= dim; d += 2 * kLanes) {
+    VecF a[4][2];
+    for (int r = 0; r < 4; ++r) {
+      a[r][0] = load(o[r] + d);
+      a[r][1] = load(o[r] + d + kLanes);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const float* x = v + j * v_stride + d;
+      const VecF x0 = load(x);
+      const VecF x1 = load(x + kLanes);
+      for (int r = 0; r < 4; ++r) {
+        const VecF wj = splat(w[r][j]);
+        a[r][0] += wj * x0;
+        a[r][1] += wj * x1;
+      }
+    }
+    for (int r = 0; r < 4; ++r) {
+      store(o[r] + d, a[r][0]);
+      store(o[r] + d + kLanes, a[r][1]);
+    }
+  }
+  for (; d + kLanes <= dim; d += kLanes) {
+    VecF a[4];
+    for (int r = 0; r < 4; ++r) a[r] = load(o[r] + d);
+    for (int64_t j = 0; j < n; ++j) {
+      const VecF x = load(v + j * v_stride + d);
+      for (int r = 0; r < 4; ++r) a[r] += splat(w[r][j]) * x;
+    }
+    for (int r = 0; r < 4; ++r) store(o[r] + d, a[r]);
+  }
+  for (; d < dim; ++d) {
+    for (int r = 0; r < 4; ++r) {
+      float a = o[r][d];
+      for (int64_t j = 0; j < n; ++j) a += w[r][j] * v[j * v_stride + d];
+      o[r][d] = a;
+    }
   }
 }
 
@@ -226,7 +333,8 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
   int64_t limit[kSdpaMaxRowsPerBlock];  // Row r attends to cache positions < limit[r].
   float running_max[kSdpaMaxRowsPerBlock];
   float running_sum[kSdpaMaxRowsPerBlock];
-  float scores[kTile];  // One row's scores, then weights, for the current tile.
+  // Each row's scores, then weights, for the current tile.
+  float scores[kSdpaMaxRowsPerBlock][kTile];
 
   int64_t max_limit = 0;
   for (int64_t r = 0; r < num_rows; ++r) {
@@ -253,13 +361,35 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
     const int64_t j1 = min_i64(j0 + kTile, max_limit);
     const float* k = k_base + j0 * k_stride;
     const float* v = v_base + j0 * v_stride;
-    for (int64_t r = 0; r < num_rows; ++r) {
-      const int64_t n = min_i64(j1, limit[r]) - j0;  // Keys of this tile row r sees.
-      if (n <= 0) continue;
-      // The tile's key rows stay in L1 across the rows of the block.
-      tile_scores(q[r], k, k_stride, n, dim, p.scale, scores);
-      // Softmax numerators, rescaling what came before when the maximum rises.
-      const float tile_max = max_of(scores, n);
+    int64_t n[kSdpaMaxRowsPerBlock];  // Keys of this tile row r sees (<= 0: none).
+    for (int64_t r = 0; r < num_rows; ++r) n[r] = min_i64(j1, limit[r]) - j0;
+
+    // Scores, two rows at a time over the keys both see (the tile's key
+    // rows stay in L1 across the block), then each row's own remainder.
+    // No row reads a key past its own limit.
+    int64_t r = 0;
+    for (; r + 2 <= num_rows; r += 2) {
+      int64_t common = min_i64(n[r], n[r + 1]);
+      if (common < 0) common = 0;
+      if (common > 0) {
+        tile_scores2(q[r], q[r + 1], k, k_stride, common, dim, p.scale, scores[r], scores[r + 1]);
+      }
+      for (int64_t e = r; e < r + 2; ++e) {
+        if (n[e] > common) {
+          tile_scores(q[e], k + common * k_stride, k_stride, n[e] - common, dim, p.scale,
+                      scores[e] + common);
+        }
+      }
+    }
+    if (r < num_rows && n[r] > 0) tile_scores(q[r], k, k_stride, n[r], dim, p.scale, scores[r]);
+
+    // Softmax numerators per row, rescaling what came before when the
+    // maximum rises.
+    int64_t active[kSdpaMaxRowsPerBlock];  // Rows with weights to add.
+    int64_t num_active = 0;
+    for (r = 0; r < num_rows; ++r) {
+      if (n[r] <= 0) continue;
+      const float tile_max = max_of(scores[r], n[r]);
       if (tile_max > running_max[r]) {
         const float factor = exp_approx(running_max[r] - tile_max);  // 0 on the first tile.
         running_sum[r] *= factor;
@@ -269,8 +399,34 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
       // Scores all -inf so far: their weights are 0 once a finite score
       // arrives (and a row with no finite score ends as NaN, like torch).
       if (running_max[r] == -__builtin_inff()) continue;
-      running_sum[r] += exp_shifted_sum(scores, n, running_max[r]);
-      accumulate_values(o[r], scores, v, v_stride, n, dim);
+      running_sum[r] += exp_shifted_sum(scores[r], n[r], running_max[r]);
+      active[num_active++] = r;
+    }
+
+    // Weighted value rows, four rows at a time over the keys all four see,
+    // then each row's own remainder.
+    int64_t a = 0;
+    for (; a + 4 <= num_active; a += 4) {
+      float* outs[4];
+      const float* weights[4];
+      int64_t common = n[active[a]];
+      for (int i = 0; i < 4; ++i) {
+        outs[i] = o[active[a + i]];
+        weights[i] = scores[active[a + i]];
+        common = min_i64(common, n[active[a + i]]);
+      }
+      accumulate_values4(outs, weights, v, v_stride, common, dim);
+      for (int i = 0; i < 4; ++i) {
+        const int64_t row = active[a + i];
+        if (n[row] > common) {
+          accumulate_values(o[row], scores[row] + common, v + common * v_stride, v_stride,
+                            n[row] - common, dim);
+        }
+      }
+    }
+    for (; a < num_active; ++a) {
+      const int64_t row = active[a];
+      accumulate_values(o[row], scores[row], v, v_stride, n[row], dim);
     }
   }
   for (int64_t r = 0; r < num_rows; ++r) scale_row(o[r], 1.0f / running_sum[r], dim);

@@ -79,16 +79,17 @@ def test_eager_rejects_what_the_kernels_do_not_compute():
 class _Attend(nn.Module):
     """One attention step over buffers in upstream's layout: forward(q, k, v, input_pos [1])."""
 
-    def __init__(self, fused: bool):
+    def __init__(self, fused: bool, hkv: int = HKV, d: int = D, max_s: int = MAX_S):
         super().__init__()
         self.fused = fused
-        self.register_buffer("kc", torch.zeros(B, MAX_S, HKV, D), persistent=False)
-        self.register_buffer("vc", torch.zeros(B, MAX_S, HKV, D), persistent=False)
+        self.max_s = max_s
+        self.register_buffer("kc", torch.zeros(B, max_s, hkv, d), persistent=False)
+        self.register_buffer("vc", torch.zeros(B, max_s, hkv, d), persistent=False)
 
     def forward(self, q, k, v, input_pos):
         start = input_pos[0].item()
         torch._check_is_size(start)
-        torch._check(start < MAX_S)
+        torch._check(start < self.max_s)
         if self.fused:
             return llama_ops.sdpa_with_kv_cache(q, k, v, self.kc, self.vc, start, q.shape[1],
                                                 None, 0.0, True)
@@ -121,6 +122,30 @@ def test_kernels_in_a_program_equal_causal_sdpa(runtime, tmp_path, fused):
     module = runtime.load(str(path))
     outs = []
     for a, b in [(0, 5), (5, 6), (6, 7), (7, 12)]:
+        (out,) = module.run("forward", [q[:, a:b], k[:, a:b], v[:, a:b], torch.tensor([a])])
+        outs.append(torch.as_tensor(out).clone())
+    torch.testing.assert_close(torch.cat(outs, 1), _reference(q, k, v), **TOL)
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["update_cache+custom_sdpa",
+                                                      "sdpa_with_kv_cache"])
+@pytest.mark.parametrize("hq,hkv,d", [(3, 3, 33), (8, 2, 48), (4, 1, 5)],
+                         ids=["mha-d33", "gqa4-d48", "mqa-d5"])
+def test_prefill_tiles_equal_causal_sdpa(runtime, tmp_path, fused, hq, hkv, d):
+    """Chunks of 1, 3, 5, 7 and 129 rows from start positions 0..16: the
+    prefill's multi-row tiles (two query rows per score tile, four per value
+    tile, with each row's own causal remainder) against torch's causal SDPA,
+    across a 128-key tile boundary."""
+    g = torch.Generator().manual_seed(7)
+    t, max_s = 145, 160
+    q, k, v = (torch.randn(B, t, h, d, generator=g) for h in (hq, hkv, hkv))
+    seq = Dim("seq", min=1, max=max_s)
+    dynamic = {"q": {1: seq}, "k": {1: seq}, "v": {1: seq}, "input_pos": None}
+    example = (q[:, :3], k[:, :3], v[:, :3], torch.tensor([0]))
+    path, _ = _program(_Attend(fused, hkv, d, max_s), example, dynamic, tmp_path)
+    module = runtime.load(str(path))
+    outs = []
+    for a, b in [(0, 1), (1, 4), (4, 9), (9, 16), (16, 145)]:
         (out,) = module.run("forward", [q[:, a:b], k[:, a:b], v[:, a:b], torch.tensor([a])])
         outs.append(torch.as_tensor(out).clone())
     torch.testing.assert_close(torch.cat(outs, 1), _reference(q, k, v), **TOL)
