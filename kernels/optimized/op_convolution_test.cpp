@@ -170,43 +170,50 @@ TEST_P(OptimizedConvolutionTest, MatchesTheDefinitionInBothLayouts) {
 }
 
 // conv2d() itself with a fused clamp (as XNNPACK's nodes carry one): NHWC
-// in and out, OHWI weights, against the reference clamped.
+// in and out, OHWI weights, against the reference clamped. The larger
+// images have enough output pixels for NHWC's per-thread blocks (whole and
+// partial ones, two images).
 TEST_P(OptimizedConvolutionTest, Conv2dClampsItsOutputInBothLayouts) {
-  const Case k{2, 5, 6, 7, 9, 3, 3, {1}, {1}, {1}};
-  const int64_t oh = 6;
-  const int64_t ow = 7;
-  const std::vector<double> in = random_float_values(k.n * k.c * k.h * k.w, 6);
-  const std::vector<double> w = random_float_values(k.cout * k.c * k.kh * k.kw, 7);
-  const std::vector<double> b = random_float_values(k.cout, 8);
-  const std::vector<double> want = reference(k, in, w, &b, oh, ow);  // NCHW
-  for (ConvLayout layout : {ConvLayout::kNchw, ConvLayout::kNhwc}) {
-    const bool nhwc = layout == ConvLayout::kNhwc;
-    std::vector<float> input = laid_out(in, k.n, k.c, k.h, k.w, nhwc);
-    std::vector<float> weight = laid_out(w, k.cout, k.c, k.kh, k.kw, nhwc);
-    std::vector<float> bias(b.begin(), b.end());
-    std::vector<float> output(want.size());
-    Conv2dProblem p;
-    p.geometry = {k.n, k.c, k.h, k.w, k.cout, k.kh, k.kw, 1, 1, 1, 1, 1, 1, oh, ow};
-    p.layout = layout;
-    std::vector<float> columns(conv2d_columns_floats(p.geometry));
-    OwnedGemmWorkspace workspace;
-    p.input = input.data();
-    p.weight = weight.data();
-    p.bias = bias.data();
-    p.output = output.data();
-    p.columns = columns.data();
-    p.workspace = workspace.get();
-    p.output_min = 0.0f;
-    p.output_max = 0.5f;
-    ASSERT_TRUE(conv2d(p).ok());
-    for (int64_t n = 0; n < k.n; ++n)
-      for (int64_t o = 0; o < k.cout; ++o)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t x = 0; x < ow; ++x) {
-            const double ref = std::fmin(std::fmax(want[((n * k.cout + o) * oh + y) * ow + x], 0.0), 0.5);
-            const int64_t at = nhwc ? ((n * oh + y) * ow + x) * k.cout + o : ((n * k.cout + o) * oh + y) * ow + x;
-            ASSERT_NEAR(output[at], ref, 1e-5 * std::sqrt(45.0)) << "layout " << nhwc << " at " << at;
-          }
+  for (const Case& k : {Case{2, 5, 6, 7, 9, 3, 3, {1}, {1}, {1}},
+                        Case{1, 8, 48, 48, 6, 3, 3, {1}, {1}, {1}},
+                        Case{2, 5, 50, 45, 7, 3, 3, {1}, {1}, {1}}}) {
+    SCOPED_TRACE(::testing::Message() << k.h << "x" << k.w);
+    const int64_t oh = k.h;
+    const int64_t ow = k.w;
+    const std::vector<double> in = random_float_values(k.n * k.c * k.h * k.w, 6);
+    const std::vector<double> w = random_float_values(k.cout * k.c * k.kh * k.kw, 7);
+    const std::vector<double> b = random_float_values(k.cout, 8);
+    const std::vector<double> want = reference(k, in, w, &b, oh, ow);  // NCHW
+    const double bound = 1e-5 * std::sqrt(static_cast<double>(k.c * 9));
+    for (ConvLayout layout : {ConvLayout::kNchw, ConvLayout::kNhwc}) {
+      const bool nhwc = layout == ConvLayout::kNhwc;
+      std::vector<float> input = laid_out(in, k.n, k.c, k.h, k.w, nhwc);
+      std::vector<float> weight = laid_out(w, k.cout, k.c, k.kh, k.kw, nhwc);
+      std::vector<float> bias(b.begin(), b.end());
+      std::vector<float> output(want.size());
+      Conv2dProblem p;
+      p.geometry = {k.n, k.c, k.h, k.w, k.cout, k.kh, k.kw, 1, 1, 1, 1, 1, 1, oh, ow};
+      p.layout = layout;
+      std::vector<float> columns(conv2d_columns_floats(p.geometry));
+      OwnedGemmWorkspace workspace;
+      p.input = input.data();
+      p.weight = weight.data();
+      p.bias = bias.data();
+      p.output = output.data();
+      p.columns = columns.data();
+      p.workspace = workspace.get();
+      p.output_min = 0.0f;
+      p.output_max = 0.5f;
+      ASSERT_TRUE(conv2d(p).ok());
+      for (int64_t n = 0; n < k.n; ++n)
+        for (int64_t o = 0; o < k.cout; ++o)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t x = 0; x < ow; ++x) {
+              const double ref = std::fmin(std::fmax(want[((n * k.cout + o) * oh + y) * ow + x], 0.0), 0.5);
+              const int64_t at = nhwc ? ((n * oh + y) * ow + x) * k.cout + o : ((n * k.cout + o) * oh + y) * ow + x;
+              ASSERT_NEAR(output[at], ref, bound) << "layout " << nhwc << " at " << at;
+            }
+    }
   }
 }
 
