@@ -104,6 +104,15 @@ int64_t block_pixels(const Conv2dGeometry& g) {
   return std::min(kMaxBlockPixels, std::max(kMinBlockPixels, kBlockFloats / g.patch()));
 }
 
+bool has_clamp(const Conv2dProblem& p) {
+  const float inf = std::numeric_limits<float>::infinity();
+  return p.output_min != -inf || p.output_max != inf;
+}
+
+void clamp_run(float* data, size_t count, float lo, float hi) {
+  for (size_t i = 0; i < count; ++i) data[i] = std::min(std::max(data[i], lo), hi);
+}
+
 // Threads for the blocked NHWC path: each needs a GEMM slot, two blocks of
 // its own at least, and room for its block's rows in `columns` (sized for
 // the whole image); 0 for the whole-image path.
@@ -113,7 +122,8 @@ int64_t blocked_threads(const Conv2dProblem& p) {
   return p.geometry.pixels() >= 2 * threads * block_pixels(p.geometry) ? threads : 0;
 }
 
-// out[P, Cout] of one image, a block of pixels at a time per thread.
+// out[P, Cout] of one image, a block of pixels at a time per thread; the
+// clamp too, while the block is in cache.
 Status nhwc_blocked(const Conv2dProblem& p, const float* image, float* out, int64_t threads,
                     GemmProblem mm) {
   const Conv2dGeometry& g = p.geometry;
@@ -139,13 +149,18 @@ Status nhwc_blocked(const Conv2dProblem& p, const float* image, float* out, int6
           if (!has_failed.exchange(true)) failed = s;
           return;
         }
+        if (has_clamp(p)) {
+          clamp_run(part.c, (last - first) * static_cast<size_t>(g.out_channels), p.output_min,
+                    p.output_max);
+        }
       }
     }
   });
   return failed;
 }
 
-Status conv2d_unclamped(const Conv2dProblem& p) {
+// Sets *clamped when the path applied the output clamp itself.
+Status conv2d_unclamped(const Conv2dProblem& p, bool* clamped) {
   const Conv2dGeometry& g = p.geometry;
   const int64_t pixels = g.pixels();
   const int64_t patch = g.patch();
@@ -170,6 +185,7 @@ Status conv2d_unclamped(const Conv2dProblem& p) {
     mm.m = pixels;
     mm.a = ConstMatrix{p.columns, patch, 1};
     const int64_t threads = blocked_threads(p);
+    *clamped = threads > 0;
     for (int64_t n = 0; n < g.batch; ++n) {
       if (threads > 0) {
         TL_RETURN_IF_ERROR(
@@ -206,9 +222,7 @@ Status conv2d_unclamped(const Conv2dProblem& p) {
 void clamp(float* data, int64_t count, float lo, float hi) {
   threadpool::parallel_for(static_cast<size_t>(count), kMinFloatsPerChunk,
                            [&](size_t begin, size_t end) {
-                             for (size_t i = begin; i < end; ++i) {
-                               data[i] = std::min(std::max(data[i], lo), hi);
-                             }
+                             clamp_run(data + begin, end - begin, lo, hi);
                            });
 }
 
@@ -226,9 +240,9 @@ size_t conv2d_columns_floats(const Conv2dGeometry& g) {
 }
 
 Status conv2d(const Conv2dProblem& p) {
-  TL_RETURN_IF_ERROR(conv2d_unclamped(p));
-  const float inf = std::numeric_limits<float>::infinity();
-  if (p.output_min != -inf || p.output_max != inf) {
+  bool clamped = false;
+  TL_RETURN_IF_ERROR(conv2d_unclamped(p, &clamped));
+  if (!clamped && has_clamp(p)) {
     clamp(p.output, p.geometry.batch * p.geometry.out_channels * p.geometry.pixels(), p.output_min,
           p.output_max);
   }
