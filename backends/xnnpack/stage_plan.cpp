@@ -160,7 +160,8 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
     for (uint32_t d = 0; d < ctx.shapes[v].rank; ++d) numel *= ctx.shapes[v].dims[d];
     planned.home = ValueHome::kArena;
     planned.external_id = next_external++;
-    planned.capacity = align_up(static_cast<size_t>(numel) * sizeof(float));
+    // XNNPACK may read (never write) up to XNN_EXTRA_BYTES past an input.
+    planned.capacity = align_up(static_cast<size_t>(numel) * sizeof(float) + XNN_EXTRA_BYTES);
     lives[num_lives++] = {v, stage_of(plan, ctx.producers[v]), last_reader[v]};
   }
   plan.num_convs = num_convs;
