@@ -72,6 +72,18 @@ Status read_list(const EValue& value, const char* name, size_t spatial, int64_t 
   return Error::kOk;
 }
 
+// The call's tensor arguments, named for messages.
+struct NamedConvArgs {
+  NamedTensor input, weight, bias, out;
+};
+
+NamedConvArgs named_conv_args(Span<EValue*> args) {
+  return {{args[0]->to_tensor(), "input"},
+          {args[1]->to_tensor(), "weight"},
+          {args[2]->to_optional_tensor(), "bias"},
+          {args[9]->to_tensor(), "out"}};
+}
+
 // Checks the arguments and computes out's sizes (no data needed: also the
 // prepare step's checks, at load).
 Status check_conv(const NamedTensor& input, const NamedTensor& weight, const NamedTensor& bias,
@@ -398,18 +410,15 @@ void convolve(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 
 void convolution_out(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 10, *args[9]);
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const NamedTensor weight{args[1]->to_tensor(), "weight"};
-  const NamedTensor bias{args[2]->to_optional_tensor(), "bias"};
-  const NamedTensor out{args[9]->to_tensor(), "out"};
-
+  const NamedConvArgs t = named_conv_args(args);
   ConvParams params;
   SizesType out_sizes[2 + kMaxSpatialDims];
-  TL_KERNEL_RETURN_IF_ERROR(ctx, prepare(input, weight, bias, args, out, &params, out_sizes));
-  const ScalarType dtype = input.tensor.scalar_type();
-  if (out.tensor.numel() == 0) return;
+  TL_KERNEL_RETURN_IF_ERROR(ctx,
+                            prepare(t.input, t.weight, t.bias, args, t.out, &params, out_sizes));
+  const ScalarType dtype = t.input.tensor.scalar_type();
+  if (t.out.tensor.numel() == 0) return;
   TL_SWITCH_REAL_TYPES_NO_BOOL(dtype, ctx, "input", CTYPE, [&] {
-    convolve<CTYPE>(input.tensor, weight.tensor, bias.tensor, params, out.tensor);
+    convolve<CTYPE>(t.input.tensor, t.weight.tensor, t.bias.tensor, params, t.out.tensor);
   });
 }
 
@@ -418,27 +427,24 @@ void convolution_out(KernelContext& ctx, Span<EValue*> args) {
 // and out both contiguous or both channels-last gets the stencil loops of
 // util/depthwise_conv.h; everything else keeps the reference eval.
 Status convolution_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const NamedTensor weight{args[1]->to_tensor(), "weight"};
-  const NamedTensor bias{args[2]->to_optional_tensor(), "bias"};
-  const NamedTensor out{args[9]->to_tensor(), "out"};
+  const NamedConvArgs t = named_conv_args(args);
   ConvParams params;
   SizesType out_sizes[2 + kMaxSpatialDims];
-  TL_RETURN_IF_ERROR(check_conv(input, weight, bias, args, out, &params, out_sizes));
-  const ScalarType dtype = input.tensor.scalar_type();
+  TL_RETURN_IF_ERROR(check_conv(t.input, t.weight, t.bias, args, t.out, &params, out_sizes));
+  const ScalarType dtype = t.input.tensor.scalar_type();
   if (!visit_real_type_no_bool(dtype, [](auto) {})) {
     return unsupported_dtype("input", dtype, kRealTypeNoBoolNames);
   }
-  const Tensor& in = input.tensor;
-  const Tensor& w = weight.tensor;
+  const Tensor& in = t.input.tensor;
+  const Tensor& w = t.weight.tensor;
   const bool depthwise = params.spatial == 2 && !params.transposed && dtype == ScalarType::kFloat &&
                          params.groups == in.size(1) && w.size(0) == in.size(1) &&
                          w.size(1) == 1 && w.size(2) * w.size(3) <= depthwise::kMaxTaps;
   if (!depthwise) return Error::kOk;
-  if (is_contiguous_dim_order(in.dim_order()) && is_contiguous_dim_order(out.tensor.dim_order())) {
+  if (is_contiguous_dim_order(in.dim_order()) && is_contiguous_dim_order(t.out.tensor.dim_order())) {
     call->eval = &depthwise::depthwise_eval<false, convolution_out>;
   } else if (is_channels_last_dim_order(in.dim_order()) &&
-             is_channels_last_dim_order(out.tensor.dim_order())) {
+             is_channels_last_dim_order(t.out.tensor.dim_order())) {
     call->eval = &depthwise::depthwise_eval<true, convolution_out>;
   }
   return Error::kOk;

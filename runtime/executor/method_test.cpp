@@ -460,20 +460,26 @@ constexpr OpSchema kRecordingAddSchema{
     "aten::add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
     kRecordingAddArgs, 5, false};
 
-TEST(MethodTest, PrepareSeesWhichArgumentsAreProgramConstants) {
-  // add_eh: value 0 is a constant-segment tensor, 1 the input x, 2 the
-  // (planned) output, 3 alpha. Only the argument holding value 0 is constant.
-  auto object = unpack(read_fixture("add_eh.pte"));
-  const auto* call = object->execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall();
-  const std::vector<int32_t> arg_values = call->args;
+// Loads `object` with add.out prepared by record_constant_args, which fills
+// g_constant_seen with the flags PrepareContext gave each argument.
+void load_recording_constant_args(fb::ProgramT& object) {
   Loaded l;
-  ASSERT_TRUE(l.load_program(pack(*object, {{0, 0, 128, 63}})).ok());
+  ASSERT_TRUE(l.load_program(pack(object, {{0, 0, 128, 63}})).ok());
   const Kernel recording{"aten::add.out", noop_kernel, KernelPriority::kCustom, KernelKey{},
                          &kRecordingAddSchema, record_constant_args};
   ASSERT_TRUE(l.kernels.register_kernel(recording).ok());
   g_constant_seen.clear();
   auto method = l.method();
   ASSERT_TRUE(method.ok()) << method.status().message();
+}
+
+TEST(MethodTest, PrepareSeesWhichArgumentsAreProgramConstants) {
+  // add_eh: value 0 is a constant-segment tensor, 1 the input x, 2 the
+  // (planned) output, 3 alpha. Only the argument holding value 0 is constant.
+  auto object = unpack(read_fixture("add_eh.pte"));
+  const auto* call = object->execution_plan[0]->chains[0]->instructions[0]->instr_args.AsKernelCall();
+  const std::vector<int32_t> arg_values = call->args;
+  ASSERT_NO_FATAL_FAILURE(load_recording_constant_args(*object));
   ASSERT_EQ(g_constant_seen.size(), arg_values.size());
   bool saw_constant = false;
   for (size_t k = 0; k < arg_values.size(); ++k) {
@@ -504,14 +510,7 @@ TEST(MethodTest, ConstantPassedToADelegateIsNotReportedConstant) {
   // the earlier kernel is prepared.
   auto instruction = std::make_unique<fb::InstructionT>(delegate_call(0, {0, 1, 2}));
   instructions.push_back(std::move(instruction));
-  Loaded l;
-  ASSERT_TRUE(l.load_program(pack(*object, {{0, 0, 128, 63}})).ok());
-  const Kernel recording{"aten::add.out", noop_kernel, KernelPriority::kCustom, KernelKey{},
-                         &kRecordingAddSchema, record_constant_args};
-  ASSERT_TRUE(l.kernels.register_kernel(recording).ok());
-  g_constant_seen.clear();
-  auto method = l.method();
-  ASSERT_TRUE(method.ok()) << method.status().message();
+  ASSERT_NO_FATAL_FAILURE(load_recording_constant_args(*object));
   ASSERT_EQ(g_constant_seen.size(), arg_values.size());
   for (size_t k = 0; k < arg_values.size(); ++k) EXPECT_FALSE(g_constant_seen[k]) << "argument " << k;
 }
