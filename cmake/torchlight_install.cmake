@@ -31,10 +31,10 @@ set(TORCHLIGHT_INSTALLED_LIBRARIES
   torchlight_optimized_kernels
   torchlight_portable_ops
   torchlight_llm_kernels
+  torchlight_xnnpack_backend
   torchlight_quantized_kernels
   torchlight_kernel_util
   torchlight_portable_util
-  torchlight_xnnpack_backend
   torchlight_optimized_conv
   torchlight_optimized_gemm
   torchlight_threadpool

@@ -49,6 +49,13 @@ struct DeclaredShape {
   size_t dims[XNN_MAX_TENSOR_DIMS];
 };
 
+/// A qbint4 value's scales (bf16, [out][in / group], as XNNPACK reads them)
+/// and group size.
+struct BlockwiseWeights {
+  const uint16_t* bf16_scales = nullptr;
+  uint32_t group = 0;
+};
+
 /// One read of a value by a node, as define_nodes sees it.
 struct NodeRead {
   uint32_t node;
@@ -102,6 +109,13 @@ struct DefinitionContext {
   /// The payload's external id of each external value, indexed like id_map;
   /// filled by define_values when set.
   uint32_t* payload_external_ids = nullptr;
+  /// Block-wise 4-bit weights (qbint4) as XNNPACK was given them, indexed
+  /// like id_map; filled by define_values when set (else left alone), for
+  /// stages that run such a linear off XNNPACK (stage_plan.h).
+  BlockwiseWeights* blockwise = nullptr;
+  /// Per value, indexed like id_map: num_nonbatch_dims of a dynamically
+  /// quantized (qdint8) value, 0 for any other; filled when set.
+  uint8_t* nonbatch_dims = nullptr;
   /// When set, value() logs every read here.
   ReadLog* reads = nullptr;
   /// When set (one stage of a split graph, stage_plan.h), define_values

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/xnnpack/xnnpack_backend.h"
 #include "extension/memory/malloc_allocator.h"
 #include "extension/tensor/owned_tensor.h"
+#include "runtime/core/event_tracer.h"
 #include "schema/xnnpack_generated.h"
 
 namespace torchlight {
@@ -84,6 +86,22 @@ class LoadedDelegate {
   EventTracer* tracer_;  // Given to init and every execute; may be null.
   DelegateHandle* handle_ = nullptr;
   Status status_;
+};
+
+/// Records the names of the delegate's profiling events (XNNPACK's
+/// operators and the stages run on Torchlight's kernels).
+class DelegateEventNames : public EventTracer {
+ public:
+  void log_profiling_delegate(const char* name, int32_t, uint64_t, uint64_t, const void*,
+                              size_t) override {
+    names.emplace_back(name);
+  }
+  size_t count_containing(const std::string& part) const {
+    size_t n = 0;
+    for (const std::string& name : names) n += name.find(part) != std::string::npos;
+    return n;
+  }
+  std::vector<std::string> names;
 };
 
 /// An fp32 tensor with `values` (or zeros).

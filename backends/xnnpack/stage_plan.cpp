@@ -98,24 +98,94 @@ bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node)
   return ctx.shapes[t->input1_id()].rank == 4;
 }
 
+bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                          uint32_t* convert) {
+  if (node->xnode_union_type() != fb_xnnpack::XNodeUnion::XNNFullyConnected) return false;
+  const auto* t = node->xnode_union_as_XNNFullyConnected();
+  if (t == nullptr || t->flags() != 0 || !is_float_value(ctx, t->output_id())) return false;
+  const uint32_t in = t->input1_id();
+  const uint32_t filter = t->filter_id();
+  if (in >= ctx.num_values || filter >= ctx.num_values ||
+      ctx.datatypes[in] != xnn_datatype_qdint8 || ctx.nonbatch_dims[in] != 1 ||
+      ctx.producers[in] == kNoProducer) {
+    return false;
+  }
+  const auto* writer = ctx.graph->xnodes()->Get(ctx.producers[in]);
+  if (writer->xnode_union_type() != fb_xnnpack::XNodeUnion::XNNConvert ||
+      writer->xnode_union_as_XNNConvert() == nullptr ||
+      !is_float_value(ctx, writer->xnode_union_as_XNNConvert()->input_id())) {
+    return false;
+  }
+  const BlockwiseWeights& w = ctx.blockwise[filter];
+  if (ctx.datatypes[filter] != xnn_datatype_qbint4 || ctx.kinds[filter] != ValueKind::kConstant ||
+      ctx.constant_data[filter] == nullptr || w.bf16_scales == nullptr || w.group % 2 != 0 ||
+      ctx.shapes[filter].rank != 2 || ctx.shapes[filter].dims[1] % w.group != 0 ||
+      ctx.shapes[in].dims[ctx.shapes[in].rank - 1] != ctx.shapes[filter].dims[1]) {
+    return false;
+  }
+  if (t->bias_id() != XNN_INVALID_VALUE_ID && !is_float_constant(ctx, t->bias_id())) return false;
+  *convert = ctx.producers[in];
+  return true;
+}
+
+namespace {
+
+// Each node's stage kind, and for a kLinear8da4w node the float value its
+// convert reads (`sources`). Converts whose every reader is such a linear
+// (and whose output is not the caller's) become kSkip.
+void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, bool conv2d_disabled,
+                    StageKind* kinds, uint32_t* sources) {
+  const auto* nodes = ctx.graph->xnodes();
+  const uint32_t num_nodes = nodes->size();
+  for (uint32_t n = 0; n < num_nodes; ++n) {
+    kinds[n] = StageKind::kXnnpack;
+    uint32_t convert = 0;
+    if (!conv2d_disabled && runs_on_conv2d(ctx, nodes->Get(n))) {
+      kinds[n] = StageKind::kConv2d;
+    } else if (runs_on_linear_8da4w(ctx, nodes->Get(n), &convert)) {
+      kinds[n] = StageKind::kLinear8da4w;
+      sources[n] = nodes->Get(convert)->xnode_union_as_XNNConvert()->input_id();
+      // Provisionally: reads by anything else undo it below.
+      const uint32_t qd8 = nodes->Get(convert)->xnode_union_as_XNNConvert()->output_id();
+      if (ctx.kinds[qd8] == ValueKind::kInternal) kinds[convert] = StageKind::kSkip;
+    }
+  }
+  for (uint32_t i = 0; i < reads.size; ++i) {
+    const uint32_t writer = ctx.producers[reads.entries[i].value];
+    if (writer != kNoProducer && kinds[writer] == StageKind::kSkip &&
+        kinds[reads.entries[i].node] != StageKind::kLinear8da4w) {
+      kinds[writer] = StageKind::kXnnpack;
+    }
+  }
+}
+
+}  // namespace
+
 Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads,
-                              uint32_t num_externs, bool disabled, MemoryAllocator* allocator) {
+                              uint32_t num_externs, bool conv2d_disabled,
+                              MemoryAllocator* allocator) {
   StagePlan plan;
   const auto* nodes = ctx.graph->xnodes();
   const uint32_t num_nodes = nodes == nullptr ? 0 : nodes->size();
-  if (disabled || reads.overflow || num_nodes == 0) return plan;
+  if (reads.overflow || num_nodes == 0) return plan;
+  std::unique_ptr<StageKind[]> kinds(new (std::nothrow) StageKind[num_nodes]);
+  std::unique_ptr<uint32_t[]> sources(new (std::nothrow) uint32_t[num_nodes]);
+  TL_CHECK_OR_RETURN(kinds != nullptr && sources != nullptr, Error::kDelegateMemoryAllocationFailed,
+                     "out of memory planning an XNNPACK delegate of %u nodes", num_nodes);
+  classify_nodes(ctx, reads, conv2d_disabled, kinds.get(), sources.get());
 
-  // Stages: each qualifying convolution alone, the runs between them.
+  // Stages: each node that leaves XNNPACK alone, the runs between them.
   uint32_t num_stages = 0;
-  uint32_t num_convs = 0;
-  bool previous_conv = true;
+  bool previous_own = true;
   for (uint32_t n = 0; n < num_nodes; ++n) {
-    const bool conv = runs_on_conv2d(ctx, nodes->Get(n));
-    num_convs += conv;
-    num_stages += conv || previous_conv;
-    previous_conv = conv;
+    const bool own = kinds[n] != StageKind::kXnnpack;
+    plan.num_convs += kinds[n] == StageKind::kConv2d;
+    plan.num_linears += kinds[n] == StageKind::kLinear8da4w;
+    num_stages += own || previous_own;
+    plan.num_xnn_stages += !own && previous_own;
+    previous_own = own;
   }
-  if (num_convs == 0) return plan;
+  if (!plan.split()) return StagePlan{};
   plan.stages = allocator->allocate_array<Stage>(num_stages);
   plan.values = allocator->allocate_array<PlannedValue>(ctx.num_values);
   std::unique_ptr<uint32_t[]> last_reader(new (std::nothrow) uint32_t[ctx.num_values + 1]);
@@ -125,23 +195,29 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
                          crosses != nullptr && lives != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory splitting an XNNPACK delegate into %u stages", num_stages);
-  previous_conv = true;
+  previous_own = true;
   for (uint32_t n = 0; n < num_nodes; ++n) {
-    const bool conv = runs_on_conv2d(ctx, nodes->Get(n));
-    if (conv || previous_conv) plan.stages[plan.num_stages++] = {n, n + 1, conv};
+    const bool own = kinds[n] != StageKind::kXnnpack;
+    if (own || previous_own) plan.stages[plan.num_stages++] = {n, n + 1, kinds[n]};
     plan.stages[plan.num_stages - 1].end = n + 1;
-    previous_conv = conv;
+    previous_own = own;
   }
 
   // A value crosses when a stage other than its writer's reads it.
   std::fill(last_reader.get(), last_reader.get() + ctx.num_values, kNoStage);
   for (uint32_t i = 0; i < reads.size; ++i) {
     const NodeRead& r = reads.entries[i];
+    uint32_t value = r.value;
+    if (kinds[r.node] == StageKind::kSkip) continue;  // Runs nothing, reads nothing.
+    // A linear reads its convert's float input, not the qdint8 value.
+    if (kinds[r.node] == StageKind::kLinear8da4w && ctx.datatypes[value] == xnn_datatype_qdint8) {
+      value = sources[r.node];
+    }
     const uint32_t reader = stage_of(plan, r.node);
-    uint32_t& last = last_reader[r.value];
+    uint32_t& last = last_reader[value];
     last = last == kNoStage ? reader : std::max(last, reader);
-    const uint32_t producer = ctx.producers[r.value];
-    if (producer != kNoProducer && stage_of(plan, producer) != reader) crosses[r.value] = 1;
+    const uint32_t producer = ctx.producers[value];
+    if (producer != kNoProducer && stage_of(plan, producer) != reader) crosses[value] = 1;
   }
   uint32_t num_lives = 0;
   uint32_t next_external = num_externs;
@@ -153,8 +229,8 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
       continue;
     }
     if (ctx.kinds[v] != ValueKind::kInternal || crosses[v] == 0) continue;
-    // Only convolution inputs and outputs are meant to cross; anything else
-    // (a quantized value between two XNNPACK stages) keeps the one runtime.
+    // Only float values are meant to cross; anything else (a quantized
+    // value between two XNNPACK stages) keeps the one runtime.
     if (ctx.datatypes[v] != xnn_datatype_fp32) return StagePlan{};
     uint64_t numel = 1;
     for (uint32_t d = 0; d < ctx.shapes[v].rank; ++d) numel *= ctx.shapes[v].dims[d];
@@ -164,7 +240,6 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
     planned.capacity = align_up(static_cast<size_t>(numel) * sizeof(float) + XNN_EXTRA_BYTES);
     lives[num_lives++] = {v, stage_of(plan, ctx.producers[v]), last_reader[v]};
   }
-  plan.num_convs = num_convs;
   plan.num_external_ids = next_external;
   plan.arena_bytes = place_values(lives.get(), num_lives, plan.values);
   return plan;

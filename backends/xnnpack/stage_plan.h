@@ -1,11 +1,16 @@
-// StagePlan: how one XNNPACK payload runs when its float 2-D convolutions
-// with one group go to Torchlight's conv2d (kernels/optimized/conv), which
-// runs them in about 0.6x of XNNPACK's time on the CPUs measured
-// (bench/README.md), while everything else stays on XNNPACK.
+// StagePlan: how one XNNPACK payload runs when some of its nodes go to
+// Torchlight's kernels while everything else stays on XNNPACK:
+// - float 2-D convolutions with one group go to conv2d
+//   (kernels/optimized/conv), which runs them in about 0.6x of XNNPACK's
+//   time on the CPUs measured (bench/README.md);
+// - 8da4w linears (qd8 input, block-wise 4-bit weights) go to
+//   linear_8da4w, since XNNPACK gets some row counts wrong (linear_stage.h).
 //
 // The nodes split, in payload order (a topological order), into stages:
-// each such convolution is a stage of its own, and each run of nodes between
-// them is an XNNPACK stage with a runtime of its own. A value that one stage
+// each such node is a stage of its own, and each run of nodes between
+// them is an XNNPACK stage with a runtime of its own. A convert whose
+// readers are all such linears is a stage that runs nothing: the linears
+// read its float input. A value that one stage
 // writes and another reads "crosses": it lives in the call's arguments when
 // it is a graph input or output, else in the delegate's arena, and every
 // XNNPACK stage that touches it sees it as an external value.
@@ -41,17 +46,28 @@ struct PlannedValue {
   size_t capacity = 0;  // kArena: bytes of its declared (largest) shape.
 };
 
-/// One stage: nodes [begin, end); a conv stage is the one node `begin`.
+enum class StageKind : uint8_t {
+  kXnnpack,      // A run of nodes on one XNNPACK runtime.
+  kConv2d,       // One convolution on conv2d.
+  kLinear8da4w,  // One fully-connected on linear_8da4w (linear_stage.h).
+  kSkip,         // A convert only kLinear8da4w stages read: nothing runs.
+};
+
+/// One stage: nodes [begin, end); other than kXnnpack, the one node `begin`.
 struct Stage {
   uint32_t begin = 0;
   uint32_t end = 0;
-  bool is_conv = false;
+  StageKind kind = StageKind::kXnnpack;
 };
 
 struct StagePlan {
   Stage* stages = nullptr;
   uint32_t num_stages = 0;
-  uint32_t num_convs = 0;         // 0: nothing to split, run one runtime.
+  uint32_t num_convs = 0;
+  uint32_t num_linears = 0;
+  uint32_t num_xnn_stages = 0;
+  /// False: nothing to split, run one runtime.
+  bool split() const { return num_convs + num_linears > 0; }
   PlannedValue* values = nullptr;  // Indexed by payload value id.
   uint32_t num_external_ids = 0;  // Each stage subgraph reserves this many.
   size_t arena_bytes = 0;
@@ -64,14 +80,25 @@ struct StagePlan {
 /// whole graph's definition (datatypes, kinds, constant_data).
 bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node);
 
+/// Whether `node` is an 8da4w linear linear_8da4w runs exactly: an
+/// XNNFullyConnected without flags whose input an XNNConvert writes from a
+/// non-constant float32 value into qdint8 quantized per row
+/// (num_nonbatch_dims 1), whose filter is a constant qbint4 [N, K] with an
+/// even group size, whose bias is absent or a constant float32, and whose
+/// output is float32. On success `*convert` is the convert's node. Needs ctx
+/// after the whole graph's definition (blockwise, nonbatch_dims).
+bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                          uint32_t* convert);
+
 /// Splits the graph whose full definition filled `ctx` (with constant_data
 /// and producers) and `reads`. Arrays come from `allocator` (the delegate's).
-/// A plan with num_convs 0 means "do not split": no convolution qualifies,
-/// or a crossing value is not float32 (only float32 conv inputs and outputs
-/// are worth an arena), or `disabled`.
+/// A plan that does not split() means: no node qualifies, or a crossing
+/// value is not float32 (only float32 values are worth an arena).
+/// `conv2d_disabled` keeps every convolution on XNNPACK.
 /// Errors: kDelegateMemoryAllocationFailed.
 Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads,
-                              uint32_t num_externs, bool disabled, MemoryAllocator* allocator);
+                              uint32_t num_externs, bool conv2d_disabled,
+                              MemoryAllocator* allocator);
 
 /// For XNNPACK stage `stage`: per value, kNotInStage when no node of the
 /// stage touches it, else its external flags there (0, or INPUT / OUTPUT for

@@ -157,10 +157,11 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   parts.num_externals = b.num_externals;
   parts.cache = b.cache;
   parts.pool = b.pool;
-  parts.num_xnn_stages = plan.num_stages - plan.num_convs;
+  parts.num_xnn_stages = plan.num_xnn_stages;
   parts.order = allocator->allocate_array<StageRef>(plan.num_stages);
-  parts.xnn_stages = allocator->allocate_array<XnnStage>(parts.num_xnn_stages);
-  parts.convs = allocator->allocate_array<ConvStage>(plan.num_convs);
+  parts.xnn_stages = allocator->allocate_array<XnnStage>(parts.num_xnn_stages + 1);
+  parts.convs = allocator->allocate_array<ConvStage>(plan.num_convs + 1);
+  parts.linears = allocator->allocate_array<LinearStage>(plan.num_linears + 1);
   parts.shapes = allocator->allocate_array<ValueShape>(ctx.num_values);
   parts.arena = static_cast<uint8_t*>(
       allocator->allocate(plan.arena_bytes == 0 ? 1 : plan.arena_bytes, kScratchAlignment));
@@ -169,7 +170,8 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   std::unique_ptr<uint32_t[]> ids(new (std::nothrow) uint32_t[ctx.num_values + 1]);
   std::unique_ptr<uint32_t[]> producers(new (std::nothrow) uint32_t[ctx.num_values + 1]);
   TL_CHECK_OR_RETURN(parts.order != nullptr && parts.xnn_stages != nullptr &&
-                         parts.convs != nullptr && parts.shapes != nullptr &&
+                         parts.convs != nullptr && parts.linears != nullptr &&
+                         parts.shapes != nullptr &&
                          parts.arena != nullptr && executor_memory != nullptr &&
                          flags != nullptr && ids != nullptr && producers != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
@@ -178,14 +180,25 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   for (uint32_t i = 0; i < parts.num_xnn_stages; ++i) new (&parts.xnn_stages[i]) XnnStage();
   for (uint32_t i = 0; i < ctx.num_values; ++i) new (&parts.shapes[i]) ValueShape();
 
-  // Convolutions first: they read the whole graph's definition, which the
-  // XNNPACK stages' definitions then overwrite.
+  // Convolutions and linears first: they read the whole graph's
+  // definition, which the XNNPACK stages' definitions then overwrite.
   for (uint32_t i = 0; i < plan.num_stages; ++i) {
-    if (!plan.stages[i].is_conv) continue;
-    parts.order[i] = {true, parts.num_convs};
-    TL_ASSIGN_OR_RETURN(parts.convs[parts.num_convs], make_conv_stage(ctx, plan.stages[i].begin, &parts));
-    ++parts.num_convs;
+    const Stage& stage = plan.stages[i];
+    if (stage.kind == StageKind::kConv2d) {
+      parts.order[i] = {stage.kind, parts.num_convs};
+      TL_ASSIGN_OR_RETURN(parts.convs[parts.num_convs], make_conv_stage(ctx, stage.begin, &parts));
+      ++parts.num_convs;
+    } else if (stage.kind == StageKind::kLinear8da4w) {
+      parts.order[i] = {stage.kind, parts.num_linears};
+      TL_ASSIGN_OR_RETURN(parts.linears[parts.num_linears], make_linear_stage(ctx, stage.begin));
+      parts.linear_scratch_bytes =
+          std::max(parts.linear_scratch_bytes, parts.linears[parts.num_linears].scratch_bytes);
+      ++parts.num_linears;
+    } else if (stage.kind == StageKind::kSkip) {
+      parts.order[i] = {stage.kind, 0};
+    }
   }
+  parts.linear_scratch = allocator->allocate(parts.linear_scratch_bytes + 1, kScratchAlignment);
   parts.winograd_scratch = static_cast<float*>(
       allocator->allocate(parts.winograd_floats * sizeof(float) + 1, kScratchAlignment));
   parts.columns = static_cast<float*>(
@@ -193,7 +206,7 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   const size_t gemm_bytes = optimized::gemm_workspace_bytes(threadpool::num_threads());
   void* gemm_memory = allocator->allocate(gemm_bytes, kScratchAlignment);
   TL_CHECK_OR_RETURN(parts.columns != nullptr && parts.winograd_scratch != nullptr &&
-                         gemm_memory != nullptr,
+                         gemm_memory != nullptr && parts.linear_scratch != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory for convolution scratch (%zu floats) in an XNNPACK delegate",
                      parts.columns_floats);
@@ -208,8 +221,8 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
                      "out of memory for %u XNNPACK stages", parts.num_xnn_stages);
   uint32_t built = 0;
   for (uint32_t i = 0; i < plan.num_stages; ++i) {
-    if (plan.stages[i].is_conv) continue;
-    parts.order[i] = {false, built};
+    if (plan.stages[i].kind != StageKind::kXnnpack) continue;
+    parts.order[i] = {StageKind::kXnnpack, built};
     Status status = build_xnn_stage(b, i, flags.get(), ids.get(), producers.get(), parts.workspace,
                                     {profilers.get(), built}, &parts.xnn_stages[built]);
     profilers[built] = &parts.xnn_stages[built].profiler;

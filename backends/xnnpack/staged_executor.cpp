@@ -124,13 +124,31 @@ Status StagedExecutor::reshape_conv(Span<EValue*> args, const ConvStage& conv) {
   return set_output_shape(args, conv.output, 4, dims);
 }
 
+Status StagedExecutor::reshape_linear(Span<EValue*> args, const LinearStage& linear) {
+  ValueShape shape = shape_of(args, linear.input);
+  TL_CHECK_OR_RETURN(shape.rank >= 1 && shape.dims[shape.rank - 1] == static_cast<size_t>(linear.k),
+                     Error::kInvalidArgument,
+                     "XNNPACK node %u: the linear's input rows must be %lld long", linear.node,
+                     static_cast<long long>(linear.k));
+  shape.dims[shape.rank - 1] = static_cast<size_t>(linear.n);
+  return set_output_shape(args, linear.output, shape.rank, shape.dims);
+}
+
 Status StagedExecutor::reshape_all(Span<EValue*> args) {
   for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
     const StageRef ref = parts_.order[i];
-    if (ref.is_conv) {
-      TL_RETURN_IF_ERROR(reshape_conv(args, parts_.convs[ref.index]));
-    } else {
-      TL_RETURN_IF_ERROR(reshape_xnn_stage(args, parts_.xnn_stages[ref.index]));
+    switch (ref.kind) {
+      case StageKind::kConv2d:
+        TL_RETURN_IF_ERROR(reshape_conv(args, parts_.convs[ref.index]));
+        break;
+      case StageKind::kLinear8da4w:
+        TL_RETURN_IF_ERROR(reshape_linear(args, parts_.linears[ref.index]));
+        break;
+      case StageKind::kXnnpack:
+        TL_RETURN_IF_ERROR(reshape_xnn_stage(args, parts_.xnn_stages[ref.index]));
+        break;
+      case StageKind::kSkip:
+        break;
     }
   }
   return Error::kOk;
@@ -206,6 +224,23 @@ Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, Event
   return Error::kOk;
 }
 
+Status StagedExecutor::run_linear(Span<EValue*> args, const LinearStage& linear,
+                                  EventTracer* tracer, uint32_t nth) {
+  const ValueShape in = shape_of(args, linear.input);
+  size_t rows = 1;
+  for (uint32_t d = 0; d + 1 < in.rank; ++d) rows *= in.dims[d];
+  const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;
+  TL_RETURN_IF_ERROR(run_linear_stage(linear, static_cast<const float*>(data_of(args, linear.input)),
+                                      rows, static_cast<float*>(data_of(args, linear.output)),
+                                      parts_.linear_scratch, parts_.linear_scratch_bytes));
+  if (tracer != nullptr) {
+    char name[80];
+    std::snprintf(name, sizeof(name), "Fully Connected (NC, QD8, F32, QB4W) linear_8da4w #%u", nth);
+    tracer->log_profiling_delegate(name, -1, start_ns, tl_platform_monotonic_ns(), nullptr, 0);
+  }
+  return Error::kOk;
+}
+
 Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
   TL_RETURN_IF_ERROR(check_pool_unchanged(parts_.pool));
   Status status = bind_and_prepare(args);
@@ -214,19 +249,26 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
     return status;
   }
   uint32_t nth_conv = 0;
+  uint32_t nth_linear = 0;
+  bool after_xnnpack = false;
   for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
     const StageRef ref = parts_.order[i];
-    if (ref.is_conv) {
+    if (ref.kind == StageKind::kSkip) continue;
+    if (ref.kind != StageKind::kXnnpack) {
       // Each pool's workers spin for a while after a job; the other pool's
       // would then wait for a core (with 2 cores, for a scheduler tick).
-      // conv2d stays on the WorkPool, whose caller never waits for a
+      // Our kernels stay on the WorkPool, whose caller never waits for a
       // worker that has not started (pthreadpool's does, on a busy machine).
-      if (parts_.pool != nullptr && i > 0 && !parts_.order[i - 1].is_conv) {
-        threadpool::park_native_pool();
+      if (parts_.pool != nullptr && after_xnnpack) threadpool::park_native_pool();
+      after_xnnpack = false;
+      if (ref.kind == StageKind::kConv2d) {
+        TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
+      } else {
+        TL_RETURN_IF_ERROR(run_linear(args, parts_.linears[ref.index], tracer, ++nth_linear));
       }
-      TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
       continue;
     }
+    after_xnnpack = true;
     XnnStage& stage = parts_.xnn_stages[ref.index];
     const bool profile = tracer != nullptr && stage.profiler.enabled();
     const uint64_t start_ns = profile ? tl_platform_monotonic_ns() : 0;

@@ -1,6 +1,6 @@
 // StagedExecutor: a delegate whose payload stage_plan.h split. XNNPACK
-// stages (one runtime each, sharing one XNNPACK workspace) and convolutions
-// on conv2d run in payload order. Values crossing stages live in the arena
+// stages (one runtime each, sharing one XNNPACK workspace), convolutions on
+// conv2d and 8da4w linears on linear_8da4w run in payload order. Values crossing stages live in the arena
 // or in the call's tensors. Shapes flow stage by stage, so dynamic inputs
 // work as they do with one runtime.
 #pragma once
@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "backends/xnnpack/definition_context.h"
+#include "backends/xnnpack/linear_stage.h"
 #include "backends/xnnpack/packed_weights_cache.h"
 #include "backends/xnnpack/stage_plan.h"
 #include "backends/xnnpack/xnn_delegate.h"
@@ -45,9 +46,9 @@ struct XnnStage {
   XnnProfiler profiler;
 };
 
-/// Stage i of the plan: conv or XNNPACK, and its index in that list.
+/// Stage i of the plan: its kind, and its index in that kind's list.
 struct StageRef {
-  bool is_conv;
+  StageKind kind;
   uint32_t index;
 };
 
@@ -67,6 +68,10 @@ struct StagedParts {
   uint32_t num_xnn_stages = 0;
   ConvStage* convs = nullptr;
   uint32_t num_convs = 0;
+  LinearStage* linears = nullptr;
+  uint32_t num_linears = 0;
+  void* linear_scratch = nullptr;  // For the linear needing the most.
+  size_t linear_scratch_bytes = 0;
   ExternalValue* externals = nullptr;  // The payload's, inputs first.
   uint32_t num_externals = 0;
   ValueShape* shapes = nullptr;  // num_values entries.
@@ -89,8 +94,8 @@ class StagedExecutor : public XnnDelegate {
   StagedExecutor& operator=(const StagedExecutor&) = delete;
 
   /// As XnnExecutor::execute; also kInvalidArgument when a convolution's
-  /// input does not fit its window or a crossing value outgrows its
-  /// declared shape.
+  /// input does not fit its window, a linear's input rows are not K long, or
+  /// a crossing value outgrows its declared shape.
   Status execute(Span<EValue*> args, EventTracer* tracer) override;
 
  private:
@@ -100,12 +105,15 @@ class StagedExecutor : public XnnDelegate {
   Status reshape_all(Span<EValue*> args);
   Status reshape_xnn_stage(Span<EValue*> args, XnnStage& stage);
   Status reshape_conv(Span<EValue*> args, const ConvStage& conv);
+  Status reshape_linear(Span<EValue*> args, const LinearStage& linear);
   // Records a stage output's new shape: resizes the argument or checks the
   // arena room.
   Status set_output_shape(Span<EValue*> args, uint32_t value, uint32_t rank, const size_t* dims);
   ValueShape shape_of(Span<EValue*> args, uint32_t value) const;
   void* data_of(Span<EValue*> args, uint32_t value) const;
   Status run_conv(Span<EValue*> args, const ConvStage& conv, EventTracer* tracer, uint32_t nth);
+  Status run_linear(Span<EValue*> args, const LinearStage& linear, EventTracer* tracer,
+                    uint32_t nth);
   void invalidate();
 
   StagedParts parts_;

@@ -284,6 +284,9 @@ Result<uint32_t> define_blockwise(const DefinitionContext& ctx, const Definition
       ctx.subgraph, d.datatype, 8, bf16, d.shape.rank, 0, static_cast<size_t>(group), d.shape.dims,
       d.data, d.external_id, d.flags, &id);
   if (s != xnn_status_success) return xnn_error(s, "value", d.index);
+  if (ctx.blockwise != nullptr) {
+    ctx.blockwise[d.tensor->id_out()] = {bf16, static_cast<uint32_t>(group)};
+  }
   return id;
 }
 
@@ -303,6 +306,9 @@ Result<uint32_t> define_dynamic(const DefinitionContext& ctx, const Definition& 
       ctx.subgraph, d.datatype, d.shape.rank, static_cast<size_t>(nonbatch), d.shape.dims,
       d.external_id, d.flags, &id);
   if (s != xnn_status_success) return xnn_error(s, "value", d.index);
+  if (ctx.nonbatch_dims != nullptr) {
+    ctx.nonbatch_dims[d.tensor->id_out()] = static_cast<uint8_t>(nonbatch);
+  }
   return id;
 }
 

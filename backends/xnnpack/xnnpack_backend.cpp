@@ -132,6 +132,9 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
       new (std::nothrow) xnnpack::ConstantRegion[num_values + 1]);
   std::unique_ptr<const void*[]> constant_data(new (std::nothrow) const void*[num_values + 1]());
   std::unique_ptr<uint32_t[]> external_ids(new (std::nothrow) uint32_t[num_values + 1]);
+  std::unique_ptr<xnnpack::BlockwiseWeights[]> blockwise(
+      new (std::nothrow) xnnpack::BlockwiseWeights[num_values + 1]());
+  std::unique_ptr<uint8_t[]> nonbatch_dims(new (std::nothrow) uint8_t[num_values + 1]());
   const uint32_t num_nodes = graph->xnodes() == nullptr ? 0 : graph->xnodes()->size();
   xnnpack::ReadLog reads;
   reads.capacity = num_nodes * kReadsPerNode + kReadsPerNode;
@@ -145,6 +148,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
                          kinds != nullptr && producers != nullptr && consumed != nullptr &&
                          constants != nullptr && constant_data != nullptr &&
                          external_ids != nullptr && read_entries != nullptr &&
+                         blockwise != nullptr && nonbatch_dims != nullptr &&
                          externals != nullptr &&
                          bindings != nullptr && executor_memory != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
@@ -169,6 +173,8 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   ctx.max_value_bytes = max_value_bytes_;
   ctx.constant_data = constant_data.get();
   ctx.payload_external_ids = external_ids.get();
+  ctx.blockwise = blockwise.get();
+  ctx.nonbatch_dims = nonbatch_dims.get();
   ctx.reads = &reads;
   if (weights_cache_ != nullptr) {
     ctx.constants = constants.get();
@@ -186,7 +192,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   TL_ASSIGN_OR_RETURN(xnnpack::StagePlan plan,
                       xnnpack::plan_stages(ctx, reads, num_externs, conv2d_offload_disabled(),
                                            allocator));
-  if (plan.num_convs > 0) {
+  if (plan.split()) {
     const xnnpack::StagedBuild build{&ctx,         &reads, &plan, externals, num_externals,
                                      weights_cache_, pool, flags, context.event_tracer != nullptr};
     TL_ASSIGN_OR_RETURN(XnnDelegate * staged, xnnpack::build_staged_delegate(build, processed));

@@ -22,20 +22,6 @@ namespace {
 
 using Kind = fb::XNodeUnion;
 
-class DelegateEventNames : public EventTracer {
- public:
-  void log_profiling_delegate(const char* name, int32_t, uint64_t, uint64_t, const void*,
-                              size_t) override {
-    names.emplace_back(name);
-  }
-  size_t count_containing(const std::string& part) const {
-    size_t n = 0;
-    for (const std::string& name : names) n += name.find(part) != std::string::npos;
-    return n;
-  }
-  std::vector<std::string> names;
-};
-
 // TORCHLIGHT_XNNPACK_CONV=xnnpack while alive: delegates loaded then keep
 // every convolution on XNNPACK.
 class XnnpackOnly {

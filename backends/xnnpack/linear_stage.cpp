@@ -1,0 +1,142 @@
+#include "backends/xnnpack/linear_stage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/xnnpack/node_definition.h"
+#include "kernels/quantized/quantized_ops.h"
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_context.h"
+#include "schema/xnnpack_generated.h"
+
+namespace torchlight {
+namespace xnnpack {
+namespace {
+
+constexpr const char* kKernelName = "torchlight::linear_8da4w";
+
+float widen_bf16(uint16_t bits) {
+  const uint32_t wide = uint32_t{bits} << 16;
+  float f;
+  std::memcpy(&f, &wide, sizeof(f));
+  return f;
+}
+
+// A contiguous 2-d tensor over borrowed memory, for one kernel call.
+struct Matrix {
+  SizesType sizes[2];
+  DimOrderType order[2] = {0, 1};
+  StridesType strides[2];
+  TensorImpl impl;
+
+  Matrix(ScalarType type, int64_t rows, int64_t cols, const void* data)
+      : sizes{static_cast<SizesType>(rows), static_cast<SizesType>(cols)},
+        strides{cols, 1},
+        impl(type, 2, sizes, const_cast<void*>(data), order, strides) {}
+  Matrix(const Matrix&) = delete;
+  Matrix& operator=(const Matrix&) = delete;
+};
+
+// linear_8da4w.out(input, weight, weight_scales, group_size, bias, *, out)
+// over the stage's constants and the given rows.
+struct KernelCall {
+  Matrix input;
+  Matrix weight;
+  Matrix scales;
+  Matrix bias;
+  Matrix out;
+  EValue values[7];
+  EValue* args[7];
+
+  KernelCall(const LinearStage& s, int64_t rows, const float* x, float* y)
+      : input(ScalarType::kFloat, rows, s.k, x),
+        weight(ScalarType::kByte, s.n, s.k / 2, s.weight),
+        scales(ScalarType::kFloat, s.n, s.k / s.group, s.scales),
+        bias(ScalarType::kFloat, 1, s.n, s.bias),
+        out(ScalarType::kFloat, rows, s.n, y) {
+    values[0] = EValue(Tensor(&input.impl));
+    values[1] = EValue(Tensor(&weight.impl));
+    values[2] = EValue(Tensor(&scales.impl));
+    values[3] = EValue(s.group);
+    if (s.bias != nullptr) values[4] = EValue(Tensor(&bias.impl));
+    values[5] = EValue(Tensor(&out.impl));
+    for (int i = 0; i < 7; ++i) args[i] = &values[i];
+  }
+  Span<EValue*> span() { return {args, 7}; }
+};
+
+}  // namespace
+
+Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t node) {
+  const fb_xnnpack::XNode* n = ctx.graph->xnodes()->Get(node);
+  const auto* t = n->xnode_union_as_XNNFullyConnected();
+  const auto* convert = ctx.graph->xnodes()->Get(ctx.producers[t->input1_id()]);
+  const OutputRange range = output_range(n);
+  LinearStage s;
+  s.node = node;
+  s.input = convert->xnode_union_as_XNNConvert()->input_id();
+  s.output = t->output_id();
+  const DeclaredShape& filter = ctx.shapes[t->filter_id()];
+  s.n = static_cast<int64_t>(filter.dims[0]);
+  s.k = static_cast<int64_t>(filter.dims[1]);
+  const BlockwiseWeights& blockwise = ctx.blockwise[t->filter_id()];
+  s.group = blockwise.group;
+  s.output_min = range.min;
+  s.output_max = range.max;
+  s.bias = t->bias_id() == XNN_INVALID_VALUE_ID
+               ? nullptr
+               : static_cast<const float*>(ctx.constant_data[t->bias_id()]);
+
+  // The payload packs element 2j in the low nibble, linear_8da4w in the
+  // high one; both store value + 8.
+  const size_t weight_bytes = static_cast<size_t>(s.n * s.k / 2);
+  const size_t num_scales = static_cast<size_t>(s.n * (s.k / s.group));
+  auto* weight = static_cast<uint8_t*>(ctx.allocator->allocate(weight_bytes, 64));
+  auto* scales = ctx.allocator->allocate_array<float>(num_scales);
+  TL_CHECK_OR_RETURN(weight != nullptr && scales != nullptr, Error::kDelegateMemoryAllocationFailed,
+                     "out of memory for XNNPACK node %u's 4-bit weights (%zu bytes)", node,
+                     weight_bytes);
+  const auto* packed = static_cast<const uint8_t*>(ctx.constant_data[t->filter_id()]);
+  for (size_t i = 0; i < weight_bytes; ++i) {
+    weight[i] = static_cast<uint8_t>((packed[i] >> 4) | (packed[i] << 4));
+  }
+  for (size_t i = 0; i < num_scales; ++i) scales[i] = widen_bf16(blockwise.bf16_scales[i]);
+  s.weight = weight;
+  s.scales = scales;
+
+  // The kernel's prepare, for the declared rows: its weight sums and scratch.
+  const DeclaredShape& in = ctx.shapes[s.input];
+  size_t numel = 1;
+  for (uint32_t d = 0; d < in.rank; ++d) numel *= in.dims[d];
+  const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(numel) / s.k);
+  KernelCall call(s, rows, nullptr, nullptr);
+  PrepareContext prepare(ctx.allocator, kKernelName, (1u << 1) | (1u << 2));
+  PreparedCall prepared;
+  Status status = quantized::linear_8da4w_prepare(prepare, call.span(), &prepared);
+  if (!status.ok()) return status.with_context("XNNPACK node %u", node);
+  s.state = prepared.state;
+  s.scratch_bytes = prepared.scratch_bytes;
+  return s;
+}
+
+Status run_linear_stage(const LinearStage& s, const float* x, size_t rows, float* y,
+                        void* scratch, size_t scratch_bytes) {
+  KernelCall call(s, static_cast<int64_t>(rows), x, y);
+  KernelContext kernel(nullptr, nullptr, kKernelName);
+  kernel.set_call(kKernelName, s.state);
+  kernel.set_scratch(scratch, scratch_bytes);
+  quantized::linear_8da4w_out(kernel, call.span());
+  if (kernel.failed()) {
+    Status failed = kernel.status();
+    return failed.with_context("XNNPACK node %u", s.node);
+  }
+  if (s.output_min > -INFINITY || s.output_max < INFINITY) {
+    const size_t count = rows * static_cast<size_t>(s.n);
+    for (size_t i = 0; i < count; ++i) y[i] = std::min(std::max(y[i], s.output_min), s.output_max);
+  }
+  return Error::kOk;
+}
+
+}  // namespace xnnpack
+}  // namespace torchlight

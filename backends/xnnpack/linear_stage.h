@@ -1,0 +1,54 @@
+// LinearStage: an XNNPACK fully-connected over a dynamically quantized
+// input (an XNNConvert of a float32 value to qdint8) with block-wise 4-bit
+// weights (qbint4) and float32 output, the 8da4w linear of LLM exports, run
+// on Torchlight's torchlight::linear_8da4w kernel from the convert's float
+// input instead.
+//
+// Why: on CPUs with AVX512-VNNI, the XNNPACK that upstream 0.5 pins (and
+// Debian ships) computes the last row of such a linear wrong whenever the
+// row count is 2 or 3, or 1-3 past a multiple of 14 (the remainder of its
+// 14-row micro-kernel; measured on an Intel Xeon with AVX512-VNNI and GFNI,
+// xnnpack_quantized_test.cpp). A prompt of such a length then decides its
+// first token from a wrong row. linear_8da4w quantizes each row to int8
+// (asymmetric, as the convert does) and sums exactly in int32, on every row
+// count; the weights' scales are XNNPACK's own bf16 ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backends/xnnpack/definition_context.h"
+#include "runtime/core/result.h"
+
+namespace torchlight {
+namespace xnnpack {
+
+struct LinearStage {
+  uint32_t node;    // The fully-connected, for messages and profiling.
+  uint32_t input;   // The convert's float32 input (payload id): [..., K].
+  uint32_t output;  // [..., N]
+  int64_t k = 0;
+  int64_t n = 0;
+  int64_t group = 0;
+  const uint8_t* weight = nullptr;  // [N, K / 2] in linear_8da4w's nibble order.
+  const float* scales = nullptr;    // [N, K / group], XNNPACK's bf16 scales widened.
+  const float* bias = nullptr;      // [N] or null.
+  float output_min = 0;
+  float output_max = 0;
+  const void* state = nullptr;  // What linear_8da4w's prepare kept (weight sums).
+  size_t scratch_bytes = 0;     // What its eval needs at the declared rows.
+};
+
+/// The linear of node `node` (runs_on_linear_8da4w in stage_plan.h holds): its weights
+/// repacked and scales widened into ctx.allocator's memory, and the
+/// kernel's prepare run for the declared input shape.
+/// Errors: kDelegateMemoryAllocationFailed, or the kernel's prepare error.
+Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t node);
+
+/// y [rows, N] = the linear of x [rows, K], clamped to the node's range.
+/// `scratch` holds at least s.scratch_bytes (64-byte aligned).
+Status run_linear_stage(const LinearStage& s, const float* x, size_t rows, float* y,
+                        void* scratch, size_t scratch_bytes);
+
+}  // namespace xnnpack
+}  // namespace torchlight
