@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/xnnpack/node_definition.h"
@@ -67,6 +68,17 @@ struct KernelCall {
 };
 
 }  // namespace
+
+bool linears_leave_xnnpack() {
+  const char* choice = std::getenv("TORCHLIGHT_XNNPACK_QB4W");
+  if (choice != nullptr && std::strcmp(choice, "linear_8da4w") == 0) return true;
+  if (choice != nullptr && std::strcmp(choice, "xnnpack") == 0) return false;
+#if defined(__x86_64__) || defined(_M_X64)
+  return __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
 
 Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t node) {
   const fb_xnnpack::XNode* n = ctx.graph->xnodes()->Get(node);

@@ -39,6 +39,12 @@ struct LinearStage {
   size_t scratch_bytes = 0;     // What its eval needs at the declared rows.
 };
 
+/// Whether 8da4w linears leave XNNPACK here: TORCHLIGHT_XNNPACK_QB4W=
+/// linear_8da4w or =xnnpack decides; unset, on CPUs with AVX512-VNNI (where
+/// XNNPACK's block-wise kernels get those rows wrong), not elsewhere (where
+/// they are right, and faster at one row than linear_8da4w's AVX2 loops).
+bool linears_leave_xnnpack();
+
 /// The linear of node `node` (runs_on_linear_8da4w in stage_plan.h holds): its weights
 /// repacked and scales widened into ctx.allocator's memory, and the
 /// kernel's prepare run for the declared input shape.

@@ -133,16 +133,16 @@ namespace {
 // Each node's stage kind, and for a kLinear8da4w node the float value its
 // convert reads (`sources`). Converts whose every reader is such a linear
 // (and whose output is not the caller's) become kSkip.
-void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, bool conv2d_disabled,
+void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, StageChoice choice,
                     StageKind* kinds, uint32_t* sources) {
   const auto* nodes = ctx.graph->xnodes();
   const uint32_t num_nodes = nodes->size();
   for (uint32_t n = 0; n < num_nodes; ++n) {
     kinds[n] = StageKind::kXnnpack;
     uint32_t convert = 0;
-    if (!conv2d_disabled && runs_on_conv2d(ctx, nodes->Get(n))) {
+    if (choice.conv2d && runs_on_conv2d(ctx, nodes->Get(n))) {
       kinds[n] = StageKind::kConv2d;
-    } else if (runs_on_linear_8da4w(ctx, nodes->Get(n), &convert)) {
+    } else if (choice.linears && runs_on_linear_8da4w(ctx, nodes->Get(n), &convert)) {
       kinds[n] = StageKind::kLinear8da4w;
       sources[n] = nodes->Get(convert)->xnode_union_as_XNNConvert()->input_id();
       // Provisionally: reads by anything else undo it below.
@@ -162,7 +162,7 @@ void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, bool con
 }  // namespace
 
 Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads,
-                              uint32_t num_externs, bool conv2d_disabled,
+                              uint32_t num_externs, StageChoice choice,
                               MemoryAllocator* allocator) {
   StagePlan plan;
   const auto* nodes = ctx.graph->xnodes();
@@ -172,7 +172,7 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
   std::unique_ptr<uint32_t[]> sources(new (std::nothrow) uint32_t[num_nodes]);
   TL_CHECK_OR_RETURN(kinds != nullptr && sources != nullptr, Error::kDelegateMemoryAllocationFailed,
                      "out of memory planning an XNNPACK delegate of %u nodes", num_nodes);
-  classify_nodes(ctx, reads, conv2d_disabled, kinds.get(), sources.get());
+  classify_nodes(ctx, reads, choice, kinds.get(), sources.get());
 
   // Stages: each node that leaves XNNPACK alone, the runs between them.
   uint32_t num_stages = 0;

@@ -94,10 +94,16 @@ bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode*
 /// and producers) and `reads`. Arrays come from `allocator` (the delegate's).
 /// A plan that does not split() means: no node qualifies, or a crossing
 /// value is not float32 (only float32 values are worth an arena).
-/// `conv2d_disabled` keeps every convolution on XNNPACK.
+/// What leaves XNNPACK: convolutions unless `conv2d` is false, 8da4w
+/// linears when `linears` is true.
+struct StageChoice {
+  bool conv2d = true;
+  bool linears = false;
+};
+
 /// Errors: kDelegateMemoryAllocationFailed.
 Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads,
-                              uint32_t num_externs, bool conv2d_disabled,
+                              uint32_t num_externs, StageChoice choice,
                               MemoryAllocator* allocator);
 
 /// For XNNPACK stage `stage`: per value, kNotInStage when no node of the

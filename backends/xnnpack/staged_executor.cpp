@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "backends/xnnpack/xnn_executor.h"
+#include "kernels/quantized/column_chunks.h"
 #include "kernels/optimized/conv/winograd_f2x3.h"
 #include "extension/threadpool/threadpool.h"
 #include "runtime/platform/platform.h"
@@ -224,6 +225,12 @@ Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, Event
   return Error::kOk;
 }
 
+bool StagedExecutor::linear_runs_parallel(const LinearStage& linear, const ValueShape& in) {
+  size_t rows = 1;
+  for (uint32_t d = 0; d + 1 < in.rank; ++d) rows *= in.dims[d];
+  return quantized::linear_runs_parallel(static_cast<int64_t>(rows), linear.k, linear.n);
+}
+
 Status StagedExecutor::run_linear(Span<EValue*> args, const LinearStage& linear,
                                   EventTracer* tracer, uint32_t nth) {
   const ValueShape in = shape_of(args, linear.input);
@@ -259,8 +266,15 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
       // would then wait for a core (with 2 cores, for a scheduler tick).
       // Our kernels stay on the WorkPool, whose caller never waits for a
       // worker that has not started (pthreadpool's does, on a busy machine).
-      if (parts_.pool != nullptr && after_xnnpack) threadpool::park_native_pool();
-      after_xnnpack = false;
+      // A linear small enough for the calling thread alone (decode's) needs
+      // no core back, and parking costs a pthreadpool job.
+      const bool parallel = ref.kind == StageKind::kConv2d ||
+                            linear_runs_parallel(parts_.linears[ref.index],
+                                                 shape_of(args, parts_.linears[ref.index].input));
+      if (parts_.pool != nullptr && after_xnnpack && parallel) {
+        threadpool::park_native_pool();
+        after_xnnpack = false;
+      }
       if (ref.kind == StageKind::kConv2d) {
         TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
       } else {

@@ -114,6 +114,7 @@ class StagedExecutor : public XnnDelegate {
   Status run_conv(Span<EValue*> args, const ConvStage& conv, EventTracer* tracer, uint32_t nth);
   Status run_linear(Span<EValue*> args, const LinearStage& linear, EventTracer* tracer,
                     uint32_t nth);
+  static bool linear_runs_parallel(const LinearStage& linear, const ValueShape& in);
   void invalidate();
 
   StagedParts parts_;

@@ -11,6 +11,7 @@
 
 #include "backends/xnnpack/definition_context.h"
 #include "backends/xnnpack/graph_validation.h"
+#include "backends/xnnpack/linear_stage.h"
 #include "backends/xnnpack/node_definition.h"
 #include "backends/xnnpack/payload_header.h"
 #include "backends/xnnpack/stage_plan.h"
@@ -190,7 +191,9 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   // Per-operator timings cost a clock read per operator: only when traced.
   const uint32_t flags = context.event_tracer != nullptr ? XNN_FLAG_BASIC_PROFILING : 0;
   TL_ASSIGN_OR_RETURN(xnnpack::StagePlan plan,
-                      xnnpack::plan_stages(ctx, reads, num_externs, conv2d_offload_disabled(),
+                      xnnpack::plan_stages(ctx, reads, num_externs,
+                                           {!conv2d_offload_disabled(),
+                                            xnnpack::linears_leave_xnnpack()},
                                            allocator));
   if (plan.split()) {
     const xnnpack::StagedBuild build{&ctx,         &reads, &plan, externals, num_externals,

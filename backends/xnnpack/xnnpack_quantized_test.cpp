@@ -5,11 +5,14 @@
 // weights; tolerances follow from the quantization steps involved.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "backends/xnnpack/linear_stage.h"
 #include "backends/xnnpack/payload_builder.h"
 
 namespace torchlight {
@@ -269,19 +272,33 @@ BlockwiseFilter blockwise_filter(PayloadBuilder& b, size_t out, size_t in, size_
   return f;
 }
 
+// TORCHLIGHT_XNNPACK_QB4W=`choice` while alive (linear_stage.h).
+class Qb4wChoice {
+ public:
+  explicit Qb4wChoice(const char* choice) { setenv("TORCHLIGHT_XNNPACK_QB4W", choice, 1); }
+  ~Qb4wChoice() { unsetenv("TORCHLIGHT_XNNPACK_QB4W"); }
+};
+
 TEST(XnnpackQuantizedTest, BlockwiseFourBitWeightsOnEveryRowCount) {
   // Upstream's 0.5 runtime returned zeros for the last row of a 3-row
   // block-wise linear, and on AVX512-VNNI CPUs this XNNPACK gets the last
-  // row wrong for 2, 3 and 1-3 rows past a multiple of 14: such linears run
-  // on linear_8da4w (linear_stage.h), which the profiler events show.
-  for (size_t group : {32u, 64u}) {
-    for (size_t rows : {1u, 2u, 3u, 4u, 5u, 7u, 13u, 14u, 15u, 16u, 17u, 29u, 31u}) {
-      SCOPED_TRACE("group " + std::to_string(group) + ", rows " + std::to_string(rows));
-      PayloadBuilder b;
-      const BlockwiseFilter f = blockwise_filter(b, 8, 128, group, 70);
-      DelegateEventNames events;
-      check_dynamic_linear(b, f.id, f.w, rows, 128, 8, 71, &events);
-      EXPECT_EQ(events.count_containing("linear_8da4w"), 1u);
+  // row wrong for 2, 3 and 1-3 rows past a multiple of 14: there such
+  // linears run on linear_8da4w (linear_stage.h), which the profiler events
+  // show. Both the CPU's default and linear_8da4w forced must be right.
+  for (bool forced : {false, true}) {
+    std::unique_ptr<Qb4wChoice> choice;
+    if (forced) choice = std::make_unique<Qb4wChoice>("linear_8da4w");
+    const size_t expected_runs = linears_leave_xnnpack() ? 1 : 0;
+    for (size_t group : {32u, 64u}) {
+      for (size_t rows : {1u, 2u, 3u, 4u, 5u, 7u, 13u, 14u, 15u, 16u, 17u, 29u, 31u}) {
+        SCOPED_TRACE(std::string(forced ? "forced" : "default") + ", group " +
+                     std::to_string(group) + ", rows " + std::to_string(rows));
+        PayloadBuilder b;
+        const BlockwiseFilter f = blockwise_filter(b, 8, 128, group, 70);
+        DelegateEventNames events;
+        check_dynamic_linear(b, f.id, f.w, rows, 128, 8, 71, &events);
+        EXPECT_EQ(events.count_containing("linear_8da4w"), expected_runs);
+      }
     }
   }
 }
@@ -291,6 +308,7 @@ TEST(XnnpackQuantizedTest, BlockwiseLinearsShareAConvertWithOtherReaders) {
   // and two block-wise ones, then y = a + b + c; and one read by block-wise
   // linears only, which then runs nothing (no Convert event).
   const size_t rows = 3, in = 64, out = 16;
+  Qb4wChoice choice("linear_8da4w");
   for (bool with_int8 : {true, false}) {
     SCOPED_TRACE(with_int8 ? "with an int8 reader" : "block-wise readers only");
     PayloadBuilder b;
@@ -347,6 +365,7 @@ TEST(XnnpackQuantizedTest, BlockwiseLinearFollowsDynamicRowsAndClamps) {
   // One delegate declared for up to 16 rows runs 3, 16, then 2 rows; its
   // output range clamps.
   const size_t in = 96, out = 24, max_rows = 16;
+  Qb4wChoice choice("linear_8da4w");
   PayloadBuilder b;
   const BlockwiseFilter f = blockwise_filter(b, out, in, 32, 95);
   const uint32_t xf = b.input({uint32_t(max_rows), uint32_t(in)}, 0);

@@ -33,11 +33,16 @@ void parallel_column_chunks(int64_t n, const Fn& fn) {
 /// split.
 inline constexpr int64_t kMinParallelMultiplyAdds = int64_t{1} << 18;
 
+/// Whether a call of `rows` x K x N multiply-adds splits over the pool.
+inline bool linear_runs_parallel(int64_t rows, int64_t k, int64_t n) {
+  return rows * k * n >= kMinParallelMultiplyAdds;
+}
+
 /// parallel_column_chunks for a call of `rows` x K x N multiply-adds:
 /// inline when that is below kMinParallelMultiplyAdds.
 template <typename Fn>
 void parallel_column_chunks(int64_t n, int64_t rows, int64_t k, const Fn& fn) {
-  if (rows * k * n < kMinParallelMultiplyAdds) {
+  if (!linear_runs_parallel(rows, k, n)) {
     fn(0, n);
     return;
   }
