@@ -15,11 +15,28 @@ void linear_qs8_columns_generic(const RowsQs8& rows, int64_t n_begin, int64_t n_
   }
 }
 
-ColumnsQs8Fn select_linear_qs8() {
+ColumnsQs8Fn select_linear_qs8(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (__builtin_cpu_supports("avx2")) return &linear_qs8_columns_avx2;
+  switch (isa) {
+    case QuantIsa::kAvx512Vnni: return &linear_qs8_columns_avx512vnni;
+    case QuantIsa::kAvxVnni: return &linear_qs8_columns_avxvnni;
+    case QuantIsa::kAvx2: return &linear_qs8_columns_avx2;
+    case QuantIsa::kGeneric: break;
+  }
 #endif
+  (void)isa;
   return &linear_qs8_columns_generic;
+}
+
+bool linear_qs8_uses_weight_sums(QuantIsa isa) { return isa >= QuantIsa::kAvxVnni; }
+
+void weight_sums_qs8(const int8_t* weight, int64_t k, int64_t n_begin, int64_t n_end,
+                     int32_t* sums) {
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    int32_t sum = 0;
+    for (int64_t i = 0; i < k; ++i) sum += weight[n * k + i];
+    sums[n] = sum;
+  }
 }
 
 }  // namespace torchlight::quantized

@@ -13,7 +13,9 @@
 // products are summed exactly in int32 and scaled once (linear_qs8.h), so
 // the result differs from the decomposed graph by float rounding only.
 // Columns are split over the thread pool once per call; each chunk serves
-// every row in blocks of kRowsQs8. No scratch memory.
+// every row in blocks of kRowsQs8. No scratch memory. The VNNI loops also
+// need each column's weight sum: prepare computes it into method memory
+// when the weight is a program constant, else the loops sum it per call.
 #include <algorithm>
 
 #include "kernels/quantized/column_chunks.h"
@@ -97,6 +99,28 @@ Status read_qparams(Span<EValue*> args, float* scale, int32_t* zero_point) {
   return qparams(load_scale(s.tensor, 0), load_int(z.tensor, 0), scale, zero_point);
 }
 
+// What prepare keeps for a constant weight on a VNNI CPU.
+struct PreparedQs8 {
+  const int8_t* weight;  // The weight the sums were made from.
+  const int32_t* sums;   // [N]
+};
+
+Status prepare_weight_sums(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  if (!linear_qs8_uses_weight_sums() || !ctx.is_constant(kWeight)) return Error::kOk;
+  const Tensor& weight = args[kWeight]->to_tensor();
+  const int64_t n = weight.size(0);
+  const int64_t k = weight.size(1);
+  auto* prepared = static_cast<PreparedQs8*>(ctx.allocate(sizeof(PreparedQs8)));
+  auto* sums = static_cast<int32_t*>(ctx.allocate(sizeof(int32_t) * static_cast<size_t>(n)));
+  TL_CHECK_OR_RETURN(prepared != nullptr && sums != nullptr, Error::kMemoryAllocationFailed,
+                     "no method memory for the weight's %lld column sums", static_cast<long long>(n));
+  prepared->weight = weight.const_data_ptr<int8_t>();
+  prepared->sums = sums;
+  weight_sums_qs8(prepared->weight, k, 0, n, sums);
+  call->state = prepared;
+  return Error::kOk;
+}
+
 void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_point) {
   const NamedTensor input{args[kInput]->to_tensor(), "input"};
   const NamedTensor weight{args[kWeight]->to_tensor(), "weight"};
@@ -117,6 +141,10 @@ void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_poi
   base.weight = weight.tensor.const_data_ptr<int8_t>();
   base.scales = scales.tensor.const_data_ptr<float>();
   base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+  // The sums prepare made, if it made them for this very weight.
+  const PreparedQs8* prepared = ctx.state<PreparedQs8>();
+  base.weight_sums =
+      prepared != nullptr && prepared->weight == base.weight ? prepared->sums : nullptr;
   base.k = k;
   base.n = n;
   parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
@@ -133,11 +161,13 @@ void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_poi
 
 }  // namespace
 
-Status linear_qs8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
+Status linear_qs8_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_static(args));
   float scale = 0;
   int32_t zero_point = 0;
-  return qparams(args[kScale]->to_double(), args[kZeroPoint]->to_int(), &scale, &zero_point);
+  TL_RETURN_IF_ERROR(
+      qparams(args[kScale]->to_double(), args[kZeroPoint]->to_int(), &scale, &zero_point));
+  return prepare_weight_sums(ctx, args, call);
 }
 
 void linear_qs8_out(KernelContext& ctx, Span<EValue*> args) {
@@ -149,8 +179,9 @@ void linear_qs8_out(KernelContext& ctx, Span<EValue*> args) {
   run(ctx, args, scale, zero_point);
 }
 
-Status linear_qs8_tensor_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
-  return check_static_tensor(args);
+Status linear_qs8_tensor_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_static_tensor(args));
+  return prepare_weight_sums(ctx, args, call);
 }
 
 void linear_qs8_tensor_out(KernelContext& ctx, Span<EValue*> args) {

@@ -1,0 +1,29 @@
+// Which instruction set the fused quantized linears (8da4w, qs8) run on,
+// chosen once at run time from cpuid, best first: AVX-512 VNNI (with BW and
+// VL), AVX-VNNI (the 256-bit VEX form, e.g. Alder Lake), AVX2 + FMA,
+// generic. Every path sums exactly in int32 and gives the same floats, so
+// the choice is speed only.
+//
+// TORCHLIGHT_QUANT_ISA=generic|avx2|avxvnni|avx512vnni caps the choice (to
+// compare the paths on one CPU); a cap above what the CPU has changes
+// nothing. The selection functions also take the ISA as an argument, which
+// tests and benchmarks use.
+#pragma once
+
+namespace torchlight::quantized {
+
+enum class QuantIsa { kGeneric = 0, kAvx2 = 1, kAvxVnni = 2, kAvx512Vnni = 3 };
+
+/// The best QuantIsa this CPU (and OS) runs, ignoring the cap.
+QuantIsa detected_quant_isa();
+
+/// detected_quant_isa() lowered to TORCHLIGHT_QUANT_ISA's cap (read once;
+/// an unknown value is logged and ignored).
+QuantIsa quant_isa();
+
+/// Whether this CPU runs `isa` (for tests that walk every path).
+bool cpu_has_quant_isa(QuantIsa isa);
+
+const char* quant_isa_name(QuantIsa isa);
+
+}  // namespace torchlight::quantized
