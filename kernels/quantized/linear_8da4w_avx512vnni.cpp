@@ -1,5 +1,7 @@
 // linear_8da4w's x86 loops (linear_8da4w_x86_impl.h), AVX-512 VNNI build:
-// vpdpbusd in its EVEX 256-bit form (AVX512VL). Built with -mavx512f
+// vpdpbusd in its EVEX 256-bit form (AVX512VL), and 512-bit steps for groups
+// of a multiple of 128 (wide_groups), where the tile also takes two columns
+// at a time. Built with -mavx512f
 // -mavx512bw -mavx512vl -mavx512vnni; run only on CPUs with them
 // (quant_isa.h).
 #include "kernels/quantized/linear_8da4w_x86_impl.h"

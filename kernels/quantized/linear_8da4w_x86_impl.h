@@ -238,14 +238,14 @@ inline void finish_tile_4x2(const Row8da4w& row, int64_t n, const __m256 (&acc)[
 }
 
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
-// AVX-512 build only: four chunks of 32 a step from one 64-byte weight
-// load, in 512-bit vectors whose halves are two of the 256-bit loop's
-// pair steps (the low half chunks 0-1 in the lanes a pair takes, the high
-// half chunks 2-3). Group 32: two pairs of groups, scaled half by half in
-// the pairs' order; group 64: two groups, likewise; groups of a multiple of
-// 128: each half sums in int32 across the group and the halves are added at
-// its end (exact), then scaled once. The same integer sums and float steps
-// in the same order as the 256-bit loop, so the same floats.
+// AVX-512 build only, groups of a multiple of 128: four chunks of 32 a step
+// from one 64-byte weight load, in 512-bit vectors whose halves are two of
+// the 256-bit loop's pair steps (the low half chunks 0-1 in the lanes a pair
+// takes, the high half chunks 2-3); each half sums in int32 across the
+// group and the halves are added at its end (exact), then scaled as the
+// 256-bit loop scales, so the same floats. Groups of 32 and 64 stay in the
+// 256-bit loop: scaling every 32 or 64 values, the 512-bit step needs
+// extracts and lost to it (bench/quantized/isa_bench.cpp: 0.8-1.0x).
 struct WideWeights {
   __m512i lo, hi;
 };
@@ -285,29 +285,9 @@ inline __m256i add_halves(__m512i v) {
   return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
 }
 
-// acc = fma(low half of dot, low half of scale, acc), then the high halves.
-inline __m256 fma_halves(__m512i dot, __m512 scale, __m256 acc) {
-  const __m512 f = _mm512_cvtepi32_ps(dot);
-  acc = _mm256_fmadd_ps(_mm512_castps512_ps256(f), _mm512_castps512_ps256(scale), acc);
-  const __m256 f_high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1));
-  const __m256 s_high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(scale), 1));
-  return _mm256_fmadd_ps(f_high, s_high, acc);
-}
-
-// A step's scales: group 32 [s0 x4, s1 x4, s2 x4, s3 x4]; group 64 [s0 x8, s1 x8].
-inline __m512 wide_scales(const float* scales, int64_t group) {
-  if (group == 32) {
-    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-                                 _mm512_castps128_ps512(_mm_loadu_ps(scales)));
-  }
-  const __m128 two = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(scales)));
-  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-                               _mm512_castps128_ps512(two));
-}
-
-// The groups [0, returned) of columns n..n + kCols - 1 into acc and uacc;
-// the 256-bit loop does the rest (group 32: up to three groups, group 64:
-// one; groups that are not 32, 64 or a multiple of 128: all).
+// Every group of columns n..n + kCols - 1 into acc and uacc when the group
+// is a multiple of 128 (returns the groups done; else 0 and the 256-bit
+// loop does them).
 template <int kRows, int kCols, bool kOwnU, bool kPairedX>
 int64_t wide_groups(const Row8da4w& row, int64_t n, __m256 (&acc)[kRows][kCols],
                     __m256 (&uacc)[kCols]) {
@@ -315,30 +295,9 @@ int64_t wide_groups(const Row8da4w& row, int64_t n, __m256 (&acc)[kRows][kCols],
   const int64_t group = row.group;
   const int64_t groups = row.k / group;
   const int64_t packed = row.k / 2;
+  if (group % 128 != 0) return 0;
   const __m512i zero = _mm512_setzero_si512();
   WideActivations x[kRows];
-  if (group == 32 || group == 64) {
-    const int64_t per_step = 128 / group;
-    const int64_t end = groups - groups % per_step;
-    for (int64_t g = 0; g < end; g += per_step) {
-      for (int r = 0; r < kRows; ++r) x[r] = wide_activations<kPairedX>(row.xq + r * row.k + g * group);
-      for (int c = 0; c < kCols; ++c) {
-        const uint8_t* w = row.weight + (n + c) * packed + g * group / 2;
-        if constexpr (kRows == 1) {
-          // Decode streams the classifier's weights from memory.
-          _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchColumns * packed), _MM_HINT_T0);
-        }
-        const WideWeights wv = unpack_wide(w);
-        const __m512 scale = wide_scales(row.w_scales + (n + c) * groups + g, group);
-        if constexpr (kOwnU) uacc[c] = fma_halves(wide_usum(wv), scale, uacc[c]);
-        for (int r = 0; r < kRows; ++r) {
-          acc[r][c] = fma_halves(add_wide_dot(zero, wv, x[r]), scale, acc[r][c]);
-        }
-      }
-    }
-    return end;
-  }
-  if (group % 128 != 0) return 0;
   for (int64_t g = 0; g < groups; ++g) {
     __m512i dot[kRows][kCols];
     __m512i usum[kCols];
@@ -351,6 +310,7 @@ int64_t wide_groups(const Row8da4w& row, int64_t n, __m256 (&acc)[kRows][kCols],
       for (int c = 0; c < kCols; ++c) {
         const uint8_t* w = row.weight + (n + c) * packed + k0 / 2;
         if constexpr (kRows == 1) {
+          // Decode streams the classifier's weights from memory.
           _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchColumns * packed), _MM_HINT_T0);
         }
         const WideWeights wv = unpack_wide(w);
@@ -526,21 +486,18 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const __m128 row_scale = _mm_set1_ps(row.scale[0]);
   int64_t n = n_begin;
   for (; n + kCols <= n_end; n += kCols) {
-    __m256 acc[1][kCols];
+    __m256 acc[kCols];
     __m256 uacc[kCols];
     const uint8_t* w[kCols];
     const float* w_scales[kCols];
 #pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
-      acc[0][c] = _mm256_setzero_ps();
+      acc[c] = _mm256_setzero_ps();
       uacc[c] = _mm256_setzero_ps();
       w[c] = row.weight + (n + c) * packed;
       w_scales[c] = row.w_scales + (n + c) * groups;
     }
     int64_t g = 0;
-#if defined(__AVX512BW__) && defined(__AVX512VNNI__)
-    g = wide_groups<1, kCols, kOwnU, false>(row, n, acc, uacc);
-#endif
     for (; g + 2 <= groups; g += 2) {
       const PairActivations x = load_pair(row.xq + g * 32);
 #pragma GCC unroll 4
@@ -555,7 +512,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         if constexpr (kOwnU) {
           uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_usum(pw, zero)), scale, uacc[c]);
         }
-        acc[0][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[0][c]);
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[c]);
       }
     }
     if (g < groups) {
@@ -568,7 +525,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         if constexpr (kOwnU) {
           uacc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sad_epu8(u, zero)), w_scale, uacc[c]);
         }
-        acc[0][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[0][c]);
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[c]);
       }
     }
     // finish_column_8da4w and the row's scale for the four columns at once
@@ -578,7 +535,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     for (int c = 0; c < kCols; ++c) {
       corr[c] = correction_lanes(w_scales[c], correction, whole_groups, groups, tail);
     }
-    const __m128 products = fold4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
+    const __m128 products = fold4(acc[0], acc[1], acc[2], acc[3]);
     const __m128 u_sums = kOwnU ? fold4(uacc[0], uacc[1], uacc[2], uacc[3]) : _mm_loadu_ps(row.u_folded + n);
     const __m128 corrections = fold4(corr[0], corr[1], corr[2], corr[3]);
     const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, u_sums, products), corrections);
@@ -647,7 +604,13 @@ inline void fold_weight_sums(const uint8_t* weight, const float* w_scales, int64
 // column a step there.
 // The prefill tile (linear_8da4w_tile_*).
 inline void tile_columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  if (row.group == 32) {
+#if defined(__AVX512BW__) && defined(__AVX512VNNI__)
+  // wide_groups keeps one int32 sum per row and column: two columns fit.
+  constexpr bool kWideTwoColumns = true;
+#else
+  constexpr bool kWideTwoColumns = false;
+#endif
+  if (row.group == 32 || (kWideTwoColumns && row.group % 128 == 0)) {
     switch (row.rows) {
       case 1: return columns<1, 4, false, true>(row, n_begin, n_end);
       case 2: return columns<2, 2, false, true>(row, n_begin, n_end);
