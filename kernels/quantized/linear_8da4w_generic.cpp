@@ -96,12 +96,8 @@ FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group, QuantIsa isa)
 Columns8da4wFn select_linear_8da4w(int64_t group, QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
   if (group % 32 == 0) {
-    switch (isa) {
-      case QuantIsa::kAvx512Vnni: return &linear_8da4w_columns_avx512vnni;
-      case QuantIsa::kAvxVnni: return &linear_8da4w_columns_avxvnni;
-      case QuantIsa::kAvx2: return &linear_8da4w_columns_avx2;
-      case QuantIsa::kGeneric: break;
-    }
+    return for_quant_isa<Columns8da4wFn>(isa, &linear_8da4w_columns_generic, &linear_8da4w_columns_avx2,
+                                         &linear_8da4w_columns_avxvnni, &linear_8da4w_columns_avx512vnni);
   }
 #endif
   (void)group;
@@ -112,12 +108,8 @@ Columns8da4wFn select_linear_8da4w(int64_t group, QuantIsa isa) {
 Columns8da4wFn select_tile_8da4w(int64_t group, QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
   if (group % 32 == 0) {
-    switch (isa) {
-      case QuantIsa::kAvx512Vnni: return &linear_8da4w_tile_avx512vnni;
-      case QuantIsa::kAvxVnni: return &linear_8da4w_tile_avxvnni;
-      case QuantIsa::kAvx2: return &linear_8da4w_tile_avx2;
-      case QuantIsa::kGeneric: break;
-    }
+    return for_quant_isa<Columns8da4wFn>(isa, nullptr, &linear_8da4w_tile_avx2,
+                                         &linear_8da4w_tile_avxvnni, &linear_8da4w_tile_avx512vnni);
   }
 #endif
   (void)group;

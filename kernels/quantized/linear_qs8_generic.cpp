@@ -17,15 +17,12 @@ void linear_qs8_columns_generic(const RowsQs8& rows, int64_t n_begin, int64_t n_
 
 ColumnsQs8Fn select_linear_qs8(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  switch (isa) {
-    case QuantIsa::kAvx512Vnni: return &linear_qs8_columns_avx512vnni;
-    case QuantIsa::kAvxVnni: return &linear_qs8_columns_avxvnni;
-    case QuantIsa::kAvx2: return &linear_qs8_columns_avx2;
-    case QuantIsa::kGeneric: break;
-  }
-#endif
+  return for_quant_isa<ColumnsQs8Fn>(isa, &linear_qs8_columns_generic, &linear_qs8_columns_avx2,
+                                     &linear_qs8_columns_avxvnni, &linear_qs8_columns_avx512vnni);
+#else
   (void)isa;
   return &linear_qs8_columns_generic;
+#endif
 }
 
 bool linear_qs8_uses_weight_sums(QuantIsa isa) { return isa >= QuantIsa::kAvxVnni; }

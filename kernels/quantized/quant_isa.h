@@ -26,4 +26,16 @@ bool cpu_has_quant_isa(QuantIsa isa);
 
 const char* quant_isa_name(QuantIsa isa);
 
+/// Of one loop's builds, the one for `isa` (the selection functions).
+template <typename Fn>
+Fn for_quant_isa(QuantIsa isa, Fn generic, Fn avx2, Fn avxvnni, Fn avx512vnni) {
+  switch (isa) {
+    case QuantIsa::kAvx512Vnni: return avx512vnni;
+    case QuantIsa::kAvxVnni: return avxvnni;
+    case QuantIsa::kAvx2: return avx2;
+    case QuantIsa::kGeneric: break;
+  }
+  return generic;
+}
+
 }  // namespace torchlight::quantized
