@@ -39,6 +39,14 @@ bool skip_without(benchmark::State& state, QuantIsa isa) {
   return true;
 }
 
+// Multiply-adds per second and the ISA's name.
+void report(benchmark::State& state, QuantIsa isa, int64_t macs_per_iteration) {
+  state.counters["GMAC/s"] = benchmark::Counter(
+      static_cast<double>(macs_per_iteration) * 1e-9 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+  state.SetLabel(quant_isa_name(isa));
+}
+
 void BM_isa_8da4w(benchmark::State& state) {
   const auto isa = static_cast<QuantIsa>(state.range(0));
   const int64_t k = state.range(1), n = state.range(2), rows = state.range(3), group = state.range(4);
@@ -80,10 +88,7 @@ void BM_isa_8da4w(benchmark::State& state) {
     }
     benchmark::ClobberMemory();
   }
-  state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(rows * n * k) * 1e-9 *
-                                                    static_cast<double>(state.iterations()),
-                                                benchmark::Counter::kIsRate);
-  state.SetLabel(quant_isa_name(isa));
+  report(state, isa, rows * n * k);
 }
 
 void BM_isa_qs8(benchmark::State& state) {
@@ -115,10 +120,7 @@ void BM_isa_qs8(benchmark::State& state) {
     }
     benchmark::ClobberMemory();
   }
-  state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(rows * n * k) * 1e-9 *
-                                                    static_cast<double>(state.iterations()),
-                                                benchmark::Counter::kIsRate);
-  state.SetLabel(quant_isa_name(isa));
+  report(state, isa, rows * n * k);
 }
 
 // Each shape on every x86 ISA in turn, so one run compares them side by side.

@@ -21,12 +21,7 @@ struct VecQs8 {
   static T ones() { return _mm256_set1_epi8(1); }
   static T flip(T v) { return _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))); }
   static T dpbusd(T acc, T u, T w) { return _mm256_dpbusd_avx_epi32(acc, u, w); }
-  static int32_t sum(T v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-  }
+  static __m256i half_sum(T v) { return v; }
 };
 
 }  // namespace

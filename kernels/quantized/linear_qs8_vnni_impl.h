@@ -16,8 +16,11 @@
 // missing bytes are zero (their products vanish).
 //
 // VecQs8 provides: T, kBytes, zero(), load(p), load_partial(p, count),
-// ones() (0x01 bytes), flip(v) (xor 0x80), dpbusd(acc, u, w), sum(v).
+// ones() (0x01 bytes), flip(v) (xor 0x80), dpbusd(acc, u, w), half_sum(v)
+// (the int32 lanes folded to one 256-bit vector).
 #pragma once
+
+#include <immintrin.h>
 
 #include <cstdint>
 
@@ -25,6 +28,13 @@
 
 namespace torchlight::quantized {
 namespace {
+
+inline int32_t lane_sum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
 
 template <int kRows, bool kOwnSums>
 void vnni_columns(const RowsQs8& rows, int64_t n_begin, int64_t n_end) {
@@ -51,9 +61,9 @@ void vnni_columns(const RowsQs8& rows, int64_t n_begin, int64_t n_end) {
            [&](int r) { return V::load_partial(rows.x + r * rows.k + k_main, k_tail); });
     }
     const uint32_t column_sum =
-        kOwnSums ? static_cast<uint32_t>(V::sum(w_sum)) : static_cast<uint32_t>(rows.weight_sums[n]);
+        kOwnSums ? static_cast<uint32_t>(lane_sum(V::half_sum(w_sum))) : static_cast<uint32_t>(rows.weight_sums[n]);
     for (int r = 0; r < kRows; ++r) {
-      const uint32_t sum = static_cast<uint32_t>(V::sum(acc[r])) - offset * column_sum;
+      const uint32_t sum = static_cast<uint32_t>(lane_sum(V::half_sum(acc[r]))) - offset * column_sum;
       rows.out[r * rows.n + n] = finish_qs8(rows, n, static_cast<int32_t>(sum));
     }
   }
