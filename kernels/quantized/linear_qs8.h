@@ -41,6 +41,16 @@ void linear_qs8_columns_avx2(const RowsQs8& rows, int64_t n_begin, int64_t n_end
 /// vpdpbusd with x + 128 as the unsigned operand (linear_qs8_vnni_impl.h).
 void linear_qs8_columns_avxvnni(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
 void linear_qs8_columns_avx512vnni(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
+
+/// AMX-INT8 tiles (linear_qs8_amx.cpp, QuantIsa::kAmx), for calls of many
+/// rows: pack_rows_qs8_amx lays x [rows, K] out for the tiles (K % 4 == 0)
+/// in pack_rows_qs8_amx_bytes(rows, K) bytes, once per call; then
+/// linear_qs8_amx_columns computes columns [n_begin, n_end) of all
+/// `total_rows` rows (RowsQs8::x the unpacked rows, weight_sums required).
+size_t pack_rows_qs8_amx_bytes(int64_t rows, int64_t k);
+void pack_rows_qs8_amx(const int8_t* x, int64_t rows, int64_t k, int8_t* packed);
+void linear_qs8_amx_columns(const RowsQs8& rows, const int8_t* packed, int64_t total_rows,
+                            int64_t n_begin, int64_t n_end);
 #endif
 
 /// The loop for `isa` (one this CPU runs, quant_isa.h).

@@ -16,6 +16,8 @@
 // every row in blocks of kRowsQs8. No scratch memory. The VNNI loops also
 // need each column's weight sum: prepare computes it into method memory
 // when the weight is a program constant, else the loops sum it per call.
+// With AMX, calls of kMinRowsAmx rows or more lay the rows out for the tiles
+// in method scratch and run linear_qs8_amx_columns.
 #include <algorithm>
 
 #include "kernels/quantized/column_chunks.h"
@@ -99,6 +101,25 @@ Status read_qparams(Span<EValue*> args, float* scale, int32_t* zero_point) {
   return qparams(load_scale(s.tensor, 0), load_int(z.tensor, 0), scale, zero_point);
 }
 
+// Calls of this many rows or more run on AMX tiles where the CPU has them
+// (two row blocks of 16 per weight tile), K % 4 == 0 and scratch allows.
+constexpr int64_t kMinRowsAmx = 32;
+
+bool use_amx(int64_t rows, int64_t k) {
+  return quant_isa() == QuantIsa::kAmx && rows >= kMinRowsAmx && k % 4 == 0;
+}
+
+// AMX scratch: the rows in tile layout, then (for a weight not constant)
+// its column sums.
+size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t n) {
+#if defined(__x86_64__) || defined(_M_X64)
+  return pack_rows_qs8_amx_bytes(rows, k) + sizeof(int32_t) * static_cast<size_t>(n);
+#else
+  (void)rows, (void)k, (void)n;
+  return 0;
+#endif
+}
+
 // What prepare keeps for a constant weight on a VNNI CPU.
 struct PreparedQs8 {
   const int8_t* weight;  // The weight the sums were made from.
@@ -106,10 +127,12 @@ struct PreparedQs8 {
 };
 
 Status prepare_weight_sums(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
-  if (!linear_qs8_uses_weight_sums() || !ctx.is_constant(kWeight)) return Error::kOk;
   const Tensor& weight = args[kWeight]->to_tensor();
   const int64_t n = weight.size(0);
   const int64_t k = weight.size(1);
+  const int64_t planned_rows = args[kInput]->to_tensor().numel() / k;
+  if (use_amx(planned_rows, k)) call->scratch_bytes = amx_scratch_bytes(planned_rows, k, n);
+  if (!linear_qs8_uses_weight_sums() || !ctx.is_constant(kWeight)) return Error::kOk;
   auto* prepared = static_cast<PreparedQs8*>(ctx.allocate(sizeof(PreparedQs8)));
   auto* sums = static_cast<int32_t*>(ctx.allocate(sizeof(int32_t) * static_cast<size_t>(n)));
   TL_CHECK_OR_RETURN(prepared != nullptr && sums != nullptr, Error::kMemoryAllocationFailed,
@@ -147,6 +170,27 @@ void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_poi
       prepared != nullptr && prepared->weight == base.weight ? prepared->sums : nullptr;
   base.k = k;
   base.n = n;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (use_amx(rows, k) && ctx.scratch() != nullptr &&
+      ctx.scratch_bytes() >= amx_scratch_bytes(rows, k, n)) {
+    auto* packed = static_cast<int8_t*>(ctx.scratch());
+    pack_rows_qs8_amx(x, rows, k, packed);
+    if (base.weight_sums == nullptr) {
+      auto* sums = reinterpret_cast<int32_t*>(packed + pack_rows_qs8_amx_bytes(rows, k));
+      parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+        weight_sums_qs8(base.weight, k, n_begin, n_end, sums);
+      });
+      base.weight_sums = sums;
+    }
+    base.x = x;
+    base.out = y;
+    parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+      linear_qs8_amx_columns(base, packed, rows, n_begin, n_end);
+    });
+    set_return(args, kOut + 1, *args[kOut]);
+    return;
+  }
+#endif
   parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
     for (int64_t r0 = 0; r0 < rows; r0 += kRowsQs8) {
       RowsQs8 block = base;

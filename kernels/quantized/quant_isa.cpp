@@ -4,13 +4,27 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "runtime/platform/log.h"
 
 namespace torchlight::quantized {
 namespace {
 
 constexpr QuantIsa kAll[] = {QuantIsa::kGeneric, QuantIsa::kAvx2, QuantIsa::kAvxVnni,
-                             QuantIsa::kAvx512Vnni};
+                             QuantIsa::kAvx512Vnni, QuantIsa::kAmx};
+
+#if defined(__x86_64__) && defined(__linux__)
+// Linux hands out the AMX tile state (8 KiB per thread) only on request.
+bool amx_granted() {
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+#endif
 
 QuantIsa detect() {
 #if defined(__x86_64__) || defined(_M_X64)
@@ -18,6 +32,11 @@ QuantIsa detect() {
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return QuantIsa::kGeneric;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
+#if defined(__linux__)
+    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") && amx_granted()) {
+      return QuantIsa::kAmx;
+    }
+#endif
     return QuantIsa::kAvx512Vnni;
   }
   if (__builtin_cpu_supports("avxvnni")) return QuantIsa::kAvxVnni;
@@ -44,7 +63,8 @@ QuantIsa capped() {
     if (std::strcmp(cap, quant_isa_name(isa)) == 0) return best_up_to(isa);
   }
   TL_LOG(kTlLogWarning,
-         "TORCHLIGHT_QUANT_ISA is '%s', expected generic, avx2, avxvnni or avx512vnni; using %s",
+         "TORCHLIGHT_QUANT_ISA is '%s', expected generic, avx2, avxvnni, avx512vnni or amx; "
+         "using %s",
          cap, quant_isa_name(best));
   return best;
 }
@@ -64,7 +84,7 @@ QuantIsa quant_isa() {
 bool cpu_has_quant_isa(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
   // AVX-VNNI is not implied by AVX-512 VNNI.
-  if (isa == QuantIsa::kAvxVnni && detected_quant_isa() == QuantIsa::kAvx512Vnni) {
+  if (isa == QuantIsa::kAvxVnni && detected_quant_isa() >= QuantIsa::kAvx512Vnni) {
     return __builtin_cpu_supports("avxvnni");
   }
 #endif
@@ -77,6 +97,7 @@ const char* quant_isa_name(QuantIsa isa) {
     case QuantIsa::kAvx2: return "avx2";
     case QuantIsa::kAvxVnni: return "avxvnni";
     case QuantIsa::kAvx512Vnni: return "avx512vnni";
+    case QuantIsa::kAmx: return "amx";
   }
   return "?";
 }

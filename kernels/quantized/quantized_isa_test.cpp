@@ -228,6 +228,62 @@ TEST_P(QuantIsaTest, LinearQs8ExactAtLargestK) {
   }
 }
 
+// AMX tiles (and the VNNI loop for what they leave) against the generic
+// loop: 32-70 rows (whole and partial pairs of row blocks), K a multiple of
+// 64 or with a tail of 4-60, column ranges of whole and partial blocks of
+// 16, zero points at both ends.
+TEST(QuantIsaAmxTest, LinearQs8IdenticalToGeneric) {
+  if (!cpu_has_quant_isa(QuantIsa::kAmx)) {
+    GTEST_SKIP() << "this CPU (or kernel) does not run AMX-INT8 (best: "
+                 << quant_isa_name(detected_quant_isa()) << ")";
+  }
+  constexpr int64_t kN = 37;
+  uint32_t seed = 31337;
+  for (const int64_t k : {4, 64, 68, 128, 200, 288, 1024}) {
+    for (const int64_t rows : {32, 33, 47, 64, 70}) {
+      std::vector<int8_t> x(static_cast<size_t>(rows * k)), weight(static_cast<size_t>(kN * k));
+      for (auto& v : x) v = static_cast<int8_t>(next(&seed) >> 24);
+      for (auto& v : weight) v = static_cast<int8_t>(next(&seed) >> 24);
+      std::fill(x.begin(), x.begin() + k, static_cast<int8_t>(-128));
+      std::fill(weight.begin(), weight.begin() + k, static_cast<int8_t>(-128));
+      std::fill(weight.begin() + k, weight.begin() + 2 * k, static_cast<int8_t>(127));
+      std::vector<float> scales(kN), bias(kN);
+      for (auto& v : scales) v = static_cast<float>((next(&seed) >> 20) + 1) / 65536;
+      for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 4096;
+      std::vector<int32_t> sums(kN);
+      weight_sums_qs8(weight.data(), k, 0, kN, sums.data());
+      std::vector<int8_t> packed(pack_rows_qs8_amx_bytes(rows, k));
+      pack_rows_qs8_amx(x.data(), rows, k, packed.data());
+      for (const int32_t zero_point : {-128, 7, 127}) {
+        RowsQs8 base{};
+        base.x = x.data();
+        base.zero_point = zero_point;
+        base.x_scale = 0.0137f;
+        base.weight = weight.data();
+        base.scales = scales.data();
+        base.bias = bias.data();
+        base.weight_sums = sums.data();
+        base.k = k;
+        base.n = kN;
+        for (const auto& [n_begin, n_end] : {std::pair<int64_t, int64_t>{0, kN}, {3, 35}}) {
+          std::vector<float> want(static_cast<size_t>(rows * kN), -1.0f), got(want);
+          run_blocks(base, static_cast<int>(rows), kRowsQs8, &linear_qs8_columns_generic,
+                     [&](RowsQs8& block, int r0, int count) {
+                       block.x = x.data() + r0 * k;
+                       block.rows = count;
+                       block.out = want.data() + r0 * kN;
+                     }, n_begin, n_end);
+          RowsQs8 all = base;
+          all.out = got.data();
+          linear_qs8_amx_columns(all, packed.data(), rows, n_begin, n_end);
+          EXPECT_EQ(got, want) << "k " << k << " rows " << rows << " zp " << zero_point
+                               << " columns " << n_begin << ".." << n_end;
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryIsa, QuantIsaTest,
                          ::testing::Values(QuantIsa::kAvx2, QuantIsa::kAvxVnni,
                                            QuantIsa::kAvx512Vnni),
