@@ -9,7 +9,8 @@
 //   ./torchlight exec build/release/bench/quantized/torchlight_quantized_isa_bench
 //       --benchmark_repetitions=3
 //
-// Args: isa (0 generic, 1 avx2, 2 avxvnni, 3 avx512vnni), K, N, rows[, group].
+// Args: isa (0 generic, 1 avx2, 2 avxvnni, 3 avx512vnni, 4 amx: qs8 prefill
+// on AMX tiles, rows laid out each call as the op does), K, N, rows[, group].
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -102,6 +103,9 @@ void BM_isa_qs8(benchmark::State& state) {
   const auto* w = reinterpret_cast<const int8_t*>(weight.data());
   weight_sums_qs8(w, k, 0, n, sums.data());
   const ColumnsQs8Fn columns = select_linear_qs8(isa);
+  // AMX: the op's many-row path, the rows laid out for the tiles each call.
+  const bool amx = isa == QuantIsa::kAmx && rows >= 32 && k % 4 == 0;
+  std::vector<int8_t> packed(amx ? pack_rows_qs8_amx_bytes(rows, k) : 0);
   RowsQs8 base{};
   base.zero_point = 3;
   base.x_scale = 0.02f;
@@ -111,6 +115,15 @@ void BM_isa_qs8(benchmark::State& state) {
   base.k = k;
   base.n = n;
   for (auto _ : state) {
+    if (amx) {
+      RowsQs8 all = base;
+      all.x = reinterpret_cast<const int8_t*>(x.data());
+      all.out = out.data();
+      pack_rows_qs8_amx(all.x, rows, k, packed.data());
+      linear_qs8_amx_columns(all, packed.data(), rows, 0, n);
+      benchmark::ClobberMemory();
+      continue;
+    }
     for (int64_t r0 = 0; r0 < rows; r0 += kRowsQs8) {
       RowsQs8 block = base;
       block.x = reinterpret_cast<const int8_t*>(x.data()) + r0 * k;
@@ -132,7 +145,8 @@ void shapes(benchmark::internal::Benchmark* b, bool with_group) {
                         Shape{2048, 2048, 128}}) {
     if (!with_group && s.group != 32) continue;
     for (const int64_t rows : {1, 64, 128}) {
-      for (const int64_t isa : {1, 2, 3}) {
+      for (const int64_t isa : {1, 2, 3, 4}) {
+        if (isa == 4 && (with_group || rows == 1)) continue;  // AMX: qs8 prefill only.
         if (with_group) {
           b->Args({isa, s.k, s.n, rows, s.group});
         } else {
