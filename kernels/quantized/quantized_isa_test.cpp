@@ -145,6 +145,30 @@ TEST_P(QuantIsaTest, Linear8da4wIdenticalToGeneric) {
   }
 }
 
+// qs8 operands: random bytes with the first row of x all -128 and the
+// second all 127, the first weight column all -128 and the second all 127.
+struct CaseQs8 {
+  std::vector<int8_t> x, weight;
+  std::vector<float> scales, bias;
+  std::vector<int32_t> sums;  // weight_sums_qs8
+};
+
+CaseQs8 make_qs8(int64_t rows, int64_t k, int64_t n, uint32_t* seed) {
+  CaseQs8 c{std::vector<int8_t>(static_cast<size_t>(rows * k)),
+            std::vector<int8_t>(static_cast<size_t>(n * k)), std::vector<float>(n),
+            std::vector<float>(n), std::vector<int32_t>(n)};
+  for (auto& v : c.x) v = static_cast<int8_t>(next(seed) >> 24);
+  for (auto& v : c.weight) v = static_cast<int8_t>(next(seed) >> 24);
+  std::fill(c.x.begin(), c.x.begin() + k, static_cast<int8_t>(-128));
+  std::fill(c.x.begin() + k, c.x.begin() + 2 * k, static_cast<int8_t>(127));
+  std::fill(c.weight.begin(), c.weight.begin() + k, static_cast<int8_t>(-128));
+  std::fill(c.weight.begin() + k, c.weight.begin() + 2 * k, static_cast<int8_t>(127));
+  for (auto& v : c.scales) v = static_cast<float>((next(seed) >> 20) + 1) / 65536;
+  for (auto& v : c.bias) v = static_cast<float>(static_cast<int32_t>(next(seed) >> 16) - 32768) / 4096;
+  weight_sums_qs8(c.weight.data(), k, 0, n, c.sums.data());
+  return c;
+}
+
 // qs8 with zero points at both ends, K around every vector width (tails of
 // every length class), 1..7 rows, with the weight sums from the loop and
 // precomputed (as prepare gives them for a constant weight).
@@ -153,18 +177,8 @@ TEST_P(QuantIsaTest, LinearQs8IdenticalToGeneric) {
   constexpr int64_t kN = 13;
   uint32_t seed = 777;
   for (const int64_t k : {1, 5, 16, 31, 32, 33, 63, 64, 65, 127, 288, 301, 768}) {
-    std::vector<int8_t> x(static_cast<size_t>(7 * k)), weight(static_cast<size_t>(kN * k));
-    for (auto& v : x) v = static_cast<int8_t>(next(&seed) >> 24);
-    for (auto& v : weight) v = static_cast<int8_t>(next(&seed) >> 24);
-    std::fill(x.begin(), x.begin() + k, static_cast<int8_t>(-128));
-    std::fill(x.begin() + k, x.begin() + 2 * k, static_cast<int8_t>(127));
-    std::fill(weight.begin(), weight.begin() + k, static_cast<int8_t>(-128));
-    std::fill(weight.begin() + k, weight.begin() + 2 * k, static_cast<int8_t>(127));
-    std::vector<float> scales(kN), bias(kN);
-    for (auto& v : scales) v = static_cast<float>((next(&seed) >> 20) + 1) / 65536;
-    for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 4096;
-    std::vector<int32_t> sums(kN);
-    weight_sums_qs8(weight.data(), k, 0, kN, sums.data());
+    const CaseQs8 c = make_qs8(7, k, kN, &seed);
+    const std::vector<int8_t>& x = c.x;
     for (const int32_t zero_point : {-128, -3, 0, 127}) {
       for (int rows = 1; rows <= 7; ++rows) {
         auto run = [&](ColumnsQs8Fn columns, const int32_t* weight_sums) {
@@ -172,9 +186,9 @@ TEST_P(QuantIsaTest, LinearQs8IdenticalToGeneric) {
           RowsQs8 base{};
           base.zero_point = zero_point;
           base.x_scale = 0.0137f;
-          base.weight = weight.data();
-          base.scales = scales.data();
-          base.bias = bias.data();
+          base.weight = c.weight.data();
+          base.scales = c.scales.data();
+          base.bias = c.bias.data();
           base.weight_sums = weight_sums;
           base.k = k;
           base.n = kN;
@@ -189,7 +203,7 @@ TEST_P(QuantIsaTest, LinearQs8IdenticalToGeneric) {
         const std::string where = std::string(quant_isa_name(isa)) + " k " + std::to_string(k) +
                                   " zp " + std::to_string(zero_point) + " rows " + std::to_string(rows);
         EXPECT_EQ(run(select_linear_qs8(isa), nullptr), want) << where;
-        EXPECT_EQ(run(select_linear_qs8(isa), sums.data()), want) << where << " precomputed sums";
+        EXPECT_EQ(run(select_linear_qs8(isa), c.sums.data()), want) << where << " precomputed sums";
       }
     }
   }
@@ -231,7 +245,7 @@ TEST_P(QuantIsaTest, LinearQs8ExactAtLargestK) {
 // AMX tiles (and the VNNI loop for what they leave) against the generic
 // loop: 32-70 rows (whole and partial pairs of row blocks), K a multiple of
 // 64 or with a tail of 4-60, column ranges of whole and partial blocks of
-// 16, zero points at both ends.
+// 16, values and zero points at both ends.
 TEST(QuantIsaAmxTest, LinearQs8IdenticalToGeneric) {
   if (!cpu_has_quant_isa(QuantIsa::kAmx)) {
     GTEST_SKIP() << "this CPU (or kernel) does not run AMX-INT8 (best: "
@@ -241,17 +255,8 @@ TEST(QuantIsaAmxTest, LinearQs8IdenticalToGeneric) {
   uint32_t seed = 31337;
   for (const int64_t k : {4, 64, 68, 128, 200, 288, 1024}) {
     for (const int64_t rows : {32, 33, 47, 64, 70}) {
-      std::vector<int8_t> x(static_cast<size_t>(rows * k)), weight(static_cast<size_t>(kN * k));
-      for (auto& v : x) v = static_cast<int8_t>(next(&seed) >> 24);
-      for (auto& v : weight) v = static_cast<int8_t>(next(&seed) >> 24);
-      std::fill(x.begin(), x.begin() + k, static_cast<int8_t>(-128));
-      std::fill(weight.begin(), weight.begin() + k, static_cast<int8_t>(-128));
-      std::fill(weight.begin() + k, weight.begin() + 2 * k, static_cast<int8_t>(127));
-      std::vector<float> scales(kN), bias(kN);
-      for (auto& v : scales) v = static_cast<float>((next(&seed) >> 20) + 1) / 65536;
-      for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 4096;
-      std::vector<int32_t> sums(kN);
-      weight_sums_qs8(weight.data(), k, 0, kN, sums.data());
+      const CaseQs8 c = make_qs8(rows, k, kN, &seed);
+      const std::vector<int8_t>& x = c.x;
       std::vector<int8_t> packed(pack_rows_qs8_amx_bytes(rows, k));
       pack_rows_qs8_amx(x.data(), rows, k, packed.data());
       for (const int32_t zero_point : {-128, 7, 127}) {
@@ -259,10 +264,10 @@ TEST(QuantIsaAmxTest, LinearQs8IdenticalToGeneric) {
         base.x = x.data();
         base.zero_point = zero_point;
         base.x_scale = 0.0137f;
-        base.weight = weight.data();
-        base.scales = scales.data();
-        base.bias = bias.data();
-        base.weight_sums = sums.data();
+        base.weight = c.weight.data();
+        base.scales = c.scales.data();
+        base.bias = c.bias.data();
+        base.weight_sums = c.sums.data();
         base.k = k;
         base.n = kN;
         for (const auto& [n_begin, n_end] : {std::pair<int64_t, int64_t>{0, kN}, {3, 35}}) {
