@@ -36,13 +36,16 @@
 // (finish_column_8da4w), then out = fma(sum, x_scale, bias). The integer
 // sums are exact; only these float steps round.
 //
-// Built once per instruction set (linear_8da4w_generic.cpp, _avx2.cpp with
-// its own flags) and chosen at run time by CPU detection.
+// Built once per instruction set (linear_8da4w_generic.cpp, and
+// linear_8da4w_x86_impl.h as _avx2, _avxvnni and _avx512vnni.cpp, each with
+// its own flags) and chosen at run time by CPU detection (quant_isa.h).
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+
+#include "kernels/quantized/quant_isa.h"
 
 namespace torchlight::quantized {
 
@@ -70,13 +73,19 @@ struct Row8da4w {
 /// Columns [n_begin, n_end) of every row.
 void linear_8da4w_columns_generic(const Row8da4w& row, int64_t n_begin, int64_t n_end);
 #if defined(__x86_64__) || defined(_M_X64)
+// One build per instruction set (linear_8da4w_x86_impl.h), group % 32 == 0;
+// the same floats as the generic loop.
 void linear_8da4w_columns_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end);
+void linear_8da4w_columns_avxvnni(const Row8da4w& row, int64_t n_begin, int64_t n_end);
+void linear_8da4w_columns_avx512vnni(const Row8da4w& row, int64_t n_begin, int64_t n_end);
 
-/// The prefill tile: the same sums as linear_8da4w_columns_avx2 (identical
+/// The prefill tile: the same sums as linear_8da4w_columns_* (identical
 /// floats) from activations in paired order (pair_rows_8da4w) and with
 /// row.u_folded required: four rows by two columns a step, no lane permutes
 /// and no weight sums in the loop. Group % 32 == 0.
 void linear_8da4w_tile_avx2(const Row8da4w& row, int64_t n_begin, int64_t n_end);
+void linear_8da4w_tile_avxvnni(const Row8da4w& row, int64_t n_begin, int64_t n_end);
+void linear_8da4w_tile_avx512vnni(const Row8da4w& row, int64_t n_begin, int64_t n_end);
 #endif
 
 /// Each column's folded weight sum for Row8da4w::u_folded, columns
@@ -92,7 +101,7 @@ void fold_weight_sums_8da4w_avx2(const uint8_t* weight, const float* w_scales, i
 #endif
 using FoldWeightSums8da4wFn = void (*)(const uint8_t*, const float*, int64_t, int64_t, int64_t,
                                        int64_t, float*);
-FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group);
+FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group, QuantIsa isa = quant_isa());
 
 inline constexpr int kLanes8da4w = 8;
 
@@ -231,8 +240,13 @@ static inline void pair_rows_8da4w(int8_t* xq, int64_t rows, int64_t k, int64_t 
 /// GEMM (op_linear_8da4w.cpp; it sums in another order than the loops).
 bool linear_8da4w_takes_dequantized_gemm(int64_t rows, int64_t k, int64_t group);
 
-/// The best loop this CPU runs for `group` (AVX2 needs group % 32 == 0).
+/// The loop for `group` on `isa` (one this CPU runs, quant_isa.h); every x86
+/// loop needs group % 32 == 0, else generic.
 using Columns8da4wFn = void (*)(const Row8da4w&, int64_t, int64_t);
-Columns8da4wFn select_linear_8da4w(int64_t group);
+Columns8da4wFn select_linear_8da4w(int64_t group, QuantIsa isa = quant_isa());
+
+/// The prefill tile for `group` on `isa`, or null (no x86 ISA, or group %
+/// 32 != 0).
+Columns8da4wFn select_tile_8da4w(int64_t group, QuantIsa isa = quant_isa());
 
 }  // namespace torchlight::quantized

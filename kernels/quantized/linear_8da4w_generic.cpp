@@ -83,24 +83,38 @@ void fold_weight_sums_8da4w(const uint8_t* weight, const float* w_scales, int64_
   }
 }
 
-FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group) {
+FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group, QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return &fold_weight_sums_8da4w_avx2;
-  }
+  // The weight sums have no products: every x86 build's are AVX2's.
+  if (group % 32 == 0 && isa >= QuantIsa::kAvx2) return &fold_weight_sums_8da4w_avx2;
 #endif
   (void)group;
+  (void)isa;
   return &fold_weight_sums_8da4w;
 }
 
-Columns8da4wFn select_linear_8da4w(int64_t group) {
+Columns8da4wFn select_linear_8da4w(int64_t group, QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return &linear_8da4w_columns_avx2;
+  if (group % 32 == 0) {
+    return for_quant_isa<Columns8da4wFn>(isa, &linear_8da4w_columns_generic, &linear_8da4w_columns_avx2,
+                                         &linear_8da4w_columns_avxvnni, &linear_8da4w_columns_avx512vnni);
   }
 #endif
   (void)group;
+  (void)isa;
   return &linear_8da4w_columns_generic;
+}
+
+Columns8da4wFn select_tile_8da4w(int64_t group, QuantIsa isa) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (group % 32 == 0) {
+    return for_quant_isa<Columns8da4wFn>(isa, nullptr, &linear_8da4w_tile_avx2,
+                                         &linear_8da4w_tile_avxvnni, &linear_8da4w_tile_avx512vnni);
+  }
+#endif
+  (void)group;
+  (void)isa;
+  return nullptr;
 }
 
 }  // namespace torchlight::quantized

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/quantized/quant_isa.h"
+
 namespace torchlight::quantized {
 
 inline constexpr int kRowsQs8 = 4;
@@ -24,6 +26,9 @@ struct RowsQs8 {
   const int8_t* weight;  // [N, K]
   const float* scales;   // [N]
   const float* bias;     // [N] or null.
+  // [N] each column's sum_k w[n, k] (weight_sums_qs8), when precomputed for
+  // a constant weight; null: the VNNI loops sum it (the others never need it).
+  const int32_t* weight_sums = nullptr;
   int64_t k;
   int64_t n;   // Columns of out (its row stride).
   float* out;  // [rows, N]
@@ -33,11 +38,31 @@ struct RowsQs8 {
 void linear_qs8_columns_generic(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
 #if defined(__x86_64__) || defined(_M_X64)
 void linear_qs8_columns_avx2(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
+/// vpdpbusd with x + 128 as the unsigned operand (linear_qs8_vnni_impl.h).
+void linear_qs8_columns_avxvnni(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
+void linear_qs8_columns_avx512vnni(const RowsQs8& rows, int64_t n_begin, int64_t n_end);
+
+/// AMX-INT8 tiles (linear_qs8_amx.cpp, QuantIsa::kAmx), for calls of many
+/// rows: pack_rows_qs8_amx lays x [rows, K] out for the tiles (K % 4 == 0)
+/// in pack_rows_qs8_amx_bytes(rows, K) bytes, once per call; then
+/// linear_qs8_amx_columns computes columns [n_begin, n_end) of all
+/// `total_rows` rows (RowsQs8::x the unpacked rows, weight_sums required).
+size_t pack_rows_qs8_amx_bytes(int64_t rows, int64_t k);
+void pack_rows_qs8_amx(const int8_t* x, int64_t rows, int64_t k, int8_t* packed);
+void linear_qs8_amx_columns(const RowsQs8& rows, const int8_t* packed, int64_t total_rows,
+                            int64_t n_begin, int64_t n_end);
 #endif
 
-/// The best loop this CPU runs (AVX2, else generic).
+/// The loop for `isa` (one this CPU runs, quant_isa.h).
 using ColumnsQs8Fn = void (*)(const RowsQs8&, int64_t, int64_t);
-ColumnsQs8Fn select_linear_qs8();
+ColumnsQs8Fn select_linear_qs8(QuantIsa isa = quant_isa());
+
+/// Whether the loop for `isa` reads RowsQs8::weight_sums (the VNNI ones).
+bool linear_qs8_uses_weight_sums(QuantIsa isa = quant_isa());
+
+/// sums[n] = sum_k weight[n, k] for columns [n_begin, n_end) (|sum| <= 128 K).
+void weight_sums_qs8(const int8_t* weight, int64_t k, int64_t n_begin, int64_t n_end,
+                     int32_t* sums);
 
 /// The float epilogue both loops share.
 // static: see fold_lanes_int8 in linear_int8.h (files built with different -m flags).

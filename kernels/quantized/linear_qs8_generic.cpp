@@ -15,11 +15,25 @@ void linear_qs8_columns_generic(const RowsQs8& rows, int64_t n_begin, int64_t n_
   }
 }
 
-ColumnsQs8Fn select_linear_qs8() {
+ColumnsQs8Fn select_linear_qs8(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (__builtin_cpu_supports("avx2")) return &linear_qs8_columns_avx2;
-#endif
+  return for_quant_isa<ColumnsQs8Fn>(isa, &linear_qs8_columns_generic, &linear_qs8_columns_avx2,
+                                     &linear_qs8_columns_avxvnni, &linear_qs8_columns_avx512vnni);
+#else
+  (void)isa;
   return &linear_qs8_columns_generic;
+#endif
+}
+
+bool linear_qs8_uses_weight_sums(QuantIsa isa) { return isa >= QuantIsa::kAvxVnni; }
+
+void weight_sums_qs8(const int8_t* weight, int64_t k, int64_t n_begin, int64_t n_end,
+                     int32_t* sums) {
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    int32_t sum = 0;
+    for (int64_t i = 0; i < k; ++i) sum += weight[n * k + i];
+    sums[n] = sum;
+  }
 }
 
 }  // namespace torchlight::quantized

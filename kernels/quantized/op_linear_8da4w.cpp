@@ -19,8 +19,8 @@
 // own float arithmetic on the fp32 GEMM: each row quantized and dequantized
 // ((q - zp) * scale), the weight dequantized a panel at a time into scratch
 // (dequantized_gemm.h) where the integer tile below is not available.
-// With AVX2 (group % 32 == 0), calls of kMinRowsTile8da4w rows or more take
-// the integer tile (linear_8da4w_tile_avx2): the same sums as the loops,
+// With AVX2 or VNNI (group % 32 == 0), calls of kMinRowsTile8da4w rows or
+// more take the integer tile (select_tile_8da4w): the same sums as the loops,
 // from activations laid out once per call for it, so the same floats.
 // Each column's weight sum depends on the weight alone: prepare computes it
 // when the weight and its scales are program constants (else a tile call
@@ -84,14 +84,7 @@ size_t pass_bytes(int64_t k, int64_t group, int64_t rows) {
 // precomputed sums one over the weights.
 constexpr int64_t kMinRowsTile8da4w = 4;
 
-bool tile_available(int64_t group) {
-#if defined(__x86_64__) || defined(_M_X64)
-  return group % 32 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  (void)group;
-  return false;
-#endif
-}
+bool tile_available(int64_t group) { return select_tile_8da4w(group) != nullptr; }
 
 // Long prefills (64 rows or more) of short rows on one thread still go to
 // the dequantized GEMM: the tile finishes every (row, column) with three
@@ -109,14 +102,6 @@ bool use_dequantized_gemm(int64_t rows, int64_t k, int64_t group, size_t threads
 
 bool use_tile(int64_t rows, int64_t group) {
   return rows >= kMinRowsTile8da4w && tile_available(group);
-}
-
-Columns8da4wFn tile_columns() {
-#if defined(__x86_64__) || defined(_M_X64)
-  return &linear_8da4w_tile_avx2;
-#else
-  return nullptr;  // tile_available() is false.
-#endif
 }
 
 // What prepare keeps for a constant weight: its columns' folded sums.
@@ -245,7 +230,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   int8_t* xq = static_cast<int8_t*>(scratch) + u_bytes;
   float* correction = reinterpret_cast<float*>(
       reinterpret_cast<char*>(xq) + ((static_cast<size_t>(k * pass_rows) + 3) / 4) * 4);
-  const Columns8da4wFn columns = tile ? tile_columns() : select_linear_8da4w(group);
+  const Columns8da4wFn columns = tile ? select_tile_8da4w(group) : select_linear_8da4w(group);
   const FoldWeightSums8da4wFn fold_sums = select_fold_weight_sums_8da4w(group);
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();

@@ -13,7 +13,11 @@
 // products are summed exactly in int32 and scaled once (linear_qs8.h), so
 // the result differs from the decomposed graph by float rounding only.
 // Columns are split over the thread pool once per call; each chunk serves
-// every row in blocks of kRowsQs8. No scratch memory.
+// every row in blocks of kRowsQs8. No scratch memory. The VNNI loops also
+// need each column's weight sum: prepare computes it into method memory
+// when the weight is a program constant, else the loops sum it per call.
+// With AMX, calls of kMinRowsAmx rows or more lay the rows out for the tiles
+// in method scratch and run linear_qs8_amx_columns.
 #include <algorithm>
 
 #include "kernels/quantized/column_chunks.h"
@@ -97,6 +101,49 @@ Status read_qparams(Span<EValue*> args, float* scale, int32_t* zero_point) {
   return qparams(load_scale(s.tensor, 0), load_int(z.tensor, 0), scale, zero_point);
 }
 
+// Calls of this many rows or more run on AMX tiles where the CPU has them
+// (two row blocks of 16 per weight tile), K % 4 == 0 and scratch allows.
+constexpr int64_t kMinRowsAmx = 32;
+
+bool use_amx(int64_t rows, int64_t k) {
+  return quant_isa() == QuantIsa::kAmx && rows >= kMinRowsAmx && k % 4 == 0;
+}
+
+// AMX scratch: the rows in tile layout, then (for a weight not constant)
+// its column sums.
+size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t n) {
+#if defined(__x86_64__) || defined(_M_X64)
+  return pack_rows_qs8_amx_bytes(rows, k) + sizeof(int32_t) * static_cast<size_t>(n);
+#else
+  (void)rows, (void)k, (void)n;
+  return 0;
+#endif
+}
+
+// What prepare keeps for a constant weight on a VNNI CPU.
+struct PreparedQs8 {
+  const int8_t* weight;  // The weight the sums were made from.
+  const int32_t* sums;   // [N]
+};
+
+Status prepare_weight_sums(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  const Tensor& weight = args[kWeight]->to_tensor();
+  const int64_t n = weight.size(0);
+  const int64_t k = weight.size(1);
+  const int64_t planned_rows = args[kInput]->to_tensor().numel() / k;
+  if (use_amx(planned_rows, k)) call->scratch_bytes = amx_scratch_bytes(planned_rows, k, n);
+  if (!linear_qs8_uses_weight_sums() || !ctx.is_constant(kWeight)) return Error::kOk;
+  auto* prepared = static_cast<PreparedQs8*>(ctx.allocate(sizeof(PreparedQs8)));
+  auto* sums = static_cast<int32_t*>(ctx.allocate(sizeof(int32_t) * static_cast<size_t>(n)));
+  TL_CHECK_OR_RETURN(prepared != nullptr && sums != nullptr, Error::kMemoryAllocationFailed,
+                     "no method memory for the weight's %lld column sums", static_cast<long long>(n));
+  prepared->weight = weight.const_data_ptr<int8_t>();
+  prepared->sums = sums;
+  weight_sums_qs8(prepared->weight, k, 0, n, sums);
+  call->state = prepared;
+  return Error::kOk;
+}
+
 void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_point) {
   const NamedTensor input{args[kInput]->to_tensor(), "input"};
   const NamedTensor weight{args[kWeight]->to_tensor(), "weight"};
@@ -117,8 +164,33 @@ void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_poi
   base.weight = weight.tensor.const_data_ptr<int8_t>();
   base.scales = scales.tensor.const_data_ptr<float>();
   base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+  // The sums prepare made, if it made them for this very weight.
+  const PreparedQs8* prepared = ctx.state<PreparedQs8>();
+  base.weight_sums =
+      prepared != nullptr && prepared->weight == base.weight ? prepared->sums : nullptr;
   base.k = k;
   base.n = n;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (use_amx(rows, k) && ctx.scratch() != nullptr &&
+      ctx.scratch_bytes() >= amx_scratch_bytes(rows, k, n)) {
+    auto* packed = static_cast<int8_t*>(ctx.scratch());
+    pack_rows_qs8_amx(x, rows, k, packed);
+    if (base.weight_sums == nullptr) {
+      auto* sums = reinterpret_cast<int32_t*>(packed + pack_rows_qs8_amx_bytes(rows, k));
+      parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+        weight_sums_qs8(base.weight, k, n_begin, n_end, sums);
+      });
+      base.weight_sums = sums;
+    }
+    base.x = x;
+    base.out = y;
+    parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+      linear_qs8_amx_columns(base, packed, rows, n_begin, n_end);
+    });
+    set_return(args, kOut + 1, *args[kOut]);
+    return;
+  }
+#endif
   parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
     for (int64_t r0 = 0; r0 < rows; r0 += kRowsQs8) {
       RowsQs8 block = base;
@@ -133,11 +205,13 @@ void run(KernelContext& ctx, Span<EValue*> args, float x_scale, int32_t zero_poi
 
 }  // namespace
 
-Status linear_qs8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
+Status linear_qs8_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_static(args));
   float scale = 0;
   int32_t zero_point = 0;
-  return qparams(args[kScale]->to_double(), args[kZeroPoint]->to_int(), &scale, &zero_point);
+  TL_RETURN_IF_ERROR(
+      qparams(args[kScale]->to_double(), args[kZeroPoint]->to_int(), &scale, &zero_point));
+  return prepare_weight_sums(ctx, args, call);
 }
 
 void linear_qs8_out(KernelContext& ctx, Span<EValue*> args) {
@@ -149,8 +223,9 @@ void linear_qs8_out(KernelContext& ctx, Span<EValue*> args) {
   run(ctx, args, scale, zero_point);
 }
 
-Status linear_qs8_tensor_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*) {
-  return check_static_tensor(args);
+Status linear_qs8_tensor_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_static_tensor(args));
+  return prepare_weight_sums(ctx, args, call);
 }
 
 void linear_qs8_tensor_out(KernelContext& ctx, Span<EValue*> args) {

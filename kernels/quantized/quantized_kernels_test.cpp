@@ -622,6 +622,59 @@ TEST(QuantizedKernelsTest, LinearQs8LoopsAgreeAndSumExactly) {
   }
 }
 
+// linear_qs8 as a program runs it (prepared, scratch, weight constant or
+// not, one and two threads): calls of many rows (on AMX tiles where the CPU
+// has them, K % 4 == 0) give each row exactly what that row gives alone.
+TEST(QuantizedKernelsTest, LinearQs8ManyRowsEqualEachRowAlone) {
+  const Kernel& kernel = find("torchlight::linear_qs8.out");
+  constexpr SizesType kN = 37;
+  uint32_t seed = 4711;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  std::vector<uint8_t> method(1 << 20), temp(1 << 20);
+  const size_t threads_before = threadpool::num_threads();
+  for (const size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const SizesType k : {100, 99, 288}) {
+      TestTensor weight(ScalarType::kChar, {kN, k});
+      TestTensor scales(ScalarType::kFloat, {kN});
+      TestTensor bias(ScalarType::kFloat, {kN});
+      for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, static_cast<int8_t>(next() >> 24));
+      for (int64_t i = 0; i < kN; ++i) {
+        scales.set(i, ((next() >> 20) + 1) / 65536.0);
+        bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+      }
+      for (const SizesType rows : {33, 70}) {
+        TestTensor input(ScalarType::kChar, {rows, k});
+        for (int64_t i = 0; i < input.numel(); ++i) input.set(i, static_cast<int8_t>(next() >> 24));
+        for (const uint64_t constants : {uint64_t{0}, uint64_t{1} << 3}) {  // The weight.
+          TestTensor out(ScalarType::kFloat, {rows, kN});
+          KernelArgs args{input.evalue(),  EValue(0.03), EValue(int64_t{-5}), weight.evalue(),
+                          scales.evalue(), bias.evalue(), out.evalue(),       EValue()};
+          MemoryAllocator method_allocator(method.data(), static_cast<uint32_t>(method.size()));
+          MemoryAllocator temp_allocator(temp.data(), static_cast<uint32_t>(temp.size()));
+          const Status status =
+              call_kernel(kernel, args.span(), &method_allocator, &temp_allocator, constants);
+          ASSERT_TRUE(status.ok()) << status.message();
+          for (SizesType r = 0; r < rows; ++r) {
+            TestTensor one(ScalarType::kChar, {1, k});
+            for (SizesType i = 0; i < k; ++i) one.set(i, input.get(r * k + i));
+            TestTensor one_out(ScalarType::kFloat, {1, kN});
+            KernelArgs single{one.evalue(),    EValue(0.03),  EValue(int64_t{-5}), weight.evalue(),
+                              scales.evalue(), bias.evalue(), one_out.evalue(),    EValue()};
+            ASSERT_TRUE(call_kernel(kernel, single.span(), nullptr).ok());
+            for (SizesType n = 0; n < kN; ++n) {
+              ASSERT_EQ(out.get(r * kN + n), one_out.get(n))
+                  << "k " << k << " rows " << rows << " row " << r << " column " << n
+                  << " threads " << threads << " constants " << constants;
+            }
+          }
+        }
+      }
+    }
+  }
+  threadpool::set_num_threads(threads_before);
+}
+
 // linear_qs8.out(input, input_scale, input_zero_point, weight, weight_scales, bias, *, out):
 // what a program fixes (dtypes, K, the static scale and zero point) fails at load;
 // the .Tensor_out overload reads its scale and zero point at run time.

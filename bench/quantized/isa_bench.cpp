@@ -1,0 +1,168 @@
+// The fused quantized linears' instruction-set paths side by side
+// (kernels/quantized/quant_isa.h): the same loops the operators run, on one
+// thread, for every ISA this CPU has, at stories15m's shapes (K x N of
+// 288 x 768 and 768 x 288) and 2048 x 2048, decode (1 row) and prefill (64,
+// 128 rows). 8da4w as a constant-weight program runs it (weight sums from
+// prepare; 1-3 rows the loops, 4 or more the tile on paired activations);
+// qs8 likewise (the VNNI loops' column sums from prepare).
+//
+//   ./torchlight exec build/release/bench/quantized/torchlight_quantized_isa_bench
+//       --benchmark_repetitions=3
+//
+// Args: isa (0 generic, 1 avx2, 2 avxvnni, 3 avx512vnni, 4 amx: qs8 prefill
+// on AMX tiles, rows laid out each call as the op does), K, N, rows[, group].
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/linear_qs8.h"
+#include "kernels/quantized/quant_isa.h"
+
+namespace torchlight::quantized {
+namespace {
+
+std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+  std::vector<uint8_t> out(n);
+  for (uint8_t& v : out) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<uint8_t>(seed >> 24);
+  }
+  return out;
+}
+
+bool skip_without(benchmark::State& state, QuantIsa isa) {
+  if (cpu_has_quant_isa(isa)) return false;
+  state.SkipWithError("this CPU does not run that ISA");
+  return true;
+}
+
+// Multiply-adds per second and the ISA's name.
+void report(benchmark::State& state, QuantIsa isa, int64_t macs_per_iteration) {
+  state.counters["GMAC/s"] = benchmark::Counter(
+      static_cast<double>(macs_per_iteration) * 1e-9 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+  state.SetLabel(quant_isa_name(isa));
+}
+
+void BM_isa_8da4w(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const int64_t k = state.range(1), n = state.range(2), rows = state.range(3), group = state.range(4);
+  if (skip_without(state, isa)) return;
+  const int64_t groups = k / group;
+  const std::vector<uint8_t> raw = random_bytes(static_cast<size_t>(rows * k), 1);
+  const std::vector<uint8_t> weight = random_bytes(static_cast<size_t>(n * k / 2), 2);
+  std::vector<float> scales(static_cast<size_t>(n * groups), 0.004f), u_folded(n), out(rows * n);
+  std::vector<int8_t> xq(raw.size());
+  std::vector<float> correction(static_cast<size_t>(rows * groups));
+  for (int64_t r = 0; r < rows; ++r) {
+    arrange_row_8da4w(reinterpret_cast<const int8_t*>(raw.data()) + r * k, k, group, 3,
+                      xq.data() + r * k, correction.data() + r * groups);
+  }
+  const bool tile = rows >= kRows8da4w;
+  if (tile) pair_rows_8da4w(xq.data(), rows, k, group);
+  select_fold_weight_sums_8da4w(group, isa)(weight.data(), scales.data(), k, group, 0, n,
+                                            u_folded.data());
+  const Columns8da4wFn columns = tile ? select_tile_8da4w(group, isa) : select_linear_8da4w(group, isa);
+  Row8da4w base{};
+  base.weight = weight.data();
+  base.w_scales = scales.data();
+  base.u_folded = u_folded.data();
+  base.k = k;
+  base.n = n;
+  base.group = group;
+  for (auto _ : state) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kRows8da4w) {
+      Row8da4w block = base;
+      block.rows = static_cast<int>(std::min<int64_t>(kRows8da4w, rows - r0));
+      block.xq = xq.data() + r0 * k;
+      block.correction = correction.data() + r0 * groups;
+      for (int r = 0; r < block.rows; ++r) {
+        block.zero_point[r] = 3;
+        block.scale[r] = 0.01f;
+      }
+      block.out = out.data() + r0 * n;
+      columns(block, 0, n);
+    }
+    benchmark::ClobberMemory();
+  }
+  report(state, isa, rows * n * k);
+}
+
+void BM_isa_qs8(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const int64_t k = state.range(1), n = state.range(2), rows = state.range(3);
+  if (skip_without(state, isa)) return;
+  const std::vector<uint8_t> x = random_bytes(static_cast<size_t>(rows * k), 1);
+  const std::vector<uint8_t> weight = random_bytes(static_cast<size_t>(n * k), 2);
+  std::vector<float> scales(n, 0.004f), out(rows * n);
+  std::vector<int32_t> sums(n);
+  const auto* w = reinterpret_cast<const int8_t*>(weight.data());
+  weight_sums_qs8(w, k, 0, n, sums.data());
+  const ColumnsQs8Fn columns = select_linear_qs8(isa);
+  // AMX: the op's many-row path, the rows laid out for the tiles each call.
+  const bool amx = isa == QuantIsa::kAmx && rows >= 32 && k % 4 == 0;
+  std::vector<int8_t> packed(amx ? pack_rows_qs8_amx_bytes(rows, k) : 0);
+  RowsQs8 base{};
+  base.zero_point = 3;
+  base.x_scale = 0.02f;
+  base.weight = w;
+  base.scales = scales.data();
+  base.weight_sums = linear_qs8_uses_weight_sums(isa) ? sums.data() : nullptr;
+  base.k = k;
+  base.n = n;
+  for (auto _ : state) {
+    if (amx) {
+      RowsQs8 all = base;
+      all.x = reinterpret_cast<const int8_t*>(x.data());
+      all.out = out.data();
+      pack_rows_qs8_amx(all.x, rows, k, packed.data());
+      linear_qs8_amx_columns(all, packed.data(), rows, 0, n);
+      benchmark::ClobberMemory();
+      continue;
+    }
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowsQs8) {
+      RowsQs8 block = base;
+      block.x = reinterpret_cast<const int8_t*>(x.data()) + r0 * k;
+      block.rows = static_cast<int>(std::min<int64_t>(kRowsQs8, rows - r0));
+      block.out = out.data() + r0 * n;
+      columns(block, 0, n);
+    }
+    benchmark::ClobberMemory();
+  }
+  report(state, isa, rows * n * k);
+}
+
+// Each shape on every x86 ISA in turn, so one run compares them side by side.
+void shapes(benchmark::internal::Benchmark* b, bool with_group) {
+  struct Shape {
+    int64_t k, n, group;
+  };
+  for (const Shape s : {Shape{288, 768, 32}, Shape{768, 288, 32}, Shape{2048, 2048, 32},
+                        Shape{2048, 2048, 128}}) {
+    if (!with_group && s.group != 32) continue;
+    for (const int64_t rows : {1, 64, 128}) {
+      for (const int64_t isa : {1, 2, 3, 4}) {
+        if (isa == 4 && (with_group || rows == 1)) continue;  // AMX: qs8 prefill only.
+        if (with_group) {
+          b->Args({isa, s.k, s.n, rows, s.group});
+        } else {
+          b->Args({isa, s.k, s.n, rows});
+        }
+      }
+    }
+  }
+  b->ArgNames(with_group ? std::vector<std::string>{"isa", "K", "N", "rows", "group"}
+                         : std::vector<std::string>{"isa", "K", "N", "rows"});
+  b->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_isa_8da4w)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); });
+BENCHMARK(BM_isa_qs8)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); });
+
+}  // namespace
+}  // namespace torchlight::quantized
+
+BENCHMARK_MAIN();

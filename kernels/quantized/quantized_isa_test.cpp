@@ -1,0 +1,300 @@
+// Every instruction-set path of the fused quantized linears (quant_isa.h)
+// that this CPU runs gives floats IDENTICAL to the generic loop: the
+// integer sums are exact in every build and the float steps are the same.
+// One test instance per ISA; an ISA the CPU lacks is skipped, saying so.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/linear_qs8.h"
+#include "kernels/quantized/quant_isa.h"
+
+namespace torchlight::quantized {
+namespace {
+
+class QuantIsaTest : public ::testing::TestWithParam<QuantIsa> {
+ protected:
+  void SetUp() override {
+    if (!cpu_has_quant_isa(GetParam())) {
+      GTEST_SKIP() << "this CPU does not run " << quant_isa_name(GetParam())
+                   << " (best: " << quant_isa_name(detected_quant_isa()) << ")";
+    }
+  }
+};
+
+uint32_t next(uint32_t* seed) { return *seed = *seed * 1664525u + 1013904223u; }
+
+// The op's row loop over blocks of up to `block_rows` rows, columns [n_begin, n_end).
+template <typename Rows, typename Fn, typename SetBlock>
+void run_blocks(const Rows& base, int rows, int block_rows, Fn columns, SetBlock set_block,
+                int64_t n_begin, int64_t n_end) {
+  for (int r0 = 0; r0 < rows; r0 += block_rows) {
+    Rows block = base;
+    set_block(block, r0, std::min(block_rows, rows - r0));
+    columns(block, n_begin, n_end);
+  }
+}
+
+// Arranged 8da4w activations for `rows` rows with zero points at the
+// extremes, their corrections, and the weights.
+struct Case8da4w {
+  int64_t k, group, n;
+  std::vector<int8_t> arranged, paired;
+  std::vector<float> correction, scales, bias, u_folded;
+  std::vector<uint8_t> weight;
+  std::vector<int32_t> zero_points;
+  std::vector<float> row_scales;
+};
+
+Case8da4w make_8da4w(int64_t k, int64_t group, int64_t n, int rows, uint32_t seed) {
+  Case8da4w c{k, group, n, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  const int64_t groups = k / group;
+  std::vector<int8_t> xq(static_cast<size_t>(rows * k));
+  for (auto& v : xq) v = static_cast<int8_t>(next(&seed) >> 24);
+  // Extremes: the first row all -128, the second all 127 (the largest |x - zp| with zp at the
+  // other end); every weight of column 0 -8 (nibble 0), of column 1 7 (nibble 15).
+  std::fill(xq.begin(), xq.begin() + k, static_cast<int8_t>(-128));
+  if (rows > 1) std::fill(xq.begin() + k, xq.begin() + 2 * k, static_cast<int8_t>(127));
+  c.weight.resize(static_cast<size_t>(n * k / 2));
+  for (auto& v : c.weight) v = static_cast<uint8_t>(next(&seed) >> 24);
+  std::fill(c.weight.begin(), c.weight.begin() + k / 2, uint8_t{0x00});
+  std::fill(c.weight.begin() + k / 2, c.weight.begin() + k, uint8_t{0xFF});
+  c.scales.resize(static_cast<size_t>(n * groups));
+  for (auto& v : c.scales) v = static_cast<float>((next(&seed) >> 20) + 1) / 65536;
+  c.bias.resize(static_cast<size_t>(n));
+  for (auto& v : c.bias) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 4096;
+  const int32_t zps[] = {127, -128, 0, -3, 64, -77, 5};
+  c.arranged.resize(xq.size());
+  c.correction.resize(static_cast<size_t>(rows * groups));
+  for (int r = 0; r < rows; ++r) {
+    c.zero_points.push_back(zps[r % 7]);
+    c.row_scales.push_back(0.0173f * static_cast<float>(r + 1));
+    arrange_row_8da4w(xq.data() + r * k, k, group, zps[r % 7], c.arranged.data() + r * k,
+                      c.correction.data() + r * groups);
+  }
+  c.paired = c.arranged;
+  pair_rows_8da4w(c.paired.data(), rows, k, group);
+  c.u_folded.resize(static_cast<size_t>(n));
+  fold_weight_sums_8da4w(c.weight.data(), c.scales.data(), k, group, 0, n, c.u_folded.data());
+  return c;
+}
+
+// out [rows, n] from `columns` over [n_begin, n_end) in the op's blocks;
+// other columns stay -1.
+std::vector<float> run_8da4w(const Case8da4w& c, int rows, Columns8da4wFn columns, bool paired,
+                             const float* u_folded, int64_t n_begin, int64_t n_end) {
+  std::vector<float> out(static_cast<size_t>(rows * c.n), -1.0f);
+  Row8da4w base{};
+  base.weight = c.weight.data();
+  base.w_scales = c.scales.data();
+  base.bias = c.bias.data();
+  base.u_folded = u_folded;
+  base.k = c.k;
+  base.n = c.n;
+  base.group = c.group;
+  const int64_t groups = c.k / c.group;
+  const int8_t* xq = paired ? c.paired.data() : c.arranged.data();
+  run_blocks(base, rows, kRows8da4w, columns, [&](Row8da4w& block, int r0, int count) {
+    block.rows = count;
+    block.xq = xq + r0 * c.k;
+    block.correction = c.correction.data() + r0 * groups;
+    for (int r = 0; r < count; ++r) {
+      block.zero_point[r] = c.zero_points[r0 + r];
+      block.scale[r] = c.row_scales[r0 + r];
+    }
+    block.out = out.data() + r0 * c.n;
+  }, n_begin, n_end);
+  return out;
+}
+
+// The decode loops (with and without precomputed weight sums) and the
+// prefill tile, 1..7 rows, groups 32-256, K with an odd group or chunk
+// left out of the pairs, N not a multiple of any tile, and an odd column
+// range starting at an odd column.
+TEST_P(QuantIsaTest, Linear8da4wIdenticalToGeneric) {
+  const QuantIsa isa = GetParam();
+  struct Shape {
+    int64_t k, group;
+  };
+  constexpr int64_t kN = 23;
+  for (const Shape s : {Shape{32, 32}, Shape{288, 32}, Shape{256, 32}, Shape{768, 32},
+                        Shape{320, 64}, Shape{192, 64}, Shape{384, 128}, Shape{640, 128},
+                        Shape{768, 256}, Shape{288, 96}}) {
+    const Case8da4w c = make_8da4w(s.k, s.group, kN, 7, static_cast<uint32_t>(s.k * 31 + s.group));
+    const Columns8da4wFn loop = select_linear_8da4w(s.group, isa);
+    const Columns8da4wFn tile = select_tile_8da4w(s.group, isa);
+    ASSERT_NE(loop, &linear_8da4w_columns_generic) << quant_isa_name(isa);
+    ASSERT_NE(tile, nullptr) << quant_isa_name(isa);
+    for (int rows = 1; rows <= 7; ++rows) {
+      const std::string where = std::string(quant_isa_name(isa)) + " k " + std::to_string(s.k) +
+                                " group " + std::to_string(s.group) + " rows " + std::to_string(rows);
+      for (const auto& [n_begin, n_end] : {std::pair<int64_t, int64_t>{0, kN}, {3, 18}}) {
+        const std::vector<float> want =
+            run_8da4w(c, rows, &linear_8da4w_columns_generic, false, nullptr, n_begin, n_end);
+        EXPECT_EQ(run_8da4w(c, rows, loop, false, nullptr, n_begin, n_end), want) << where;
+        EXPECT_EQ(run_8da4w(c, rows, loop, false, c.u_folded.data(), n_begin, n_end), want)
+            << where << " precomputed sums";
+        EXPECT_EQ(run_8da4w(c, rows, tile, true, c.u_folded.data(), n_begin, n_end), want)
+            << where << " tile";
+      }
+    }
+  }
+}
+
+// qs8 operands: random bytes with the first row of x all -128 and the
+// second all 127, the first weight column all -128 and the second all 127.
+struct CaseQs8 {
+  std::vector<int8_t> x, weight;
+  std::vector<float> scales, bias;
+  std::vector<int32_t> sums;  // weight_sums_qs8
+};
+
+CaseQs8 make_qs8(int64_t rows, int64_t k, int64_t n, uint32_t* seed) {
+  CaseQs8 c{std::vector<int8_t>(static_cast<size_t>(rows * k)),
+            std::vector<int8_t>(static_cast<size_t>(n * k)), std::vector<float>(n),
+            std::vector<float>(n), std::vector<int32_t>(n)};
+  for (auto& v : c.x) v = static_cast<int8_t>(next(seed) >> 24);
+  for (auto& v : c.weight) v = static_cast<int8_t>(next(seed) >> 24);
+  std::fill(c.x.begin(), c.x.begin() + k, static_cast<int8_t>(-128));
+  std::fill(c.x.begin() + k, c.x.begin() + 2 * k, static_cast<int8_t>(127));
+  std::fill(c.weight.begin(), c.weight.begin() + k, static_cast<int8_t>(-128));
+  std::fill(c.weight.begin() + k, c.weight.begin() + 2 * k, static_cast<int8_t>(127));
+  for (auto& v : c.scales) v = static_cast<float>((next(seed) >> 20) + 1) / 65536;
+  for (auto& v : c.bias) v = static_cast<float>(static_cast<int32_t>(next(seed) >> 16) - 32768) / 4096;
+  weight_sums_qs8(c.weight.data(), k, 0, n, c.sums.data());
+  return c;
+}
+
+// qs8 with zero points at both ends, K around every vector width (tails of
+// every length class), 1..7 rows, with the weight sums from the loop and
+// precomputed (as prepare gives them for a constant weight).
+TEST_P(QuantIsaTest, LinearQs8IdenticalToGeneric) {
+  const QuantIsa isa = GetParam();
+  constexpr int64_t kN = 13;
+  uint32_t seed = 777;
+  for (const int64_t k : {1, 5, 16, 31, 32, 33, 63, 64, 65, 127, 288, 301, 768}) {
+    const CaseQs8 c = make_qs8(7, k, kN, &seed);
+    const std::vector<int8_t>& x = c.x;
+    for (const int32_t zero_point : {-128, -3, 0, 127}) {
+      for (int rows = 1; rows <= 7; ++rows) {
+        auto run = [&](ColumnsQs8Fn columns, const int32_t* weight_sums) {
+          std::vector<float> out(static_cast<size_t>(rows * kN), -1.0f);
+          RowsQs8 base{};
+          base.zero_point = zero_point;
+          base.x_scale = 0.0137f;
+          base.weight = c.weight.data();
+          base.scales = c.scales.data();
+          base.bias = c.bias.data();
+          base.weight_sums = weight_sums;
+          base.k = k;
+          base.n = kN;
+          run_blocks(base, rows, kRowsQs8, columns, [&](RowsQs8& block, int r0, int count) {
+            block.x = x.data() + r0 * k;
+            block.rows = count;
+            block.out = out.data() + r0 * kN;
+          }, 1, kN);
+          return out;
+        };
+        const std::vector<float> want = run(&linear_qs8_columns_generic, nullptr);
+        const std::string where = std::string(quant_isa_name(isa)) + " k " + std::to_string(k) +
+                                  " zp " + std::to_string(zero_point) + " rows " + std::to_string(rows);
+        EXPECT_EQ(run(select_linear_qs8(isa), nullptr), want) << where;
+        EXPECT_EQ(run(select_linear_qs8(isa), c.sums.data()), want) << where << " precomputed sums";
+      }
+    }
+  }
+}
+
+// The largest K the op accepts with the sums at their extremes: (x - zp) =
+// +-255 against w = -128 everywhere, |sum| = 255 * 128 * 65536, just below
+// 2^31; the VNNI loops' two terms then reach the same size.
+TEST_P(QuantIsaTest, LinearQs8ExactAtLargestK) {
+  const int64_t k = kMaxKQs8;
+  std::vector<int8_t> x(static_cast<size_t>(2 * k)), weight(static_cast<size_t>(2 * k), -128);
+  std::fill(x.begin(), x.begin() + k, static_cast<int8_t>(127));
+  std::fill(x.begin() + k, x.end(), static_cast<int8_t>(-128));
+  std::fill(weight.begin() + k, weight.end(), static_cast<int8_t>(127));
+  const float scales[] = {1.0f, 1.0f};
+  for (const int32_t zero_point : {-128, 127}) {
+    std::vector<float> got(4, 0.0f);
+    RowsQs8 rows{};
+    rows.x = x.data();
+    rows.rows = 2;
+    rows.zero_point = zero_point;
+    rows.x_scale = 1.0f;
+    rows.weight = weight.data();
+    rows.scales = scales;
+    rows.k = k;
+    rows.n = 2;
+    rows.out = got.data();
+    select_linear_qs8(GetParam())(rows, 0, 2);
+    for (int r = 0; r < 2; ++r) {
+      for (int n = 0; n < 2; ++n) {
+        const int64_t sum = (int64_t{r == 0 ? 127 : -128} - zero_point) * (n == 0 ? -128 : 127) * k;
+        EXPECT_EQ(got[r * 2 + n], static_cast<float>(sum)) << "zp " << zero_point << " row " << r
+                                                           << " column " << n;
+      }
+    }
+  }
+}
+
+// AMX tiles (and the VNNI loop for what they leave) against the generic
+// loop: 32-70 rows (whole and partial pairs of row blocks), K a multiple of
+// 64 or with a tail of 4-60, column ranges of whole and partial blocks of
+// 16, values and zero points at both ends.
+TEST(QuantIsaAmxTest, LinearQs8IdenticalToGeneric) {
+  if (!cpu_has_quant_isa(QuantIsa::kAmx)) {
+    GTEST_SKIP() << "this CPU (or kernel) does not run AMX-INT8 (best: "
+                 << quant_isa_name(detected_quant_isa()) << ")";
+  }
+  constexpr int64_t kN = 37;
+  uint32_t seed = 31337;
+  for (const int64_t k : {4, 64, 68, 128, 200, 288, 1024}) {
+    for (const int64_t rows : {32, 33, 47, 64, 70}) {
+      const CaseQs8 c = make_qs8(rows, k, kN, &seed);
+      const std::vector<int8_t>& x = c.x;
+      std::vector<int8_t> packed(pack_rows_qs8_amx_bytes(rows, k));
+      pack_rows_qs8_amx(x.data(), rows, k, packed.data());
+      for (const int32_t zero_point : {-128, 7, 127}) {
+        RowsQs8 base{};
+        base.x = x.data();
+        base.zero_point = zero_point;
+        base.x_scale = 0.0137f;
+        base.weight = c.weight.data();
+        base.scales = c.scales.data();
+        base.bias = c.bias.data();
+        base.weight_sums = c.sums.data();
+        base.k = k;
+        base.n = kN;
+        for (const auto& [n_begin, n_end] : {std::pair<int64_t, int64_t>{0, kN}, {3, 35}}) {
+          std::vector<float> want(static_cast<size_t>(rows * kN), -1.0f), got(want);
+          run_blocks(base, static_cast<int>(rows), kRowsQs8, &linear_qs8_columns_generic,
+                     [&](RowsQs8& block, int r0, int count) {
+                       block.x = x.data() + r0 * k;
+                       block.rows = count;
+                       block.out = want.data() + r0 * kN;
+                     }, n_begin, n_end);
+          RowsQs8 all = base;
+          all.out = got.data();
+          linear_qs8_amx_columns(all, packed.data(), rows, n_begin, n_end);
+          EXPECT_EQ(got, want) << "k " << k << " rows " << rows << " zp " << zero_point
+                               << " columns " << n_begin << ".." << n_end;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryIsa, QuantIsaTest,
+                         ::testing::Values(QuantIsa::kAvx2, QuantIsa::kAvxVnni,
+                                           QuantIsa::kAvx512Vnni),
+                         [](const ::testing::TestParamInfo<QuantIsa>& info) {
+                           return std::string(quant_isa_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace torchlight::quantized
