@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "backends/xnnpack/node_definition.h"
 #include "kernels/quantized/quantized_ops.h"
@@ -67,6 +68,60 @@ struct KernelCall {
   Span<EValue*> span() { return {args, 7}; }
 };
 
+struct SubgraphDeleter {
+  void operator()(xnn_subgraph* s) const { xnn_delete_subgraph(s); }
+};
+
+// The convert and fully-connected alone on XNNPACK, input [1, K] (external
+// id 0) and output [1, N] (id 1), reshaped once; for one-row calls.
+Result<xnn_runtime_t> build_one_row(const LinearStage& s, const uint8_t* packed,
+                                    const uint16_t* bf16_scales, xnn_workspace_t workspace,
+                                    pthreadpool_t pool) {
+  xnn_subgraph_t raw = nullptr;
+  xnn_status st = xnn_create_subgraph(2, 0, &raw);
+  TL_CHECK_OR_RETURN(st == xnn_status_success, Error::kDelegateMemoryAllocationFailed,
+                     "XNNPACK could not create a subgraph (status %d)", static_cast<int>(st));
+  std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph(raw);
+  const size_t in_dims[2] = {1, static_cast<size_t>(s.k)};
+  const size_t out_dims[2] = {1, static_cast<size_t>(s.n)};
+  const size_t filter_dims[2] = {static_cast<size_t>(s.n), static_cast<size_t>(s.k)};
+  const size_t bias_dims[1] = {static_cast<size_t>(s.n)};
+  uint32_t x = 0, q = 0, w = 0, y = 0, b = XNN_INVALID_VALUE_ID;
+  st = xnn_define_tensor_value(raw, xnn_datatype_fp32, 2, in_dims, nullptr, 0,
+                               XNN_VALUE_FLAG_EXTERNAL_INPUT, &x);
+  if (st == xnn_status_success) {
+    st = xnn_define_dynamically_quantized_tensor_value(raw, xnn_datatype_qdint8, 2, 1, in_dims,
+                                                       XNN_INVALID_VALUE_ID, 0, &q);
+  }
+  if (st == xnn_status_success) {
+    st = xnn_define_blockwise_quantized_tensor_value(
+        raw, xnn_datatype_qbint4, 8, bf16_scales, 2, 0, static_cast<size_t>(s.group), filter_dims,
+        packed, XNN_INVALID_VALUE_ID, 0, &w);
+  }
+  if (st == xnn_status_success && s.bias != nullptr) {
+    st = xnn_define_tensor_value(raw, xnn_datatype_fp32, 1, bias_dims, s.bias,
+                                 XNN_INVALID_VALUE_ID, 0, &b);
+  }
+  if (st == xnn_status_success) {
+    st = xnn_define_tensor_value(raw, xnn_datatype_fp32, 2, out_dims, nullptr, 1,
+                                 XNN_VALUE_FLAG_EXTERNAL_OUTPUT, &y);
+  }
+  if (st == xnn_status_success) st = xnn_define_unary(raw, xnn_unary_convert, nullptr, x, q, 0);
+  if (st == xnn_status_success) {
+    st = xnn_define_fully_connected(raw, s.output_min, s.output_max, q, w, b, y, 0);
+  }
+  xnn_runtime_t runtime = nullptr;
+  if (st == xnn_status_success) st = xnn_create_runtime_v4(raw, nullptr, workspace, pool, 0, &runtime);
+  if (st == xnn_status_success) st = xnn_reshape_runtime(runtime);
+  if (st != xnn_status_success) {
+    if (runtime != nullptr) xnn_delete_runtime(runtime);
+    return Status::error(Error::kInvalidProgram,
+                         "XNNPACK node %u: XNNPACK refused its one-row fully-connected (status %d)",
+                         s.node, static_cast<int>(st));
+  }
+  return runtime;
+}
+
 }  // namespace
 
 bool linears_leave_xnnpack() {
@@ -80,7 +135,8 @@ bool linears_leave_xnnpack() {
 #endif
 }
 
-Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t node) {
+Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t node,
+                                      xnn_workspace_t workspace, pthreadpool_t pool) {
   const fb_xnnpack::XNode* n = ctx.graph->xnodes()->Get(node);
   const auto* t = n->xnode_union_as_XNNFullyConnected();
   const auto* convert = ctx.graph->xnodes()->Get(ctx.producers[t->input1_id()]);
@@ -129,11 +185,29 @@ Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t nod
   if (!status.ok()) return status.with_context("XNNPACK node %u", node);
   s.state = prepared.state;
   s.scratch_bytes = prepared.scratch_bytes;
+  TL_ASSIGN_OR_RETURN(s.one_row, build_one_row(s, packed, blockwise.bf16_scales, workspace, pool));
   return s;
 }
 
-Status run_linear_stage(const LinearStage& s, const float* x, size_t rows, float* y,
-                        void* scratch, size_t scratch_bytes) {
+Status run_linear_stage(LinearStage& s, const float* x, size_t rows, float* y, void* scratch,
+                        size_t scratch_bytes, bool* on_xnnpack) {
+  *on_xnnpack = rows == 1 && s.one_row != nullptr;
+  if (*on_xnnpack) {
+    if (s.one_row_input != x || s.one_row_output != y) {
+      const xnn_external_value bindings[2] = {{0, const_cast<float*>(x)}, {1, y}};
+      const xnn_status st = xnn_setup_runtime_v2(s.one_row, 2, bindings);
+      TL_CHECK_OR_RETURN(st == xnn_status_success, Error::kInternal,
+                         "XNNPACK node %u: setup of the one-row fully-connected failed (status %d)",
+                         s.node, static_cast<int>(st));
+      s.one_row_input = x;
+      s.one_row_output = y;
+    }
+    const xnn_status st = xnn_invoke_runtime(s.one_row);
+    TL_CHECK_OR_RETURN(st == xnn_status_success, Error::kInternal,
+                       "XNNPACK node %u: the one-row fully-connected failed (status %d)", s.node,
+                       static_cast<int>(st));
+    return Error::kOk;
+  }
   KernelCall call(s, static_cast<int64_t>(rows), x, y);
   KernelContext kernel(nullptr, nullptr, kKernelName);
   kernel.set_call(kKernelName, s.state);

@@ -11,8 +11,12 @@
 // xnnpack_quantized_test.cpp). A prompt of such a length then decides its
 // first token from a wrong row. linear_8da4w quantizes each row to int8
 // (asymmetric, as the convert does) and sums exactly in int32, on every row
-// count; the weights' scales are XNNPACK's own bf16 ones.
+// count; the weights' scales are XNNPACK's own bf16 ones. One-row calls
+// (decode), which XNNPACK gets right with its faster one-row kernel, run
+// on a runtime of just this convert and fully-connected.
 #pragma once
+
+#include <xnnpack.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +41,11 @@ struct LinearStage {
   float output_max = 0;
   const void* state = nullptr;  // What linear_8da4w's prepare kept (weight sums).
   size_t scratch_bytes = 0;     // What its eval needs at the declared rows.
+  // XNNPACK's convert + fully-connected for one-row calls (null: none);
+  // owned by the executor. External ids 0 (input) and 1 (output).
+  xnn_runtime_t one_row = nullptr;
+  const float* one_row_input = nullptr;  // What it was last set up with.
+  float* one_row_output = nullptr;
 };
 
 /// Whether 8da4w linears leave XNNPACK here: TORCHLIGHT_XNNPACK_QB4W=
@@ -46,15 +55,19 @@ struct LinearStage {
 bool linears_leave_xnnpack();
 
 /// The linear of node `node` (runs_on_linear_8da4w in stage_plan.h holds): its weights
-/// repacked and scales widened into ctx.allocator's memory, and the
-/// kernel's prepare run for the declared input shape.
-/// Errors: kDelegateMemoryAllocationFailed, or the kernel's prepare error.
-Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t node);
+/// repacked and scales widened into ctx.allocator's memory, the kernel's
+/// prepare run for the declared input shape, and the one-row runtime built
+/// on `workspace` and `pool`.
+/// Errors: kDelegateMemoryAllocationFailed, kInvalidProgram when XNNPACK
+/// refuses the one-row runtime, or the kernel's prepare error.
+Result<LinearStage> make_linear_stage(const DefinitionContext& ctx, uint32_t node,
+                                      xnn_workspace_t workspace, pthreadpool_t pool);
 
 /// y [rows, N] = the linear of x [rows, K], clamped to the node's range.
-/// `scratch` holds at least s.scratch_bytes (64-byte aligned).
-Status run_linear_stage(const LinearStage& s, const float* x, size_t rows, float* y,
-                        void* scratch, size_t scratch_bytes);
+/// `scratch` holds at least s.scratch_bytes (64-byte aligned). Sets
+/// `*on_xnnpack` to whether the one-row runtime ran it.
+Status run_linear_stage(LinearStage& s, const float* x, size_t rows, float* y, void* scratch,
+                        size_t scratch_bytes, bool* on_xnnpack);
 
 }  // namespace xnnpack
 }  // namespace torchlight

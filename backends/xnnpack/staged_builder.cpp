@@ -180,6 +180,10 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   for (uint32_t i = 0; i < parts.num_xnn_stages; ++i) new (&parts.xnn_stages[i]) XnnStage();
   for (uint32_t i = 0; i < ctx.num_values; ++i) new (&parts.shapes[i]) ValueShape();
 
+  const xnn_status ws = xnn_create_workspace(&parts.workspace);
+  TL_CHECK_OR_RETURN(ws == xnn_status_success, Error::kDelegateMemoryAllocationFailed,
+                     "XNNPACK could not create a workspace (status %d)", static_cast<int>(ws));
+
   // Convolutions and linears first: they read the whole graph's
   // definition, which the XNNPACK stages' definitions then overwrite.
   for (uint32_t i = 0; i < plan.num_stages; ++i) {
@@ -190,7 +194,12 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
       ++parts.num_convs;
     } else if (stage.kind == StageKind::kLinear8da4w) {
       parts.order[i] = {stage.kind, parts.num_linears};
-      TL_ASSIGN_OR_RETURN(parts.linears[parts.num_linears], make_linear_stage(ctx, stage.begin));
+      Result<LinearStage> linear = make_linear_stage(ctx, stage.begin, parts.workspace, b.pool);
+      if (!linear.ok()) {
+        StagedExecutor release_built(parts, FreeableBuffer());  // Frees runtimes and workspace.
+        return linear.status();
+      }
+      parts.linears[parts.num_linears] = linear.get();
       parts.linear_scratch_bytes =
           std::max(parts.linear_scratch_bytes, parts.linears[parts.num_linears].scratch_bytes);
       ++parts.num_linears;
@@ -211,9 +220,6 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
                      "out of memory for convolution scratch (%zu floats) in an XNNPACK delegate",
                      parts.columns_floats);
   parts.gemm = optimized::make_gemm_workspace(gemm_memory, gemm_bytes);
-  const xnn_status ws = xnn_create_workspace(&parts.workspace);
-  TL_CHECK_OR_RETURN(ws == xnn_status_success, Error::kDelegateMemoryAllocationFailed,
-                     "XNNPACK could not create a workspace (status %d)", static_cast<int>(ws));
 
   std::unique_ptr<const XnnProfiler*[]> profilers(
       new (std::nothrow) const XnnProfiler*[parts.num_xnn_stages + 1]);

@@ -22,6 +22,9 @@ StagedExecutor::~StagedExecutor() {
     xnn_delete_runtime(parts_.xnn_stages[i].runtime);
     if (parts_.cache != nullptr) parts_.cache->release_runtime();
   }
+  for (uint32_t i = 0; i < parts_.num_linears; ++i) {
+    if (parts_.linears[i].one_row != nullptr) xnn_delete_runtime(parts_.linears[i].one_row);
+  }
   if (parts_.workspace != nullptr) xnn_release_workspace(parts_.workspace);
 }
 
@@ -231,18 +234,21 @@ bool StagedExecutor::linear_runs_parallel(const LinearStage& linear, const Value
   return quantized::linear_runs_parallel(static_cast<int64_t>(rows), linear.k, linear.n);
 }
 
-Status StagedExecutor::run_linear(Span<EValue*> args, const LinearStage& linear,
-                                  EventTracer* tracer, uint32_t nth) {
+Status StagedExecutor::run_linear(Span<EValue*> args, LinearStage& linear, EventTracer* tracer,
+                                  uint32_t nth, bool* on_xnnpack) {
   const ValueShape in = shape_of(args, linear.input);
   size_t rows = 1;
   for (uint32_t d = 0; d + 1 < in.rank; ++d) rows *= in.dims[d];
   const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;
+  if (rows == 1 && parts_.pool != nullptr) threadpool::yield_to_native_pool();
   TL_RETURN_IF_ERROR(run_linear_stage(linear, static_cast<const float*>(data_of(args, linear.input)),
                                       rows, static_cast<float*>(data_of(args, linear.output)),
-                                      parts_.linear_scratch, parts_.linear_scratch_bytes));
+                                      parts_.linear_scratch, parts_.linear_scratch_bytes,
+                                      on_xnnpack));
   if (tracer != nullptr) {
     char name[80];
-    std::snprintf(name, sizeof(name), "Fully Connected (NC, QD8, F32, QB4W) linear_8da4w #%u", nth);
+    std::snprintf(name, sizeof(name), "Fully Connected (NC, QD8, F32, QB4W) %s#%u",
+                  *on_xnnpack ? "" : "linear_8da4w ", nth);
     tracer->log_profiling_delegate(name, -1, start_ns, tl_platform_monotonic_ns(), nullptr, 0);
   }
   return Error::kOk;
@@ -278,7 +284,10 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
       if (ref.kind == StageKind::kConv2d) {
         TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
       } else {
-        TL_RETURN_IF_ERROR(run_linear(args, parts_.linears[ref.index], tracer, ++nth_linear));
+        bool on_xnnpack = false;
+        TL_RETURN_IF_ERROR(
+            run_linear(args, parts_.linears[ref.index], tracer, ++nth_linear, &on_xnnpack));
+        after_xnnpack = after_xnnpack || on_xnnpack;
       }
       continue;
     }

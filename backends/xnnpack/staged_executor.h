@@ -112,8 +112,9 @@ class StagedExecutor : public XnnDelegate {
   ValueShape shape_of(Span<EValue*> args, uint32_t value) const;
   void* data_of(Span<EValue*> args, uint32_t value) const;
   Status run_conv(Span<EValue*> args, const ConvStage& conv, EventTracer* tracer, uint32_t nth);
-  Status run_linear(Span<EValue*> args, const LinearStage& linear, EventTracer* tracer,
-                    uint32_t nth);
+  // Sets *on_xnnpack when the linear's one-row XNNPACK runtime ran it.
+  Status run_linear(Span<EValue*> args, LinearStage& linear, EventTracer* tracer, uint32_t nth,
+                    bool* on_xnnpack);
   static bool linear_runs_parallel(const LinearStage& linear, const ValueShape& in);
   void invalidate();
 
