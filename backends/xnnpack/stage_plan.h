@@ -1,7 +1,9 @@
-// StagePlan: how one XNNPACK payload runs when its float 2-D convolutions
-// with one group go to Torchlight's conv2d (kernels/optimized/conv), which
-// runs them in about 0.6x of XNNPACK's time on the CPUs measured
-// (bench/README.md), while everything else stays on XNNPACK.
+// StagePlan: how one XNNPACK payload runs when those of its float 2-D
+// convolutions with one group that Torchlight's conv2d
+// (kernels/optimized/conv) runs faster than XNNPACK on this CPU go to it
+// (on AVX2: most of them, in about 0.6x of XNNPACK's time; on AVX-512: only
+// those with very large filters; bench/README.md), while everything else
+// stays on XNNPACK.
 //
 // The nodes split, in payload order (a topological order), into stages:
 // each such convolution is a stage of its own, and each run of nodes between
@@ -15,6 +17,7 @@
 #include <cstdint>
 
 #include "backends/xnnpack/definition_context.h"
+#include "kernels/optimized/gemm/gemm.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
 
@@ -57,15 +60,30 @@ struct StagePlan {
   size_t arena_bytes = 0;
 };
 
+/// Which convolutions conv2d runs faster than XNNPACK, by shape, for the
+/// GEMM instruction set in use (our GEMM's speed against XNNPACK's kernels
+/// for the same CPU, measured per set; stage_plan.cpp has the figures). A
+/// fixed rule, so a program splits the same way on every load.
+struct ConvRouting {
+  uint32_t min_input_channels = 0;
+  uint64_t min_patch = 0;          // Products per output: channels x kernel.
+  uint64_t min_filter_floats = 0;  // Output channels x patch.
+};
+ConvRouting conv_routing_for(optimized::GemmIsa isa);
+bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,
+                      uint64_t output_channels, uint64_t kernel_h, uint64_t kernel_w);
+
 /// Whether conv2d can run `node` exactly as XNNPACK would, and faster: an
-/// XNNConv2d with one group, at least 8 input channels and 64 products per
-/// output (channels x kernel), symmetric padding, no flags, float32 input
-/// and output, and a constant float32 filter (and bias, if any). Needs ctx after the
-/// whole graph's definition (datatypes, kinds, constant_data).
-bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node);
+/// XNNConv2d with one group whose shape `routing` sends to conv2d,
+/// symmetric padding, no flags, float32 input and output, and a constant
+/// float32 filter (and bias, if any). Needs ctx after the whole graph's
+/// definition (datatypes, kinds, constant_data).
+bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                    const ConvRouting& routing);
 
 /// Splits the graph whose full definition filled `ctx` (with constant_data
 /// and producers) and `reads`. Arrays come from `allocator` (the delegate's).
+/// Convolutions are routed by conv_routing_for(optimized::active_gemm_isa()).
 /// A plan with num_convs 0 means "do not split": no convolution qualifies,
 /// or a crossing value is not float32 (only float32 conv inputs and outputs
 /// are worth an arena), or `disabled`.
