@@ -80,16 +80,18 @@ size_t place_values(Lifetime* lives, uint32_t count, PlannedValue* values) {
 //    products shorter than 64 (MobileNetV2's 1x1 from 16 and 24 channels:
 //    1.9-3.4x; from 96 and more: 0.7-1.0x).
 //  - AVX-512 (Xeon, Emerald Rapids): XNNPACK's AVX-512 kernels reach
-//    100-165 GFLOP/s and ours about 80, so XNNPACK wins every layer
-//    (1.06-2.8x) except those whose filter is 1M floats or more: ResNet-18's
-//    layer4 3x3 from 256 and 512 channels (filters 4.7 and 9.4 MB, 7x7
-//    outputs), where XNNPACK drops to 63 GFLOP/s and ours takes 0.86-0.88x
-//    its time.
+//    100-165 GFLOP/s and ours about 80 with hot caches, so XNNPACK wins
+//    most layers (1.06-2.8x) there. Filters of 2 MiB (this CPU's L2) and
+//    more are the exception: ResNet-18's layer4 3x3 layers (4.7 and 9.4 MB)
+//    drop to 63 GFLOP/s on XNNPACK even hot (ours: 0.86-0.88x its time),
+//    and inside the whole model (weights cold) its layer3 3x3 256->256
+//    (2.4 MB) took 3.8 ms on XNNPACK against 2.0 on conv2d (torchlight
+//    profile, 1 thread).
 ConvRouting conv_routing_for(optimized::GemmIsa isa) {
   ConvRouting r;
   r.min_input_channels = 8;
   r.min_patch = 64;
-  r.min_filter_floats = isa == optimized::GemmIsa::kAvx512 ? uint64_t{1} << 20 : 0;
+  r.min_filter_floats = isa == optimized::GemmIsa::kAvx512 ? uint64_t{1} << 19 : 0;  // 2 MiB
   return r;
 }
 

@@ -2,7 +2,7 @@
 // convolutions with one group that Torchlight's conv2d
 // (kernels/optimized/conv) runs faster than XNNPACK on this CPU go to it
 // (on AVX2: most of them, in about 0.6x of XNNPACK's time; on AVX-512: only
-// those with very large filters; bench/README.md), while everything else
+// those with filters of 2 MiB or more; bench/README.md), while everything else
 // stays on XNNPACK.
 //
 // The nodes split, in payload order (a topological order), into stages:

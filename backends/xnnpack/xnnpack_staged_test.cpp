@@ -303,15 +303,17 @@ TEST_F(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack)
 TEST(XnnpackConvRoutingTest, Avx512SendsOnlyLargeFiltersToConv2d) {
   const ConvRouting avx2 = conv_routing_for(GemmIsa::kAvx2);
   const ConvRouting avx512 = conv_routing_for(GemmIsa::kAvx512);
-  // ResNet-18's layer1 3x3 64->64 and layer4 3x3 512->512; the 3-channel
-  // stem; MobileNetV2's 1x1 24->144 and 320->1280.
+  // ResNet-18's layer1 3x3 64->64, layer3 3x3 from 128 and 256 channels,
+  // layer4 3x3 from 256 and 512; the 3-channel stem; MobileNetV2's 1x1
+  // 24->144 and 320->1280 (its largest filter).
   EXPECT_TRUE(conv2d_is_faster(avx2, 64, 64, 3, 3));
   EXPECT_TRUE(conv2d_is_faster(avx2, 512, 512, 3, 3));
   EXPECT_FALSE(conv2d_is_faster(avx2, 3, 64, 7, 7));
   EXPECT_FALSE(conv2d_is_faster(avx2, 24, 144, 1, 1));
   EXPECT_TRUE(conv2d_is_faster(avx2, 320, 1280, 1, 1));
   EXPECT_FALSE(conv2d_is_faster(avx512, 64, 64, 3, 3));
-  EXPECT_FALSE(conv2d_is_faster(avx512, 256, 256, 3, 3));
+  EXPECT_FALSE(conv2d_is_faster(avx512, 128, 256, 3, 3));
+  EXPECT_TRUE(conv2d_is_faster(avx512, 256, 256, 3, 3));
   EXPECT_TRUE(conv2d_is_faster(avx512, 256, 512, 3, 3));
   EXPECT_TRUE(conv2d_is_faster(avx512, 512, 512, 3, 3));
   EXPECT_FALSE(conv2d_is_faster(avx512, 3, 64, 7, 7));
