@@ -301,24 +301,31 @@ TEST_F(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack)
 }
 
 TEST(XnnpackConvRoutingTest, Avx512SendsOnlyLargeFiltersToConv2d) {
-  const ConvRouting avx2 = conv_routing_for(GemmIsa::kAvx2);
-  const ConvRouting avx512 = conv_routing_for(GemmIsa::kAvx512);
+  struct Case {
+    GemmIsa isa;
+    uint64_t in_channels, out_channels, kernel;
+    bool conv2d;
+  };
   // ResNet-18's layer1 3x3 64->64, layer3 3x3 from 128 and 256 channels,
   // layer4 3x3 from 256 and 512; the 3-channel stem; MobileNetV2's 1x1
   // 24->144 and 320->1280 (its largest filter).
-  EXPECT_TRUE(conv2d_is_faster(avx2, 64, 64, 3, 3));
-  EXPECT_TRUE(conv2d_is_faster(avx2, 512, 512, 3, 3));
-  EXPECT_FALSE(conv2d_is_faster(avx2, 3, 64, 7, 7));
-  EXPECT_FALSE(conv2d_is_faster(avx2, 24, 144, 1, 1));
-  EXPECT_TRUE(conv2d_is_faster(avx2, 320, 1280, 1, 1));
-  EXPECT_FALSE(conv2d_is_faster(avx512, 64, 64, 3, 3));
-  EXPECT_FALSE(conv2d_is_faster(avx512, 128, 256, 3, 3));
-  EXPECT_TRUE(conv2d_is_faster(avx512, 256, 256, 3, 3));
-  EXPECT_TRUE(conv2d_is_faster(avx512, 256, 512, 3, 3));
-  EXPECT_TRUE(conv2d_is_faster(avx512, 512, 512, 3, 3));
-  EXPECT_FALSE(conv2d_is_faster(avx512, 3, 64, 7, 7));
-  EXPECT_FALSE(conv2d_is_faster(avx512, 320, 1280, 1, 1));
-  EXPECT_EQ(conv_routing_for(GemmIsa::kPortable).min_filter_floats, avx2.min_filter_floats);
+  const Case cases[] = {
+      {GemmIsa::kAvx2, 64, 64, 3, true},       {GemmIsa::kAvx2, 512, 512, 3, true},
+      {GemmIsa::kAvx2, 3, 64, 7, false},       {GemmIsa::kAvx2, 24, 144, 1, false},
+      {GemmIsa::kAvx2, 320, 1280, 1, true},    {GemmIsa::kAvx512, 64, 64, 3, false},
+      {GemmIsa::kAvx512, 128, 256, 3, false},  {GemmIsa::kAvx512, 256, 256, 3, true},
+      {GemmIsa::kAvx512, 256, 512, 3, true},   {GemmIsa::kAvx512, 512, 512, 3, true},
+      {GemmIsa::kAvx512, 3, 64, 7, false},     {GemmIsa::kAvx512, 320, 1280, 1, false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(conv2d_is_faster(conv_routing_for(c.isa), c.in_channels, c.out_channels, c.kernel,
+                               c.kernel),
+              c.conv2d)
+        << optimized::to_string(c.isa) << " " << c.in_channels << "->" << c.out_channels << " "
+        << c.kernel << "x" << c.kernel;
+  }
+  EXPECT_EQ(conv_routing_for(GemmIsa::kPortable).min_filter_floats,
+            conv_routing_for(GemmIsa::kAvx2).min_filter_floats);
 }
 
 TEST(XnnpackConvRoutingTest, Avx512GemmSplitsAtLargeFiltersOnly) {
