@@ -12,13 +12,6 @@ namespace xnnpack {
 namespace {
 
 constexpr uint32_t kNoStage = 0xFFFFFFFFu;
-// Below this many input channels XNNPACK's direct first-layer kernel wins
-// (ResNet-18's 3-channel stem took 1.18-1.28x its time on conv2d's im2col).
-constexpr uint32_t kMinInputChannels = 8;
-// Products shorter than this run poorly on the GEMM: MobileNetV2's 1x1
-// expansions from 16 and 24 channels took 1.9-3.4x XNNPACK's time, while
-// those from 96 and more took 0.7-1.0x.
-constexpr uint64_t kMinPatch = 64;
 constexpr size_t kArenaAlignment = 64;
 
 size_t align_up(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
@@ -79,11 +72,41 @@ size_t place_values(Lifetime* lives, uint32_t count, PlannedValue* values) {
 
 }  // namespace
 
-bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node) {
+// Measured with bench/xnnpack/conv_floor.cpp (1 thread, CPU time; tables in
+// bench/README.md), our im2col + GEMM against Debian's XNNPACK per layer:
+//  - AVX2 (AMD EPYC): XNNPACK's GCC-built kernels reach 34-36 GFLOP/s, ours
+//    50-70, except with fewer than 8 input channels (its direct first-layer
+//    kernel: ResNet-18's stem took 1.18-1.28x its time on im2col) or
+//    products shorter than 64 (MobileNetV2's 1x1 from 16 and 24 channels:
+//    1.9-3.4x; from 96 and more: 0.7-1.0x).
+//  - AVX-512 (Xeon, Emerald Rapids): XNNPACK's AVX-512 kernels reach
+//    100-165 GFLOP/s and ours about 80 with hot caches, so XNNPACK wins
+//    most layers (1.06-2.8x) there. Filters of 2 MiB (this CPU's L2) and
+//    more are the exception: ResNet-18's layer4 3x3 layers (4.7 and 9.4 MB)
+//    drop to 63 GFLOP/s on XNNPACK even hot (ours: 0.86-0.88x its time),
+//    and inside the whole model (weights cold) its layer3 3x3 256->256
+//    (2.4 MB) took 3.8 ms on XNNPACK against 2.0 on conv2d (torchlight
+//    profile, 1 thread).
+ConvRouting conv_routing_for(optimized::GemmIsa isa) {
+  ConvRouting r;
+  r.min_input_channels = 8;
+  r.min_patch = 64;
+  r.min_filter_floats = isa == optimized::GemmIsa::kAvx512 ? uint64_t{1} << 19 : 0;  // 2 MiB
+  return r;
+}
+
+bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,
+                      uint64_t output_channels, uint64_t kernel_h, uint64_t kernel_w) {
+  const uint64_t patch = input_channels * kernel_h * kernel_w;
+  return input_channels >= routing.min_input_channels && patch >= routing.min_patch &&
+         patch * output_channels >= routing.min_filter_floats;
+}
+
+bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                    const ConvRouting& routing) {
   if (node->xnode_union_type() != fb_xnnpack::XNodeUnion::XNNConv2d) return false;
   const auto* t = static_cast<const fb_xnnpack::_XNNNodeConv*>(node->xnode_union());
   if (t == nullptr || t->groups() != 1 || t->flags() != 0 ||
-      t->group_input_channels() < kMinInputChannels ||
       t->padding_top() != t->padding_bottom() || t->padding_left() != t->padding_right()) {
     return false;
   }
@@ -92,9 +115,10 @@ bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node)
     return false;
   }
   if (t->bias_id() != XNN_INVALID_VALUE_ID && !is_float_constant(ctx, t->bias_id())) return false;
-  const uint64_t patch =
-      uint64_t{t->group_input_channels()} * t->kernel_height() * t->kernel_width();
-  if (patch < kMinPatch) return false;
+  if (!conv2d_is_faster(routing, t->group_input_channels(), t->group_output_channels(),
+                        t->kernel_height(), t->kernel_width())) {
+    return false;
+  }
   return ctx.shapes[t->input1_id()].rank == 4;
 }
 
@@ -137,10 +161,11 @@ void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, StageCho
                     StageKind* kinds, uint32_t* sources) {
   const auto* nodes = ctx.graph->xnodes();
   const uint32_t num_nodes = nodes->size();
+  const ConvRouting routing = conv_routing_for(optimized::active_gemm_isa());
   for (uint32_t n = 0; n < num_nodes; ++n) {
     kinds[n] = StageKind::kXnnpack;
     uint32_t convert = 0;
-    if (choice.conv2d && runs_on_conv2d(ctx, nodes->Get(n))) {
+    if (choice.conv2d && runs_on_conv2d(ctx, nodes->Get(n), routing)) {
       kinds[n] = StageKind::kConv2d;
     } else if (choice.linears && runs_on_linear_8da4w(ctx, nodes->Get(n), &convert)) {
       kinds[n] = StageKind::kLinear8da4w;

@@ -1,10 +1,11 @@
 // StagePlan: how one XNNPACK payload runs when some of its nodes go to
 // Torchlight's kernels while everything else stays on XNNPACK:
-// - float 2-D convolutions with one group go to conv2d
-//   (kernels/optimized/conv), which runs them in about 0.6x of XNNPACK's
-//   time on the CPUs measured (bench/README.md);
+// - float 2-D convolutions with one group that conv2d
+//   (kernels/optimized/conv) runs faster than XNNPACK on this CPU (on AVX2:
+//   most of them, in about 0.6x of XNNPACK's time; on AVX-512: only those
+//   with filters of 2 MiB or more; bench/README.md);
 // - 8da4w linears (qd8 input, block-wise 4-bit weights) go to
-//   linear_8da4w, since XNNPACK gets some row counts wrong (linear_stage.h).
+//   linear_8da4w where XNNPACK gets some row counts wrong (linear_stage.h).
 //
 // The nodes split, in payload order (a topological order), into stages:
 // each such node is a stage of its own, and each run of nodes between
@@ -20,6 +21,7 @@
 #include <cstdint>
 
 #include "backends/xnnpack/definition_context.h"
+#include "kernels/optimized/gemm/gemm.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
 
@@ -73,12 +75,26 @@ struct StagePlan {
   size_t arena_bytes = 0;
 };
 
+/// Which convolutions conv2d runs faster than XNNPACK, by shape, for the
+/// GEMM instruction set in use (our GEMM's speed against XNNPACK's kernels
+/// for the same CPU, measured per set; stage_plan.cpp has the figures). A
+/// fixed rule, so a program splits the same way on every load.
+struct ConvRouting {
+  uint32_t min_input_channels = 0;
+  uint64_t min_patch = 0;          // Products per output: channels x kernel.
+  uint64_t min_filter_floats = 0;  // Output channels x patch.
+};
+ConvRouting conv_routing_for(optimized::GemmIsa isa);
+bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,
+                      uint64_t output_channels, uint64_t kernel_h, uint64_t kernel_w);
+
 /// Whether conv2d can run `node` exactly as XNNPACK would, and faster: an
-/// XNNConv2d with one group, at least 8 input channels and 64 products per
-/// output (channels x kernel), symmetric padding, no flags, float32 input
-/// and output, and a constant float32 filter (and bias, if any). Needs ctx after the
-/// whole graph's definition (datatypes, kinds, constant_data).
-bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node);
+/// XNNConv2d with one group whose shape `routing` sends to conv2d,
+/// symmetric padding, no flags, float32 input and output, and a constant
+/// float32 filter (and bias, if any). Needs ctx after the whole graph's
+/// definition (datatypes, kinds, constant_data).
+bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
+                    const ConvRouting& routing);
 
 /// Whether `node` is an 8da4w linear linear_8da4w runs exactly: an
 /// XNNFullyConnected without flags whose input an XNNConvert writes from a
@@ -94,8 +110,9 @@ bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode*
 /// and producers) and `reads`. Arrays come from `allocator` (the delegate's).
 /// A plan that does not split() means: no node qualifies, or a crossing
 /// value is not float32 (only float32 values are worth an arena).
-/// What leaves XNNPACK: convolutions unless `conv2d` is false, 8da4w
-/// linears when `linears` is true.
+/// What leaves XNNPACK: convolutions unless `conv2d` is false (routed by
+/// conv_routing_for(optimized::active_gemm_isa())), 8da4w linears when
+/// `linears` is true.
 struct StageChoice {
   bool conv2d = true;
   bool linears = false;

@@ -4,7 +4,9 @@
 // xnnpack_nodes_test checks against a reference); the two agree within the
 // rounding of two summation orders (1e-5 relative to the output's largest
 // magnitude). A tracer shows which convolutions conv2d ran, so a split that
-// silently stopped happening fails too.
+// silently stopped happening fails too. These run on the AVX2 GEMM where the
+// CPU has it, whose routing sends most convolutions to conv2d; the AVX-512
+// routing (large filters only) has tests of its own at the end.
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -13,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "backends/xnnpack/payload_builder.h"
+#include "backends/xnnpack/stage_plan.h"
+#include "kernels/optimized/gemm/gemm.h"
 #include "runtime/core/event_tracer.h"
 
 namespace torchlight {
@@ -28,6 +32,26 @@ class XnnpackOnly {
  public:
   XnnpackOnly() { setenv("TORCHLIGHT_XNNPACK_CONV", "xnnpack", 1); }
   ~XnnpackOnly() { unsetenv("TORCHLIGHT_XNNPACK_CONV"); }
+};
+
+using optimized::GemmIsa;
+
+// The GEMM (and so the conv routing) on `isa` while alive, when the CPU has it.
+class GemmIsaScope {
+ public:
+  explicit GemmIsaScope(GemmIsa isa) : forced_(optimized::set_gemm_isa(isa).ok()) {}
+  ~GemmIsaScope() { optimized::reset_gemm_isa(); }
+  bool forced() const { return forced_; }
+
+ private:
+  bool forced_;
+};
+
+class XnnpackStagedTest : public ::testing::Test {
+ protected:
+  // The AVX2 routing where this x86 CPU has AVX2; elsewhere the portable
+  // GEMM's, which is the same rule.
+  GemmIsaScope avx2_{GemmIsa::kAvx2};
 };
 
 struct Conv {
@@ -119,7 +143,7 @@ void expect_same_outputs(const std::vector<Outputs>& split, const std::vector<Ou
   }
 }
 
-TEST(XnnpackStagedTest, ResidualBlockRunsConvolutionsOnConv2d) {
+TEST_F(XnnpackStagedTest, ResidualBlockRunsConvolutionsOnConv2d) {
   // x -> conv+relu -> conv -> add x -> relu: x crosses from the caller to
   // the first conv and the add; t1 goes conv to conv through the arena.
   // 16x16 outputs are 64 Winograd tiles, and 128 channels are enough:
@@ -149,7 +173,7 @@ TEST(XnnpackStagedTest, ResidualBlockRunsConvolutionsOnConv2d) {
   expect_same_outputs(split, alone);
 }
 
-TEST(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
+TEST_F(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
   // conv (3x3 / 2) writes graph output 0, which a max pool and a 1x1 conv
   // then read; a dilated conv reads the pool too.
   PayloadBuilder b;
@@ -175,7 +199,7 @@ TEST(XnnpackStagedTest, GraphOutputReadByLaterStagesAndStridedConvolutions) {
   expect_same_outputs(split, run_all(payload, {{&in}}, bounds, true));
 }
 
-TEST(XnnpackStagedTest, DynamicShapesFlowStageByStage) {
+TEST_F(XnnpackStagedTest, DynamicShapesFlowStageByStage) {
   // Declared sizes are upper bounds; each call's shapes go conv -> XNNPACK
   // -> conv, and the output is resized to match. The second conv (128
   // input channels) has 72 Winograd tiles at the declared size, 36 for the
@@ -205,7 +229,7 @@ TEST(XnnpackStagedTest, DynamicShapesFlowStageByStage) {
   expect_same_outputs(split, run_all(payload, calls, {{2, 12, 12, 4}}, true));
 }
 
-TEST(XnnpackStagedTest, InputSmallerThanTheWindowIsANamedError) {
+TEST_F(XnnpackStagedTest, InputSmallerThanTheWindowIsANamedError) {
   PayloadBuilder b;
   const uint32_t x = b.input({1, 8, 8, 8}, 0);
   const uint32_t t = b.internal({1, 6, 6, 8});
@@ -229,7 +253,7 @@ TEST(XnnpackStagedTest, InputSmallerThanTheWindowIsANamedError) {
   EXPECT_TRUE(d.execute({fits.evalue(), out->evalue()}).ok());
 }
 
-TEST(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack) {
+TEST_F(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack) {
   // Grouped, asymmetric padding, TensorFlow SAME padding (a flag), a 1x1
   // product of 32 (too short), and 4 input channels (XNNPACK's first-layer
   // kernel is faster there).
@@ -260,6 +284,64 @@ TEST(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack) {
   EXPECT_EQ(events.count_containing("conv2d"), 0u);
   EXPECT_GE(events.count_containing("Convolution"), 5u);
   expect_same_outputs(split, run_all(payload, {{&in}}, {{1, 4, 5, 4}}, true));
+}
+
+TEST(XnnpackConvRoutingTest, Avx512SendsOnlyLargeFiltersToConv2d) {
+  struct Case {
+    GemmIsa isa;
+    uint64_t in_channels, out_channels, kernel;
+    bool conv2d;
+  };
+  // ResNet-18's layer1 3x3 64->64, layer3 3x3 from 128 and 256 channels,
+  // layer4 3x3 from 256 and 512; the 3-channel stem; MobileNetV2's 1x1
+  // 24->144 and 320->1280 (its largest filter).
+  const Case cases[] = {
+      {GemmIsa::kAvx2, 64, 64, 3, true},       {GemmIsa::kAvx2, 512, 512, 3, true},
+      {GemmIsa::kAvx2, 3, 64, 7, false},       {GemmIsa::kAvx2, 24, 144, 1, false},
+      {GemmIsa::kAvx2, 320, 1280, 1, true},    {GemmIsa::kAvx512, 64, 64, 3, false},
+      {GemmIsa::kAvx512, 128, 256, 3, false},  {GemmIsa::kAvx512, 256, 256, 3, true},
+      {GemmIsa::kAvx512, 256, 512, 3, true},   {GemmIsa::kAvx512, 512, 512, 3, true},
+      {GemmIsa::kAvx512, 3, 64, 7, false},     {GemmIsa::kAvx512, 320, 1280, 1, false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(conv2d_is_faster(conv_routing_for(c.isa), c.in_channels, c.out_channels, c.kernel,
+                               c.kernel),
+              c.conv2d)
+        << optimized::to_string(c.isa) << " " << c.in_channels << "->" << c.out_channels << " "
+        << c.kernel << "x" << c.kernel;
+  }
+  EXPECT_EQ(conv_routing_for(GemmIsa::kPortable).min_filter_floats,
+            conv_routing_for(GemmIsa::kAvx2).min_filter_floats);
+}
+
+TEST(XnnpackConvRoutingTest, Avx512GemmSplitsAtLargeFiltersOnly) {
+  // A 3x3 512->512 layer at 7x7 (a 2.4M-float filter) then a 1x1 512->64:
+  // on the AVX-512 GEMM only the first runs on conv2d (im2col: no Winograd
+  // there), on the AVX2 GEMM both do; the outputs match XNNPACK alone.
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 7, 7, 512}, 0);
+  const uint32_t t = b.internal({1, 7, 7, 512});
+  const uint32_t y = b.output({1, 7, 7, 64}, 1);
+  add_conv(b, {512, 512, 3, 1, 1, 1, true}, x, t, 90);
+  add_conv(b, {512, 64, 1}, t, y, 92);
+  const auto payload = b.build();
+  OwnedTensor in = float_tensor({1, 7, 7, 512}, random_values(7 * 7 * 512, 94));
+  const auto alone = run_all(payload, {{&in}}, {{1, 7, 7, 64}}, true);
+  {
+    GemmIsaScope avx512(GemmIsa::kAvx512);
+    if (!avx512.forced()) GTEST_SKIP() << "this CPU has no AVX-512F";
+    DelegateEventNames events;
+    const auto split = run_all(payload, {{&in}}, {{1, 7, 7, 64}}, false, &events);
+    EXPECT_EQ(events.count_containing("conv2d"), 1u) << ::testing::PrintToString(events.names);
+    EXPECT_EQ(events.count_containing("conv2d #1"), 1u);
+    expect_same_outputs(split, alone);
+  }
+  GemmIsaScope avx2(GemmIsa::kAvx2);
+  ASSERT_TRUE(avx2.forced());
+  DelegateEventNames events;
+  const auto split = run_all(payload, {{&in}}, {{1, 7, 7, 64}}, false, &events);
+  EXPECT_EQ(events.count_containing("conv2d"), 2u) << ::testing::PrintToString(events.names);
+  expect_same_outputs(split, alone);
 }
 
 }  // namespace

@@ -1,15 +1,17 @@
-// ResNet-18's convolution layers (batch 1, 224x224 input, fp32 NHWC) run
+// ResNet-18's (or MobileNetV2's) convolution layers (batch 1, 224x224 input, fp32 NHWC) run
 // directly through XNNPACK's operator API on one thread, with no Torchlight
 // code involved: the time XNNPACK itself needs for them. Compare it with
 // the delegate's 1-thread latency from bench/xnnpack_compare.py; the
 // difference is what our integration (and the few non-conv ops) costs.
 // Beside it, the same layers on Torchlight's own NHWC convolution (im2col +
 // the optimized GEMM, kernels/optimized/conv/conv2d.h, same OHWI weights),
-// and for 3x3 stride-1 layers with enough tiles Winograd F(2x2, 3x3)
-// (winograd_f2x3.h, what the delegate picks for them); the ratio of the path the delegate runs to
+// and for 3x3 stride-1 layers Winograd F(2x2, 3x3) (winograd_f2x3.h; the
+// delegate picks it where winograd_f2x3_preferred); the ratio of the path conv2d runs to
 // XNNPACK, and the largest difference between their outputs.
 //
-//   ./torchlight exec build/release/bench/xnnpack/torchlight_xnnpack_conv_floor [runs]
+//   ./torchlight exec build/release/bench/xnnpack/torchlight_xnnpack_conv_floor [runs] [model]
+//
+// model: resnet18 (default) or mobilenet_v2 (its stem and 1x1 layers).
 #include <xnnpack.h>
 
 #include <algorithm>
@@ -17,7 +19,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <iterator>
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
@@ -33,7 +37,7 @@ struct Conv {
 };
 
 // torchvision resnet18: stem, then per stage its 3x3 convs and 1x1 downsample.
-constexpr Conv kConvs[] = {
+constexpr Conv kResnet18[] = {
     {"conv1 7x7/2 3->64", 3, 64, 7, 2, 3, 224, 1},
     {"layer1 3x3 64->64", 64, 64, 3, 1, 1, 56, 4},
     {"layer2 3x3/2 64->128", 64, 128, 3, 2, 1, 56, 1},
@@ -45,6 +49,31 @@ constexpr Conv kConvs[] = {
     {"layer4 3x3/2 256->512", 256, 512, 3, 2, 1, 14, 1},
     {"layer4 3x3 512->512", 512, 512, 3, 1, 1, 7, 3},
     {"layer4 1x1/2 256->512", 256, 512, 1, 2, 0, 14, 1},
+};
+
+// torchvision mobilenet_v2: the stem and every 1x1 (pointwise) convolution,
+// by shape (the depthwise ones have groups and stay on XNNPACK).
+constexpr Conv kMobilenetV2[] = {
+    {"stem 3x3/2 3->32", 3, 32, 3, 2, 1, 224, 1},
+    {"1x1 32->16 @112", 32, 16, 1, 1, 0, 112, 1},
+    {"1x1 16->96 @112", 16, 96, 1, 1, 0, 112, 1},
+    {"1x1 96->24 @56", 96, 24, 1, 1, 0, 56, 1},
+    {"1x1 24->144 @56", 24, 144, 1, 1, 0, 56, 2},
+    {"1x1 144->24 @56", 144, 24, 1, 1, 0, 56, 1},
+    {"1x1 144->32 @28", 144, 32, 1, 1, 0, 28, 1},
+    {"1x1 32->192 @28", 32, 192, 1, 1, 0, 28, 3},
+    {"1x1 192->32 @28", 192, 32, 1, 1, 0, 28, 2},
+    {"1x1 192->64 @14", 192, 64, 1, 1, 0, 14, 1},
+    {"1x1 64->384 @14", 64, 384, 1, 1, 0, 14, 4},
+    {"1x1 384->64 @14", 384, 64, 1, 1, 0, 14, 3},
+    {"1x1 384->96 @14", 384, 96, 1, 1, 0, 14, 1},
+    {"1x1 96->576 @14", 96, 576, 1, 1, 0, 14, 3},
+    {"1x1 576->96 @14", 576, 96, 1, 1, 0, 14, 2},
+    {"1x1 576->160 @7", 576, 160, 1, 1, 0, 7, 1},
+    {"1x1 160->960 @7", 160, 960, 1, 1, 0, 7, 3},
+    {"1x1 960->160 @7", 960, 160, 1, 1, 0, 7, 2},
+    {"1x1 960->320 @7", 960, 320, 1, 1, 0, 7, 1},
+    {"1x1 320->1280 @7", 320, 1280, 1, 1, 0, 7, 1},
 };
 
 size_t out_hw(const Conv& c) { return (c.in_hw + 2 * c.pad - c.kernel) / c.stride + 1; }
@@ -61,6 +90,13 @@ double now_ms() {
 
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+  const bool mobilenet = argc > 2 && std::strcmp(argv[2], "mobilenet_v2") == 0;
+  if (argc > 2 && !mobilenet && std::strcmp(argv[2], "resnet18") != 0) {
+    std::fprintf(stderr, "unknown model '%s' (resnet18 or mobilenet_v2)\n", argv[2]);
+    return 1;
+  }
+  const Conv* const convs = mobilenet ? kMobilenetV2 : kResnet18;
+  const size_t num_convs = mobilenet ? std::size(kMobilenetV2) : std::size(kResnet18);
   if (xnn_initialize(nullptr) != xnn_status_success) {
     std::fprintf(stderr, "xnn_initialize failed\n");
     return 1;
@@ -71,7 +107,8 @@ int main(int argc, char** argv) {
   double total_ms = 0, total_gflop = 0, ours_total_ms = 0;
   std::printf("%-24s %6s %10s %9s %8s %10s %9s %7s %9s\n", "layer", "count", "GFLOP", "xnn ms",
               "GFLOP/s", "im2col ms", "wino ms", "ours/x", "max diff");
-  for (const Conv& c : kConvs) {
+  for (size_t layer = 0; layer < num_convs; ++layer) {
+    const Conv& c = convs[layer];
     const size_t oh = out_hw(c);
     std::vector<float> weights(c.out_c * c.kernel * c.kernel * c.in_c);
     std::vector<float> bias(c.out_c);
@@ -134,7 +171,8 @@ int main(int argc, char** argv) {
       if (r >= 3) ours_best = std::min(ours_best, now_ms() - start);
     }
     double wino_best = 0;
-    if (torchlight::optimized::winograd_f2x3_preferred(p.geometry)) {
+    // Timed wherever it applies; "ours/x" uses it only where preferred.
+    if (torchlight::optimized::winograd_f2x3_applies(p.geometry)) {
       std::vector<float> transformed(
           torchlight::optimized::winograd_f2x3_filter_floats(p.geometry.in_channels, p.geometry.out_channels));
       torchlight::optimized::winograd_f2x3_transform_filter(weights.data(), p.geometry.in_channels,
@@ -151,7 +189,8 @@ int main(int argc, char** argv) {
         if (r >= 3) wino_best = std::min(wino_best, now_ms() - start);
       }
     }
-    const double chosen = wino_best > 0 ? wino_best : ours_best;
+    const double chosen =
+        torchlight::optimized::winograd_f2x3_preferred(p.geometry) ? wino_best : ours_best;
     double max_diff = 0;
     for (size_t i = 0; i < output.size(); ++i) {
       // The XNNPACK operator clamps to [0, inf) (a fused ReLU, as ResNet's are).

@@ -229,6 +229,7 @@ bool winograd_f2x3_applies(const Conv2dGeometry& g) {
 }
 
 bool winograd_f2x3_preferred(const Conv2dGeometry& g) {
+  if (active_gemm_isa() == GemmIsa::kAvx512) return false;
   return winograd_f2x3_applies(g) && tile_count(g) >= kWinogradMinTiles &&
          g.in_channels >= kWinogradMinInputChannels;
 }
