@@ -32,12 +32,17 @@ void quantize_dequantize_token_generic(const float* x, int64_t k, double scale,
 void dequantize_int4_rows_avx2(const void* weights, int64_t n_begin, int64_t n_end, float* out);
 void quantize_dequantize_token_avx2(const float* x, int64_t k, double scale, int64_t zero_point,
                                     float* out);
+/// AVX-512 F (as the AVX2 forms, in 512-bit vectors); the weights need group % 32 == 0.
+void dequantize_int4_rows_avx512(const void* weights, int64_t n_begin, int64_t n_end, float* out);
+void quantize_dequantize_token_avx512(const float* x, int64_t k, double scale, int64_t zero_point,
+                                      float* out);
 #endif
 
 using DequantizeInt4RowsFn = void (*)(const void*, int64_t, int64_t, float*);
 using QuantizeDequantizeTokenFn = void (*)(const float*, int64_t, double, int64_t, float*);
 
-/// The best form this CPU runs (AVX2 for the weights needs group % 32 == 0).
+/// The best form this CPU runs and quant_isa() allows (AVX-512 from
+/// QuantIsa::kAvx512Vnni up; the weights' x86 forms need group % 32 == 0).
 DequantizeInt4RowsFn select_dequantize_int4_rows(int64_t group);
 QuantizeDequantizeTokenFn select_quantize_dequantize_token();
 

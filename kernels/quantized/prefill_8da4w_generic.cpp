@@ -4,6 +4,7 @@
 
 #include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/prefill_8da4w.h"
+#include "kernels/quantized/quant_isa.h"
 
 namespace torchlight::quantized {
 
@@ -39,6 +40,7 @@ void quantize_dequantize_token_generic(const float* x, int64_t k, double scale,
 
 DequantizeInt4RowsFn select_dequantize_int4_rows(int64_t group) {
 #if defined(__x86_64__) || defined(_M_X64)
+  if (group % 32 == 0 && quant_isa() >= QuantIsa::kAvx512Vnni) return &dequantize_int4_rows_avx512;
   if (group % 32 == 0 && __builtin_cpu_supports("avx2")) return &dequantize_int4_rows_avx2;
 #endif
   (void)group;
@@ -47,6 +49,7 @@ DequantizeInt4RowsFn select_dequantize_int4_rows(int64_t group) {
 
 QuantizeDequantizeTokenFn select_quantize_dequantize_token() {
 #if defined(__x86_64__) || defined(_M_X64)
+  if (quant_isa() >= QuantIsa::kAvx512Vnni) return &quantize_dequantize_token_avx512;
   if (__builtin_cpu_supports("avx2")) return &quantize_dequantize_token_avx2;
 #endif
   return &quantize_dequantize_token_generic;

@@ -447,8 +447,8 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
 // linear_8da4w's prefill conversions: the weight rows give (nibble - 8) *
 // group scale with the high nibble first, the activation rows (q - zp) *
 // scale with q from quantize_token_int8, computed here directly, and the
-// AVX2 forms give the same floats, for groups 32..256, K with a tail of
-// fewer than 4 activations, NaN, infinities and values past the int8 range.
+// AVX2 and AVX-512 forms give the same floats, for groups 32..256, K with a
+// tail of fewer than 4 (8) activations, NaN, infinities and values past the int8 range.
 TEST(QuantizedKernelsTest, Prefill8da4wConversionsAgreeWithReference) {
   uint32_t seed = 5;
   auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
@@ -478,6 +478,11 @@ TEST(QuantizedKernelsTest, Prefill8da4wConversionsAgreeWithReference) {
       quantized::dequantize_int4_rows_avx2(&w, 2, n, got.data());
       for (int64_t i = 0; i < (n - 2) * k; ++i) ASSERT_EQ(got[i], want[2 * k + i]) << "avx2 " << i;
     }
+    if (group % 32 == 0 && __builtin_cpu_supports("avx512f")) {
+      std::fill(got.begin(), got.end(), -1.0f);
+      quantized::dequantize_int4_rows_avx512(&w, 2, n, got.data());
+      for (int64_t i = 0; i < (n - 2) * k; ++i) ASSERT_EQ(got[i], want[2 * k + i]) << "avx512 " << i;
+    }
 #endif
   }
   for (const int64_t k : {1, 3, 7, 32, 129, 288}) {
@@ -504,6 +509,11 @@ TEST(QuantizedKernelsTest, Prefill8da4wConversionsAgreeWithReference) {
       if (__builtin_cpu_supports("avx2")) {
         quantized::quantize_dequantize_token_avx2(x.data(), k, scale, zero_point, got.data());
         for (int64_t i = 0; i < k; ++i) ASSERT_EQ(got[i], want[i]) << "avx2 k " << k << " at " << i;
+      }
+      if (__builtin_cpu_supports("avx512f")) {
+        std::fill(got.begin(), got.end(), -1.0f);
+        quantized::quantize_dequantize_token_avx512(x.data(), k, scale, zero_point, got.data());
+        for (int64_t i = 0; i < k; ++i) ASSERT_EQ(got[i], want[i]) << "avx512 k " << k << " at " << i;
       }
 #endif
     }
