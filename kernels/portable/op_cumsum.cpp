@@ -82,10 +82,10 @@ void cumsum_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor out = args[3]->to_tensor();
   uint32_t mask = 0;
   dense_reduce::Blocks b;
-  if (!dense_reduce::reduced_mask(kForm, args, &mask) || !dense_reduce::split(self, mask, &b) ||
-      !dense_path::fit_out(self, out)) {
+  if (!dense_reduce::reduced_mask(kForm, args, &mask) || !dense_path::fit_out(self, out)) {
     return cumsum_out(ctx, args);
   }
+  dense_reduce::split(self, mask, &b);  // One dim: outer, reduced, inner.
   const IN* in = static_cast<const IN*>(self.const_data_ptr());
   OUT* result = static_cast<OUT*>(out.mutable_data_ptr());
   if (self.numel() > 0 && (in == nullptr || result == nullptr)) return cumsum_out(ctx, args);

@@ -4,14 +4,15 @@
 // A reduction's prepare step (runtime/kernel/kernel.h) runs the reference's
 // own argument checks once, at load (dims in range and not repeated, the
 // dtype rules, keepdim), so a bad call fails there with the argument named.
-// When self and out are dense (the default dim order), the dtypes are ones
-// the loops handle, and the reduced dims are adjacent, it installs an eval
-// specialised for the dtypes. That eval sees the tensor as
-// [outer, reduced, inner]: each output element reduces one column of
-// `reduced` elements `inner` apart. inner == 1 (trailing dims reduced) is
-// a contiguous sweep per output; otherwise a block of up to kColumns
-// neighbouring outputs is reduced together, row by row, so the inner loop
-// runs over contiguous memory.
+// When self and out are dense (the default dim order) and the dtypes are
+// ones the loops handle, it installs an eval specialised for the dtypes.
+// That eval sees the tensor as [kept dims, inner], with the reduced dims
+// among the kept ones (any set of them, adjacent or not): each output
+// element reduces `reduced` elements found by walking the reduced dims
+// row-major (Walk), each `inner` wide. inner == 1 (trailing dims reduced)
+// is a sweep per output; otherwise a block of up to kColumns neighbouring
+// outputs is reduced together, row by row, so the inner loop runs over
+// contiguous memory.
 //
 // Every output element still sees its inputs in the reference's order (the
 // reduced dims row-major), with the reference's conversions and
@@ -59,11 +60,52 @@ inline constexpr size_t kNoKeepdim = ~size_t{0};
 /// Outputs reduced together when the reduced dims are not the trailing ones.
 inline constexpr int64_t kColumns = 64;
 
-/// A dense tensor seen around its reduced dims.
+/// Runs of merged dims, visited row-major: position i of a walk over
+/// runs of sizes s_0..s_k (strides in elements of self) is at offset
+/// sum(coord_r * stride_r).
+struct Walk {
+  size_t runs = 0;
+  int64_t size[kMaxTensorDim] = {};
+  int64_t stride[kMaxTensorDim] = {};
+
+  /// Calls fn(i, offset) for each position in row-major order; no runs is
+  /// one position at offset 0.
+  template <typename Fn>
+  void each(const Fn& fn) const {
+    if (runs <= 1) {
+      const int64_t n = runs == 0 ? 1 : size[0];
+      const int64_t step = runs == 0 ? 0 : stride[0];
+      for (int64_t i = 0; i < n; ++i) fn(i, i * step);
+      return;
+    }
+    int64_t count = 1;
+    for (size_t r = 0; r < runs; ++r) count *= size[r];
+    int64_t at[kMaxTensorDim] = {};
+    int64_t offset = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      fn(i, offset);
+      for (size_t r = runs; r-- > 0;) {
+        offset += stride[r];
+        if (++at[r] < size[r]) break;
+        offset -= stride[r] * size[r];
+        at[r] = 0;
+      }
+    }
+  }
+};
+
+/// A dense tensor seen around its reduced dims: `inner` elements after the
+/// last reduced dim, the kept dims before them (`outer_walk`: one output
+/// row of `inner` per position) and the reduced dims (`rows`: where, from
+/// an output's first input, its inputs are, in the reference's order).
+/// Size-1 dims are dropped and neighbouring dims of one kind merged, so
+/// adjacent reduced dims make one run.
 struct Blocks {
-  int64_t outer = 1;    // Elements before the reduced dims.
+  int64_t outer = 1;    // Positions of outer_walk.
   int64_t reduced = 1;  // Elements reduced into each output.
-  int64_t inner = 1;    // Elements after them: the distance between reduced elements.
+  int64_t inner = 1;    // Elements after the reduced dims: the distance between reduced elements.
+  Walk outer_walk;
+  Walk rows;
 };
 
 /// The dims `form` names in `args` as a bit mask over self's dims, negative
@@ -112,26 +154,32 @@ inline bool reduced_mask(const Form& form, Span<EValue*> args, uint32_t* mask) {
   return false;
 }
 
-/// Splits `self` around the dims in `mask`. False when they are not one
-/// run of adjacent dims. No dims reduced: every element is its own output.
-inline bool split(const Tensor& self, uint32_t mask, Blocks* blocks) {
-  const size_t ndim = self.dim();
+/// Splits `self` around the dims in `mask` (any set of dims).
+inline void split(const Tensor& self, uint32_t mask, Blocks* blocks) {
   *blocks = Blocks();
-  size_t first = ndim;
-  size_t last = 0;
-  for (size_t d = 0; d < ndim; ++d) {
-    if (mask & (1u << d)) {
-      if (first == ndim) first = d;
-      last = d;
-    }
+  int64_t strides[kMaxTensorDim];
+  int64_t stride = 1;
+  for (size_t d = self.dim(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= self.size(d);
   }
-  for (size_t d = 0; d < ndim; ++d) {
+  // The kept dims after the last reduced one (size-1 dims count as kept).
+  size_t end = self.dim();
+  while (end > 0 && (!((mask >> (end - 1)) & 1u) || self.size(end - 1) == 1)) {
+    blocks->inner *= self.size(--end);
+  }
+  bool previous_reduced = false;
+  for (size_t d = 0; d < end; ++d) {
+    if (self.size(d) == 1) continue;
     const bool reduced = (mask >> d) & 1u;
-    if (first < ndim && d >= first && d <= last && !reduced) return false;
-    int64_t& part = reduced ? blocks->reduced : (d < first ? blocks->outer : blocks->inner);
-    part *= self.size(d);
+    Walk& walk = reduced ? blocks->rows : blocks->outer_walk;
+    (reduced ? blocks->reduced : blocks->outer) *= self.size(d);
+    const bool extends = walk.runs > 0 && previous_reduced == reduced;
+    if (!extends) walk.size[walk.runs++] = 1;
+    walk.size[walk.runs - 1] *= self.size(d);
+    walk.stride[walk.runs - 1] = strides[d];
+    previous_reduced = reduced;
   }
-  return true;
 }
 
 /// Gives `out` the result shape (reduced dims size 1 with keepdim, else
@@ -167,7 +215,8 @@ bool locate(const Form& form, Span<EValue*> args, Located<IN, OUT>* at) {
   const Tensor self = args[0]->to_tensor();
   const Tensor out = args[form.out]->to_tensor();
   uint32_t mask = 0;
-  if (!reduced_mask(form, args, &mask) || !split(self, mask, &at->blocks)) return false;
+  if (!reduced_mask(form, args, &mask)) return false;
+  split(self, mask, &at->blocks);
   const bool keepdim = form.keepdim_arg != kNoKeepdim && args[form.keepdim_arg]->to_bool();
   if (!fit_out(self, mask, keepdim, out)) return false;
   at->in = static_cast<const IN*>(self.const_data_ptr());
@@ -178,20 +227,20 @@ bool locate(const Form& form, Span<EValue*> args, Located<IN, OUT>* at) {
   return true;
 }
 
-/// Calls columns(first, stride, count, width, result) for every block of
-/// outputs: `width` (<= kColumns) neighbouring outputs at `result`, output
-/// j reducing first[j + r * stride] for r in 0..count-1.
+/// Calls columns(first, rows, width, result) for every block of outputs:
+/// `width` (<= kColumns) neighbouring outputs at `result`, output j
+/// reducing first[offset + j] for each offset rows.each() visits.
 template <typename IN, typename OUT, typename Columns>
 void for_each_block(const Located<IN, OUT>& at, const Columns& columns) {
   const Blocks& b = at.blocks;
-  for (int64_t o = 0; o < b.outer; ++o) {
-    const IN* base = at.in + o * b.reduced * b.inner;
+  b.outer_walk.each([&](int64_t o, int64_t offset) {
+    const IN* base = at.in + offset;
     OUT* result = at.out + o * b.inner;
     for (int64_t i = 0; i < b.inner; i += kColumns) {
       const int64_t width = b.inner - i < kColumns ? b.inner - i : kColumns;
-      columns(base + i, b.inner, b.reduced, width, result + i);
+      columns(base + i, b.rows, width, result + i);
     }
-  }
+  });
 }
 
 /// The common fold: acc = op.start(), then op.step(acc, x, r) for each
@@ -199,14 +248,14 @@ void for_each_block(const Located<IN, OUT>& at, const Columns& columns) {
 template <typename Op, typename IN, typename OUT>
 void fold(const Located<IN, OUT>& at, const Op& op) {
   using Acc = typename Op::Acc;
-  for_each_block(at, [&](const IN* first, int64_t stride, int64_t count, int64_t width,
-                         OUT* result) {
+  const int64_t count = at.blocks.reduced;
+  for_each_block(at, [&](const IN* first, const Walk& rows, int64_t width, OUT* result) {
     Acc acc[kColumns];
     for (int64_t j = 0; j < width; ++j) acc[j] = op.start();
-    for (int64_t r = 0; r < count; ++r) {
-      const IN* row = first + r * stride;
+    rows.each([&](int64_t r, int64_t offset) {
+      const IN* row = first + offset;
       for (int64_t j = 0; j < width; ++j) op.step(acc[j], row[j], r);
-    }
+    });
     for (int64_t j = 0; j < width; ++j) result[j] = op.finish(acc[j], count);
   });
 }
@@ -227,13 +276,6 @@ void fold_eval(KernelContext& ctx, Span<EValue*> args) {
 inline bool both_dense(Span<EValue*> args, const Form& form) {
   return dense_path::is_dense(args[0]->to_tensor()) &&
          dense_path::is_dense(args[form.out]->to_tensor());
-}
-
-/// Whether the dims `form` names are adjacent (at load: worth a prepared loop).
-inline bool adjacent_dims(const Form& form, Span<EValue*> args) {
-  uint32_t mask = 0;
-  Blocks blocks;
-  return reduced_mask(form, args, &mask) && split(args[0]->to_tensor(), mask, &blocks);
 }
 
 /// Calls fn(TypeTag<T>{}) when `type` is float32, float64, int32 or int64.
@@ -275,8 +317,8 @@ void visit_reduced_float(ScalarType type, Fn&& fn) {
   }
 }
 
-/// Installs fold_eval<..., Op<IN, OUT>, ...> when self and out are dense,
-/// the dims adjacent, and self's and out's dtypes loop dtypes paired as
+/// Installs fold_eval<..., Op<IN, OUT>, ...> when self and out are dense
+/// and self's and out's dtypes loop dtypes paired as
 /// kOutTypes says. kReducedFloats: also a float16 or bfloat16 self into an
 /// out of its own dtype or float32 (the Op must then do the reference's
 /// conversions, as sum and mean do: their reference accumulates these in
@@ -285,7 +327,7 @@ template <const Form& kForm, template <typename, typename> class Op, KernelFunct
           OutTypes kOutTypes = OutTypes::kAny, bool kNeedsElements = false,
           bool kReducedFloats = false>
 void install_fold(Span<EValue*> args, PreparedCall* call) {
-  if (!both_dense(args, kForm) || !adjacent_dims(kForm, args)) return;
+  if (!both_dense(args, kForm)) return;
   const ScalarType in_type = args[0]->to_tensor().scalar_type();
   const ScalarType out_type = args[kForm.out]->to_tensor().scalar_type();
   if constexpr (kReducedFloats) {
