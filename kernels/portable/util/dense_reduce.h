@@ -65,8 +65,8 @@ inline constexpr int64_t kColumns = 64;
 /// sum(coord_r * stride_r).
 struct Walk {
   size_t runs = 0;
-  int64_t size[kMaxTensorDim] = {};
-  int64_t stride[kMaxTensorDim] = {};
+  int64_t size[kMaxTensorDim];  // Only the first `runs` are set (no zeroing per call).
+  int64_t stride[kMaxTensorDim];
 
   /// Calls fn(i, offset) for each position in row-major order; no runs is
   /// one position at offset 0.
@@ -156,7 +156,8 @@ inline bool reduced_mask(const Form& form, Span<EValue*> args, uint32_t* mask) {
 
 /// Splits `self` around the dims in `mask` (any set of dims).
 inline void split(const Tensor& self, uint32_t mask, Blocks* blocks) {
-  *blocks = Blocks();
+  blocks->outer = blocks->reduced = blocks->inner = 1;
+  blocks->outer_walk.runs = blocks->rows.runs = 0;
   int64_t strides[kMaxTensorDim];
   int64_t stride = 1;
   for (size_t d = self.dim(); d-- > 0;) {
