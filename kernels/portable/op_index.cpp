@@ -54,6 +54,20 @@ void index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
 
 namespace {
 
+// Gives `out` the shape self's dims [0, first), then `middle`, then self's
+// dims from `rest` on, unless it has it; false when out cannot take it.
+bool fit_out(const Tensor& self, size_t first, Span<const SizesType> middle, size_t rest,
+             const Tensor& out) {
+  SizesType shape[kMaxTensorDim];
+  size_t n = 0;
+  for (size_t d = 0; d < first; ++d) shape[n++] = self.size(d);
+  for (SizesType size : middle) shape[n++] = size;
+  for (size_t d = rest; d < self.dim(); ++d) shape[n++] = self.size(d);
+  bool same = out.dim() == n;
+  for (size_t d = 0; same && d < n; ++d) same = out.size(d) == shape[d];
+  return same || resize_tensor({out, "out"}, {shape, n}).ok();
+}
+
 // The integer indices of one call, seen around the dims they index.
 struct IndexBlocks {
   const Tensor* entries[kMaxTensorDim];  // The index tensors, in order.
@@ -112,14 +126,9 @@ void index_dense_eval(KernelContext& ctx, Span<EValue*> args) {
   if (!index_blocks(self, indices, &blocks)) return index_tensor_out(ctx, args);
   const ShapeBuffer& b = blocks.broadcast;
   const size_t end = blocks.first_dim + blocks.count;
-  SizesType shape[kMaxTensorDim];
-  size_t n = 0;
-  for (size_t d = 0; d < blocks.first_dim; ++d) shape[n++] = self.size(d);
-  for (size_t k = 0; k < b.dim; ++k) shape[n++] = b.sizes[k];
-  for (size_t d = end; d < self.dim(); ++d) shape[n++] = self.size(d);
-  bool same = out.dim() == n;
-  for (size_t d = 0; same && d < n; ++d) same = out.size(d) == shape[d];
-  if (!same && !resize_tensor({out, "out"}, {shape, n}).ok()) return index_tensor_out(ctx, args);
+  if (!fit_out(self, blocks.first_dim, b.span(), end, out)) {
+    return index_tensor_out(ctx, args);
+  }
   if (out.numel() == 0) return set_return(args, 3, *args[2]);
   const char* from = static_cast<const char*>(self.const_data_ptr());
   char* to = static_cast<char*>(out.mutable_data_ptr());
@@ -223,14 +232,10 @@ void index_mask_eval(KernelContext& ctx, Span<EValue*> args) {
   }
   int64_t selected = 0;
   for (int64_t p = 0; p < cells; ++p) selected += bits[p] != 0;
-  SizesType shape[kMaxTensorDim];
-  size_t n = 0;
-  for (size_t d = 0; d < blocks.first_dim; ++d) shape[n++] = self.size(d);
-  shape[n++] = static_cast<SizesType>(selected);
-  for (size_t d = blocks.first_dim + mask.dim(); d < self.dim(); ++d) shape[n++] = self.size(d);
-  bool same = out.dim() == n;
-  for (size_t d = 0; same && d < n; ++d) same = out.size(d) == shape[d];
-  if (!same && !resize_tensor({out, "out"}, {shape, n}).ok()) return index_tensor_out(ctx, args);
+  const SizesType count = static_cast<SizesType>(selected);
+  if (!fit_out(self, blocks.first_dim, {&count, 1}, blocks.first_dim + mask.dim(), out)) {
+    return index_tensor_out(ctx, args);
+  }
   if (out.numel() == 0) return set_return(args, 3, *args[2]);
   const char* from = static_cast<const char*>(self.const_data_ptr());
   char* to = static_cast<char*>(out.mutable_data_ptr());
