@@ -120,7 +120,7 @@ Status any_all_prepare(const NamedTensor& self, Span<const int64_t> dims, bool r
   const NamedTensor out{args[kForm.out]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_any_all(self, dims, reduce_all, keepdim, out, &plan));
-  if (!dense_reduce::both_dense(args, kForm)) {
+  if (!dense_reduce::loops_take_layouts(args, kForm)) {
     return Error::kOk;
   }
   auto install = [&](auto tag) {

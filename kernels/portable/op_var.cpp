@@ -148,7 +148,7 @@ Status var_prepare(Span<EValue*> args, PreparedCall* call) {
   const NamedTensor out{args[4]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_var(self, *args[1], args[3]->to_bool(), out, &plan));
-  if (!dense_reduce::both_dense(args, kForm)) {
+  if (!dense_reduce::loops_take_layouts(args, kForm)) {
     return Error::kOk;
   }
   dense_reduce::visit_loop_float(self.tensor.scalar_type(), [&](auto in_tag) {

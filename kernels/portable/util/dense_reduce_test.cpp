@@ -324,7 +324,7 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
   }
 }
 
-TEST(DenseReduceTest, OtherDtypesAndLayoutsKeepTheReference) {
+TEST(DenseReduceTest, OtherDtypesAndStridedViewsKeepTheReference) {
   for (ScalarType dtype : kOtherDtypes) {
     Input in(dtype, {2, 3, 4});
     IntListArg dims({1});
@@ -333,15 +333,80 @@ TEST(DenseReduceTest, OtherDtypesAndLayoutsKeepTheReference) {
     };
     EXPECT_FALSE(expect_same_as_reference("aten::amax.out", dtype, {2, 4}, args));
   }
-  // A channels-last self: the reference's strided walk, same results.
-  Input strided(ScalarType::kFloat, {2, 3, 2, 2}, kernel_test::dim_order({0, 2, 3, 1}));
+  // Strides of its own (every other element): not a program's layout.
+  Input strided(ScalarType::kFloat, {2, 3}, kernel_test::strides({6, 2}));
   IntListArg dims({1});
-  EXPECT_FALSE(expect_same_as_reference("aten::sum.IntList_out", ScalarType::kFloat, {2, 2, 2},
+  EXPECT_FALSE(expect_same_as_reference("aten::sum.IntList_out", ScalarType::kFloat, {2},
                                         [&](EValue o) {
                                           return std::vector<EValue>{strided.self.evalue(),
                                                                      dims.evalue(), EValue(false),
                                                                      EValue(), o};
                                         }));
+}
+
+// Self and out in other dim orders (channels-last, permuted), each with
+// its own: the loops walk their strides, bit-identical to the reference.
+// The global average pool of a channels-last image (mean over H and W,
+// keepdim) is among them.
+TEST(DenseReduceTest, ChannelsLastAndPermutedLayoutsMatchTheReference) {
+  struct LayoutCase {
+    std::vector<SizesType> sizes;
+    std::vector<DimOrderType> self_order;
+    std::vector<int64_t> dims;
+    bool keepdim;
+    std::vector<DimOrderType> out_order;  // Empty: contiguous.
+  };
+  const std::vector<DimOrderType> kLast = {0, 2, 3, 1};
+  const LayoutCase cases[] = {
+      {{2, 3, 4, 5}, kLast, {2, 3}, true, kLast},
+      {{2, 3, 4, 5}, kLast, {2, 3}, true, {}},
+      {{2, 3, 4, 5}, kLast, {-1, -2}, false, {}},
+      {{2, 70, 3, 2}, kLast, {2, 3}, true, kLast},
+      {{2, 3, 4, 5}, kLast, {1}, true, kLast},
+      {{2, 3, 4, 5}, kLast, {1}, false, {}},
+      {{2, 3, 4, 5}, kLast, {0, 2}, true, kLast},
+      {{2, 3, 4, 5}, {0, 1, 2, 3}, {2, 3}, true, kLast},
+      {{3, 4, 5}, {2, 0, 1}, {1}, false, {1, 0}},
+      {{3, 4, 5}, {1, 2, 0}, {0, 2}, true, {1, 2, 0}},
+      {{2, 0, 3, 2}, kLast, {2, 3}, true, kLast},
+      // Self's stride-1 dim (C) is not out's: W is the one with stride 1 in both.
+      {{2, 3, 4, 5}, kLast, {2}, false, {}},
+      // Dims 1 and 2 continue each other in self but not in out.
+      {{3, 4, 5}, {0, 1, 2}, {0}, false, {1, 0}},
+  };
+  for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kLong}) {
+    SCOPED_TRACE(to_string(dtype));
+    for (const LayoutCase& c : cases) {
+      SCOPED_TRACE(describe({c.sizes, c.dims}, c.keepdim) + " self order " +
+                   ::testing::PrintToString(c.self_order) + " out order " +
+                   ::testing::PrintToString(c.out_order));
+      Input in(dtype, c.sizes, kernel_test::dim_order(c.self_order));
+      IntListArg dims(c.dims);
+      const std::vector<SizesType> out = reduced(c.sizes, c.dims, c.keepdim);
+      const Layout out_layout = c.out_order.empty() ? kDense : kernel_test::dim_order(c.out_order);
+      auto plain = [&](EValue o) {
+        return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(c.keepdim), o};
+      };
+      auto with_dtype = [&](EValue o) {
+        return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(c.keepdim), EValue(),
+                                   o};
+      };
+      EXPECT_TRUE(expect_same_as_reference("aten::sum.IntList_out", dtype, out, with_dtype,
+                                           out_layout));
+      EXPECT_TRUE(expect_same_as_reference("aten::amax.out", dtype, out, plain, out_layout));
+      EXPECT_TRUE(expect_same_as_reference("aten::any.dims_out", ScalarType::kBool, out, plain,
+                                           out_layout));
+      if (!is_floating_point(dtype)) continue;
+      EXPECT_TRUE(expect_same_as_reference("aten::mean.out", dtype, out, with_dtype, out_layout));
+      EXPECT_TRUE(expect_same_as_reference("aten::var.correction_out", dtype, out,
+                                           [&](EValue o) {
+                                             return std::vector<EValue>{
+                                                 in.self.evalue(), dims.evalue(), EValue(),
+                                                 EValue(c.keepdim), o};
+                                           },
+                                           out_layout));
+    }
+  }
 }
 
 TEST(DenseReduceTest, DynamicShapesRunThePreparedPathAtEachSize) {
