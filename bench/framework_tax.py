@@ -156,6 +156,30 @@ class IndexChain(torch.nn.Module):
         return x
 
 
+class MeanGapsChain(torch.nn.Module):
+    """100 x x.mean(dim=(0, 2), keepdim=True).expand(2, 2, 2): mean.out over
+    non-adjacent dims, then expand_copy."""
+
+    def forward(self, x):
+        for _ in range(N // 2):
+            x = x.mean(dim=(0, 2), keepdim=True).expand(2, 2, 2)
+        return x
+
+
+class MaskChain(torch.nn.Module):
+    """100 x (x[mask], cat back to [4, 2]) with a constant bool mask: index.Tensor_out
+    with a mask, then cat."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.tensor([True, False, True, False]))
+
+    def forward(self, x):
+        for _ in range(N // 2):
+            x = torch.cat([x[self.mask], x[:2]])
+        return x
+
+
 CHAINS = {
     "sub x200 [1]": (SubChain(), (torch.ones(1),)),
     "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
@@ -170,6 +194,8 @@ CHAINS = {
     "to f64+f32 x100 [4]": (ConvertChain(), (torch.ones(4),)),
     "sum(-1) x200 [2,4]": (SumChain(), (torch.ones(2, 4),)),
     "index x200 [4,2]": (IndexChain(), (torch.ones(4, 2),)),
+    "mean(0,2)+expand x100": (MeanGapsChain(), (torch.ones(2, 2, 2),)),
+    "mask+cat x100 [4,2]": (MaskChain(), (torch.ones(4, 2),)),
 }
 
 

@@ -19,7 +19,7 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 // The reference's checks at load; a loop per layout (see
-// util/pool_prepared.h) for float32 and float64. The global pool (1x1, what
+// util/pool_prepared.h) for float32, float64, float16 and bfloat16. The global pool (1x1, what
 // classifiers end with) is one running sum per plane or channel.
 Status adaptive_avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   SizesType sizes[2 + kMaxSpatialDims];
@@ -39,8 +39,7 @@ Status adaptive_avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, Prep
             : &pool_prepared::adaptive_avg_pool2d_eval<T, Layout::kChannelsLast,
                                                        adaptive_avg_pool2d_out>;
   };
-  if (self.scalar_type() == ScalarType::kFloat) pick(TypeTag<float>{});
-  if (self.scalar_type() == ScalarType::kDouble) pick(TypeTag<double>{});
+  pool_prepared::visit_float_loop_type(self.scalar_type(), pick);
   return Error::kOk;
 }
 

@@ -6,7 +6,7 @@
 // size 0, or over all dims of an empty tensor, is an error.
 //
 // The prepare step checks the dtypes and dims at load and, for dense
-// float32/float64/int32/int64 tensors, installs a loop over adjacent
+// float32/float64/int32/int64 tensors, installs a loop over the
 // reduced dims (util/dense_reduce.h); empty reductions stay with the
 // reference, which rejects them.
 #include "kernels/portable/portable_ops.h"

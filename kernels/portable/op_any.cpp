@@ -9,7 +9,7 @@
 //
 // The prepare step checks the dtypes and dims at load and, for dense
 // tensors (self float32/float64/int32/int64/bool/uint8), installs a loop
-// over adjacent reduced dims (util/dense_reduce.h).
+// over the reduced dims (util/dense_reduce.h).
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dense_reduce.h"
@@ -120,7 +120,7 @@ Status any_all_prepare(const NamedTensor& self, Span<const int64_t> dims, bool r
   const NamedTensor out{args[kForm.out]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_any_all(self, dims, reduce_all, keepdim, out, &plan));
-  if (!dense_reduce::both_dense(args, kForm) || !dense_reduce::adjacent_dims(kForm, args)) {
+  if (!dense_reduce::loops_take_layouts(args, kForm)) {
     return Error::kOk;
   }
   auto install = [&](auto tag) {

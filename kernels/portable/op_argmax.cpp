@@ -110,7 +110,7 @@ Status arg_extremum_prepare(Span<EValue*> args, PreparedCall* call) {
   const NamedTensor out{args[3]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_arg_extremum(self, *args[1], args[2]->to_bool(), out, &plan));
-  if (!dense_reduce::both_dense(args, kForm) || !dense_reduce::adjacent_dims(kForm, args)) {
+  if (!dense_reduce::loops_take_layouts(args, kForm)) {
     return Error::kOk;
   }
   dense_reduce::visit_loop_dtype(self.tensor.scalar_type(), [&](auto tag) {

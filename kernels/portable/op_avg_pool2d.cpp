@@ -20,7 +20,7 @@ void avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 // The reference's checks at load; a loop per layout (see
-// util/pool_prepared.h) for float32 and float64.
+// util/pool_prepared.h) for float32, float64, float16 and bfloat16.
 Status avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   PoolParams params;
   SizesType sizes[2 + kMaxSpatialDims];
@@ -36,8 +36,7 @@ Status avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall*
                      ? &pool_prepared::avg_pool2d_eval<T, Layout::kNchw, avg_pool2d_out>
                      : &pool_prepared::avg_pool2d_eval<T, Layout::kChannelsLast, avg_pool2d_out>;
   };
-  if (self.scalar_type() == ScalarType::kFloat) pick(TypeTag<float>{});
-  if (self.scalar_type() == ScalarType::kDouble) pick(TypeTag<double>{});
+  pool_prepared::visit_float_loop_type(self.scalar_type(), pick);
   return Error::kOk;
 }
 

@@ -423,7 +423,8 @@ void convolution_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 // The reference's checks at load. A depthwise 2-D float32 convolution
-// (groups == input channels == output channels, not transposed) with input
+// (groups == input channels, output channels a multiple of them, not
+// transposed) with input
 // and out both contiguous or both channels-last gets the stencil loops of
 // util/depthwise_conv.h; everything else keeps the reference eval.
 Status convolution_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -438,7 +439,8 @@ Status convolution_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall
   const Tensor& in = t.input.tensor;
   const Tensor& w = t.weight.tensor;
   const bool depthwise = params.spatial == 2 && !params.transposed && dtype == ScalarType::kFloat &&
-                         params.groups == in.size(1) && w.size(0) == in.size(1) &&
+                         params.groups == in.size(1) && in.size(1) > 0 &&
+                         w.size(0) % in.size(1) == 0 &&
                          w.size(1) == 1 && w.size(2) * w.size(3) <= depthwise::kMaxTaps;
   if (!depthwise) return Error::kOk;
   if (is_contiguous_dim_order(in.dim_order()) && is_contiguous_dim_order(t.out.tensor.dim_order())) {

@@ -81,10 +81,19 @@ void cumsum_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor self = args[0]->to_tensor();
   const Tensor out = args[3]->to_tensor();
   uint32_t mask = 0;
-  dense_reduce::Blocks b;
-  if (!dense_reduce::reduced_mask(kForm, args, &mask) || !dense_reduce::split(self, mask, &b) ||
-      !dense_path::fit_out(self, out)) {
+  if (!dense_reduce::reduced_mask(kForm, args, &mask) || !dense_path::fit_out(self, out)) {
     return cumsum_out(ctx, args);
+  }
+  // Self as [outer, reduced, inner] around the one dim (none for 0-d).
+  size_t dim = self.dim();
+  for (size_t d = 0; d < self.dim(); ++d) {
+    if ((mask >> d) & 1u) dim = d;
+  }
+  struct {
+    int64_t outer = 1, reduced = 1, inner = 1;
+  } b;
+  for (size_t d = 0; d < self.dim(); ++d) {
+    (d < dim ? b.outer : d == dim ? b.reduced : b.inner) *= self.size(d);
   }
   const IN* in = static_cast<const IN*>(self.const_data_ptr());
   OUT* result = static_cast<OUT*>(out.mutable_data_ptr());
@@ -116,7 +125,7 @@ Status cumsum_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* cal
   const NamedTensor out{args[3]->to_tensor(), "out"};
   size_t dim = 0;
   TL_RETURN_IF_ERROR(check_cumsum(self, *args[1], *args[2], out, &dim));
-  if (!dense_reduce::both_dense(args, kForm)) return Error::kOk;
+  if (!dense_path::is_dense(self.tensor) || !dense_path::is_dense(out.tensor)) return Error::kOk;
   dense_reduce::visit_loop_dtype(self.tensor.scalar_type(), [&](auto in_tag) {
     dense_reduce::visit_loop_dtype(out.tensor.scalar_type(), [&](auto out_tag) {
       call->eval =

@@ -5,12 +5,15 @@
 // at run time. Every index is checked before use. Any dtype.
 //
 // The prepare step checks at load what the shapes do not decide (the entry
-// count, the index dtypes, out's dtype). When every index is an integer
-// tensor, the indexed dims are adjacent and self, out and the indices are
-// dense, it installs an eval that sees self as [outer, indexed dims, inner]
-// and copies one contiguous block of `inner` elements per (outer, index)
-// pair, in the reference's order; anything else (masks, an index out of
-// range, overlapping memory) goes to the reference.
+// count, the index dtypes, a 0-d mask, out's dtype). When every index is an
+// integer tensor, the indexed dims are adjacent and self, out and the
+// indices are dense, it installs an eval that sees self as [outer, indexed
+// dims, inner] and copies one contiguous block of `inner` elements per
+// (outer, index) pair, in the reference's order. One bool/uint8 mask alone
+// (x[mask], x[:, mask]) gets an eval that counts the mask's true elements,
+// sizes out and copies the block of each, row-major. Anything else (a mask
+// with other indices, an index out of range, a mask shape that no longer
+// matches, overlapping memory) goes to the reference.
 #include <cstring>
 
 #include "kernels/portable/portable_ops.h"
@@ -50,6 +53,20 @@ void index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 namespace {
+
+// Gives `out` the shape self's dims [0, first), then `middle`, then self's
+// dims from `rest` on, unless it has it; false when out cannot take it.
+bool fit_out(const Tensor& self, size_t first, Span<const SizesType> middle, size_t rest,
+             const Tensor& out) {
+  SizesType shape[kMaxTensorDim];
+  size_t n = 0;
+  for (size_t d = 0; d < first; ++d) shape[n++] = self.size(d);
+  for (SizesType size : middle) shape[n++] = size;
+  for (size_t d = rest; d < self.dim(); ++d) shape[n++] = self.size(d);
+  bool same = out.dim() == n;
+  for (size_t d = 0; same && d < n; ++d) same = out.size(d) == shape[d];
+  return same || resize_tensor({out, "out"}, {shape, n}).ok();
+}
 
 // The integer indices of one call, seen around the dims they index.
 struct IndexBlocks {
@@ -109,14 +126,9 @@ void index_dense_eval(KernelContext& ctx, Span<EValue*> args) {
   if (!index_blocks(self, indices, &blocks)) return index_tensor_out(ctx, args);
   const ShapeBuffer& b = blocks.broadcast;
   const size_t end = blocks.first_dim + blocks.count;
-  SizesType shape[kMaxTensorDim];
-  size_t n = 0;
-  for (size_t d = 0; d < blocks.first_dim; ++d) shape[n++] = self.size(d);
-  for (size_t k = 0; k < b.dim; ++k) shape[n++] = b.sizes[k];
-  for (size_t d = end; d < self.dim(); ++d) shape[n++] = self.size(d);
-  bool same = out.dim() == n;
-  for (size_t d = 0; same && d < n; ++d) same = out.size(d) == shape[d];
-  if (!same && !resize_tensor({out, "out"}, {shape, n}).ok()) return index_tensor_out(ctx, args);
+  if (!fit_out(self, blocks.first_dim, b.span(), end, out)) {
+    return index_tensor_out(ctx, args);
+  }
   if (out.numel() == 0) return set_return(args, 3, *args[2]);
   const char* from = static_cast<const char*>(self.const_data_ptr());
   char* to = static_cast<char*>(out.mutable_data_ptr());
@@ -172,6 +184,77 @@ void index_dense_eval(KernelContext& ctx, Span<EValue*> args) {
   }
 }
 
+// One bool/uint8 mask and no other index: self[mask] with the mask
+// covering self's dims [first_dim, first_dim + mask rank).
+struct MaskBlocks {
+  const Tensor* mask = nullptr;
+  size_t first_dim = 0;
+  int64_t outer = 1;  // Elements of self's dims before the mask's.
+  int64_t inner = 1;  // Elements of self's dims after them.
+};
+
+bool is_mask_type(ScalarType type) {
+  return type == ScalarType::kBool || type == ScalarType::kByte;
+}
+
+// Fills `blocks`; false (the reference decides) unless the entries are one
+// mask (Nones before it) whose shape is that of the dims it covers.
+bool mask_blocks(const Tensor& self, Span<const Tensor> indices, MaskBlocks* blocks) {
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (!indices[i].defined()) continue;
+    if (blocks->mask != nullptr || !is_mask_type(indices[i].scalar_type())) return false;
+    blocks->mask = &indices[i];
+    blocks->first_dim = i;
+  }
+  const Tensor* mask = blocks->mask;
+  if (mask == nullptr || mask->dim() == 0) return false;
+  const size_t end = blocks->first_dim + mask->dim();
+  if (end > self.dim()) return false;
+  for (size_t k = 0; k < mask->dim(); ++k) {
+    if (mask->size(k) != self.size(blocks->first_dim + k)) return false;
+  }
+  for (size_t d = 0; d < blocks->first_dim; ++d) blocks->outer *= self.size(d);
+  for (size_t d = end; d < self.dim(); ++d) blocks->inner *= self.size(d);
+  return true;
+}
+
+void index_mask_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const Tensor out = args[2]->to_tensor();
+  MaskBlocks blocks;
+  if (!mask_blocks(self, args[1]->to_tensor_list(), &blocks)) return index_tensor_out(ctx, args);
+  const Tensor& mask = *blocks.mask;
+  const int64_t cells = mask.numel();
+  // Bool and uint8 elements are single bytes: nonzero selects.
+  const uint8_t* bits = static_cast<const uint8_t*>(mask.const_data_ptr());
+  if (!dense_path::is_dense(mask) || (cells > 0 && bits == nullptr)) {
+    return index_tensor_out(ctx, args);
+  }
+  int64_t selected = 0;
+  for (int64_t p = 0; p < cells; ++p) selected += bits[p] != 0;
+  const SizesType count = static_cast<SizesType>(selected);
+  if (!fit_out(self, blocks.first_dim, {&count, 1}, blocks.first_dim + mask.dim(), out)) {
+    return index_tensor_out(ctx, args);
+  }
+  if (out.numel() == 0) return set_return(args, 3, *args[2]);
+  const char* from = static_cast<const char*>(self.const_data_ptr());
+  char* to = static_cast<char*>(out.mutable_data_ptr());
+  if (from == nullptr || to == nullptr || storage_overlaps(out, self) ||
+      storage_overlaps(out, mask)) {
+    return index_tensor_out(ctx, args);
+  }
+  set_return(args, 3, *args[2]);
+  const size_t block_bytes = static_cast<size_t>(blocks.inner) * self.element_size();
+  for (int64_t o = 0; o < blocks.outer; ++o) {
+    const char* plane = from + static_cast<size_t>(o * cells) * block_bytes;
+    for (int64_t p = 0; p < cells; ++p) {
+      if (bits[p] == 0) continue;
+      std::memcpy(to, plane + static_cast<size_t>(p) * block_bytes, block_bytes);
+      to += block_bytes;
+    }
+  }
+}
+
 }  // namespace
 
 Status index_tensor_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -195,13 +278,21 @@ Status index_tensor_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCal
                        "argument 'indices' has a %s tensor at position %zu; index tensors must be "
                        "int64, int32, bool or uint8",
                        to_string(type), i);
+    TL_CHECK_OR_RETURN(!(is_mask_type(type) && t.dim() == 0), Error::kInvalidArgument,
+                       "argument 'indices' has a 0-d mask at position %zu, which is not supported",
+                       i);
     dense = dense && dense_path::is_dense(t);
   }
   TL_CHECK_OR_RETURN(any, Error::kInvalidArgument,
                      "argument 'indices' has no index tensor (every entry is None)");
   TL_RETURN_IF_ERROR(check_same_dtype(out, self.tensor.scalar_type(), "self"));
   IndexBlocks blocks;
-  if (dense && index_blocks(self.tensor, indices, &blocks)) call->eval = &index_dense_eval;
+  MaskBlocks mask;
+  if (dense && index_blocks(self.tensor, indices, &blocks)) {
+    call->eval = &index_dense_eval;
+  } else if (dense && mask_blocks(self.tensor, indices, &mask)) {
+    call->eval = &index_mask_eval;
+  }
   return Error::kOk;
 }
 

@@ -10,7 +10,6 @@
 // the padding.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/kernel_args.h"
-#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/pool_ops.h"
 #include "kernels/portable/util/pool_prepared.h"
 
@@ -21,7 +20,8 @@ void max_pool2d_with_indices_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 // The reference's checks at load; a loop per dtype and layout (see
-// util/pool_prepared.h) for float32, float64, int32 and int64.
+// util/pool_prepared.h) for float32, float64, float16, bfloat16, int32 and
+// int64.
 Status max_pool2d_with_indices_out_prepare(PrepareContext&, Span<EValue*> args,
                                            PreparedCall* call) {
   PoolParams params;
@@ -36,13 +36,16 @@ Status max_pool2d_with_indices_out_prepare(PrepareContext&, Span<EValue*> args,
   const Tensor indices = args[7]->to_tensor();
   const Layout layout = pool_prepared::common_layout(self, args[6]->to_tensor(), &indices);
   if (layout == Layout::kOther) return Error::kOk;
-  dense_path::visit_dense_dtype<DtypeSet::kRealNoBool>(dtype, [&](auto tag) {
+  auto pick = [&](auto tag) {
     using T = typename decltype(tag)::type;
     call->eval = layout == Layout::kNchw
                      ? &pool_prepared::max_pool2d_eval<T, Layout::kNchw, max_pool2d_with_indices_out>
                      : &pool_prepared::max_pool2d_eval<T, Layout::kChannelsLast,
                                                        max_pool2d_with_indices_out>;
-  });
+  };
+  pool_prepared::visit_float_loop_type(dtype, pick);
+  if (dtype == ScalarType::kInt) pick(TypeTag<int32_t>{});
+  if (dtype == ScalarType::kLong) pick(TypeTag<int64_t>{});
   return Error::kOk;
 }
 

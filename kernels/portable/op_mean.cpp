@@ -8,7 +8,7 @@
 // empty mean is NaN.
 //
 // The prepare step checks all of that but the shapes at load and, for dense
-// tensors with a float32/float64 out, installs a loop over adjacent reduced
+// tensors with a float32/float64 out, installs a loop over the reduced
 // dims (util/dense_reduce.h) that adds in the same order.
 #include <type_traits>
 

@@ -20,6 +20,11 @@
 // float32; save_mean/save_invstd have the parameters' dtype.
 // Statistics are computed in double; the output as x * alpha + beta, with
 // alpha = invstd * weight and beta = bias - mean * alpha, as ATen does.
+//
+// Every variant checks shapes and dtypes at load (its prepare step). With
+// running statistics (training false), dense or channels-last float32 /
+// float64 input and parameters of its dtype, prepare installs a loop that
+// only computes; batch statistics run the reference.
 #include <algorithm>
 #include <cmath>
 
@@ -202,39 +207,67 @@ void native_batch_norm_legit_no_training_out(KernelContext& ctx, Span<EValue*> a
 
 namespace {
 
+BatchNorm with_stats_call(Span<EValue*> args) {
+  return BatchNorm{{args[0]->to_tensor(), "input"},
+                   {args[1]->to_optional_tensor(), "weight"},
+                   {args[2]->to_optional_tensor(), "bias"},
+                   {args[3]->to_optional_tensor(), "running_mean"},
+                   {args[4]->to_optional_tensor(), "running_var"},
+                   args[5]->to_bool(),
+                   args[6]->to_double(),
+                   args[7]->to_double(),
+                   {args[8]->to_tensor(), "out"},
+                   {args[9]->to_tensor(), "save_mean"},
+                   {args[10]->to_tensor(), "save_invstd"}};
+}
+
+// Where a variant keeps what the prepared eval reads.
+struct RunningStatsArgs {
+  size_t training;  // kNoTraining: the variant has no such argument (false).
+  size_t eps;
+  size_t out;  // save_mean and save_invstd follow it.
+};
+constexpr size_t kNoTraining = ~size_t{0};
+constexpr RunningStatsArgs kNoTrainingArgs{kNoTraining, 6, 7};
+constexpr RunningStatsArgs kWithStatsArgs{5, 7, 8};
+
 // Channels one block carries: its alpha and beta stay on the stack.
 constexpr int64_t kChannelBlock = 64;
 
-// The prepared eval of the no_training variant, for an input of dtype T with
-// parameters of dtype T (float32 or float64), input and out both contiguous
-// (kLast false) or both channels-last 4-D. Computes alpha and beta per
-// channel exactly as batch_norm<T, T> does, then one multiply-add per
-// element. A shape only a run can show as wrong (channels that no longer
-// match the parameters), an out that cannot take the input's shape or
-// missing data go to the reference.
-template <typename T, bool kLast>
-void no_training_eval(KernelContext& ctx, Span<EValue*> args) {
+// The prepared eval with running statistics (weight, bias, running_mean,
+// running_var at 1..4), for an input of dtype T with parameters of dtype T
+// (float32 or float64), input and out both contiguous (kLast false) or both
+// channels-last 4-D. Computes alpha and beta per channel exactly as
+// batch_norm<T, T> does, then one multiply-add per element. What only a run
+// can show (a `training` an earlier instruction set, channels that no
+// longer match the parameters, an out that cannot take the input's shape,
+// missing data) goes to the reference.
+template <typename T, bool kLast, const RunningStatsArgs& kArgs, KernelFunction reference>
+void running_stats_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor in = args[0]->to_tensor();
   const Tensor weight = args[1]->to_optional_tensor();
   const Tensor bias = args[2]->to_optional_tensor();
-  const Tensor mean = args[3]->to_tensor();
-  const Tensor var = args[4]->to_tensor();
-  const double eps = args[6]->to_double();
-  const Tensor out = args[7]->to_tensor();
+  const Tensor mean = args[3]->to_optional_tensor();
+  const Tensor var = args[4]->to_optional_tensor();
+  const double eps = args[kArgs.eps]->to_double();
+  const Tensor out = args[kArgs.out]->to_tensor();
   const int64_t channels = in.size(1);
-  bool ok = dense_path::fit_out(in, out);
-  const SizesType no_stats[] = {0};
-  for (size_t i = 8; ok && i < 10; ++i) {
-    const Tensor s = args[i]->to_tensor();
-    ok = (s.dim() == 1 && s.size(0) == 0) || resize_tensor({s, "out"}, no_stats).ok();
-  }
+  // What the reference would reject first, before any out is resized.
+  bool ok = (kArgs.training == kNoTraining || !args[kArgs.training]->to_bool()) &&
+            mean.defined() && var.defined();
   for (const Tensor* p : {&weight, &bias, &mean, &var}) {
     ok = ok && (!p->defined() || (p->size(0) == channels && p->const_data_ptr<T>() != nullptr));
   }
   const T* x = in.const_data_ptr<T>();
+  ok = ok && (in.numel() == 0 || x != nullptr) && dense_path::fit_out(in, out);
+  const SizesType no_stats[] = {0};
+  for (size_t i = kArgs.out + 1; ok && i < kArgs.out + 3; ++i) {
+    const Tensor s = args[i]->to_tensor();
+    ok = (s.dim() == 1 && s.size(0) == 0) || resize_tensor({s, "out"}, no_stats).ok();
+  }
   T* y = out.mutable_data_ptr<T>();
-  ok = ok && (in.numel() == 0 || (x != nullptr && y != nullptr));
-  if (!ok) return native_batch_norm_legit_no_training_out(ctx, args);
+  ok = ok && (in.numel() == 0 || y != nullptr);
+  if (!ok) return reference(ctx, args);
   const int64_t batch = in.size(0);
   const int64_t spatial = channels == 0 ? 0 : in.numel() / std::max<int64_t>(batch * channels, 1);
   for (int64_t c0 = 0; c0 < channels; c0 += kChannelBlock) {
@@ -271,70 +304,85 @@ void no_training_eval(KernelContext& ctx, Span<EValue*> args) {
   }
 }
 
-}  // namespace
-
-// The reference's checks at load; the loops above for float32 and float64.
-Status native_batch_norm_legit_no_training_out_prepare(PrepareContext&, Span<EValue*> args,
-                                                       PreparedCall* call) {
-  const BatchNorm bn = no_training_call(args);
+// The reference's checks at load; with running statistics (training false
+// at load), the loops above for float32 and float64. Batch statistics stay
+// with the reference.
+template <const RunningStatsArgs& kArgs, KernelFunction reference>
+Status prepare_running_stats(const BatchNorm& bn, PreparedCall* call) {
   ScalarType param_type = ScalarType::kFloat;
   TL_RETURN_IF_ERROR(check_call(bn, &param_type));
   const Tensor& in = bn.input.tensor;
   const Tensor& out = bn.out.tensor;
   const ScalarType dtype = in.scalar_type();
-  if (param_type != dtype) return Error::kOk;
+  if (bn.training || param_type != dtype) return Error::kOk;
   const bool dense = dense_path::is_dense(in) && dense_path::is_dense(out);
   const bool last = in.dim() == 4 && is_channels_last_dim_order(in.dim_order()) &&
                     is_channels_last_dim_order(out.dim_order());
   if (!dense && !last) return Error::kOk;
   if (dtype == ScalarType::kFloat) {
-    call->eval = dense ? &no_training_eval<float, false> : &no_training_eval<float, true>;
+    call->eval = dense ? &running_stats_eval<float, false, kArgs, reference>
+                       : &running_stats_eval<float, true, kArgs, reference>;
   } else if (dtype == ScalarType::kDouble) {
-    call->eval = dense ? &no_training_eval<double, false> : &no_training_eval<double, true>;
+    call->eval = dense ? &running_stats_eval<double, false, kArgs, reference>
+                       : &running_stats_eval<double, true, kArgs, reference>;
   }
   return Error::kOk;
 }
 
-void native_batch_norm_legit_no_stats_out(KernelContext& ctx, Span<EValue*> args) {
-  const BatchNorm bn{{args[0]->to_tensor(), "input"},
-                     {args[1]->to_optional_tensor(), "weight"},
-                     {args[2]->to_optional_tensor(), "bias"},
-                     {Tensor(), "running_mean"},
-                     {Tensor(), "running_var"},
-                     args[3]->to_bool(),
-                     args[4]->to_double(),
-                     args[5]->to_double(),
-                     {args[6]->to_tensor(), "out"},
-                     {args[7]->to_tensor(), "save_mean"},
-                     {args[8]->to_tensor(), "save_invstd"}};
-  run(ctx, bn);
+}  // namespace
+
+Status native_batch_norm_legit_no_training_out_prepare(PrepareContext&, Span<EValue*> args,
+                                                       PreparedCall* call) {
+  return prepare_running_stats<kNoTrainingArgs, &native_batch_norm_legit_no_training_out>(
+      no_training_call(args), call);
 }
 
 namespace {
 
-void run_with_stats(KernelContext& ctx, Span<EValue*> args) {
-  const BatchNorm bn{{args[0]->to_tensor(), "input"},
-                     {args[1]->to_optional_tensor(), "weight"},
-                     {args[2]->to_optional_tensor(), "bias"},
-                     {args[3]->to_optional_tensor(), "running_mean"},
-                     {args[4]->to_optional_tensor(), "running_var"},
-                     args[5]->to_bool(),
-                     args[6]->to_double(),
-                     args[7]->to_double(),
-                     {args[8]->to_tensor(), "out"},
-                     {args[9]->to_tensor(), "save_mean"},
-                     {args[10]->to_tensor(), "save_invstd"}};
-  run(ctx, bn);
+BatchNorm no_stats_call(Span<EValue*> args) {
+  return BatchNorm{{args[0]->to_tensor(), "input"},
+                   {args[1]->to_optional_tensor(), "weight"},
+                   {args[2]->to_optional_tensor(), "bias"},
+                   {Tensor(), "running_mean"},
+                   {Tensor(), "running_var"},
+                   args[3]->to_bool(),
+                   args[4]->to_double(),
+                   args[5]->to_double(),
+                   {args[6]->to_tensor(), "out"},
+                   {args[7]->to_tensor(), "save_mean"},
+                   {args[8]->to_tensor(), "save_invstd"}};
 }
 
 }  // namespace
 
+void native_batch_norm_legit_no_stats_out(KernelContext& ctx, Span<EValue*> args) {
+  run(ctx, no_stats_call(args));
+}
+
+// Batch statistics only: the reference's checks at load, its eval at run.
+Status native_batch_norm_legit_no_stats_out_prepare(PrepareContext&, Span<EValue*> args,
+                                                    PreparedCall*) {
+  ScalarType param_type = ScalarType::kFloat;
+  return check_call(no_stats_call(args), &param_type);
+}
+
 void native_batch_norm_legit_out(KernelContext& ctx, Span<EValue*> args) {
-  run_with_stats(ctx, args);
+  run(ctx, with_stats_call(args));
 }
 
 void native_batch_norm_out(KernelContext& ctx, Span<EValue*> args) {
-  run_with_stats(ctx, args);
+  run(ctx, with_stats_call(args));
+}
+
+Status native_batch_norm_legit_out_prepare(PrepareContext&, Span<EValue*> args,
+                                           PreparedCall* call) {
+  return prepare_running_stats<kWithStatsArgs, &native_batch_norm_legit_out>(
+      with_stats_call(args), call);
+}
+
+Status native_batch_norm_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_running_stats<kWithStatsArgs, &native_batch_norm_out>(with_stats_call(args),
+                                                                       call);
 }
 
 }  // namespace torchlight::portable

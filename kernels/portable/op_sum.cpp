@@ -9,7 +9,7 @@
 //
 // The prepare step checks all of that but the shapes at load and, for dense
 // tensors of float32/float64/int32/int64 (and float16/bfloat16 into their own
-// dtype or float32), installs a loop over adjacent
+// dtype or float32), installs a loop over the
 // reduced dims (util/dense_reduce.h) that adds in the same order.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dense_reduce.h"

@@ -9,7 +9,7 @@
 // and round once.
 //
 // The prepare step checks the dtypes and dims at load and, for dense
-// float32/float64 tensors, installs a loop over adjacent reduced dims
+// float32/float64 tensors, installs a loop over the reduced dims
 // (util/dense_reduce.h) that makes the same two passes in the same order.
 #include <cmath>
 
@@ -120,21 +120,21 @@ void var_eval(KernelContext& ctx, Span<EValue*> args) {
   const double divisor = n > correction ? n - correction : 0.0;
   auto load = [](IN x) { return static_cast<double>(convert<opmath_t<OUT>>(convert<OUT>(x))); };
   constexpr int64_t kColumns = dense_reduce::kColumns;
-  dense_reduce::for_each_block(at, [&](const IN* first, int64_t stride, int64_t count,
+  dense_reduce::for_each_block(at, [&](const IN* first, const dense_reduce::Walk& rows,
                                        int64_t width, OUT* result) {
     double mean[kColumns];
     double m2[kColumns];
     for (int64_t j = 0; j < width; ++j) mean[j] = m2[j] = 0;
-    for (int64_t r = 0; r < count; ++r) {
-      for (int64_t j = 0; j < width; ++j) mean[j] += load(first[r * stride + j]);
-    }
+    rows.each([&](int64_t, int64_t offset) {
+      for (int64_t j = 0; j < width; ++j) mean[j] += load(first[offset + j]);
+    });
     for (int64_t j = 0; j < width; ++j) mean[j] /= n;
-    for (int64_t r = 0; r < count; ++r) {
+    rows.each([&](int64_t, int64_t offset) {
       for (int64_t j = 0; j < width; ++j) {
-        const double d = load(first[r * stride + j]) - mean[j];
+        const double d = load(first[offset + j]) - mean[j];
         m2[j] += d * d;
       }
-    }
+    });
     for (int64_t j = 0; j < width; ++j) {
       const double var = m2[j] / divisor;
       result[j] = convert<OUT>(kSqrt ? std::sqrt(var) : var);
@@ -148,7 +148,7 @@ Status var_prepare(Span<EValue*> args, PreparedCall* call) {
   const NamedTensor out{args[4]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_var(self, *args[1], args[3]->to_bool(), out, &plan));
-  if (!dense_reduce::both_dense(args, kForm) || !dense_reduce::adjacent_dims(kForm, args)) {
+  if (!dense_reduce::loops_take_layouts(args, kForm)) {
     return Error::kOk;
   }
   dense_reduce::visit_loop_float(self.tensor.scalar_type(), [&](auto in_tag) {

@@ -1,9 +1,9 @@
 // The prepared paths of the reductions (dense_reduce.h: sum, mean, prod,
 // amax/amin, argmax/argmin, var/std, any/all, cumsum), of index.Tensor's
-// integer-index path and of gather's dense path: for each, the installed eval leaves
+// integer-index and mask paths and of gather's dense path: for each, the installed eval leaves
 // out exactly as the reference eval does (bytes and sizes) over dtypes,
-// 0-d, empty, keepdim, negative dims, dims the loops do not take
-// (non-adjacent, a permuted layout) and dynamic shapes; what the program
+// 0-d, empty, keepdim, negative dims, adjacent and non-adjacent dims, a
+// layout the loops do not take (permuted) and dynamic shapes; what the program
 // fixes is rejected at prepare (load) naming the argument, with the
 // reference's reason; what only a run can show (an empty reduction without
 // identity, an index out of range) fails with the reference's message.
@@ -95,12 +95,13 @@ using MakeArgs = std::function<std::vector<EValue>(EValue out)>;
 // `out_dtype` and `out_sizes`; both must succeed or fail alike, and leave
 // the same sizes and bytes. Returns whether prepare installed another eval.
 bool expect_same_as_reference(const char* name, ScalarType out_dtype,
-                              const std::vector<SizesType>& out_sizes, const MakeArgs& make) {
+                              const std::vector<SizesType>& out_sizes, const MakeArgs& make,
+                              const Layout& out_layout = kDense) {
   const Kernel& kernel = portable_kernel_named(name);
   EXPECT_NE(kernel.prepare, nullptr) << name;
   if (kernel.prepare == nullptr) return false;
-  TestTensor fast_out(out_dtype, out_sizes);
-  TestTensor reference_out(out_dtype, out_sizes);
+  TestTensor fast_out(out_dtype, out_sizes, {}, out_layout);
+  TestTensor reference_out(out_dtype, out_sizes, {}, out_layout);
   auto build = [&](TestTensor& out) {
     std::vector<EValue> list = make(out.evalue());
     list.push_back(EValue());
@@ -133,18 +134,34 @@ struct Input {
 struct DimsCase {
   std::vector<SizesType> sizes;
   std::vector<int64_t> dims;
-  bool adjacent;  // Whether the prepared loop takes it (with a dense self).
 };
 
+// Adjacent and non-adjacent reduced dims (a walk over several runs), size-1
+// dims between them, more kept trailing elements than kColumns, and empty
+// kept or reduced dims.
 const std::vector<DimsCase>& dims_cases() {
   static const std::vector<DimsCase> cases = {
-      {{2, 3, 4}, {}, true},      {{2, 3, 4}, {0}, true},       {{2, 3, 4}, {1}, true},
-      {{2, 3, 4}, {-1}, true},    {{2, 3, 4}, {0, 1}, true},    {{2, 3, 4}, {-1, 1}, true},
-      {{2, 3, 4}, {0, 2}, false}, {{2, 3, 4}, {2, 1, 0}, true}, {{}, {}, true},
-      {{}, {-1}, true},           {{3, 70}, {0}, true},         {{3, 70}, {1}, true},
-      {{2, 130, 2}, {0}, true},   {{0, 3}, {1}, true},          {{0, 3}, {0}, true},
+      {{2, 3, 4}, {}},           {{2, 3, 4}, {0}},          {{2, 3, 4}, {1}},
+      {{2, 3, 4}, {-1}},         {{2, 3, 4}, {0, 1}},       {{2, 3, 4}, {-1, 1}},
+      {{2, 3, 4}, {0, 2}},       {{2, 3, 4}, {2, 1, 0}},    {{}, {}},
+      {{}, {-1}},                {{3, 70}, {0}},            {{3, 70}, {1}},
+      {{2, 130, 2}, {0}},        {{0, 3}, {1}},             {{0, 3}, {0}},
+      {{2, 3, 4, 5}, {0, 2, 3}}, {{2, 3, 4, 5}, {1, 3}},    {{2, 3, 4, 5}, {-1, 1}},
+      {{2, 1, 4}, {0, 2}},       {{2, 3, 2, 70}, {0, 2}},   {{2, 2, 2, 2, 3}, {0, 2, 4}},
+      {{2, 0, 3}, {0, 2}},       {{2, 3, 0}, {0, 2}},       {{3, 2, 1, 2}, {0, 1, 3}},
   };
   return cases;
+}
+
+// "sizes [2,3,4] dims [0,2] keepdim 1", for SCOPED_TRACE.
+std::string describe(const DimsCase& c, bool keepdim) {
+  auto list = [](const auto& v) {
+    std::string text = "[";
+    for (size_t i = 0; i < v.size(); ++i) text += (i ? "," : "") + std::to_string(v[i]);
+    return text + "]";
+  };
+  return "sizes " + list(c.sizes) + " dims " + list(c.dims) + " keepdim " +
+         std::to_string(keepdim);
 }
 
 TEST(DenseReduceTest, SumMeanProdMatchTheReference) {
@@ -152,9 +169,7 @@ TEST(DenseReduceTest, SumMeanProdMatchTheReference) {
     SCOPED_TRACE(to_string(dtype));
     for (const DimsCase& c : dims_cases()) {
       for (bool keepdim : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << c.sizes.size() << "-d, dims " << c.dims.size()
-                                          << (c.dims.empty() ? 0 : c.dims[0]) << " keepdim "
-                                          << keepdim);
+        SCOPED_TRACE(describe(c, keepdim));
         Input in(dtype, c.sizes);
         IntListArg dims(c.dims);
         const std::vector<SizesType> out = reduced(c.sizes, c.dims, keepdim);
@@ -164,20 +179,16 @@ TEST(DenseReduceTest, SumMeanProdMatchTheReference) {
                                        dtype_arg, o};
           };
         };
-        EXPECT_EQ(expect_same_as_reference("aten::sum.IntList_out", dtype, out, with(EValue())),
-                  c.adjacent);
+        EXPECT_TRUE(expect_same_as_reference("aten::sum.IntList_out", dtype, out, with(EValue())));
         // A conversion first: into int64, and into float64 for a floating self.
         const ScalarType wide = is_floating_point(dtype) ? ScalarType::kDouble : ScalarType::kLong;
-        EXPECT_EQ(expect_same_as_reference("aten::sum.IntList_out", wide, out,
-                                           with(EValue(static_cast<int64_t>(wide)))),
-                  c.adjacent);
+        EXPECT_TRUE(expect_same_as_reference("aten::sum.IntList_out", wide, out,
+                                           with(EValue(static_cast<int64_t>(wide)))));
         if (is_floating_point(dtype)) {
-          EXPECT_EQ(expect_same_as_reference("aten::mean.out", dtype, out, with(EValue())),
-                    c.adjacent);
+          EXPECT_TRUE(expect_same_as_reference("aten::mean.out", dtype, out, with(EValue())));
         } else {
-          EXPECT_EQ(expect_same_as_reference("aten::mean.out", ScalarType::kFloat, out,
-                                             with(EValue(int64_t{6}))),
-                    c.adjacent);
+          EXPECT_TRUE(expect_same_as_reference("aten::mean.out", ScalarType::kFloat, out,
+                                             with(EValue(int64_t{6}))));
         }
       }
       if (c.dims.size() == 1) {
@@ -209,6 +220,7 @@ TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
     SCOPED_TRACE(to_string(dtype));
     for (const DimsCase& c : dims_cases()) {
       for (bool keepdim : {false, true}) {
+        SCOPED_TRACE(describe(c, keepdim));
         Input in(dtype, c.sizes);
         IntListArg dims(c.dims);
         const std::vector<SizesType> out = reduced(c.sizes, c.dims, keepdim);
@@ -221,9 +233,8 @@ TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
         const EValue to_float(static_cast<int64_t>(ScalarType::kFloat));
         for (const char* op : {"aten::sum.IntList_out", "aten::mean.out"}) {
           SCOPED_TRACE(op);
-          EXPECT_EQ(expect_same_as_reference(op, dtype, out, with(EValue())), c.adjacent);
-          EXPECT_EQ(expect_same_as_reference(op, ScalarType::kFloat, out, with(to_float)),
-                    c.adjacent);
+          EXPECT_TRUE(expect_same_as_reference(op, dtype, out, with(EValue())));
+          EXPECT_TRUE(expect_same_as_reference(op, ScalarType::kFloat, out, with(to_float)));
         }
       }
     }
@@ -242,8 +253,7 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
     SCOPED_TRACE(to_string(dtype));
     for (const DimsCase& c : dims_cases()) {
       for (bool keepdim : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << c.sizes.size() << "-d, dims " << c.dims.size()
-                                          << " keepdim " << keepdim);
+        SCOPED_TRACE(describe(c, keepdim));
         Input in(dtype, c.sizes);
         IntListArg dims(c.dims);
         const std::vector<SizesType> out = reduced(c.sizes, c.dims, keepdim);
@@ -251,31 +261,27 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
           return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(keepdim), o};
         };
         // Empty reductions fail in both evals with the reference's message.
-        EXPECT_EQ(expect_same_as_reference("aten::amax.out", dtype, out, plain), c.adjacent);
-        EXPECT_EQ(expect_same_as_reference("aten::amin.out", dtype, out, plain), c.adjacent);
+        EXPECT_TRUE(expect_same_as_reference("aten::amax.out", dtype, out, plain));
+        EXPECT_TRUE(expect_same_as_reference("aten::amin.out", dtype, out, plain));
         for (ScalarType out_type : {ScalarType::kBool, ScalarType::kByte}) {
-          EXPECT_EQ(expect_same_as_reference("aten::any.dims_out", out_type,
-                                             c.dims.empty() ? c.sizes : out, plain),
-                    c.adjacent);
-          EXPECT_EQ(expect_same_as_reference("aten::all.dims_out", out_type,
-                                             c.dims.empty() ? c.sizes : out, plain),
-                    c.adjacent);
+          EXPECT_TRUE(expect_same_as_reference("aten::any.dims_out", out_type,
+                                             c.dims.empty() ? c.sizes : out, plain));
+          EXPECT_TRUE(expect_same_as_reference("aten::all.dims_out", out_type,
+                                             c.dims.empty() ? c.sizes : out, plain));
         }
         if (!is_floating_point(dtype)) continue;
         for (EValue correction : {EValue(), EValue(0.5), EValue(int64_t{0})}) {
-          EXPECT_EQ(expect_same_as_reference("aten::var.correction_out", dtype, out,
+          EXPECT_TRUE(expect_same_as_reference("aten::var.correction_out", dtype, out,
                                              [&](EValue o) {
                                                return std::vector<EValue>{
                                                    in.self.evalue(), dims.evalue(), correction,
                                                    EValue(keepdim), o};
-                                             }),
-                    c.adjacent);
+                                             }));
         }
-        EXPECT_EQ(expect_same_as_reference("aten::std.out", dtype, out, [&](EValue o) {
+        EXPECT_TRUE(expect_same_as_reference("aten::std.out", dtype, out, [&](EValue o) {
                     return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(true),
                                                EValue(keepdim), o};
-                  }),
-                  c.adjacent);
+                  }));
       }
     }
     // One dim, or none for the flattened tensor.
@@ -318,7 +324,7 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
   }
 }
 
-TEST(DenseReduceTest, OtherDtypesAndLayoutsKeepTheReference) {
+TEST(DenseReduceTest, OtherDtypesAndStridedViewsKeepTheReference) {
   for (ScalarType dtype : kOtherDtypes) {
     Input in(dtype, {2, 3, 4});
     IntListArg dims({1});
@@ -327,15 +333,80 @@ TEST(DenseReduceTest, OtherDtypesAndLayoutsKeepTheReference) {
     };
     EXPECT_FALSE(expect_same_as_reference("aten::amax.out", dtype, {2, 4}, args));
   }
-  // A channels-last self: the reference's strided walk, same results.
-  Input strided(ScalarType::kFloat, {2, 3, 2, 2}, kernel_test::dim_order({0, 2, 3, 1}));
+  // Strides of its own (every other element): not a program's layout.
+  Input strided(ScalarType::kFloat, {2, 3}, kernel_test::strides({6, 2}));
   IntListArg dims({1});
-  EXPECT_FALSE(expect_same_as_reference("aten::sum.IntList_out", ScalarType::kFloat, {2, 2, 2},
+  EXPECT_FALSE(expect_same_as_reference("aten::sum.IntList_out", ScalarType::kFloat, {2},
                                         [&](EValue o) {
                                           return std::vector<EValue>{strided.self.evalue(),
                                                                      dims.evalue(), EValue(false),
                                                                      EValue(), o};
                                         }));
+}
+
+// Self and out in other dim orders (channels-last, permuted), each with
+// its own: the loops walk their strides, bit-identical to the reference.
+// The global average pool of a channels-last image (mean over H and W,
+// keepdim) is among them.
+TEST(DenseReduceTest, ChannelsLastAndPermutedLayoutsMatchTheReference) {
+  struct LayoutCase {
+    std::vector<SizesType> sizes;
+    std::vector<DimOrderType> self_order;
+    std::vector<int64_t> dims;
+    bool keepdim;
+    std::vector<DimOrderType> out_order;  // Empty: contiguous.
+  };
+  const std::vector<DimOrderType> kLast = {0, 2, 3, 1};
+  const LayoutCase cases[] = {
+      {{2, 3, 4, 5}, kLast, {2, 3}, true, kLast},
+      {{2, 3, 4, 5}, kLast, {2, 3}, true, {}},
+      {{2, 3, 4, 5}, kLast, {-1, -2}, false, {}},
+      {{2, 70, 3, 2}, kLast, {2, 3}, true, kLast},
+      {{2, 3, 4, 5}, kLast, {1}, true, kLast},
+      {{2, 3, 4, 5}, kLast, {1}, false, {}},
+      {{2, 3, 4, 5}, kLast, {0, 2}, true, kLast},
+      {{2, 3, 4, 5}, {0, 1, 2, 3}, {2, 3}, true, kLast},
+      {{3, 4, 5}, {2, 0, 1}, {1}, false, {1, 0}},
+      {{3, 4, 5}, {1, 2, 0}, {0, 2}, true, {1, 2, 0}},
+      {{2, 0, 3, 2}, kLast, {2, 3}, true, kLast},
+      // Self's stride-1 dim (C) is not out's: W is the one with stride 1 in both.
+      {{2, 3, 4, 5}, kLast, {2}, false, {}},
+      // Dims 1 and 2 continue each other in self but not in out.
+      {{3, 4, 5}, {0, 1, 2}, {0}, false, {1, 0}},
+  };
+  for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kLong}) {
+    SCOPED_TRACE(to_string(dtype));
+    for (const LayoutCase& c : cases) {
+      SCOPED_TRACE(describe({c.sizes, c.dims}, c.keepdim) + " self order " +
+                   ::testing::PrintToString(c.self_order) + " out order " +
+                   ::testing::PrintToString(c.out_order));
+      Input in(dtype, c.sizes, kernel_test::dim_order(c.self_order));
+      IntListArg dims(c.dims);
+      const std::vector<SizesType> out = reduced(c.sizes, c.dims, c.keepdim);
+      const Layout out_layout = c.out_order.empty() ? kDense : kernel_test::dim_order(c.out_order);
+      auto plain = [&](EValue o) {
+        return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(c.keepdim), o};
+      };
+      auto with_dtype = [&](EValue o) {
+        return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(c.keepdim), EValue(),
+                                   o};
+      };
+      EXPECT_TRUE(expect_same_as_reference("aten::sum.IntList_out", dtype, out, with_dtype,
+                                           out_layout));
+      EXPECT_TRUE(expect_same_as_reference("aten::amax.out", dtype, out, plain, out_layout));
+      EXPECT_TRUE(expect_same_as_reference("aten::any.dims_out", ScalarType::kBool, out, plain,
+                                           out_layout));
+      if (!is_floating_point(dtype)) continue;
+      EXPECT_TRUE(expect_same_as_reference("aten::mean.out", dtype, out, with_dtype, out_layout));
+      EXPECT_TRUE(expect_same_as_reference("aten::var.correction_out", dtype, out,
+                                           [&](EValue o) {
+                                             return std::vector<EValue>{
+                                                 in.self.evalue(), dims.evalue(), EValue(),
+                                                 EValue(c.keepdim), o};
+                                           },
+                                           out_layout));
+    }
+  }
 }
 
 TEST(DenseReduceTest, DynamicShapesRunThePreparedPathAtEachSize) {
@@ -516,7 +587,8 @@ TEST(DenseIndexTest, IntegerIndicesMatchTheReference) {
       {{&empty}, {0, 4, 3}, true},
       {{nullptr, &across, nullptr}, {5, 3, 3}, true},
       {{&rows, nullptr, &small}, {3, 4}, false},  // Not adjacent: B first.
-      {{&mask}, {3, 4, 3}, false},
+      {{&mask}, {3, 4, 3}, true},  // A mask alone: the mask path (DenseIndexMaskTest).
+      {{&mask, &small}, {3, 3}, false},  // A mask with an integer index.
   };
   for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kLong, ScalarType::kBool,
                            ScalarType::kHalf}) {
@@ -531,6 +603,99 @@ TEST(DenseIndexTest, IntegerIndicesMatchTheReference) {
                                          }),
                 c.prepared);
     }
+  }
+}
+
+// self[mask] with one bool/uint8 mask (Nones before it): over the first dim,
+// two dims, a middle dim, every dim; all false, all true, uint8 values
+// other than 1, an empty dim; and, left to the reference, a mask whose
+// shape does not match the dims it covers.
+TEST(DenseIndexMaskTest, MasksMatchTheReference) {
+  TestTensor rows(ScalarType::kBool, {5}, {1, 0, 1, 1, 0});
+  TestTensor none_true(ScalarType::kBool, {5}, {0, 0, 0, 0, 0});
+  TestTensor all_true(ScalarType::kBool, {5}, {1, 1, 1, 1, 1});
+  TestTensor bytes(ScalarType::kByte, {5}, {0, 2, 255, 0, 1});
+  TestTensor plane(ScalarType::kBool, {5, 4}, values(ScalarType::kLong, 20));
+  TestTensor middle(ScalarType::kBool, {4}, {0, 1, 1, 0});
+  TestTensor last(ScalarType::kByte, {3}, {1, 0, 7});
+  TestTensor whole(ScalarType::kBool, {5, 4, 3}, values(ScalarType::kLong, 60));
+  TestTensor wrong(ScalarType::kBool, {4}, {1, 0, 1, 1});
+  // Outs with a dynamic bound (self's elements): each eval sizes its out
+  // from its own count of selected elements.
+  struct Case {
+    std::vector<TestTensor*> indices;
+    std::vector<SizesType> bound;
+    bool prepared;
+  };
+  const Case cases[] = {
+      {{&rows}, {5, 4, 3}, true},
+      {{&none_true}, {5, 4, 3}, true},
+      {{&all_true}, {5, 4, 3}, true},
+      {{&bytes}, {5, 4, 3}, true},
+      {{&plane}, {20, 3}, true},
+      {{nullptr, &middle}, {5, 4, 3}, true},
+      {{nullptr, nullptr, &last}, {5, 4, 3}, true},
+      {{&whole}, {60}, true},
+      {{&wrong}, {5, 4, 3}, false},  // Shape [4] over a dim of 5: both fail alike.
+  };
+  for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kLong,
+                           ScalarType::kBool, ScalarType::kHalf, ScalarType::kByte}) {
+    SCOPED_TRACE(to_string(dtype));
+    Input in(dtype, {5, 4, 3});
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::PrintToString(c.bound));
+      IndexListArg indices(c.indices);
+      EXPECT_EQ(expect_same_as_reference("aten::index.Tensor_out", dtype, c.bound,
+                                         [&](EValue o) {
+                                           return std::vector<EValue>{in.self.evalue(),
+                                                                      indices.evalue(), o};
+                                         },
+                                         kernel_test::dynamic_bound()),
+                c.prepared);
+    }
+  }
+  // An empty self: nothing selected from nothing.
+  Input empty(ScalarType::kFloat, {0, 3});
+  TestTensor no_rows(ScalarType::kBool, {0});
+  IndexListArg no_rows_index({&no_rows});
+  EXPECT_TRUE(expect_same_as_reference("aten::index.Tensor_out", ScalarType::kFloat, {0, 3},
+                                       [&](EValue o) {
+                                         return std::vector<EValue>{empty.self.evalue(),
+                                                                    no_rows_index.evalue(), o};
+                                       }));
+}
+
+// The mask's values, and self's shape with it, change between runs: out
+// takes each run's count of true elements.
+TEST(DenseIndexMaskTest, OutFollowsTheMaskOnEachRun) {
+  TestTensor self(ScalarType::kFloat, {6, 2}, values(ScalarType::kFloat, 12),
+                  kernel_test::dynamic_bound());
+  TestTensor mask(ScalarType::kBool, {6}, {1, 1, 1, 1, 1, 1}, kernel_test::dynamic_bound());
+  IndexListArg indices({&mask});
+  TestTensor fast(ScalarType::kFloat, {6, 2}, {}, kernel_test::dynamic_bound());
+  TestTensor reference(ScalarType::kFloat, {6, 2}, {}, kernel_test::dynamic_bound());
+  KernelArgs fast_args{self.evalue(), indices.evalue(), fast.evalue(), EValue()};
+  KernelArgs reference_args{self.evalue(), indices.evalue(), reference.evalue(), EValue()};
+  const Kernel& kernel = portable_kernel_named("aten::index.Tensor_out");
+  const Prepared p = prepare_like_loader(kernel, fast_args);
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  EXPECT_NE(p.eval, kernel.eval);
+  const std::vector<std::vector<double>> runs = {
+      {0, 1, 0, 1, 1, 0}, {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1}, {1, 0, 1}, {}};
+  for (const std::vector<double>& bits : runs) {
+    SCOPED_TRACE(::testing::PrintToString(bits));
+    const SizesType rows[] = {static_cast<SizesType>(bits.size()), 2};
+    ASSERT_TRUE(self.impl().resize({rows, 2}).ok());
+    ASSERT_TRUE(mask.impl().resize({rows, 1}).ok());
+    for (size_t i = 0; i < bits.size(); ++i) mask.set(static_cast<int64_t>(i), bits[i]);
+    KernelContext fast_ctx(nullptr, nullptr, kernel.name);
+    KernelContext reference_ctx(nullptr, nullptr, kernel.name);
+    p.eval(fast_ctx, fast_args.span());
+    kernel.eval(reference_ctx, reference_args.span());
+    EXPECT_FALSE(fast_ctx.failed()) << fast_ctx.status().message();
+    EXPECT_FALSE(reference_ctx.failed()) << reference_ctx.status().message();
+    EXPECT_EQ(fast.sizes(), reference.sizes());
+    EXPECT_TRUE(same_bytes(fast, reference));
   }
 }
 
@@ -553,6 +718,11 @@ TEST(DenseIndexTest, BadIndicesAreRejectedAtPrepareOrLikeTheReference) {
   KernelArgs three_args{self.evalue(), three.evalue(), out.evalue(), EValue()};
   expect_rejected("aten::index.Tensor_out", three_args, Error::kInvalidArgument,
                   "argument 'indices' has 3 entries, more than the 2 dimensions of 'self'");
+  TestTensor flag(ScalarType::kBool, {}, {1});
+  IndexListArg scalar_mask({&flag});
+  KernelArgs scalar_mask_args{self.evalue(), scalar_mask.evalue(), out.evalue(), EValue()};
+  expect_rejected("aten::index.Tensor_out", scalar_mask_args, Error::kInvalidArgument,
+                  "argument 'indices' has a 0-d mask at position 0, which is not supported");
   IndexListArg one({&good});
   KernelArgs out_args{self.evalue(), one.evalue(), int_out.evalue(), EValue()};
   expect_rejected("aten::index.Tensor_out", out_args, Error::kInvalidType,

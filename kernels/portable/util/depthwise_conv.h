@@ -1,7 +1,8 @@
 // The prepared eval of a depthwise 2-D float32 convolution.out (groups ==
-// input channels == output channels, weight [C, 1, KH, KW], not
-// transposed), installed by convolution.out's prepare step once the
-// reference's checks passed at load.
+// input channels C, weight [C * M, 1, KH, KW] for a channel multiplier M >=
+// 1, so output channel oc reads input channel oc / M; not transposed),
+// installed by convolution.out's prepare step once the reference's checks
+// passed at load.
 //
 // Each channel is a 2-D stencil. For one output row the valid kernel rows
 // are computed once, and for each kernel column the output columns whose
@@ -32,7 +33,8 @@ constexpr int64_t kBlock = 256;
 constexpr int64_t kChannelBlock = 64;
 
 struct Geometry {
-  int64_t batch, channels, H, W, OH, OW, KH, KW;
+  int64_t batch, in_channels, channels, H, W, OH, OW, KH, KW;  // channels: out's.
+  int64_t multiplier;  // channels / in_channels.
   int64_t sh, sw, ph, pw, dh, dw;
 };
 
@@ -76,10 +78,12 @@ void plane_nchw(const float* in, const float* w, float bias, float* out, const G
   }
 }
 
-/// One image [H, W, C] into [OH, OW, C]; `taps` holds channel block
-/// [c0, c0 + cn)'s weights as taps[tap * kChannelBlock + j].
-inline void block_channels_last(const float* in, const float* taps, const float* bias, float* out,
-                                int64_t c0, int64_t cn, const Geometry& g) {
+/// One image [H, W, C] into [OH, OW, C * M]; `taps` holds output channel
+/// block [c0, c0 + cn)'s weights as taps[tap * kChannelBlock + j].
+/// kOneToOne: M == 1, so the block's inputs are contiguous.
+template <bool kOneToOne>
+void block_channels_last(const float* in, const float* taps, const float* bias, float* out,
+                         int64_t c0, int64_t cn, const Geometry& g) {
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     int64_t kh0, kh1;
     valid_taps(oh, g.sh, g.ph, g.dh, g.KH, g.H, &kh0, &kh1);
@@ -92,9 +96,14 @@ inline void block_channels_last(const float* in, const float* taps, const float*
         const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
         for (int64_t kw = kw0; kw < kw1; ++kw) {
           const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
-          const float* x = in + (ih * g.W + iw) * g.channels + c0;
+          const float* pixel = in + (ih * g.W + iw) * g.in_channels;
           const float* wt = taps + (kh * g.KW + kw) * kChannelBlock;
-          for (int64_t j = 0; j < cn; ++j) acc[j] += wt[j] * x[j];
+          if constexpr (kOneToOne) {
+            const float* x = pixel + c0;
+            for (int64_t j = 0; j < cn; ++j) acc[j] += wt[j] * x[j];
+          } else {
+            for (int64_t j = 0; j < cn; ++j) acc[j] += wt[j] * pixel[(c0 + j) / g.multiplier];
+          }
         }
       }
       float* dst = out + (oh * g.OW + ow) * g.channels + c0;
@@ -128,21 +137,22 @@ void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor out = args[9]->to_tensor();
   Geometry g;
   g.batch = in.size(0);
-  g.channels = in.size(1);
+  g.in_channels = in.size(1);
+  g.channels = weight.size(0);
   g.H = in.size(2);
   g.W = in.size(3);
   g.KH = weight.size(2);
   g.KW = weight.size(3);
-  if (args[6]->to_bool() || args[8]->to_int() != g.channels ||
+  if (args[6]->to_bool() || g.in_channels == 0 || args[8]->to_int() != g.in_channels ||
+      g.channels % g.in_channels != 0 ||
       !read_pair(*args[3], 1, &g.sh, &g.sw) || !read_pair(*args[4], 0, &g.ph, &g.pw) ||
       !read_pair(*args[5], 1, &g.dh, &g.dw)) {
     return reference(ctx, args);
   }
   const int64_t extent_h = g.dh * (g.KH - 1) + 1;
   const int64_t extent_w = g.dw * (g.KW - 1) + 1;
-  if (weight.size(0) != g.channels || extent_h > g.H + 2 * g.ph || extent_w > g.W + 2 * g.pw) {
-    return reference(ctx, args);
-  }
+  if (extent_h > g.H + 2 * g.ph || extent_w > g.W + 2 * g.pw) return reference(ctx, args);
+  g.multiplier = g.channels / g.in_channels;
   g.OH = (g.H + 2 * g.ph - extent_h) / g.sh + 1;
   g.OW = (g.W + 2 * g.pw - extent_w) / g.sw + 1;
   const SizesType sizes[] = {static_cast<SizesType>(g.batch), static_cast<SizesType>(g.channels),
@@ -169,7 +179,7 @@ void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
       for (int64_t c = 0; c < g.channels; ++c) {
         for (int64_t t = 0; t < taps; ++t) wk[t] = w[c * ws0 + (t / g.KW) * ws2 + (t % g.KW) * ws3];
         const float bc = b != nullptr ? b[c * bs] : 0.0f;
-        const float* src = x + (n * g.channels + c) * g.H * g.W;
+        const float* src = x + (n * g.in_channels + c / g.multiplier) * g.H * g.W;
         float* dst = y + (n * g.channels + c) * g.OH * g.OW;
         if (g.sw == 1) {
           plane_nchw<1>(src, wk, bc, dst, g);
@@ -193,9 +203,13 @@ void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
         bc[j] = b != nullptr ? b[c * bs] : 0.0f;
       }
       for (int64_t n = 0; n < g.batch; ++n) {
-        const int64_t image = g.H * g.W * g.channels;
+        const int64_t image = g.H * g.W * g.in_channels;
         const int64_t out_image = g.OH * g.OW * g.channels;
-        block_channels_last(x + n * image, wt, bc, y + n * out_image, c0, cn, g);
+        if (g.multiplier == 1) {
+          block_channels_last<true>(x + n * image, wt, bc, y + n * out_image, c0, cn, g);
+        } else {
+          block_channels_last<false>(x + n * image, wt, bc, y + n * out_image, c0, cn, g);
+        }
       }
     }
   }

@@ -5,7 +5,8 @@
 // fixes (rank, dtypes, kernel_size / stride / padding / dilation values,
 // divisor_override) with the reference's messages. When self and the outs
 // share one dim order, contiguous NCHW or channels-last, and a dtype the
-// loops take (float32, float64; max pooling also int32, int64), it installs
+// loops take (float32, float64, float16, bfloat16; max pooling also int32,
+// int64), it installs
 // an eval that only computes: it re-reads the (checked) lists, sizes the
 // outs for the run's input shape, and runs a loop with the window bounds
 // hoisted out of the inner loop. What only the run can show (a kernel
@@ -26,6 +27,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/opmath.h"
 #include "kernels/portable/util/out_resize.h"
@@ -96,6 +98,20 @@ inline bool fit(const Tensor& out, const SizesType* sizes, size_t rank) {
   return same || resize_tensor({out, "out"}, {sizes, rank}).ok();
 }
 
+/// Calls fn(TypeTag<T>{}) for the floating dtypes the loops take: float32,
+/// float64, float16 and bfloat16 (these two summed in float, as the
+/// reference does).
+template <typename Fn>
+void visit_float_loop_type(ScalarType type, Fn&& fn) {
+  switch (type) {
+    case ScalarType::kFloat: fn(TypeTag<float>{}); break;
+    case ScalarType::kDouble: fn(TypeTag<double>{}); break;
+    case ScalarType::kHalf: fn(TypeTag<Half>{}); break;
+    case ScalarType::kBFloat16: fn(TypeTag<BFloat16>{}); break;
+    default: break;
+  }
+}
+
 /// Whether self has no zero-sized C/H/W dim (an empty batch is fine).
 inline bool has_planes(const Tensor& self) {
   for (size_t d = self.dim() - 3; d < self.dim(); ++d) {
@@ -123,7 +139,7 @@ inline bool is_nan(T v) {
 
 /// NCHW: `planes` planes of H x W into planes of OH x OW. kStride: the
 /// column stride when known at compile time (so the block loop vectorises),
-/// else 0.
+/// else 0. float16/bfloat16 compare in float, as the reference does.
 template <typename T, int64_t kStride = 0>
 void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_t H, int64_t W,
                    int64_t OH, int64_t OW, const PoolParams& p) {
@@ -134,7 +150,8 @@ void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_
   // Output columns [ow_lo, ow_hi) have their whole window inside the row.
   const int64_t ow_lo = std::min(OW, ceil_div(pw, sw));
   const int64_t ow_hi = std::max(ow_lo, std::min(OW, floor_div(W - 1 - (kw - 1) * dw + pw, sw) + 1));
-  const T lowest = lowest_value<T>();
+  using V = opmath_t<T>;
+  const V lowest = lowest_value<V>();
   for (int64_t plane = 0; plane < planes; ++plane) {
     const T* src = in + plane * H * W;
     T* dst = out + plane * OH * OW;
@@ -143,18 +160,18 @@ void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_
       const Window h = max_window(oh, sh, ph, kh, dh, H);
       auto edge = [&](int64_t ow) {
         const Window w = max_window(ow, sw, pw, kw, dw, W);
-        T best = lowest;
+        V best = lowest;
         int64_t best_index = h.start * W + w.start;
         for (int64_t ih = h.start; ih < h.end; ih += dh) {
           for (int64_t iw = w.start; iw < w.end; iw += dw) {
-            const T v = src[ih * W + iw];
+            const V v = static_cast<V>(src[ih * W + iw]);
             if (v > best || is_nan(v)) {
               best = v;
               best_index = ih * W + iw;
             }
           }
         }
-        dst[oh * OW + ow] = best;
+        dst[oh * OW + ow] = static_cast<T>(best);
         idx[oh * OW + ow] = best_index;
       };
       for (int64_t ow = 0; ow < ow_lo; ++ow) edge(ow);
@@ -162,7 +179,7 @@ void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_
       // the block: per output the same order (row, then column) as edge().
       for (int64_t ow0 = ow_lo; ow0 < ow_hi; ow0 += kColumnBlock) {
         const int64_t cn = std::min(kColumnBlock, ow_hi - ow0);
-        T best[kColumnBlock];
+        V best[kColumnBlock];
         int64_t best_index[kColumnBlock];
         for (int64_t j = 0; j < cn; ++j) {
           best[j] = lowest;
@@ -173,7 +190,7 @@ void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_
             const int64_t first = ih * W + ow0 * sw - pw + k * dw;  // Flat index for j = 0.
             const T* x = src + first;
             for (int64_t j = 0; j < cn; ++j) {
-              const T v = x[j * sw];
+              const V v = static_cast<V>(x[j * sw]);
               const bool take = v > best[j] || is_nan(v);
               best[j] = take ? v : best[j];
               best_index[j] = take ? first + j * sw : best_index[j];
@@ -181,7 +198,7 @@ void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_
           }
         }
         for (int64_t j = 0; j < cn; ++j) {
-          dst[oh * OW + ow0 + j] = best[j];
+          dst[oh * OW + ow0 + j] = static_cast<T>(best[j]);
           idx[oh * OW + ow0 + j] = best_index[j];
         }
       }
@@ -194,7 +211,8 @@ void max_pool_nchw(const T* in, T* out, int64_t* indices, int64_t planes, int64_
 template <typename T>
 void max_pool_channels_last(const T* in, T* out, int64_t* indices, int64_t batch, int64_t C,
                             int64_t H, int64_t W, int64_t OH, int64_t OW, const PoolParams& p) {
-  const T lowest = lowest_value<T>();
+  using V = opmath_t<T>;
+  const V lowest = lowest_value<V>();
   for (int64_t n = 0; n < batch; ++n) {
     const T* src = in + n * H * W * C;
     for (int64_t oh = 0; oh < OH; ++oh) {
@@ -204,7 +222,7 @@ void max_pool_channels_last(const T* in, T* out, int64_t* indices, int64_t batch
         const int64_t at = ((n * OH + oh) * OW + ow) * C;
         for (int64_t c0 = 0; c0 < C; c0 += kChannelBlock) {
           const int64_t cn = std::min(kChannelBlock, C - c0);
-          T best[kChannelBlock];
+          V best[kChannelBlock];
           int64_t best_index[kChannelBlock];
           for (int64_t c = 0; c < cn; ++c) {
             best[c] = lowest;
@@ -215,7 +233,7 @@ void max_pool_channels_last(const T* in, T* out, int64_t* indices, int64_t batch
               const T* x = src + (ih * W + iw) * C + c0;
               const int64_t flat = ih * W + iw;
               for (int64_t c = 0; c < cn; ++c) {
-                const T v = x[c];
+                const V v = static_cast<V>(x[c]);
                 const bool take = v > best[c] || is_nan(v);
                 best[c] = take ? v : best[c];
                 best_index[c] = take ? flat : best_index[c];
@@ -223,7 +241,7 @@ void max_pool_channels_last(const T* in, T* out, int64_t* indices, int64_t batch
             }
           }
           for (int64_t c = 0; c < cn; ++c) {
-            out[at + c0 + c] = best[c];
+            out[at + c0 + c] = static_cast<T>(best[c]);
             indices[at + c0 + c] = best_index[c];
           }
         }

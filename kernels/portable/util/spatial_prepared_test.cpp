@@ -1,6 +1,8 @@
 // The prepared paths of the spatial kernels: max_pool2d_with_indices,
-// avg_pool2d, _adaptive_avg_pool2d (util/pool_prepared.h),
-// _native_batch_norm_legit_no_training and the depthwise convolution
+// avg_pool2d, _adaptive_avg_pool2d (util/pool_prepared.h; float16 and
+// bfloat16 too),
+// batch norm with running statistics (_native_batch_norm_legit_no_training,
+// _native_batch_norm_legit, native_batch_norm) and the depthwise convolution
 // (util/depthwise_conv.h). For each, the eval prepare installs leaves every
 // out exactly as the reference eval does (sizes and bytes) over dtypes,
 // NCHW and channels-last, batched and unbatched inputs, padding, strides,
@@ -42,6 +44,8 @@ using ::torchlight::testing::ErrorIs;
 constexpr ScalarType kF32 = ScalarType::kFloat;
 constexpr ScalarType kF64 = ScalarType::kDouble;
 constexpr ScalarType kI64 = ScalarType::kLong;
+constexpr ScalarType kF16 = ScalarType::kHalf;
+constexpr ScalarType kBF16 = ScalarType::kBFloat16;
 
 const std::vector<DimOrderType> kNchw = {0, 1, 2, 3};
 const std::vector<DimOrderType> kLast = {0, 2, 3, 1};
@@ -178,7 +182,7 @@ std::vector<SizesType> pooled(const PoolCase& c, bool dilated) {
 }
 
 TEST(SpatialPreparedTest, MaxPoolMatchesReference) {
-  for (ScalarType dtype : {kF32, kF64, ScalarType::kInt, kI64}) {
+  for (ScalarType dtype : {kF32, kF64, kF16, kBF16, ScalarType::kInt, kI64}) {
     for (const auto& order : {kNchw, kLast}) {
       for (const PoolCase& c : kPoolCases) {
         if (order == kLast && c.self.size() != 4) continue;
@@ -199,19 +203,24 @@ TEST(SpatialPreparedTest, MaxPoolMatchesReference) {
 }
 
 TEST(SpatialPreparedTest, MaxPoolFirstMaximumAndLastNan) {
-  // Ties keep the first maximum; NaN wins, the last one of a window.
-  TestTensor self(kF32, {1, 1, 2, 4}, {3, 3, NAN, 1, 3, 2, 5, NAN});
-  IntListArg k({2, 2}), s({2, 2}), p({0}), d({1});
-  expect_same_as_reference(
-      "aten::max_pool2d_with_indices.out", {{kF32, {1, 1, 1, 2}, {}}, {kI64, {1, 1, 1, 2}, {}}},
-      [&](Outs& o) {
-        return std::vector<EValue>{self.evalue(), k.evalue(), s.evalue(), p.evalue(), d.evalue(),
-                                   EValue(false), o.tensors[0]->evalue(), o.tensors[1]->evalue()};
-      });
+  // Ties keep the first maximum; NaN wins, the last one of a window; a
+  // window of negatives (and -inf) keeps its maximum, not the start value.
+  for (ScalarType dtype : {kF32, kF16, kBF16}) {
+    SCOPED_TRACE(to_string(dtype));
+    TestTensor self(dtype, {1, 1, 2, 6}, {3, 3, NAN, 1, -INFINITY, -2, 3, 2, 5, NAN, -3, -1});
+    IntListArg k({2, 2}), s({2, 2}), p({0}), d({1});
+    EXPECT_TRUE(expect_same_as_reference(
+        "aten::max_pool2d_with_indices.out",
+        {{dtype, {1, 1, 1, 3}, {}}, {kI64, {1, 1, 1, 3}, {}}}, [&](Outs& o) {
+          return std::vector<EValue>{self.evalue(), k.evalue(),    s.evalue(),
+                                     p.evalue(),    d.evalue(),    EValue(false),
+                                     o.tensors[0]->evalue(), o.tensors[1]->evalue()};
+        }));
+  }
 }
 
 TEST(SpatialPreparedTest, AvgPoolMatchesReference) {
-  for (ScalarType dtype : {kF32, kF64}) {
+  for (ScalarType dtype : {kF32, kF64, kF16, kBF16}) {
     for (const auto& order : {kNchw, kLast}) {
       for (const PoolCase& c : kPoolCases) {
         if (order == kLast && c.self.size() != 4) continue;
@@ -240,7 +249,7 @@ TEST(SpatialPreparedTest, AdaptiveAvgPoolMatchesReference) {
   const std::vector<std::vector<SizesType>> inputs = {
       {2, 5, 7, 7}, {1, 70, 4, 6}, {1, 3, 5, 3}, {0, 3, 4, 4}, {3, 9, 11}};
   const std::vector<std::vector<int64_t>> outputs = {{1, 1}, {3, 2}, {7, 5}, {2, 4}};
-  for (ScalarType dtype : {kF32, kF64}) {
+  for (ScalarType dtype : {kF32, kF64, kF16, kBF16}) {
     for (const auto& order : {kNchw, kLast}) {
       for (const auto& in_sizes : inputs) {
         if (order == kLast && in_sizes.size() != 4) continue;
@@ -395,60 +404,157 @@ TEST(SpatialPreparedTest, PoolingRejectsAtLoadWhatTheProgramFixes) {
               ErrorIs(Error::kInvalidArgument, "argument 'output_size' has 3 values, expected 2"));
 }
 
-// ---- Batch norm (no training) ----
+// ---- Batch norm with running statistics ----
 
-TEST(SpatialPreparedTest, BatchNormNoTrainingMatchesReference) {
+// The three variants that take running statistics, with the arguments in
+// their schema order; `training` only where the variant has it.
+struct BatchNormVariant {
+  const char* name;
+  bool has_training;
+  bool optional_stats;  // Tensor? running_mean / running_var.
+};
+constexpr BatchNormVariant kBatchNormVariants[] = {
+    {"aten::_native_batch_norm_legit_no_training.out", false, false},
+    {"aten::_native_batch_norm_legit.out", true, false},
+    {"aten::native_batch_norm.out", true, true},
+};
+
+std::vector<EValue> batch_norm_args(const BatchNormVariant& v, EValue input, EValue weight,
+                                    EValue bias, EValue mean, EValue var, bool training,
+                                    Outs& o) {
+  std::vector<EValue> args = {input, weight, bias, mean, var};
+  if (v.has_training) args.push_back(EValue(training));
+  for (EValue e : {EValue(0.1), EValue(1e-5), o.tensors[0]->evalue(), o.tensors[1]->evalue(),
+                   o.tensors[2]->evalue()}) {
+    args.push_back(e);
+  }
+  return args;
+}
+
+TEST(SpatialPreparedTest, BatchNormWithRunningStatsMatchesReference) {
   const std::vector<std::vector<SizesType>> inputs = {
       {2, 3, 4, 5}, {1, 70, 3, 3}, {4, 6}, {2, 3, 7}, {0, 3, 2, 2}, {1, 2, 2, 3, 2}};
-  for (ScalarType dtype : {kF32, kF64}) {
-    for (const auto& order : {kNchw, kLast}) {
-      for (const auto& in_sizes : inputs) {
-        if (order == kLast && in_sizes.size() != 4) continue;
-        for (bool affine : {false, true}) {
-          const SizesType c = in_sizes[1];
-          SCOPED_TRACE(::testing::PrintToString(in_sizes) + to_string(dtype) +
-                       (order == kLast ? " last" : "") + (affine ? " affine" : ""));
-          TestTensor input(dtype, in_sizes, values(dtype, count(in_sizes), 13), layout(order));
-          std::vector<double> var = kernel_test::random_float_values(c, 17);
-          for (double& v : var) v = std::fabs(v) + 0.1;
-          TestTensor weight(dtype, {c}, kernel_test::random_float_values(c, 19));
-          TestTensor bias(dtype, {c}, kernel_test::random_float_values(c, 23));
-          TestTensor mean(dtype, {c}, kernel_test::random_float_values(c, 29));
-          TestTensor variance(dtype, {c}, var);
-          const bool fast = expect_same_as_reference(
-              "aten::_native_batch_norm_legit_no_training.out",
-              {{dtype, in_sizes, order}, {dtype, {3}, {}}, {dtype, {3}, {}}}, [&](Outs& o) {
-                return std::vector<EValue>{
-                    input.evalue(), affine ? weight.evalue() : EValue(),
-                    affine ? bias.evalue() : EValue(), mean.evalue(), variance.evalue(),
-                    EValue(0.1), EValue(1e-5), o.tensors[0]->evalue(), o.tensors[1]->evalue(),
-                    o.tensors[2]->evalue()};
-              });
-          EXPECT_TRUE(fast);
+  for (const BatchNormVariant& v : kBatchNormVariants) {
+    for (ScalarType dtype : {kF32, kF64}) {
+      for (const auto& order : {kNchw, kLast}) {
+        for (const auto& in_sizes : inputs) {
+          if (order == kLast && in_sizes.size() != 4) continue;
+          for (bool affine : {false, true}) {
+            const SizesType c = in_sizes[1];
+            SCOPED_TRACE(std::string(v.name) + ::testing::PrintToString(in_sizes) +
+                         to_string(dtype) + (order == kLast ? " last" : "") +
+                         (affine ? " affine" : ""));
+            TestTensor input(dtype, in_sizes, values(dtype, count(in_sizes), 13), layout(order));
+            std::vector<double> var = kernel_test::random_float_values(c, 17);
+            for (double& x : var) x = std::fabs(x) + 0.1;
+            TestTensor weight(dtype, {c}, kernel_test::random_float_values(c, 19));
+            TestTensor bias(dtype, {c}, kernel_test::random_float_values(c, 23));
+            TestTensor mean(dtype, {c}, kernel_test::random_float_values(c, 29));
+            TestTensor variance(dtype, {c}, var);
+            const bool fast = expect_same_as_reference(
+                v.name, {{dtype, in_sizes, order}, {dtype, {3}, {}}, {dtype, {3}, {}}},
+                [&](Outs& o) {
+                  return batch_norm_args(v, input.evalue(), affine ? weight.evalue() : EValue(),
+                                         affine ? bias.evalue() : EValue(), mean.evalue(),
+                                         variance.evalue(), /*training=*/false, o);
+                });
+            EXPECT_TRUE(fast);
+          }
         }
       }
     }
   }
 }
 
+// What the prepared loops leave to the reference: batch statistics
+// (training), float16 input with float32 parameters, a permuted layout, and
+// an input whose channels no longer match the parameters at run time.
+TEST(SpatialPreparedTest, BatchNormOtherCallsKeepTheReference) {
+  for (const BatchNormVariant& v : kBatchNormVariants) {
+    SCOPED_TRACE(v.name);
+    TestTensor weight(kF32, {3}, {0.5, -1, 2});
+    TestTensor bias(kF32, {3}, {0.25, 0, -1});
+    TestTensor mean(kF32, {3}, {0.1, -0.2, 0.3});
+    TestTensor var(kF32, {3}, {1, 0.5, 2});
+    const std::vector<SizesType> sizes = {2, 3, 2, 2};
+    if (v.has_training) {
+      TestTensor input(kF32, sizes, values(kF32, count(sizes), 3));
+      TestTensor running_mean(kF32, {3}, {0.1, -0.2, 0.3});
+      TestTensor running_var(kF32, {3}, {1, 0.5, 2});
+      EXPECT_FALSE(expect_same_as_reference(
+          v.name, {{kF32, sizes, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}}, [&](Outs& o) {
+            return batch_norm_args(v, input.evalue(), weight.evalue(), bias.evalue(),
+                                   running_mean.evalue(), running_var.evalue(), true, o);
+          }));
+    }
+    TestTensor half_input(ScalarType::kHalf, sizes, values(ScalarType::kHalf, count(sizes), 3));
+    EXPECT_FALSE(expect_same_as_reference(
+        v.name, {{ScalarType::kHalf, sizes, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}}, [&](Outs& o) {
+          return batch_norm_args(v, half_input.evalue(), weight.evalue(), bias.evalue(),
+                                 mean.evalue(), var.evalue(), false, o);
+        }));
+    TestTensor permuted(kF32, sizes, values(kF32, count(sizes), 5), dim_order({0, 2, 1, 3}));
+    EXPECT_FALSE(expect_same_as_reference(
+        v.name, {{kF32, sizes, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}}, [&](Outs& o) {
+          return batch_norm_args(v, permuted.evalue(), weight.evalue(), bias.evalue(),
+                                 mean.evalue(), var.evalue(), false, o);
+        }));
+    // Prepared on 3 channels; the run's input has 2: the reference's error.
+    TestTensor dynamic(kF32, sizes, values(kF32, count(sizes), 7), layout(kNchw, true));
+    EXPECT_TRUE(expect_same_as_reference(
+        v.name, {{kF32, sizes, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}},
+        [&](Outs& o) {
+          return batch_norm_args(v, dynamic.evalue(), weight.evalue(), bias.evalue(),
+                                 mean.evalue(), var.evalue(), false, o);
+        },
+        [&] {
+          const SizesType smaller[] = {2, 2, 2, 2};
+          ASSERT_TRUE(resize_tensor({dynamic.tensor(), "input"}, smaller).ok());
+        }));
+  }
+}
+
 TEST(SpatialPreparedTest, BatchNormRejectsAtLoadWhatTheProgramFixes) {
   TestTensor input(kF32, {1, 3, 2, 2});
   TestTensor short_mean(kF32, {2});
-  TestTensor var(kF32, {3});
-  TestTensor out(kF32, {1, 3, 2, 2}), s1(kF32, {0}), s2(kF32, {0});
-  KernelArgs args{input.evalue(), EValue(),     EValue(),    short_mean.evalue(),
-                  var.evalue(),   EValue(0.1),  EValue(1e-5), out.evalue(),
-                  s1.evalue(),    s2.evalue(),  EValue()};
-  const Kernel& k = portable_kernel_named("aten::_native_batch_norm_legit_no_training.out");
-  EXPECT_THAT(prepare_like_loader(k, args).status,
-              ErrorIs(Error::kInvalidArgument,
-                      "argument 'running_mean' has shape [2], expected [3]"));
   TestTensor mean(kF32, {3});
-  TestTensor int_out(ScalarType::kInt, {1, 3, 2, 2});
-  KernelArgs args2{input.evalue(), EValue(),    EValue(),     mean.evalue(),
-                   var.evalue(),   EValue(0.1), EValue(1e-5), int_out.evalue(),
-                   s1.evalue(),    s2.evalue(), EValue()};
-  EXPECT_THAT(prepare_like_loader(k, args2).status, ErrorIs(Error::kInvalidType, "'out0'"));
+  TestTensor var(kF32, {3});
+  for (const BatchNormVariant& v : kBatchNormVariants) {
+    SCOPED_TRACE(v.name);
+    const Kernel& k = portable_kernel_named(v.name);
+    Outs outs({{kF32, {1, 3, 2, 2}, {}}, {kF32, {0}, {}}, {kF32, {0}, {}}});
+    auto prepare = [&](std::vector<EValue> list) {
+      list.push_back(EValue());
+      KernelArgs args(std::move(list));
+      return prepare_like_loader(k, args).status;
+    };
+    EXPECT_THAT(prepare(batch_norm_args(v, input.evalue(), EValue(), EValue(),
+                                        short_mean.evalue(), var.evalue(), false, outs)),
+                ErrorIs(Error::kInvalidArgument,
+                        "argument 'running_mean' has shape [2], expected [3]"));
+    Outs int_outs({{ScalarType::kInt, {1, 3, 2, 2}, {}}, {kF32, {0}, {}}, {kF32, {0}, {}}});
+    EXPECT_THAT(prepare(batch_norm_args(v, input.evalue(), EValue(), EValue(), mean.evalue(),
+                                        var.evalue(), false, int_outs)),
+                ErrorIs(Error::kInvalidType, v.has_training ? "'out'" : "'out0'"));
+    if (!v.optional_stats) continue;
+    EXPECT_THAT(prepare(batch_norm_args(v, input.evalue(), EValue(), EValue(), EValue(),
+                                        EValue(), false, outs)),
+                ErrorIs(Error::kInvalidArgument,
+                        "arguments 'running_mean' and 'running_var' are required when "
+                        "'training' is false"));
+  }
+  // Batch statistics only: checked at load too.
+  TestTensor short_weight(kF32, {2});
+  Outs outs({{kF32, {1, 3, 2, 2}, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}});
+  KernelArgs no_stats{input.evalue(),        short_weight.evalue(),  EValue(),
+                      EValue(true),          EValue(0.1),            EValue(1e-5),
+                      outs.tensors[0]->evalue(), outs.tensors[1]->evalue(), outs.tensors[2]->evalue(),
+                      EValue()};
+  EXPECT_THAT(
+      prepare_like_loader(portable_kernel_named("aten::_native_batch_norm_legit.no_stats_out"),
+                          no_stats)
+          .status,
+      ErrorIs(Error::kInvalidArgument, "argument 'weight' has shape [2], expected [3]"));
 }
 
 // ---- Depthwise convolution ----
@@ -474,36 +580,46 @@ SizesType conv_size(SizesType in, SizesType k, int64_t s, int64_t p, int64_t d) 
   return static_cast<SizesType>((in + 2 * p - d * (k - 1) - 1) / s + 1);
 }
 
+// Channel multipliers 1 (one output channel per input channel) and 2 or 3
+// (weight [C * M, 1, KH, KW]: output channel oc reads input channel oc / M).
 TEST(SpatialPreparedTest, DepthwiseConvolutionMatchesReference) {
   for (const auto& order : {kNchw, kLast}) {
     for (const ConvCase& c : kConvCases) {
-      for (bool with_bias : {false, true}) {
-        const SizesType channels = c.input[1];
-        TestTensor input(kF32, c.input, values(kF32, count(c.input), 31), layout(order));
-        const std::vector<SizesType> w_sizes = {channels, 1, c.kernel[0], c.kernel[1]};
-        TestTensor weight(kF32, w_sizes, kernel_test::random_float_values(count(w_sizes), 37));
-        TestTensor bias(kF32, {channels}, kernel_test::random_float_values(channels, 41));
-        IntListArg s(c.stride), p(c.padding), d(c.dilation), output_padding({0});
-        auto at = [](const std::vector<int64_t>& v, size_t i) { return v[v.size() == 1 ? 0 : i]; };
-        std::vector<SizesType> out_sizes = {c.input[0], channels};
-        for (size_t i = 0; i < 2; ++i) {
-          out_sizes.push_back(conv_size(c.input[2 + i], c.kernel[i], at(c.stride, i),
-                                        at(c.padding, i), at(c.dilation, i)));
+      for (int64_t multiplier : {1, 2, 3}) {
+        for (bool with_bias : {false, true}) {
+          const SizesType channels = c.input[1];
+          const SizesType out_channels = static_cast<SizesType>(channels * multiplier);
+          SCOPED_TRACE(::testing::PrintToString(c.input) + " x" + std::to_string(multiplier) +
+                       (order == kLast ? " last" : ""));
+          TestTensor input(kF32, c.input, values(kF32, count(c.input), 31), layout(order));
+          const std::vector<SizesType> w_sizes = {out_channels, 1, c.kernel[0], c.kernel[1]};
+          TestTensor weight(kF32, w_sizes, kernel_test::random_float_values(count(w_sizes), 37));
+          TestTensor bias(kF32, {out_channels},
+                          kernel_test::random_float_values(out_channels, 41));
+          IntListArg s(c.stride), p(c.padding), d(c.dilation), output_padding({0});
+          auto at = [](const std::vector<int64_t>& v, size_t i) {
+            return v[v.size() == 1 ? 0 : i];
+          };
+          std::vector<SizesType> out_sizes = {c.input[0], out_channels};
+          for (size_t i = 0; i < 2; ++i) {
+            out_sizes.push_back(conv_size(c.input[2 + i], c.kernel[i], at(c.stride, i),
+                                          at(c.padding, i), at(c.dilation, i)));
+          }
+          const bool fast = expect_same_as_reference(
+              "aten::convolution.out", {{kF32, out_sizes, order}}, [&](Outs& o) {
+                return std::vector<EValue>{input.evalue(),
+                                           weight.evalue(),
+                                           with_bias ? bias.evalue() : EValue(),
+                                           s.evalue(),
+                                           p.evalue(),
+                                           d.evalue(),
+                                           EValue(false),
+                                           output_padding.evalue(),
+                                           EValue(int64_t{channels}),
+                                           o.tensors[0]->evalue()};
+              });
+          EXPECT_TRUE(fast);
         }
-        const bool fast = expect_same_as_reference(
-            "aten::convolution.out", {{kF32, out_sizes, order}}, [&](Outs& o) {
-              return std::vector<EValue>{input.evalue(),
-                                         weight.evalue(),
-                                         with_bias ? bias.evalue() : EValue(),
-                                         s.evalue(),
-                                         p.evalue(),
-                                         d.evalue(),
-                                         EValue(false),
-                                         output_padding.evalue(),
-                                         EValue(int64_t{channels}),
-                                         o.tensors[0]->evalue()};
-            });
-        EXPECT_TRUE(fast);
       }
     }
   }
