@@ -185,10 +185,11 @@ def test_model_quantizes_exports_and_lowers(make, qmode, embedding, tolerance, m
         torchlight.ExecutorchBackendConfig(check_kernels=False))
     names = set(prog.operators())
     # 8da4w linears are fused into torchlight::linear_8da4w (the tiny Llama's
-    # w2, width 72, stays float with group 32), int8 ones into linear_int8.
+    # w2, width 72, stays float with group 32), int8 ones into linear_int8,
+    # 4w ones into linear_4w.
     expected = {"8da4w": {"torchlight::linear_8da4w.out"},
                 "int8": {"torchlight::linear_int8.out"},
-                "4w": {"quantized_decomposed::dequantize_per_channel_group.out"},
+                "4w": {"torchlight::linear_4w.out"},
                 None: set()}[qmode]
     if embedding:
         bits = int(embedding.split(",")[0])
