@@ -18,11 +18,11 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
-#include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_4w.h"
 #include "kernels/quantized/prefill_8da4w.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
+#include "kernels/quantized/weight_only_gemm.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/schemas/op_schemas.h"
 
@@ -63,10 +63,8 @@ Status linear_4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call
   // for the dequantized GEMM.
   const Tensor& weight = args[1]->to_tensor();
   const int64_t k = weight.size(1) * 2;
-  if (args[0]->to_tensor().numel() / k >= kMinRowsDequantizedGemm) {
-    call->scratch_bytes =
-        dequantized_gemm_scratch_bytes(k, weight.size(0), 0, threadpool::num_threads());
-  }
+  call->scratch_bytes =
+      weight_only_gemm_scratch_bytes(args[0]->to_tensor().numel() / k, k, weight.size(0));
   return Error::kOk;
 }
 
@@ -91,20 +89,12 @@ void linear_4w_out(KernelContext& ctx, Span<EValue*> args) {
   base.k = k;
   base.group = group;
   base.n = n;
-  DequantizedGemmScratch scratch;
-  if (rows >= kMinRowsDequantizedGemm &&
-      carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, 0, &scratch)) {
-    const Int4Weights weights{base.weight, base.w_scales, k, group};
-    DequantizedGemm problem;
-    problem.x = x;
-    problem.rows = rows;
-    problem.k = k;
-    problem.n = n;
-    problem.bias = base.bias;
-    problem.out = y;
-    problem.dequantize = select_dequantize_int4_rows(group);
-    problem.weights = &weights;
-    TL_KERNEL_RETURN_IF_ERROR(ctx, run_dequantized_gemm(problem, scratch));
+  const Int4Weights weights{base.weight, base.w_scales, k, group};
+  const DequantizedGemm problem{x, rows, k, n, base.bias, y, select_dequantize_int4_rows(group),
+                                &weights};
+  Status gemm;
+  if (run_weight_only_gemm(ctx, problem, &gemm)) {
+    TL_KERNEL_RETURN_IF_ERROR(ctx, gemm);
     set_return(args, 6, *args[5]);
     return;
   }
