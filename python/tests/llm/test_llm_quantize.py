@@ -238,7 +238,9 @@ def test_export_gpt_cli_flags(tmp_path, capsys, monkeypatch):
 
     pte = tmp_path / "q4w.pte"
     assert cli.main(["--pte", str(pte), "--tokens", "0", "-qmode", "4w", "-G", "64"]) == 0
-    assert "quantized_decomposed::dequantize_per_channel_group.out" in operators(pte)
+    ops = operators(pte)   # 4w linears fused, their weights packed at export
+    assert "torchlight::linear_4w.out" in ops
+    assert "quantized_decomposed::dequantize_per_channel_group.out" not in ops
 
     # The export checks operators against the runtime build's kernels; let it
     # accept every quantized out variant, whether or not the build has it yet.
