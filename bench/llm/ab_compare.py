@@ -1,7 +1,7 @@
 """Two torchlight CLIs side by side on the same .pte files, alternating.
 
     python3 bench/llm/ab_compare.py --base BASE_CLI --workdir DIR
-        [--base-workdir BASE_DIR] [--quant fp32,int8,8da4w] [--threads 1,2] [--rounds 5]
+        [--base-workdir BASE_DIR] [--quant fp32,int8,8da4w(,4w)] [--threads 1,2] [--rounds 5]
 
 For a loaded machine, where only a comparison inside one run means
 anything: each round runs the base CLI and this checkout's CLI (or --cli)
@@ -53,7 +53,7 @@ def main() -> None:
     print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     for quant in args.quant.split(","):
-        stem = f"{args.shape}-{quant}" + ("-g32" if quant == "8da4w" else "")
+        stem = f"{args.shape}-{quant}" + ("-g32" if quant in ("8da4w", "4w") else "")
         pte = {}
         for name, workdir in (("new", args.workdir), ("base", args.base_workdir or args.workdir)):
             ptes = sorted(workdir.glob(f"{stem}-*.pte"))

@@ -1,6 +1,6 @@
 """LLM speed of Torchlight's runner on a model shape at a precision.
 
-    ./torchlight bench llm --shape {stories15m,stories110m,gpt2} --quant {fp32,int8,8da4w}
+    ./torchlight bench llm --shape {stories15m,stories110m,gpt2} --quant {fp32,int8,8da4w,4w}
                            [--group-size G] --threads N [--prompt-tokens P]
                            [--new-tokens T] [--xnnpack] [--json]
 
@@ -21,7 +21,8 @@ gpt2 = GPT-2 124M (12 layers, 12 heads, 768 wide, vocab 50257, context 1024).
 Precisions: fp32; int8 (weight-only int8 per channel on every linear, the
 classifier included, and an 8-bit embedding); 8da4w (int8 dynamic
 activations, int4 group-wise weights on every linear, the classifier
-included, and a 4-bit embedding). --xnnpack lowers with XnnpackPartitioner
+included, and a 4-bit embedding); 4w (int4 group-wise weight-only on every
+linear, the classifier included, and a 4-bit embedding). --xnnpack lowers with XnnpackPartitioner
 (8da4w linears run as XNNPACK's qd8-f32-qb4w fully-connected).
 
 The prompt is exactly --prompt-tokens tokens: a synthetic llama2.c
@@ -46,7 +47,7 @@ sys.path.insert(0, str(REPO / "python"))
 CLI = REPO / "build" / "release" / "bin" / "torchlight"
 BANDWIDTH = REPO / "build" / "release" / "bench" / "llm" / "torchlight_read_bandwidth"
 SHAPES = ("stories15m", "stories110m", "gpt2")
-QUANTS = ("fp32", "int8", "8da4w")
+QUANTS = ("fp32", "int8", "8da4w", "4w")
 BOS_ID = 1
 
 
@@ -87,7 +88,7 @@ def quantize(model, quant: str, group_size: int):
     if quant == "int8":
         skipped = quantize_model(model, qmode="int8", embedding="8,0")
     else:
-        skipped = quantize_model(model, qmode="8da4w", group_size=group_size,
+        skipped = quantize_model(model, qmode=quant, group_size=group_size,
                                  embedding=f"4,{group_size}")
     if skipped:
         raise SystemExit(f"--quant {quant}: linears {', '.join(skipped)} cannot take group "
@@ -102,7 +103,7 @@ def weight_bytes(model) -> tuple[int, int]:
     KV caches and RoPE tables, which are not weights, and embedding tables
     that are only looked up (one row per token). Quantized linears count
     what their fused kernels read (passes/fuse_quantized_linears.py): 8da4w
-    weights packed two a byte, and no zero points."""
+    and 4w weights packed two a byte, and no zero points."""
     import torch
 
     tensors = {}
@@ -111,9 +112,9 @@ def weight_bytes(model) -> tuple[int, int]:
     packed, unread = set(), set()
     for module in model.modules():
         kind = type(module).__name__
-        if kind in ("Int8DynActInt4WeightLinear", "Int8WeightOnlyLinear"):
+        if kind in ("Int8DynActInt4WeightLinear", "Int8WeightOnlyLinear", "Int4WeightOnlyLinear"):
             unread.add(id(module.zeros))
-        if kind == "Int8DynActInt4WeightLinear":
+        if kind in ("Int8DynActInt4WeightLinear", "Int4WeightOnlyLinear"):
             packed.add(id(module.weight))
     read, cache = 0, 0
     lookup_tables = _lookup_only_embeddings(model)
@@ -187,7 +188,7 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path,
     and its facts: weight and KV cache bytes, vocab size."""
     # (-xnnpack before the group: the glob below must not match the other variant)
     tag = f"{shape}-{quant}" + ("-xnnpack" if xnnpack else "") + \
-        (f"-g{group_size}" if quant == "8da4w" else "")
+        (f"-g{group_size}" if quant in ("8da4w", "4w") else "")
     pte = workdir / f"{tag}-{_exporter_digest()}.pte"
     facts_path = pte.with_suffix(".json")
     if pte.exists() and facts_path.exists():
@@ -248,7 +249,7 @@ def run(args) -> dict:
     roofline = bandwidth * 1e9 / facts["weight_bytes_per_token"]
     return {
         "shape": args.shape, "quant": args.quant, "xnnpack": args.xnnpack,
-        "group_size": args.group_size if args.quant == "8da4w" else None,
+        "group_size": args.group_size if args.quant in ("8da4w", "4w") else None,
         "threads": args.threads, "prompt_tokens": turn["prompt_tokens"],
         "new_tokens": turn["generated_tokens"],
         "decode_tok_s": decode, "prefill_tok_s": turn["prefill_tokens_per_s"],
@@ -289,7 +290,7 @@ def main(argv=None) -> None:
     p.add_argument("--shape", choices=SHAPES, default="stories110m")
     p.add_argument("--quant", choices=QUANTS, default="fp32")
     p.add_argument("--group-size", type=int, default=32, choices=(32, 64, 128, 256),
-                   help="8da4w weight group size (default 32)")
+                   help="8da4w and 4w weight group size (default 32)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)

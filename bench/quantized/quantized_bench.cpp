@@ -3,7 +3,8 @@
 // (8-bit and 4-bit, group 128), and a 2048x2048 linear as decode (1 row) and
 // prefill (16 rows), on 1 and 2 threads where the kernel threads: float32 aten::linear.out (the optimized GEMM),
 // quantized_decomposed::mixed_linear.out (int8 weights), the fused int8 weight-only
-// torchlight::linear_int8.out, the fused pt2e int8 x int8 torchlight::linear_qs8.out, the fused
+// torchlight::linear_int8.out, the fused int4 weight-only torchlight::linear_4w.out (BM_shape_4w),
+// the fused pt2e int8 x int8 torchlight::linear_qs8.out, the fused
 // torchlight::linear_8da4w.out (int4 weights, group 128), and its two
 // instruction-set loops alone on one thread.
 //
@@ -268,7 +269,8 @@ void BM_shape_int8(benchmark::State& state) {
   PreparedKernel kernel("torchlight::linear_int8.out", args);
   run_loop(state, kernel, n * k);
 }
-void BM_shape_8da4w(benchmark::State& state) {
+// The int4 group-32 linears (8da4w, 4w) share their arguments and layout.
+void run_shape_int4(benchmark::State& state, const char* op) {
   const int k = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1)),
             m = static_cast<int>(state.range(2)), group = 32;
   threadpool::set_num_threads(static_cast<size_t>(state.range(3)));
@@ -278,9 +280,11 @@ void BM_shape_8da4w(benchmark::State& state) {
   TestTensor out(ScalarType::kFloat, {m, n});
   KernelArgs args{x.evalue(), w.evalue(), s.evalue(), EValue(int64_t{group}), EValue(), out.evalue(),
                   EValue()};
-  PreparedKernel kernel("torchlight::linear_8da4w.out", args, 0b110);  // Weight, scales.
+  PreparedKernel kernel(op, args, 0b110);  // Weight, scales.
   run_loop(state, kernel, n * k / 2);
 }
+void BM_shape_8da4w(benchmark::State& state) { run_shape_int4(state, "torchlight::linear_8da4w.out"); }
+void BM_shape_4w(benchmark::State& state) { run_shape_int4(state, "torchlight::linear_4w.out"); }
 void stories15m_shapes(benchmark::internal::Benchmark* b) {
   for (int64_t rows : {128, 1}) {
     for (int64_t threads : {1, 2}) {
@@ -304,6 +308,7 @@ void larger_shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_shape_f32)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_int8)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_8da4w)->Apply(stories15m_shapes);
+BENCHMARK(BM_shape_4w)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_8da4w)->Apply(larger_shapes);
 
 BENCHMARK(BM_dequantize_per_tensor_i8_f32)->Unit(benchmark::kMicrosecond);

@@ -19,10 +19,10 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
-#include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
+#include "kernels/quantized/weight_only_gemm.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/schemas/op_schemas.h"
 
@@ -72,10 +72,8 @@ Status linear_int8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* ca
   // for the dequantized GEMM.
   const Tensor& weight = args[1]->to_tensor();
   const int64_t k = weight.size(1);
-  if (args[0]->to_tensor().numel() / k >= kMinRowsDequantizedGemm) {
-    call->scratch_bytes =
-        dequantized_gemm_scratch_bytes(k, weight.size(0), 0, threadpool::num_threads());
-  }
+  call->scratch_bytes =
+      weight_only_gemm_scratch_bytes(args[0]->to_tensor().numel() / k, k, weight.size(0));
   return Error::kOk;
 }
 
@@ -100,20 +98,11 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
   base.k = k;
   base.n = n;
-  DequantizedGemmScratch scratch;
-  if (rows >= kMinRowsDequantizedGemm &&
-      carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, 0, &scratch)) {
-    const Int8Weights weights{base.weight, base.scales, k};
-    DequantizedGemm problem;
-    problem.x = x;
-    problem.rows = rows;
-    problem.k = k;
-    problem.n = n;
-    problem.bias = base.bias;
-    problem.out = y;
-    problem.dequantize = dequantize_int8_rows;
-    problem.weights = &weights;
-    TL_KERNEL_RETURN_IF_ERROR(ctx, run_dequantized_gemm(problem, scratch));
+  const Int8Weights weights{base.weight, base.scales, k};
+  const DequantizedGemm problem{x, rows, k, n, base.bias, y, dequantize_int8_rows, &weights};
+  Status gemm;
+  if (run_weight_only_gemm(ctx, problem, &gemm)) {
+    TL_KERNEL_RETURN_IF_ERROR(ctx, gemm);
     set_return(args, 5, *args[4]);
     return;
   }

@@ -38,7 +38,7 @@ const Kernel& find(const char* name) {
 TEST(QuantizedKernelsTest, AllKernelsHoldsEveryOneWithSchemaAndPrepare) {
   Result<const KernelRegistry*> registry = all_kernels();
   ASSERT_TRUE(registry.ok()) << registry.status().message();
-  EXPECT_EQ(quantized_kernels().size(), 24u);
+  EXPECT_EQ(quantized_kernels().size(), 25u);
   for (const Kernel& k : quantized_kernels()) {
     EXPECT_TRUE((*registry)->has_kernel(k.name)) << k.name;
     ASSERT_NE(k.schema, nullptr) << k.name;

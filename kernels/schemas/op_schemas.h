@@ -533,6 +533,8 @@ inline constexpr ArgSpec kquantized_decomposed__quantize_per_tensor_out_args[] =
 inline constexpr OpSchema kquantized_decomposed__quantize_per_tensor_out{"quantized_decomposed::quantize_per_tensor.out", "quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)", kquantized_decomposed__quantize_per_tensor_out_args, 8, false};
 inline constexpr ArgSpec kquantized_decomposed__quantize_per_token_out_args[] = {{"input", ArgType::kTensor, false}, {"scales", ArgType::kTensor, false}, {"zero_points", ArgType::kTensor, false}, {"quant_min", ArgType::kInt, false}, {"quant_max", ArgType::kInt, false}, {"dtype", ArgType::kInt, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema kquantized_decomposed__quantize_per_token_out{"quantized_decomposed::quantize_per_token.out", "quantize_per_token.out(Tensor input, Tensor scales, Tensor zero_points, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)", kquantized_decomposed__quantize_per_token_out_args, 8, false};
+inline constexpr ArgSpec ktorchlight__linear_4w_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"group_size", ArgType::kInt, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__linear_4w_out{"torchlight::linear_4w.out", "linear_4w.out(Tensor input, Tensor weight, Tensor weight_scales, int group_size, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_4w_out_args, 7, false};
 inline constexpr ArgSpec ktorchlight__linear_8da4w_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"group_size", ArgType::kInt, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__linear_8da4w_out{"torchlight::linear_8da4w.out", "linear_8da4w.out(Tensor input, Tensor weight, Tensor weight_scales, int group_size, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_8da4w_out_args, 7, false};
 inline constexpr ArgSpec ktorchlight__linear_int8_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
@@ -814,6 +816,7 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &kquantized_decomposed__quantize_per_tensor_Tensor_out,
     &kquantized_decomposed__quantize_per_tensor_out,
     &kquantized_decomposed__quantize_per_token_out,
+    &ktorchlight__linear_4w_out,
     &ktorchlight__linear_8da4w_out,
     &ktorchlight__linear_int8_out,
     &ktorchlight__linear_qs8_Tensor_out,

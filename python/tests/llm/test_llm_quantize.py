@@ -185,10 +185,11 @@ def test_model_quantizes_exports_and_lowers(make, qmode, embedding, tolerance, m
         torchlight.ExecutorchBackendConfig(check_kernels=False))
     names = set(prog.operators())
     # 8da4w linears are fused into torchlight::linear_8da4w (the tiny Llama's
-    # w2, width 72, stays float with group 32), int8 ones into linear_int8.
+    # w2, width 72, stays float with group 32), int8 ones into linear_int8,
+    # 4w ones into linear_4w.
     expected = {"8da4w": {"torchlight::linear_8da4w.out"},
                 "int8": {"torchlight::linear_int8.out"},
-                "4w": {"quantized_decomposed::dequantize_per_channel_group.out"},
+                "4w": {"torchlight::linear_4w.out"},
                 None: set()}[qmode]
     if embedding:
         bits = int(embedding.split(",")[0])
@@ -237,7 +238,9 @@ def test_export_gpt_cli_flags(tmp_path, capsys, monkeypatch):
 
     pte = tmp_path / "q4w.pte"
     assert cli.main(["--pte", str(pte), "--tokens", "0", "-qmode", "4w", "-G", "64"]) == 0
-    assert "quantized_decomposed::dequantize_per_channel_group.out" in operators(pte)
+    ops = operators(pte)   # 4w linears fused, their weights packed at export
+    assert "torchlight::linear_4w.out" in ops
+    assert "quantized_decomposed::dequantize_per_channel_group.out" not in ops
 
     # The export checks operators against the runtime build's kernels; let it
     # accept every quantized out variant, whether or not the build has it yet.

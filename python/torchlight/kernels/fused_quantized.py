@@ -2,7 +2,7 @@
 fuse_quantized_linears pass (torchlight/passes/fuse_quantized_linear.py)
 writes, each with an eager reference equal to the decomposed graph it
 replaces and a fake implementation for export. Kernels:
-kernels/quantized/op_linear_int8.cpp and op_linear_qs8.cpp. (The 8da4w one,
+kernels/quantized/op_linear_int8.cpp, op_linear_4w.cpp and op_linear_qs8.cpp. (The 8da4w one,
 torchlight::linear_8da4w, is defined in torchlight.kernels.quantized.)
 
     torchlight::linear_int8(Tensor input, Tensor weight, Tensor weight_scales,
@@ -10,6 +10,14 @@ torchlight::linear_8da4w, is defined in torchlight.kernels.quantized.)
         input float32 [..., K]; weight int8 [N, K]; weight_scales float32 [N].
         = linear(input, dequantize_per_channel(weight, scales, zeros, axis 0)) + bias
         (int8 weight-only LLM linears)
+
+    torchlight::linear_4w(Tensor input, Tensor weight, Tensor weight_scales, int group_size,
+                          Tensor? bias=None) -> Tensor
+        input float32 [..., K]; weight uint8 [N, K/2], two int4 values a byte packed as
+        linear_8da4w's (value + 8, element 2j in the high nibble); weight_scales float32
+        [N, K / group_size].
+        = linear(input, dequantize_per_channel_group(unpacked weight, scales, None, -8, 7,
+                 int8, group_size)) + bias   (4w: int4 weight-only LLM linears)
 
     torchlight::linear_qs8(Tensor input, float input_scale, int input_zero_point,
                            Tensor weight, Tensor weight_scales, Tensor? bias=None) -> Tensor
@@ -31,6 +39,7 @@ import torch
 from torch.nn import functional as F
 
 import torchlight.kernels.quantized  # noqa: F401  (quantized_decomposed out variants)
+from torchlight.kernels.quantized import unpack_embedding_weight
 
 NAMESPACE = "torchlight"
 qd = torch.ops.quantized_decomposed
@@ -40,6 +49,10 @@ _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 _ARGS_INT8 = "Tensor input, Tensor weight, Tensor weight_scales, Tensor? bias=None"
 _lib.define(f"linear_int8({_ARGS_INT8}) -> Tensor")
 _lib.define(f"linear_int8.out({_ARGS_INT8}, {_OUT}")
+_ARGS_4W = "Tensor input, Tensor weight, Tensor weight_scales, int group_size, " \
+    "Tensor? bias=None"
+_lib.define(f"linear_4w({_ARGS_4W}) -> Tensor")
+_lib.define(f"linear_4w.out({_ARGS_4W}, {_OUT}")
 _ARGS_QS8 = "Tensor input, float input_scale, int input_zero_point, " \
     "Tensor weight, Tensor weight_scales, Tensor? bias=None"
 _ARGS_QS8_TENSOR = "Tensor input, Tensor input_scale, Tensor input_zero_point, " \
@@ -77,6 +90,31 @@ def linear_int8_reference(input: torch.Tensor, weight: torch.Tensor,
     return F.linear(input, w, bias)
 
 
+def _check_4w(input, weight, weight_scales, group_size, bias) -> None:
+    k = input.shape[-1]
+    _check("linear_4w", weight.dim() == 2 and weight.dtype == torch.uint8
+           and weight.shape[1] * 2 == k,
+           f"weight must be packed uint8 [N, K/2] with K = {k}, "
+           f"got {weight.dtype} {list(weight.shape)}")
+    _check("linear_4w", group_size >= 2 and group_size % 2 == 0 and k % group_size == 0,
+           f"group_size {group_size} must be an even divisor of K = {k}")
+    _check("linear_4w", weight_scales.numel() == weight.shape[0] * (k // group_size),
+           "weight_scales must have N x K / group_size elements")
+    _check("linear_4w", bias is None or bias.numel() == weight.shape[0],
+           "bias must have N elements")
+
+
+def linear_4w_reference(input: torch.Tensor, weight: torch.Tensor, weight_scales: torch.Tensor,
+                        group_size: int, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The decomposed 4w graph on the unpacked weight (dequantize, then linear)."""
+    _check_4w(input, weight, weight_scales, group_size, bias)
+    values = unpack_embedding_weight(weight, 4)
+    scales = weight_scales.reshape(weight.shape[0], -1)
+    w = qd.dequantize_per_channel_group(values, scales, None, -8, 7, torch.int8, group_size,
+                                        input.dtype)
+    return F.linear(input, w, bias)
+
+
 def linear_qs8_reference(input: torch.Tensor, input_scale, input_zero_point,
                          weight: torch.Tensor, weight_scales: torch.Tensor,
                          bias: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -105,6 +143,21 @@ def _fake_like(input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 
 _lib.impl("linear_int8", linear_int8_reference, "CompositeExplicitAutograd")
 _lib.impl("linear_int8.out", _out(linear_int8_reference), "CompositeExplicitAutograd")
+
+
+_lib.impl("linear_4w", linear_4w_reference, "CompositeExplicitAutograd")
+_lib.impl("linear_4w.out", _out(linear_4w_reference), "CompositeExplicitAutograd")
+
+
+@torch.library.register_fake(f"{NAMESPACE}::linear_4w", lib=_lib)
+def _fake_4w(input, weight, weight_scales, group_size, bias=None):
+    _check_4w(input, weight, weight_scales, group_size, bias)
+    return _fake_like(input, weight)
+
+
+@torch.library.register_fake(f"{NAMESPACE}::linear_4w.out", lib=_lib)
+def _fake_4w_out(input, weight, weight_scales, group_size, bias=None, *, out):
+    return out
 
 
 _lib.impl("linear_qs8", linear_qs8_reference, "CompositeExplicitAutograd")
@@ -140,4 +193,5 @@ for _name, _fake in [("linear_qs8", _fake_qs8), ("linear_qs8.Tensor", _fake_qs8)
     torch.library.register_fake(f"{NAMESPACE}::{_name}", _fake, lib=_lib)
 
 linear_int8 = torch.ops.torchlight.linear_int8.default
+linear_4w = torch.ops.torchlight.linear_4w.default
 linear_qs8 = torch.ops.torchlight.linear_qs8

@@ -5,7 +5,7 @@ to_edge (on ExportedPrograms):
   verify.check_edge_program       every node is lowerable (errors name nodes)
 
 to_executorch (on MethodGraphs, see program_manager.lower_method):
-  fuse_quantized_linear.fuse_quantized_linears  (torchlight target) 8da4w linears -> linear_8da4w, pt2e int8 -> linear_qs8, int8 weight-only -> linear_int8
+  fuse_quantized_linear.fuse_quantized_linears  (torchlight target) 8da4w linears -> linear_8da4w, pt2e int8 -> linear_qs8, int8 weight-only -> linear_int8, 4w -> linear_4w
   fuse_llm_chains.fuse_llm_chains  (torchlight target) RMSNorm -> rms_norm, x * sigmoid(x) -> silu
   in_place_calls.lower_in_place_calls  mutating custom ops called on the buffers themselves
   control_flow.lower_control_flow torch.cond inlined between jump markers

@@ -5,8 +5,10 @@ constant int8 weight), one torchlight::linear_qs8 call (an int8 x int8
 product summed in int32); and the int8 weight-only linear, linear(x,
 dequantize_per_channel(constant int8 weight [N, K], constant float32 scales
 [N], zero or no zero points, axis 0)), one torchlight::linear_int8 call that
-reads the int8 weight as stored (never dequantizing it whole). Inexact
-patterns stay decomposed."""
+reads the int8 weight as stored (never dequantizing it whole); and the 4w
+(int4 weight-only) linear, linear(x, dequantize_per_channel_group(constant
+int4 weight)), one torchlight::linear_4w call on the packed weight (4 bits a
+weight in the program). Inexact patterns stay decomposed."""
 
 from __future__ import annotations
 
@@ -35,30 +37,12 @@ def _args(node, count):
     return args
 
 
-def _match(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
-    """(x, weight placeholder, scales placeholder, group size, bias) when
-    `linear` is linear(dequantize_per_token(quantize_per_token(x, s, z), s, z),
-    dequantize_per_channel_group(constant int4 weight, constant scales, zero
-    zero points, -8, 7, int8, G, float32)) with s, z from
-    choose_qparams_per_token_asymmetric(x, int8), on float32 x."""
-    x_dq, w_dq, bias = _args(linear, 3)
-    if not (_call(x_dq, _qd.dequantize_per_token.default) and
-            _call(w_dq, _qd.dequantize_per_channel_group.default)):
-        return None
-    x_q, s, z, qmin, qmax, dtype, out_dtype = _args(x_dq, 7)
-    if not _call(x_q, _qd.quantize_per_token.default) or (qmin, qmax, dtype, out_dtype) != \
-            (-128, 127, torch.int8, torch.float32):
-        return None
-    x, s2, z2, qmin, qmax, dtype = _args(x_q, 6)
-    if (s2, z2) != (s, z) or (qmin, qmax, dtype) != (-128, 127, torch.int8):
-        return None
-    if not (_call(s, operator.getitem) and _call(z, operator.getitem) and s.args[1] == 0 and
-            z.args[1] == 1 and s.args[0] is z.args[0] and
-            _call(s.args[0], _qd.choose_qparams_per_token_asymmetric.default) and
-            s.args[0].args[0] is x and s.args[0].args[1] == torch.int8):
-        return None
-    val = x.meta.get("val")
-    if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
+def _int4_weight(w_dq, method: MethodGraph) -> Optional[Tuple]:
+    """(weight placeholder, scales placeholder, group size) when `w_dq` is
+    dequantize_per_channel_group(constant int8-stored int4 weight [N, K],
+    constant float32 scales [N * K / G], zero or no zero points, -8, 7, int8,
+    G, float32) with G an even divisor of K."""
+    if not _call(w_dq, _qd.dequantize_per_channel_group.default):
         return None
     w, scales, zeros, qmin, qmax, dtype, group, out_dtype = _args(w_dq, 8)
     if (qmin, qmax, dtype, out_dtype) != (-8, 7, torch.int8, torch.float32):
@@ -77,7 +61,53 @@ def _match(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
             return None
     if bool((weight < -8).any() or (weight > 7).any()):
         return None
-    return x, w, scales, group, bias
+    return w, scales, group
+
+
+def _match(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
+    """(x, weight placeholder, scales placeholder, group size, bias) when
+    `linear` is linear(dequantize_per_token(quantize_per_token(x, s, z), s, z),
+    dequantized int4 weight (see _int4_weight)) with s, z from
+    choose_qparams_per_token_asymmetric(x, int8), on float32 x."""
+    x_dq, w_dq, bias = _args(linear, 3)
+    if not _call(x_dq, _qd.dequantize_per_token.default):
+        return None
+    x_q, s, z, qmin, qmax, dtype, out_dtype = _args(x_dq, 7)
+    if not _call(x_q, _qd.quantize_per_token.default) or (qmin, qmax, dtype, out_dtype) != \
+            (-128, 127, torch.int8, torch.float32):
+        return None
+    x, s2, z2, qmin, qmax, dtype = _args(x_q, 6)
+    if (s2, z2) != (s, z) or (qmin, qmax, dtype) != (-128, 127, torch.int8):
+        return None
+    if not (_call(s, operator.getitem) and _call(z, operator.getitem) and s.args[1] == 0 and
+            z.args[1] == 1 and s.args[0] is z.args[0] and
+            _call(s.args[0], _qd.choose_qparams_per_token_asymmetric.default) and
+            s.args[0].args[0] is x and s.args[0].args[1] == torch.int8):
+        return None
+    val = x.meta.get("val")
+    if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
+        return None
+    weight = _int4_weight(w_dq, method)
+    if weight is None:
+        return None
+    return (x, *weight, bias)
+
+
+def _match_4w(linear: torch.fx.Node, method: MethodGraph) -> Optional[Tuple]:
+    """(x, weight placeholder, scales placeholder, group size, bias) when
+    `linear` is linear(x, dequantized int4 weight (see _int4_weight)) on
+    float32 x [..., K] with a float32 bias [N] or none: the 4w (int4
+    weight-only) linear."""
+    x, w_dq, bias = _args(linear, 3)
+    weight = _int4_weight(w_dq, method)
+    if weight is None:
+        return None
+    n, k = method.constants[weight[0]].shape
+    val = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.shape[-1] != k or \
+            not _float_bias(bias, n):
+        return None
+    return (x, *weight, bias)
 
 
 def _int8_weight(w_dq, method: MethodGraph) -> Optional[Tuple]:
@@ -205,10 +235,12 @@ def fuse_quantized_linears(method: MethodGraph) -> MethodGraph:
     see _match_qs8) by torchlight::linear_qs8(x_q, x_scale, x_zero_point,
     weight, scales, bias), which sums int8 products exactly in int32, every
     other int8 weight-only linear (see _match_int8) by
-    torchlight::linear_int8(x, weight, scales, bias), and every 8da4w linear (see _match) by
+    torchlight::linear_int8(x, weight, scales, bias), every 8da4w linear (see _match) by
     torchlight::linear_8da4w(x, packed weight, scales, group size, bias),
-    whose kernel quantizes x per token and multiplies with int32 sums. The
-    weight constant is replaced by its packed form (uint8 [N, K/2], two
+    whose kernel quantizes x per token and multiplies with int32 sums, and
+    every 4w linear (int4 weight-only, see _match_4w) by
+    torchlight::linear_4w(x, packed weight, scales, group size, bias). The
+    int4 weight constant is replaced by its packed form (uint8 [N, K/2], two
     values a byte, as embedding_4bit packs); the per-token chain and
     constants nothing else uses are removed.
 
@@ -216,13 +248,18 @@ def fuse_quantized_linears(method: MethodGraph) -> MethodGraph:
     (their operators run on the quantized_decomposed kernels).
     """
     from torchlight.llm.quantize import pack_embedding_weight  # (heavy; only when fusing)
+    import torchlight.kernels.fused_quantized  # noqa: F401  (defines torchlight::linear_4w)
     graph = method.graph
     packed_for = {}
     fused_any = False
     for node in list(graph.nodes):
         if not _call(node, _LINEAR):
             continue
+        target = torch.ops.torchlight.linear_8da4w.default
         match = _match(node, method)
+        if match is None:
+            target = torch.ops.torchlight.linear_4w.default
+            match = _match_4w(node, method)
         if match is None:
             fused_any = _fuse_int8(node, method) or fused_any
             continue
@@ -240,8 +277,7 @@ def fuse_quantized_linears(method: MethodGraph) -> MethodGraph:
             method.constants[scales] = scale_values.reshape(method.constants[w].shape[0], -1)
             scales.meta["val"] = method.constants[scales]
         with graph.inserting_before(node):
-            fused = graph.call_function(torch.ops.torchlight.linear_8da4w.default,
-                                        (x, packed_for[w], scales, group, bias))
+            fused = graph.call_function(target, (x, packed_for[w], scales, group, bias))
         fused.meta.update(node.meta)
         node.replace_all_uses_with(fused)
         graph.erase_node(node)

@@ -24,7 +24,7 @@ _EXTRA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".
                       "extra_schemas.txt")
 _LIBS = {}
 _OPS = ("quantized_decomposed::", "torchlight::linear_8da4w.", "torchlight::linear_int8.",
-        "torchlight::linear_qs8.")
+        "torchlight::linear_4w.", "torchlight::linear_qs8.")
 
 
 def _define_out_schemas():
@@ -531,6 +531,49 @@ CASES.append(Case("torchlight::linear_int8.out",
                    T((9, 64), torch.int8, low=-128, high=128),
                    T((9,), torch.float32, low=0.001, high=0.02), None],
                   reference=linear_int8_reference, rtol=1e-4, atol=1e-4, name="batched"))
+
+
+# --- torchlight::linear_4w.out: the fused int4 weight-only linear against
+# dequantize_per_channel_group (symmetric) then linear, with torch's ops.
+# Below 64 rows each weight is dequantized where it is used (x86 loops for
+# groups of a multiple of 32, generic otherwise); more rows dequantize weight
+# panels for the fp32 GEMM. Only the summation order differs from torch.
+def linear_4w_reference(x, packed, scales, group_size, bias=None):
+    qd = torch.ops.quantized_decomposed
+    w = _unpack(packed, 4)
+    wdq = qd.dequantize_per_channel_group(w, scales, None, -8, 7, torch.int8, group_size,
+                                          torch.float32)
+    return torch.nn.functional.linear(x, wdq, bias)
+
+
+for group in [32, 64, 128, 256]:
+    for m_shape in [(1,), (3,), (2, 5), (64,), (129,)]:
+        k, n = (256, 37) if group != 32 else (96, 29)
+        CASES.append(Case("torchlight::linear_4w.out",
+                          [T(m_shape + (k,), torch.float32, low=-2, high=2),
+                           T((n, k // 2), torch.uint8, low=0, high=256),
+                           T((n, k // group), torch.float32, low=0.005, high=0.05), group,
+                           T((n,), torch.float32) if m_shape in ((3,), (129,)) else None],
+                          reference=linear_4w_reference, rtol=1e-4, atol=1e-4,
+                          name=f"g{group},rows={m_shape}"))
+for rows in [3, 70]:
+    CASES.append(Case("torchlight::linear_4w.out",
+                      [T((rows, 48), torch.float32), T((3, 24), torch.uint8, low=0, high=256),
+                       T((3, 3), torch.float32, low=0.01, high=0.1), 16, None],
+                      reference=linear_4w_reference, rtol=1e-4, atol=1e-4,
+                      name=f"group16_generic,rows={rows}"))
+CASES.append(Case("torchlight::linear_4w.out",
+                  [T((2, 64), torch.float32), T((3, 32), torch.uint8), T((3, 2), torch.float32), 48,
+                   None],
+                  expect_error="argument 'group_size' is 48", out_shapes=[(2, 3)]))
+CASES.append(Case("torchlight::linear_4w.out",
+                  [T((2, 64), torch.float32), T((3, 32), torch.int8), T((3, 2), torch.float32), 32,
+                   None],
+                  expect_error="argument 'weight' has dtype int8", out_shapes=[(2, 3)]))
+CASES.append(Case("torchlight::linear_4w.out",
+                  [T((2, 64), torch.float32), T((3, 32), torch.uint8), T((3, 3), torch.float32), 32,
+                   None],
+                  expect_error="argument 'weight_scales' has 9 elements", out_shapes=[(2, 3)]))
 
 
 # --- torchlight::linear_qs8.out / .Tensor_out: pt2e's int8 linear fused, against
