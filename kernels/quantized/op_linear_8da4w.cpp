@@ -41,28 +41,6 @@
 namespace torchlight::quantized {
 namespace {
 
-Status check_static(Span<EValue*> args) {
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const NamedTensor weight{args[1]->to_tensor(), "weight"};
-  const NamedTensor scales{args[2]->to_tensor(), "weight_scales"};
-  const NamedTensor bias{args[4]->to_optional_tensor(), "bias"};
-  const NamedTensor out{args[5]->to_tensor(), "out"};
-  int64_t k = 0, n = 0;
-  TL_RETURN_IF_ERROR(check_quantized_linear(input, ScalarType::kFloat, weight, ScalarType::kByte,
-                                            "a matrix [N, K / 2] of packed int4", scales, bias, out, &k, &n));
-  TL_CHECK_OR_RETURN(weight.tensor.size(1) * 2 == k && k > 0, Error::kInvalidArgument,
-                     "argument 'weight' has %d packed columns, expected %lld (K / 2, K = %lld)",
-                     weight.tensor.size(1), static_cast<long long>(k / 2), static_cast<long long>(k));
-  const int64_t group = args[3]->to_int();
-  TL_CHECK_OR_RETURN(group >= 2 && group % 2 == 0 && k % group == 0, Error::kInvalidArgument,
-                     "argument 'group_size' is %lld, expected an even divisor of K = %lld",
-                     static_cast<long long>(group), static_cast<long long>(k));
-  TL_CHECK_OR_RETURN(scales.tensor.numel() == n * (k / group), Error::kInvalidArgument,
-                     "argument 'weight_scales' has %lld elements, expected %lld (N x K / group_size)",
-                     static_cast<long long>(scales.tensor.numel()),
-                     static_cast<long long>(n * (k / group)));
-  return check_bias_length(bias, n);
-}
 
 // Rows quantized and arranged per pass: prefill's whole prompt in one pass
 // when scratch allows (each chunk of columns then stays in cache while it
@@ -118,7 +96,7 @@ bool linear_8da4w_takes_dequantized_gemm(int64_t rows, int64_t k, int64_t group)
 }
 
 Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
-  TL_RETURN_IF_ERROR(check_static(args));
+  TL_RETURN_IF_ERROR(check_packed_int4_linear(args));
   // Quantized, arranged activation rows with their corrections (K from the
   // weight's fixed shape; rows from the input's planned shape), and room
   // for the tile's per-call weight sums.
@@ -155,7 +133,7 @@ Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCal
 }
 
 void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_static(args));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_packed_int4_linear(args));
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_tensor(), "weight"};
   const NamedTensor scales{args[2]->to_tensor(), "weight_scales"};

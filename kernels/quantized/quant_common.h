@@ -240,6 +240,35 @@ inline Status check_bias_length(const NamedTensor& bias, int64_t n) {
   return Error::kOk;
 }
 
+/// The load-time checks linear_8da4w and linear_4w share: (input [..., K]
+/// float32, weight uint8 [N, K / 2] packed int4, weight_scales [N, K / G],
+/// int group_size even and dividing K, optional bias [N], out).
+inline Status check_packed_int4_linear(Span<EValue*> args) {
+  const NamedTensor input{args[0]->to_tensor(), "input"};
+  const NamedTensor weight{args[1]->to_tensor(), "weight"};
+  const NamedTensor scales{args[2]->to_tensor(), "weight_scales"};
+  const NamedTensor bias{args[4]->to_optional_tensor(), "bias"};
+  const NamedTensor out{args[5]->to_tensor(), "out"};
+  int64_t k = 0, n = 0;
+  TL_RETURN_IF_ERROR(check_quantized_linear(input, ScalarType::kFloat, weight, ScalarType::kByte,
+                                            "a matrix [N, K / 2] of packed int4", scales, bias,
+                                            out, &k, &n));
+  TL_CHECK_OR_RETURN(weight.tensor.size(1) * 2 == k && k > 0, Error::kInvalidArgument,
+                     "argument 'weight' has %d packed columns, expected %lld (K / 2, K = %lld)",
+                     weight.tensor.size(1), static_cast<long long>(k / 2),
+                     static_cast<long long>(k));
+  const int64_t group = args[3]->to_int();
+  TL_CHECK_OR_RETURN(group >= 2 && group % 2 == 0 && k % group == 0, Error::kInvalidArgument,
+                     "argument 'group_size' is %lld, expected an even divisor of K = %lld",
+                     static_cast<long long>(group), static_cast<long long>(k));
+  TL_CHECK_OR_RETURN(scales.tensor.numel() == n * (k / group), Error::kInvalidArgument,
+                     "argument 'weight_scales' has %lld elements, expected %lld (N x K / "
+                     "group_size)",
+                     static_cast<long long>(scales.tensor.numel()),
+                     static_cast<long long>(n * (k / group)));
+  return check_bias_length(bias, n);
+}
+
 /// `raw_axis` (which may count from the end) as an index into `input`'s
 /// dims. Errors: kInvalidArgument when it is out of range.
 inline Status channel_axis(const NamedTensor& input, int64_t raw_axis, size_t* axis) {
