@@ -143,7 +143,8 @@ bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode*
   const BlockwiseWeights& w = ctx.blockwise[filter];
   if (ctx.datatypes[filter] != xnn_datatype_qbint4 || ctx.kinds[filter] != ValueKind::kConstant ||
       ctx.constant_data[filter] == nullptr || w.bf16_scales == nullptr || w.group % 2 != 0 ||
-      ctx.shapes[filter].rank != 2 || ctx.shapes[filter].dims[1] % w.group != 0 ||
+      ctx.shapes[filter].rank != 2 || ctx.shapes[filter].dims[0] == 0 ||
+      ctx.shapes[filter].dims[1] == 0 || ctx.shapes[filter].dims[1] % w.group != 0 ||
       ctx.shapes[in].dims[ctx.shapes[in].rank - 1] != ctx.shapes[filter].dims[1]) {
     return false;
   }

@@ -99,8 +99,8 @@ bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
 /// Whether `node` is an 8da4w linear linear_8da4w runs exactly: an
 /// XNNFullyConnected without flags whose input an XNNConvert writes from a
 /// non-constant float32 value into qdint8 quantized per row
-/// (num_nonbatch_dims 1), whose filter is a constant qbint4 [N, K] with an
-/// even group size, whose bias is absent or a constant float32, and whose
+/// (num_nonbatch_dims 1), whose filter is a constant qbint4 [N, K] (both
+/// non-zero) with an even group size, whose bias is absent or a constant float32, and whose
 /// output is float32. On success `*convert` is the convert's node. Needs ctx
 /// after the whole graph's definition (blockwise, nonbatch_dims).
 bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
