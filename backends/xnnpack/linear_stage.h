@@ -13,7 +13,8 @@
 // (asymmetric, as the convert does) and sums exactly in int32, on every row
 // count; the weights' scales are XNNPACK's own bf16 ones. One-row calls
 // (decode), which XNNPACK gets right with its faster one-row kernel, run
-// on a runtime of just this convert and fully-connected.
+// on a runtime of just this convert and fully-connected. The cost: the
+// 4-bit weights are held twice (our repack and XNNPACK's packing).
 #pragma once
 
 #include <xnnpack.h>
