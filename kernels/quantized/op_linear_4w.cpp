@@ -45,11 +45,7 @@ Status linear_4w_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call
 
 void linear_4w_out(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_packed_int4_linear(args));
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const NamedTensor weight{args[1]->to_tensor(), "weight"};
-  const NamedTensor scales{args[2]->to_tensor(), "weight_scales"};
-  const NamedTensor bias{args[4]->to_optional_tensor(), "bias"};
-  const NamedTensor out{args[5]->to_tensor(), "out"};
+  const auto [input, weight, scales, bias, out] = PackedInt4LinearArgs(args);
   const int64_t k = input.tensor.size(input.tensor.dim() - 1);
   const int64_t n = weight.tensor.size(0);
   const int64_t group = args[3]->to_int();

@@ -240,15 +240,26 @@ inline Status check_bias_length(const NamedTensor& bias, int64_t n) {
   return Error::kOk;
 }
 
+/// The tensors of linear_8da4w / linear_4w, named as their schema names them.
+struct PackedInt4LinearArgs {
+  explicit PackedInt4LinearArgs(Span<EValue*> args)
+      : input{args[0]->to_tensor(), "input"},
+        weight{args[1]->to_tensor(), "weight"},
+        scales{args[2]->to_tensor(), "weight_scales"},
+        bias{args[4]->to_optional_tensor(), "bias"},
+        out{args[5]->to_tensor(), "out"} {}
+  NamedTensor input;
+  NamedTensor weight;
+  NamedTensor scales;
+  NamedTensor bias;
+  NamedTensor out;
+};
+
 /// The load-time checks linear_8da4w and linear_4w share: (input [..., K]
 /// float32, weight uint8 [N, K / 2] packed int4, weight_scales [N, K / G],
 /// int group_size even and dividing K, optional bias [N], out).
 inline Status check_packed_int4_linear(Span<EValue*> args) {
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const NamedTensor weight{args[1]->to_tensor(), "weight"};
-  const NamedTensor scales{args[2]->to_tensor(), "weight_scales"};
-  const NamedTensor bias{args[4]->to_optional_tensor(), "bias"};
-  const NamedTensor out{args[5]->to_tensor(), "out"};
+  const auto [input, weight, scales, bias, out] = PackedInt4LinearArgs(args);
   int64_t k = 0, n = 0;
   TL_RETURN_IF_ERROR(check_quantized_linear(input, ScalarType::kFloat, weight, ScalarType::kByte,
                                             "a matrix [N, K / 2] of packed int4", scales, bias,
