@@ -228,17 +228,15 @@ Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, Event
   return Error::kOk;
 }
 
-bool StagedExecutor::linear_runs_parallel(const LinearStage& linear, const ValueShape& in) {
-  size_t rows = 1;
-  for (uint32_t d = 0; d + 1 < in.rank; ++d) rows *= in.dims[d];
-  return quantized::linear_runs_parallel(static_cast<int64_t>(rows), linear.k, linear.n);
-}
-
-Status StagedExecutor::run_linear(Span<EValue*> args, LinearStage& linear, EventTracer* tracer,
-                                  uint32_t nth, bool* on_xnnpack) {
+size_t StagedExecutor::linear_rows(Span<EValue*> args, const LinearStage& linear) const {
   const ValueShape in = shape_of(args, linear.input);
   size_t rows = 1;
   for (uint32_t d = 0; d + 1 < in.rank; ++d) rows *= in.dims[d];
+  return rows;
+}
+
+Status StagedExecutor::run_linear(Span<EValue*> args, LinearStage& linear, size_t rows,
+                                  EventTracer* tracer, uint32_t nth, bool* on_xnnpack) {
   const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;
   if (rows == 1 && parts_.pool != nullptr) threadpool::yield_to_native_pool();
   TL_RETURN_IF_ERROR(run_linear_stage(linear, static_cast<const float*>(data_of(args, linear.input)),
@@ -274,9 +272,12 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
       // worker that has not started (pthreadpool's does, on a busy machine).
       // A linear small enough for the calling thread alone (decode's) needs
       // no core back, and parking costs a pthreadpool job.
-      const bool parallel = ref.kind == StageKind::kConv2d ||
-                            linear_runs_parallel(parts_.linears[ref.index],
-                                                 shape_of(args, parts_.linears[ref.index].input));
+      LinearStage* linear =
+          ref.kind == StageKind::kLinear8da4w ? &parts_.linears[ref.index] : nullptr;
+      const size_t rows = linear != nullptr ? linear_rows(args, *linear) : 0;
+      const bool parallel =
+          linear == nullptr ||
+          quantized::linear_runs_parallel(static_cast<int64_t>(rows), linear->k, linear->n);
       if (parts_.pool != nullptr && after_xnnpack && parallel) {
         threadpool::park_native_pool();
         after_xnnpack = false;
@@ -285,8 +286,7 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
         TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
       } else {
         bool on_xnnpack = false;
-        TL_RETURN_IF_ERROR(
-            run_linear(args, parts_.linears[ref.index], tracer, ++nth_linear, &on_xnnpack));
+        TL_RETURN_IF_ERROR(run_linear(args, *linear, rows, tracer, ++nth_linear, &on_xnnpack));
         after_xnnpack = after_xnnpack || on_xnnpack;
       }
       continue;

@@ -112,10 +112,11 @@ class StagedExecutor : public XnnDelegate {
   ValueShape shape_of(Span<EValue*> args, uint32_t value) const;
   void* data_of(Span<EValue*> args, uint32_t value) const;
   Status run_conv(Span<EValue*> args, const ConvStage& conv, EventTracer* tracer, uint32_t nth);
+  // The rows of a linear's input: every dim but the last.
+  size_t linear_rows(Span<EValue*> args, const LinearStage& linear) const;
   // Sets *on_xnnpack when the linear's one-row XNNPACK runtime ran it.
-  Status run_linear(Span<EValue*> args, LinearStage& linear, EventTracer* tracer, uint32_t nth,
-                    bool* on_xnnpack);
-  static bool linear_runs_parallel(const LinearStage& linear, const ValueShape& in);
+  Status run_linear(Span<EValue*> args, LinearStage& linear, size_t rows, EventTracer* tracer,
+                    uint32_t nth, bool* on_xnnpack);
   void invalidate();
 
   StagedParts parts_;
