@@ -2,12 +2,16 @@
 
     python3 bench/llm/ab_compare.py --base BASE_CLI --workdir DIR
         [--base-workdir BASE_DIR] [--quant fp32,int8,8da4w(,4w)] [--threads 1,2] [--rounds 5]
+        [--env VAR=VALUE ...] [--base-env VAR=VALUE ...]
 
 For a loaded machine, where only a comparison inside one run means
 anything: each round runs the base CLI and this checkout's CLI (or --cli)
 once each, in alternating order, on the programs `bench_llm.py` exported to
 DIR (run it once per precision with --workdir DIR first), and prints the
-median decode and prefill tok/s of each and the ratio new / base.
+median decode and prefill tok/s of each and the ratio new / base, then
+the best decode of each (the least disturbed run). --env and --base-env
+set variables for one side's runs, so one CLI can be compared with itself
+under two settings (e.g. --base-env TORCHLIGHT_QUANT_ISA=avx2).
 --base-workdir gives the base CLI its own programs (exported by its own
 checkout), for when the new exporter emits operators the base CLI lacks.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 from pathlib import Path
@@ -24,12 +29,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_once(cli: Path, pte: Path, tokenizer: Path, threads: int, prompt_tokens: int,
-             new_tokens: int, stats: Path) -> tuple[float, float]:
+             new_tokens: int, stats: Path, env: dict) -> tuple[float, float]:
     prompt = ("abcdefghijklmnopqrstuvwxyz " * 64)[:max(1, prompt_tokens - 2)]
     subprocess.run([str(cli), "llm", "--model", str(pte), "--tokenizer", str(tokenizer),
                     "--prompt", prompt, "--max-new-tokens", str(new_tokens), "--temperature", "0",
                     "--ignore-eos", "--threads", str(threads), "--stats-json", str(stats),
-                    "--quiet"], check=True, stdout=subprocess.DEVNULL)
+                    "--quiet"], check=True, stdout=subprocess.DEVNULL, env=env)
     s = json.loads(stats.read_text())
     return s["decode_tokens_per_s"], s["prefill_tokens_per_s"]
 
@@ -47,11 +52,18 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)
+    p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
+                   help="a variable for the new CLI's runs (repeatable)")
+    p.add_argument("--base-env", action="append", default=[], metavar="VAR=VALUE",
+                   help="a variable for the base CLI's runs (repeatable)")
     args = p.parse_args()
+    envs = {name: dict(os.environ, **dict(v.split("=", 1) for v in values))
+            for name, values in (("new", args.env), ("base", args.base_env))}
     tokenizer = args.workdir / "tokenizer-32000.bin"
     stats = args.workdir / "ab-stats.json"
-    print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio | "
+          "best decode base / new |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for quant in args.quant.split(","):
         stem = f"{args.shape}-{quant}" + ("-g32" if quant in ("8da4w", "4w") else "")
         pte = {}
@@ -66,12 +78,15 @@ def main() -> None:
                 order = (("base", args.base), ("new", args.cli))
                 for name, cli in (order if i % 2 == 0 else order[::-1]):
                     got[name].append(run_once(cli, pte[name], tokenizer, threads,
-                                              args.prompt_tokens, args.new_tokens, stats))
+                                              args.prompt_tokens, args.new_tokens, stats,
+                                              envs[name]))
             med = {k: (statistics.median(d for d, _ in v), statistics.median(f for _, f in v))
                    for k, v in got.items()}
             (db, pb), (dn, pn) = med["base"], med["new"]
+            best = {k: max(d for d, _ in v) for k, v in got.items()}
             print(f"| {quant} | {threads} | {db:.1f} | {dn:.1f} | {dn / db:.2f}x | {pb:.1f} | "
-                  f"{pn:.1f} | {pn / pb:.2f}x |", flush=True)
+                  f"{pn:.1f} | {pn / pb:.2f}x | {best['base']:.1f} / {best['new']:.1f} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

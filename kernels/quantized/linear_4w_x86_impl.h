@@ -10,6 +10,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/quantized/fold_lanes_x86.h"
 #include "kernels/quantized/linear_4w.h"
 #include "kernels/quantized/linear_int8.h"
 
@@ -31,14 +32,6 @@ inline void unpack_32_weights(const uint8_t* packed, __m128i* first, __m128i* se
   const __m128i low = _mm_and_si128(bytes, mask);                      // Elements 2j + 1.
   *first = _mm_sub_epi8(_mm_unpacklo_epi8(high, low), eight);
   *second = _mm_sub_epi8(_mm_unpackhi_epi8(high, low), eight);
-}
-
-// Lanes i and i + 4, then i and i + 2, then 0 and 1 (fold_lanes_int8's
-// last steps).
-inline float fold_8_lanes(__m256 v) {
-  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 
 #if defined(__AVX512F__)
@@ -63,16 +56,6 @@ inline void dequantize_32_weights(const uint8_t* packed, Vec4w table, Vec4w* w) 
   w[0] = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(high, low)), table);
   w[1] = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(high, low)), table);
 }
-// Lanes 0..15 and 16..31 as fold_lanes_int8's first step wants them:
-// (l[i] + l[8 + i]) + (l[16 + i] + l[24 + i]).
-inline __m256 upper_half(__m512 v) {  // AVX-512F only (no DQ).
-  return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-}
-inline float fold_32_lanes(const Vec4w* acc) {
-  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(acc[0]), upper_half(acc[0]));
-  const __m256 b = _mm256_add_ps(_mm512_castps512_ps256(acc[1]), upper_half(acc[1]));
-  return fold_8_lanes(_mm256_add_ps(a, b));
-}
 #else
 using Vec4w = __m256;
 constexpr int kVecs4w = 4;
@@ -88,9 +71,6 @@ inline void dequantize_32_weights(const uint8_t* packed, Vec4w scale, Vec4w* w) 
   for (int j = 0; j < 4; ++j) {
     w[j] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(halves[j])), scale);
   }
-}
-inline float fold_32_lanes(const Vec4w* acc) {
-  return fold_8_lanes(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
 }
 #endif
 
@@ -123,7 +103,7 @@ void columns_4w(const Rows4w& rows, int64_t n_begin, int64_t n_end) {
       }
     }
     const float bias = rows.bias != nullptr ? rows.bias[n] : 0.0f;
-    for (int r = 0; r < kRows; ++r) rows.out[r * rows.n + n] = fold_32_lanes(acc[r]) + bias;
+    for (int r = 0; r < kRows; ++r) rows.out[r * rows.n + n] = fold_8_lanes(fold_32_to_8_lanes(acc[r])) + bias;
   }
 }
 

@@ -5,7 +5,7 @@
 // bias[n]): the weight is converted to float on the fly and never
 // dequantized as a whole, and the scale is applied once per column.
 //
-// Both loops sum in the same order, so they give identical floats: element
+// Every loop sums in the same order, so all give identical floats: element
 // k goes to lane k % kLanesInt8 (for k below K rounded down to kLanesInt8,
 // fused multiply-adds; the tail to lane k % kLanesInt8 too), the 32 lanes are
 // folded as four vectors of 8: (v0 + v1) + (v2 + v3), then lanes i and i + 4,
@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "kernels/quantized/quant_isa.h"
 
 namespace torchlight::quantized {
 
@@ -34,12 +36,16 @@ struct RowsInt8 {
 /// Columns [n_begin, n_end) of every row.
 void linear_int8_columns_generic(const RowsInt8& rows, int64_t n_begin, int64_t n_end);
 #if defined(__x86_64__) || defined(_M_X64)
+// One build per instruction set (linear_int8_x86_impl.h); the same floats
+// as the generic loop.
 void linear_int8_columns_avx2(const RowsInt8& rows, int64_t n_begin, int64_t n_end);
+void linear_int8_columns_avx512(const RowsInt8& rows, int64_t n_begin, int64_t n_end);
 #endif
 
-/// The best loop this CPU runs (AVX2 with FMA, else generic).
+/// The loop for `isa` (one this CPU runs): AVX-512 (F/BW/VL, which every
+/// level at or above kAvx512Vnni implies), AVX2 + FMA, else generic.
 using ColumnsInt8Fn = void (*)(const RowsInt8&, int64_t, int64_t);
-ColumnsInt8Fn select_linear_int8();
+ColumnsInt8Fn select_linear_int8(QuantIsa isa = quant_isa());
 
 /// The fold of 32 lane sums both loops share (see the file comment).
 // static: the AVX2 and generic files are built with different -m flags, and

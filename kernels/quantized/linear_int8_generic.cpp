@@ -1,5 +1,5 @@
 // Portable loops of linear_int8 (linear_int8.h), and the run-time choice.
-// std::fma keeps the sums identical to the AVX2 loop's fused multiply-adds.
+// std::fma keeps the sums identical to the x86 loops' fused multiply-adds.
 #include <cmath>
 
 #include "kernels/quantized/linear_int8.h"
@@ -22,13 +22,14 @@ void linear_int8_columns_generic(const RowsInt8& rows, int64_t n_begin, int64_t 
   }
 }
 
-ColumnsInt8Fn select_linear_int8() {
+ColumnsInt8Fn select_linear_int8(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return &linear_int8_columns_avx2;
-  }
-#endif
+  return for_quant_isa<ColumnsInt8Fn>(isa, &linear_int8_columns_generic, &linear_int8_columns_avx2,
+                                      &linear_int8_columns_avx2, &linear_int8_columns_avx512);
+#else
+  (void)isa;
   return &linear_int8_columns_generic;
+#endif
 }
 
 }  // namespace torchlight::quantized

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
@@ -520,15 +521,18 @@ TEST(QuantizedKernelsTest, Prefill8da4wConversionsAgreeWithReference) {
   }
 }
 
-// The int8 weight-only loops: the generic and AVX2 loops give identical
-// floats (same lane order, fused multiply-adds in both), and both are within
-// float rounding of a float64 reference: |err| <= 1e-5 * scale * sum |x w|
-// (+ |bias| * 2^-23), for K with and without a tail of fewer than 32.
+// The int8 weight-only loops: the generic loop and every x86 build this CPU
+// runs (AVX2, AVX-512) give identical floats (same lane order, fused
+// multiply-adds in all), and the generic loop is within float rounding of a
+// float64 reference: |err| <= 1e-5 * scale * sum |x w| (+ |bias| * 2^-23),
+// for K with and without a tail of fewer than 32, 1-4 rows (one row: the
+// several-column decode steps and their leftover columns), and column
+// ranges that start and end off those steps.
 TEST(QuantizedKernelsTest, LinearInt8LoopsAgreeAndMatchReference) {
   constexpr int64_t kN = 21;
   uint32_t seed = 777;
   auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
-  for (int64_t k : {7, 64, 288, 301}) {
+  for (int64_t k : {7, 32, 64, 288, 301}) {
     std::vector<float> x(k * quantized::kRowsInt8);
     std::vector<int8_t> weight(kN * k);
     std::vector<float> scales(kN), bias(kN);
@@ -540,7 +544,7 @@ TEST(QuantizedKernelsTest, LinearInt8LoopsAgreeAndMatchReference) {
     for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
     for (bool with_bias : {false, true}) {
       for (int rows = 1; rows <= quantized::kRowsInt8; ++rows) {
-        std::vector<float> a(rows * kN), b(rows * kN);
+        std::vector<float> a(rows * kN);
         quantized::RowsInt8 block{};
         block.x = x.data();
         block.rows = rows;
@@ -564,13 +568,24 @@ TEST(QuantizedKernelsTest, LinearInt8LoopsAgreeAndMatchReference) {
             EXPECT_NEAR(a[r * kN + n], expected, tolerance) << "k " << k << " row " << r;
           }
         }
-#if defined(__x86_64__) || defined(_M_X64)
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-          block.out = b.data();
-          quantized::linear_int8_columns_avx2(block, 0, kN);
-          EXPECT_EQ(a, b) << "k " << k << " rows " << rows << " bias " << with_bias;
+        for (const quantized::QuantIsa isa :
+             {quantized::QuantIsa::kAvx2, quantized::QuantIsa::kAvx512Vnni}) {
+          if (!quantized::cpu_has_quant_isa(isa)) continue;
+          const quantized::ColumnsInt8Fn columns = quantized::select_linear_int8(isa);
+          for (const auto& [n_begin, n_end] : {std::pair<int64_t, int64_t>{0, kN}, {3, 18}, {5, 6}}) {
+            std::vector<float> b(a.size(), -1.0f);
+            block.out = b.data();
+            columns(block, n_begin, n_end);
+            for (int r = 0; r < rows; ++r) {
+              for (int64_t n = 0; n < kN; ++n) {
+                const float want = n >= n_begin && n < n_end ? a[r * kN + n] : -1.0f;
+                ASSERT_EQ(b[r * kN + n], want)
+                    << quantized::quant_isa_name(isa) << " k " << k << " rows " << rows << " bias "
+                    << with_bias << " columns " << n_begin << ".." << n_end << " at " << r << ", " << n;
+              }
+            }
+          }
         }
-#endif
       }
     }
   }

@@ -1,0 +1,117 @@
+// One decode step's int8 weight-only linears (torchlight::linear_int8's
+// loops, linear_int8.h) at stories15m's and stories110m's shapes, one row:
+//
+//   BM_int8_decode_isa/isa/K/N: the loop on one thread for every instruction
+//     set this CPU runs (1 avx2, 3 avx512), weight GB/s.
+//   BM_int8_decode_split/threads/split/K/N: the loop as the operator calls
+//     it, inline on the calling thread (split 0) or split over the pool in
+//     column chunks (split 1, column_chunks.h), wall time: the fork-join's
+//     cost against its speed-up at each size.
+//
+//   ./torchlight exec build/release/bench/llm/torchlight_decode_linear_bench
+//       --benchmark_repetitions=3
+//
+// Weights are in cache after the first iteration at every size but the
+// classifiers' (9-24 MiB), as in decode of these models.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/column_chunks.h"
+#include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/quant_isa.h"
+
+namespace torchlight::quantized {
+namespace {
+
+struct Int8Problem {
+  std::vector<float> x, scales, out;
+  std::vector<int8_t> weight;
+  RowsInt8 rows{};
+  Int8Problem(int64_t k, int64_t n) : x(k), scales(n, 0.01f), out(n), weight(n * k) {
+    uint32_t seed = 1;
+    for (int8_t& v : weight) v = static_cast<int8_t>((seed = seed * 1664525u + 1013904223u) >> 24);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) * 0.125f - 1.0f;
+    rows.x = x.data();
+    rows.rows = 1;
+    rows.weight = weight.data();
+    rows.scales = scales.data();
+    rows.k = k;
+    rows.n = n;
+    rows.out = out.data();
+  }
+};
+
+void report_weights(benchmark::State& state, int64_t bytes) {
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes) * 1e-9 *
+                                                  static_cast<double>(state.iterations()),
+                                              benchmark::Counter::kIsRate);
+}
+
+void BM_int8_decode_isa(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const int64_t k = state.range(1), n = state.range(2);
+  if (!cpu_has_quant_isa(isa)) {
+    state.SkipWithError("this CPU does not run that ISA");
+    return;
+  }
+  Int8Problem p(k, n);
+  const ColumnsInt8Fn columns = select_linear_int8(isa);
+  for (auto _ : state) {
+    columns(p.rows, 0, n);
+    benchmark::ClobberMemory();
+  }
+  report_weights(state, n * k);
+  state.SetLabel(quant_isa_name(isa));
+}
+
+void BM_int8_decode_split(benchmark::State& state) {
+  const auto threads = static_cast<size_t>(state.range(0));
+  const bool split = state.range(1) != 0;
+  const int64_t k = state.range(2), n = state.range(3);
+  threadpool::set_num_threads(threads);
+  Int8Problem p(k, n);
+  const ColumnsInt8Fn columns = select_linear_int8();
+  const auto run = [&](int64_t n_begin, int64_t n_end) { columns(p.rows, n_begin, n_end); };
+  for (auto _ : state) {
+    if (split) {
+      parallel_column_chunks(n, run);
+    } else {
+      run(0, n);
+    }
+    benchmark::ClobberMemory();
+  }
+  report_weights(state, n * k);
+  state.SetLabel(std::to_string(threads) + (split ? " threads, split" : " threads, inline"));
+}
+
+// K x N: stories15m's attention (288 x 288), feed-forward (288 x 768,
+// 768 x 288) and classifier (288 x 32000); stories110m's 768 x 768,
+// 768 x 2048, 2048 x 768 and 768 x 32000.
+constexpr int64_t kShapes[][2] = {{288, 288},  {288, 768},  {768, 288},   {288, 32000},
+                                  {768, 768},  {768, 2048}, {2048, 768}, {768, 32000}};
+
+BENCHMARK(BM_int8_decode_isa)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes) {
+    for (const int64_t isa : {1, 3}) b->Args({isa, s[0], s[1]});
+  }
+  b->ArgNames({"isa", "K", "N"});
+  b->Unit(benchmark::kMicrosecond);
+});
+
+BENCHMARK(BM_int8_decode_split)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes) {
+    for (const int64_t split : {0, 1}) b->Args({2, split, s[0], s[1]});
+  }
+  b->ArgNames({"threads", "split", "K", "N"});
+  b->Unit(benchmark::kMicrosecond);
+  b->UseRealTime();
+});
+
+}  // namespace
+}  // namespace torchlight::quantized
+
+BENCHMARK_MAIN();
