@@ -97,6 +97,11 @@ void set_num_threads(size_t n) {
   if (n > 1) p.work = std::make_unique<WorkPool>(n);
 }
 
+bool workers_ready() {
+  Pool& p = pool();
+  return p.work != nullptr && !in_parallel_region && p.work->ready();
+}
+
 void parallel_for(size_t n, size_t min_chunk, RangeFn fn, void* context) {
   if (n == 0) return;
   Pool& p = pool();

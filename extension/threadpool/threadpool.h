@@ -42,6 +42,13 @@ void yield_to_native_pool();
 /// they do not hold the cores parallel_for's workers need.
 void park_native_pool();
 
+/// Whether a parallel_for now would start on every thread at once: the
+/// pool has workers, all awake (spinning after a recent job, none asleep),
+/// not backing off after a stall (work_pool.h), and the caller is not
+/// inside a chunk. Jobs of a few microseconds are worth splitting only
+/// then; it changes with the load, so it is a hint for speed only.
+bool workers_ready();
+
 /// Calls fn(context, begin, end) over [0, n) in chunks of at least
 /// `min_chunk` items, spread over the pool's threads; returns when all are
 /// done. Nested calls from inside a chunk run inline.

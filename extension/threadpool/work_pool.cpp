@@ -165,6 +165,11 @@ void WorkPool::worker_loop() {
   }
 }
 
+bool WorkPool::ready() const {
+  return sleeping_.load(std::memory_order_relaxed) == 0 && !park_.load(std::memory_order_relaxed) &&
+         now_ns() >= backoff_until_ns_.load(std::memory_order_relaxed);
+}
+
 bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
   std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
   if (!busy.owns_lock()) return false;

@@ -53,6 +53,13 @@ class WorkPool {
   /// on a probe every 50 ms.
   bool run(size_t chunks, ChunkFn fn, void* context);
 
+  /// Whether a job run now would find every worker awake (spinning, none
+  /// asleep) and no back-off on. Only then is a job of a few microseconds
+  /// worth splitting: waking a sleeping worker costs about as much, and a
+  /// back-off means another process holds the cores. A hint: it can change
+  /// before the job starts, which costs speed only.
+  bool ready() const;
+
   /// Stalls seen so far (each started a back-off), for tests and benchmarks.
   uint64_t stalls() const { return stalls_.load(std::memory_order_relaxed); }
 

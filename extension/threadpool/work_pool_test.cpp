@@ -75,6 +75,34 @@ TEST(WorkPoolTest, ParkBetweenJobsKeepsEveryChunkOnce) {
   }
 }
 
+// ready(): not while a worker sleeps (a pause far past its spin) or is
+// parked; a job wakes it, and it is ready while it spins for the next.
+TEST(WorkPoolTest, ReadyOnlyWhileWorkersSpin) {
+  WorkPool pool(2);
+  const auto until = [](WorkPool* p, bool want) {
+    // Polled: on a loaded machine the worker may wait a while for a core.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (p->ready() != want && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return p->ready() == want;
+  };
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_TRUE(until(&pool, false)) << "the idle worker never slept, round " << round;
+    // Jobs until the woken worker is seen spinning between two of them.
+    bool woke = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!woke && std::chrono::steady_clock::now() < deadline) {
+      Counts counts(8);
+      ASSERT_TRUE(pool.run(8, &Counts::run, &counts));
+      woke = pool.ready();
+    }
+    EXPECT_TRUE(woke) << "no job left the worker spinning, round " << round;
+    pool.park();
+    EXPECT_FALSE(pool.ready());
+  }
+}
+
 // The caller returns only when chunks other threads claimed have finished.
 TEST(WorkPoolTest, RunReturnsAfterSlowChunksFinish) {
   WorkPool pool(3);
@@ -133,6 +161,7 @@ TEST(WorkPoolTest, StallBacksOffToTheCaller) {
     EXPECT_EQ(next.finished.load(), 64);
     if (std::chrono::steady_clock::now() - stalled_at < std::chrono::milliseconds(3)) {
       EXPECT_EQ(next.on_workers.load(), 0);
+      EXPECT_FALSE(pool.ready());  // Small jobs stay on the caller too.
     }
   }
   EXPECT_TRUE(stalled) << "no stall seen in 50 jobs with a 30 ms worker chunk";

@@ -24,22 +24,30 @@ void parallel_column_chunks(int64_t n, const Fn& fn) {
   });
 }
 
-/// Calls below this many multiply-adds run on the calling thread: a
-/// fork-join costs microseconds on an idle machine, and on a loaded one a
-/// worker descheduled inside its chunk holds the caller for a time slice,
-/// milliseconds (stories15m decode at 2 threads ran at half the 1-thread
-/// speed under load). Decode's 288-wide linears (83K-221K multiply-adds,
-/// ~10-20 us) stay on one thread; its classifier (9.2M) and every prefill
-/// split.
+/// Calls of this many multiply-adds or more always split over the pool:
+/// the classifier (stories15m: 9.2M) and every prefill.
 inline constexpr int64_t kMinParallelMultiplyAdds = int64_t{1} << 18;
 
-/// Whether a call of `rows` x K x N multiply-adds splits over the pool.
+/// Calls of this many or more, and below kMinParallelMultiplyAdds, split
+/// only when threadpool::workers_ready(): decode's 288- and 768-wide
+/// linears (stories15m: 83K-221K multiply-adds, 4-12 us). On an idle
+/// machine decode's back-to-back linears keep the workers spinning, and
+/// splitting them is what makes 2 threads pay; on a loaded one workers
+/// fall asleep or back off after a stall (a worker descheduled inside its
+/// chunk held the caller for a time slice: stories15m decode at 2 threads
+/// ran at half the 1-thread speed), and these calls stay on the calling
+/// thread, as all of them did before.
+inline constexpr int64_t kMinReadyParallelMultiplyAdds = int64_t{1} << 15;
+
+/// Whether a call of `rows` x K x N multiply-adds splits over the pool now.
 inline bool linear_runs_parallel(int64_t rows, int64_t k, int64_t n) {
-  return rows * k * n >= kMinParallelMultiplyAdds;
+  const int64_t macs = rows * k * n;
+  return macs >= kMinParallelMultiplyAdds ||
+         (macs >= kMinReadyParallelMultiplyAdds && threadpool::workers_ready());
 }
 
 /// parallel_column_chunks for a call of `rows` x K x N multiply-adds:
-/// inline when that is below kMinParallelMultiplyAdds.
+/// inline unless linear_runs_parallel.
 template <typename Fn>
 void parallel_column_chunks(int64_t n, int64_t rows, int64_t k, const Fn& fn) {
   if (!linear_runs_parallel(rows, k, n)) {
