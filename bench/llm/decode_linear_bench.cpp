@@ -3,10 +3,12 @@
 //
 //   BM_int8_decode_isa/isa/K/N: the loop on one thread for every instruction
 //     set this CPU runs (1 avx2, 3 avx512), weight GB/s.
-//   BM_int8_decode_split/threads/split/K/N: the loop as the operator calls
-//     it, inline on the calling thread (split 0) or split over the pool in
-//     column chunks (split 1, column_chunks.h), wall time: the fork-join's
-//     cost against its speed-up at each size.
+//   BM_int8_decode_split/threads/split/K/N: the loop inline on the calling
+//     thread (split 0), split over the pool in column chunks (split 1,
+//     column_chunks.h), or as the operator decides (split 2:
+//     linear_runs_parallel, which splits these sizes only while the
+//     workers spin), wall time: the fork-join's cost against its speed-up
+//     at each size.
 //
 //   ./torchlight exec build/release/bench/llm/torchlight_decode_linear_bench
 //       --benchmark_repetitions=3
@@ -70,22 +72,25 @@ void BM_int8_decode_isa(benchmark::State& state) {
 
 void BM_int8_decode_split(benchmark::State& state) {
   const auto threads = static_cast<size_t>(state.range(0));
-  const bool split = state.range(1) != 0;
+  const int64_t split = state.range(1);
   const int64_t k = state.range(2), n = state.range(3);
   threadpool::set_num_threads(threads);
   Int8Problem p(k, n);
   const ColumnsInt8Fn columns = select_linear_int8();
   const auto run = [&](int64_t n_begin, int64_t n_end) { columns(p.rows, n_begin, n_end); };
   for (auto _ : state) {
-    if (split) {
+    if (split == 1) {
       parallel_column_chunks(n, run);
+    } else if (split == 2) {
+      parallel_column_chunks(n, 1, k, run);
     } else {
       run(0, n);
     }
     benchmark::ClobberMemory();
   }
   report_weights(state, n * k);
-  state.SetLabel(std::to_string(threads) + (split ? " threads, split" : " threads, inline"));
+  const char* how[] = {" threads, inline", " threads, split", " threads, as the operator"};
+  state.SetLabel(std::to_string(threads) + how[split]);
 }
 
 // K x N: stories15m's attention (288 x 288), feed-forward (288 x 768,
@@ -104,7 +109,7 @@ BENCHMARK(BM_int8_decode_isa)->Apply([](benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_int8_decode_split)->Apply([](benchmark::internal::Benchmark* b) {
   for (const auto& s : kShapes) {
-    for (const int64_t split : {0, 1}) b->Args({2, split, s[0], s[1]});
+    for (const int64_t split : {0, 1, 2}) b->Args({2, split, s[0], s[1]});
   }
   b->ArgNames({"threads", "split", "K", "N"});
   b->Unit(benchmark::kMicrosecond);
