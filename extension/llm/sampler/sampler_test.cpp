@@ -103,6 +103,27 @@ TEST(Sampler, GreedyTakesArgmaxLowestIdOnTies) {
   EXPECT_EQ(*r, 2);
 }
 
+// Over a vocabulary of llama's size: the first of equal maxima, -0 and +0
+// equal (the first of them wins), negatives, and -inf around them.
+TEST(Sampler, GreedyOverALargeVocabulary) {
+  SamplerConfig c;
+  c.temperature = 0;
+  Sampler s = make(32000, c);
+  std::vector<float> logits(32000);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = -static_cast<float>(i % 977) - 1.0f;
+  logits[7] = -INFINITY;
+  EXPECT_EQ(pick(s, logits, 0.5f), 0);
+  logits[31999] = -0.5f;
+  EXPECT_EQ(pick(s, logits, 0.5f), 31999);
+  logits[20000] = -0.5f;
+  EXPECT_EQ(pick(s, logits, 0.5f), 20000);
+  logits[25000] = 0.0f;
+  logits[24000] = -0.0f;
+  EXPECT_EQ(pick(s, logits, 0.5f), 24000);
+  logits[30000] = 3e38f;
+  EXPECT_EQ(pick(s, logits, 0.5f), 30000);
+}
+
 TEST(Sampler, TemperatureOneFollowsTheCdfInIdOrder) {
   Sampler s = make(4, SamplerConfig{});
   const auto logits = logits_for({0.1, 0.2, 0.3, 0.4});
@@ -243,6 +264,8 @@ TEST(Sampler, ErrorsNameTheProblem) {
   bad_call({1, 2}, {}, 0.5f, "got 2 logits; the vocabulary has 3");
   bad_call({1, NAN, 2}, {}, 0.5f, "logit 1 is NaN");
   bad_call({1, 2, INFINITY}, {}, 0.5f, "logit 2 is +inf");
+  bad_call({1, INFINITY, NAN}, {}, 0.5f, "logit 1 is +inf");  // The first one.
+  bad_call({-NAN, 0, -INFINITY}, {}, 0.5f, "logit 0 is NaN");
   bad_call({-INFINITY, -INFINITY, -INFINITY}, {}, 0.5f, "every one of the 3 logits is -inf");
   bad_call({1, 2, 3}, {3}, 0.5f, "recent token 0 is id 3");
   bad_call({1, 2, 3}, {}, 1.0f, "coin is 1");
