@@ -76,7 +76,10 @@ TEST(WorkPoolTest, ParkBetweenJobsKeepsEveryChunkOnce) {
 }
 
 // ready(): not while a worker sleeps (a pause far past its spin) or is
-// parked; a job wakes it, and it is ready while it spins for the next.
+// parked; a job wakes it, and it is ready while it spins for the next. On
+// a loaded machine the spinning worker loses its core, notices, and backs
+// off (ready() false meanwhile), so a round that saw a stall proves
+// nothing about the spin and is not held against it.
 TEST(WorkPoolTest, ReadyOnlyWhileWorkersSpin) {
   WorkPool pool(2);
   const auto until = [](WorkPool* p, bool want) {
@@ -87,17 +90,21 @@ TEST(WorkPoolTest, ReadyOnlyWhileWorkersSpin) {
     }
     return p->ready() == want;
   };
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 2; ++round) {
     EXPECT_TRUE(until(&pool, false)) << "the idle worker never slept, round " << round;
     // Jobs until the woken worker is seen spinning between two of them.
+    const uint64_t stalls = pool.stalls();
     bool woke = false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (!woke && std::chrono::steady_clock::now() < deadline) {
       Counts counts(8);
       ASSERT_TRUE(pool.run(8, &Counts::run, &counts));
+      for (size_t i = 0; i < 8; ++i) ASSERT_EQ(counts.hits[i].load(), 1);
       woke = pool.ready();
     }
-    EXPECT_TRUE(woke) << "no job left the worker spinning, round " << round;
+    if (pool.stalls() == stalls) {
+      EXPECT_TRUE(woke) << "no job left the worker spinning, round " << round;
+    }
     pool.park();
     EXPECT_FALSE(pool.ready());
   }
