@@ -1,6 +1,8 @@
 #include "extension/threadpool/work_pool.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +15,13 @@
 namespace torchlight {
 namespace threadpool {
 namespace {
+
+void pin_to_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
 
 struct Counts {
   std::vector<std::atomic<int>> hits;
@@ -81,6 +90,11 @@ TEST(WorkPoolTest, ParkBetweenJobsKeepsEveryChunkOnce) {
 // off (ready() false meanwhile), so a round that saw a stall proves
 // nothing about the spin and is not held against it.
 TEST(WorkPoolTest, ReadyOnlyWhileWorkersSpin) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two cores";
+  cpu_set_t before;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  if (!CPU_ISSET(0, &before) || !CPU_ISSET(1, &before)) GTEST_SKIP() << "needs cores 0 and 1";
+  pin_to_cpu(0);
   WorkPool pool(2);
   const auto until = [](WorkPool* p, bool want) {
     // Polled: on a loaded machine the worker may wait a while for a core.
@@ -92,22 +106,46 @@ TEST(WorkPoolTest, ReadyOnlyWhileWorkersSpin) {
   };
   for (int round = 0; round < 2; ++round) {
     EXPECT_TRUE(until(&pool, false)) << "the idle worker never slept, round " << round;
-    // Jobs until the woken worker is seen spinning between two of them.
+    // Jobs one of whose chunks ran on the worker: right after one the
+    // worker is awake, spinning for the next. This thread and the worker
+    // are pinned to cores 0 and 1: woken onto this thread's core, as the
+    // scheduler may place it, the worker would run and spin while this
+    // thread waits for the core, and sleep before this thread looks. The
+    // caller's chunk waits for the worker's without yielding its core.
+    struct Meet {
+      std::thread::id caller = std::this_thread::get_id();
+      std::atomic<bool> on_worker{false};
+      static void run(void* ctx, size_t) {
+        auto* meet = static_cast<Meet*>(ctx);
+        if (std::this_thread::get_id() != meet->caller) {
+          pin_to_cpu(1);  // This test's own pool: its worker alone.
+          meet->on_worker = true;
+          return;
+        }
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+        while (!meet->on_worker && std::chrono::steady_clock::now() < give_up) {
+        }
+      }
+    };
     const uint64_t stalls = pool.stalls();
+    int met = 0;
     bool woke = false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (!woke && std::chrono::steady_clock::now() < deadline) {
-      Counts counts(8);
-      ASSERT_TRUE(pool.run(8, &Counts::run, &counts));
-      for (size_t i = 0; i < 8; ++i) ASSERT_EQ(counts.hits[i].load(), 1);
-      woke = pool.ready();
+    for (int attempt = 0; attempt < 200 && !woke; ++attempt) {
+      Meet meet;
+      ASSERT_TRUE(pool.run(2, &Meet::run, &meet));
+      const bool ready = pool.ready();
+      if (!meet.on_worker) continue;
+      ++met;
+      woke = ready;
     }
-    if (pool.stalls() == stalls) {
-      EXPECT_TRUE(woke) << "no job left the worker spinning, round " << round;
+    if (met > 0 && pool.stalls() == stalls) {
+      EXPECT_TRUE(woke) << "a worker that ran a chunk was never seen awake, round " << round
+                        << " (" << met << " tries)";
     }
     pool.park();
     EXPECT_FALSE(pool.ready());
   }
+  pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
 }
 
 // The caller returns only when chunks other threads claimed have finished.
