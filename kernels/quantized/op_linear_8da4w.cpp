@@ -25,12 +25,17 @@
 // Each column's weight sum depends on the weight alone: prepare computes it
 // when the weight and its scales are program constants (else a tile call
 // computes it per call, and the loops inline).
+// With AMX (QuantIsa::kAmx), calls of kMinRowsAmx8da4w rows or more run on
+// tiles (linear_8da4w_amx.h) ahead of both: the rows quantized into
+// workspace scratch, each thread unpacking the weight columns it multiplies.
 #include <algorithm>
+#include <cstring>
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/linear_8da4w_amx.h"
 #include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/prefill_8da4w.h"
 #include "kernels/quantized/quant_common.h"
@@ -82,6 +87,90 @@ bool use_tile(int64_t rows, int64_t group) {
   return rows >= kMinRowsTile8da4w && tile_available(group);
 }
 
+// Calls of this many rows or more run on AMX tiles where the CPU has them
+// (group % 32 == 0) and the workspace holds their scratch.
+constexpr int64_t kMinRowsAmx8da4w = 16;
+
+bool use_amx(int64_t rows, int64_t group) {
+  return quant_isa() == QuantIsa::kAmx && group % 32 == 0 && rows >= kMinRowsAmx8da4w;
+}
+
+size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// The AMX path's scratch: a pass's quantized rows, padded to whole tiles of
+// zero rows, then one weight panel per part (thread) of the columns.
+size_t amx_rows_bytes(int64_t rows, int64_t k) {
+  const int64_t padded = (rows + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
+  return round_up64(static_cast<size_t>(padded * k));
+}
+
+size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t group, size_t parts) {
+#if defined(__x86_64__) || defined(_M_X64)
+  return amx_rows_bytes(std::min(rows, kMaxRowsPerPass), k) +
+         parts * linear_8da4w_amx_panel_bytes(k, group);
+#else
+  (void)rows, (void)k, (void)group, (void)parts;
+  return 0;
+#endif
+}
+
+#if defined(__x86_64__) || defined(_M_X64)
+// The call on AMX tiles, a pass of up to kMaxRowsPerPass rows at a time;
+// false (nothing written) when the workspace is too small for one part.
+bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base) {
+  const int64_t k = base.k;
+  const int64_t pass_rows = std::min(rows, kMaxRowsPerPass);
+  const size_t rows_bytes = amx_rows_bytes(pass_rows, k);
+  const size_t panel_bytes = linear_8da4w_amx_panel_bytes(k, base.group);
+  char* scratch = static_cast<char*>(ctx.scratch());
+  if (scratch == nullptr || reinterpret_cast<uintptr_t>(scratch) % 64 != 0 ||
+      ctx.scratch_bytes() < rows_bytes + panel_bytes) {
+    return false;
+  }
+  auto* xq = reinterpret_cast<int8_t*>(scratch);
+  char* panels = scratch + rows_bytes;
+  const int64_t blocks = (base.n + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w;
+  const int64_t parts = std::min<int64_t>(
+      {blocks, static_cast<int64_t>(threadpool::num_threads()),
+       static_cast<int64_t>((ctx.scratch_bytes() - rows_bytes) / panel_bytes)});
+  for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
+    const int64_t in_pass = std::min(pass_rows, rows - p0);
+    int32_t zero_points[kMaxRowsPerPass];
+    float row_scales[kMaxRowsPerPass];
+    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
+      for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
+        const float* x_row = x + (p0 + r) * k;
+        double scale = 0;
+        int64_t zero_point = 0;
+        token_qparams(x_row, k, &scale, &zero_point);
+        zero_points[r] = static_cast<int32_t>(zero_point);
+        row_scales[r] = static_cast<float>(scale);
+        quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * k);
+      }
+    });
+    // The last tile's rows past the pass: zeros (their sums are not stored).
+    const int64_t padded = (in_pass + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
+    std::memset(xq + in_pass * k, 0, static_cast<size_t>((padded - in_pass) * k));
+    Rows8da4wAmx pass = base;
+    pass.xq = xq;
+    pass.zero_point = zero_points;
+    pass.scale = row_scales;
+    pass.rows = in_pass;
+    pass.out = base.out + p0 * base.n;
+    // Each part unpacks the columns it multiplies into its own panel.
+    threadpool::parallel_for(static_cast<size_t>(parts), 1, [&](size_t begin, size_t end) {
+      for (size_t t = begin; t < end; ++t) {
+        const int64_t c0 = blocks * static_cast<int64_t>(t) / parts * kAmxTileRows8da4w;
+        const int64_t c1 = std::min(base.n, blocks * static_cast<int64_t>(t + 1) / parts *
+                                                kAmxTileRows8da4w);
+        if (c0 < c1) linear_8da4w_amx_columns(pass, panels + t * panel_bytes, c0, c1);
+      }
+    });
+  }
+  return true;
+}
+#endif
+
 // What prepare keeps for a constant weight: its columns' folded sums.
 struct Prepared8da4w {
   const uint8_t* weight;  // The weight and scales they were made from.
@@ -92,8 +181,10 @@ struct Prepared8da4w {
 }  // namespace
 
 bool linear_8da4w_takes_dequantized_gemm(int64_t rows, int64_t k, int64_t group) {
-  return use_dequantized_gemm(rows, k, group, threadpool::num_threads());
+  return !use_amx(rows, group) && use_dequantized_gemm(rows, k, group, threadpool::num_threads());
 }
+
+bool linear_8da4w_takes_amx(int64_t rows, int64_t group) { return use_amx(rows, group); }
 
 Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_packed_int4_linear(args));
@@ -121,6 +212,10 @@ Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCal
     call->state = prepared;
   }
   const int64_t planned_rows = args[0]->to_tensor().numel() / k;
+  if (use_amx(planned_rows, group)) {
+    call->scratch_bytes = std::max(
+        call->scratch_bytes, amx_scratch_bytes(planned_rows, k, group, threadpool::num_threads()));
+  }
   // Reserved whenever some thread count would take the GEMM, so the choice
   // can follow the pool's size at run time.
   if (use_dequantized_gemm(planned_rows, k, group, 1)) {
@@ -142,6 +237,22 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t group = args[3]->to_int();
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (use_amx(rows, group)) {
+    Rows8da4wAmx amx{};
+    amx.weight = weight.tensor.const_data_ptr<uint8_t>();
+    amx.w_scales = scales.tensor.const_data_ptr<float>();
+    amx.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+    amx.k = k;
+    amx.n = n;
+    amx.group = group;
+    amx.out = out.tensor.mutable_data_ptr<float>();
+    if (run_amx(ctx, input.tensor.const_data_ptr<float>(), rows, amx)) {
+      set_return(args, 6, *args[5]);
+      return;
+    }
+  }
+#endif
   DequantizedGemmScratch dq_scratch;
   if (use_dequantized_gemm(rows, k, group, threadpool::num_threads()) &&
       carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, rows * k,
