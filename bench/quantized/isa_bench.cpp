@@ -56,8 +56,11 @@ void amx_8da4w(benchmark::State& state, const std::vector<uint8_t>& raw,
                const std::vector<uint8_t>& weight, const std::vector<float>& scales, int64_t k,
                int64_t n, int64_t rows, int64_t group) {
   const int64_t padded = (rows + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
-  std::vector<int8_t> xq(static_cast<size_t>(padded * k));
-  std::copy(raw.begin(), raw.end(), reinterpret_cast<uint8_t*>(xq.data()));
+  const int64_t stride = amx_row_stride_8da4w(k);
+  std::vector<int8_t> xq(static_cast<size_t>(padded * stride));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy(raw.begin() + r * k, raw.begin() + (r + 1) * k, reinterpret_cast<uint8_t*>(xq.data()) + r * stride);
+  }
   std::vector<int32_t> zero_points(static_cast<size_t>(rows), 3);
   std::vector<float> row_scales(static_cast<size_t>(rows), 0.01f), out(static_cast<size_t>(rows * n));
   const size_t panel_bytes = linear_8da4w_amx_panel_bytes(k, group);
@@ -65,6 +68,7 @@ void amx_8da4w(benchmark::State& state, const std::vector<uint8_t>& raw,
   void* aligned = panel.data() + (64 - reinterpret_cast<uintptr_t>(panel.data()) % 64) % 64;
   Rows8da4wAmx all{};
   all.xq = xq.data();
+  all.stride = stride;
   all.zero_point = zero_points.data();
   all.scale = row_scales.data();
   all.rows = rows;

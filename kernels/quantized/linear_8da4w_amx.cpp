@@ -155,18 +155,18 @@ void tiles(const Rows8da4wAmx& rows, const Panel (&panel)[kBlocks], int64_t r0, 
   const int64_t step = step_of(group);
   alignas(64) float acc[kRowBlocks][kColBlocks][kTile][kTile] = {};
   alignas(64) int32_t c[kRowBlocks][kColBlocks][kTile][kTile];
-  const int8_t* a0 = rows.xq + r0 * k;
-  const int8_t* a1 = a0 + kTile * k;
+  const int8_t* a0 = rows.xq + r0 * rows.stride;
+  const int8_t* a1 = a0 + kTile * rows.stride;
   for (int64_t g = 0; g < groups; ++g) {
     _tile_zero(0);
     if constexpr (kColBlocks == 2) _tile_zero(1);
     if constexpr (kRowBlocks == 2) _tile_zero(2);
     if constexpr (kRowBlocks == 2 && kColBlocks == 2) _tile_zero(3);
     for (int64_t k0 = g * group; k0 < (g + 1) * group; k0 += step) {
-      _tile_loadd(4, a0 + k0, k);
+      _tile_loadd(4, a0 + k0, rows.stride);
       _tile_loadd(6, panel[0].b + k0 / 4 * kRowBytes, kRowBytes);
       if constexpr (kColBlocks == 2) _tile_loadd(7, panel[1].b + k0 / 4 * kRowBytes, kRowBytes);
-      if constexpr (kRowBlocks == 2) _tile_loadd(5, a1 + k0, k);
+      if constexpr (kRowBlocks == 2) _tile_loadd(5, a1 + k0, rows.stride);
       _tile_dpbssd(0, 4, 6);
       if constexpr (kColBlocks == 2) _tile_dpbssd(1, 4, 7);
       if constexpr (kRowBlocks == 2) _tile_dpbssd(2, 5, 6);

@@ -29,8 +29,18 @@ namespace torchlight::quantized {
 /// Rows of an AMX tile; the activations are padded with zero rows to a multiple.
 inline constexpr int64_t kAmxTileRows8da4w = 16;
 
+/// The activations' row stride for K: K rounded up to a whole number of
+/// 64-byte lines, made odd (a tile's 16 rows then fall in 16 different L1
+/// sets; at a power-of-two stride such as K = 2048 they shared two and the
+/// tiles ran at a third of the speed).
+inline int64_t amx_row_stride_8da4w(int64_t k) {
+  const int64_t lines = (k + 63) / 64;
+  return (lines % 2 == 0 ? lines + 1 : lines) * 64;
+}
+
 struct Rows8da4wAmx {
-  const int8_t* xq;           // [rows rounded up to 16, K], quantize_row_8da4w_amx's order.
+  const int8_t* xq;           // [rows rounded up to 16, stride], quantize_row_8da4w_amx's order.
+  int64_t stride;             // amx_row_stride_8da4w(K); the bytes past K unread.
   const int32_t* zero_point;  // [rows]
   const float* scale;         // [rows] (float32 of the float64 qparam)
   int64_t rows;

@@ -121,7 +121,8 @@ std::vector<double> reference(const Case& c, const Quantized& q, bool with_bias)
 // of 16, as the op's threads split them).
 std::vector<float> run_amx(const Case& c, bool with_bias, std::vector<std::pair<int64_t, int64_t>> parts) {
   const int64_t padded = (c.rows + 15) / 16 * 16;
-  Aligned xq(static_cast<size_t>(padded * c.k));
+  const int64_t stride = amx_row_stride_8da4w(c.k);
+  Aligned xq(static_cast<size_t>(padded * stride));
   std::vector<int32_t> zero_point(c.rows);
   std::vector<float> scale(c.rows);
   for (int64_t r = 0; r < c.rows; ++r) {
@@ -130,11 +131,12 @@ std::vector<float> run_amx(const Case& c, bool with_bias, std::vector<std::pair<
     token_qparams(c.x.data() + r * c.k, c.k, &s, &zp);
     zero_point[r] = static_cast<int32_t>(zp);
     scale[r] = static_cast<float>(s);
-    quantize_row_8da4w_amx(c.x.data() + r * c.k, c.k, s, zp, reinterpret_cast<int8_t*>(xq.data) + r * c.k);
+    quantize_row_8da4w_amx(c.x.data() + r * c.k, c.k, s, zp, reinterpret_cast<int8_t*>(xq.data) + r * stride);
   }
   std::vector<float> out(static_cast<size_t>(c.rows * c.n), std::numeric_limits<float>::quiet_NaN());
   Rows8da4wAmx rows{};
   rows.xq = reinterpret_cast<const int8_t*>(xq.data);
+  rows.stride = stride;
   rows.zero_point = zero_point.data();
   rows.scale = scale.data();
   rows.rows = c.rows;

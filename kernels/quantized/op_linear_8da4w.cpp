@@ -101,7 +101,7 @@ size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 // zero rows, then one weight panel per part (thread) of the columns.
 size_t amx_rows_bytes(int64_t rows, int64_t k) {
   const int64_t padded = (rows + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
-  return round_up64(static_cast<size_t>(padded * k));
+  return round_up64(static_cast<size_t>(padded * amx_row_stride_8da4w(k)));
 }
 
 size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t group, size_t parts) {
@@ -120,6 +120,7 @@ size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t group, size_t parts) {
 bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base) {
   const int64_t k = base.k;
   const int64_t pass_rows = std::min(rows, kMaxRowsPerPass);
+  const int64_t stride = amx_row_stride_8da4w(k);
   const size_t rows_bytes = amx_rows_bytes(pass_rows, k);
   const size_t panel_bytes = linear_8da4w_amx_panel_bytes(k, base.group);
   char* scratch = static_cast<char*>(ctx.scratch());
@@ -145,14 +146,15 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
         token_qparams(x_row, k, &scale, &zero_point);
         zero_points[r] = static_cast<int32_t>(zero_point);
         row_scales[r] = static_cast<float>(scale);
-        quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * k);
+        quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * stride);
       }
     });
     // The last tile's rows past the pass: zeros (their sums are not stored).
     const int64_t padded = (in_pass + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
-    std::memset(xq + in_pass * k, 0, static_cast<size_t>((padded - in_pass) * k));
+    std::memset(xq + in_pass * stride, 0, static_cast<size_t>((padded - in_pass) * stride));
     Rows8da4wAmx pass = base;
     pass.xq = xq;
+    pass.stride = stride;
     pass.zero_point = zero_points;
     pass.scale = row_scales;
     pass.rows = in_pass;
