@@ -15,6 +15,8 @@
 
 #include <algorithm>
 
+#include "kernels/quantized/amx_tile_config.h"
+
 namespace torchlight::quantized {
 namespace {
 
@@ -47,30 +49,13 @@ Panel panel_at(void* memory, int64_t k, int64_t group, int index) {
 // (a step never crosses a group's end).
 int64_t step_of(int64_t group) { return group % kRowBytes == 0 ? kRowBytes : 32; }
 
-struct TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // C tiles 0-3 (row block rb, column block cb at 2 rb + cb), A tiles 4-5
 // (activations, `step` values of 16 rows), B tiles 6-7 (the panels' step / 4 rows).
 void configure(int64_t step) {
-  TileConfig config;
-  for (int t = 0; t < 4; ++t) {
-    config.colsb[t] = kRowBytes;
-    config.rows[t] = kTile;
-  }
-  for (int t = 4; t < 6; ++t) {
-    config.colsb[t] = static_cast<uint16_t>(step);
-    config.rows[t] = kTile;
-  }
-  for (int t = 6; t < 8; ++t) {
-    config.colsb[t] = kRowBytes;
-    config.rows[t] = static_cast<uint8_t>(step / 4);
-  }
+  AmxTileConfig config;
+  for (int t = 0; t < 4; ++t) config.set(t, kTile, kRowBytes);
+  for (int t = 4; t < 6; ++t) config.set(t, kTile, step);
+  for (int t = 6; t < 8; ++t) config.set(t, step / 4, kRowBytes);
   _tile_loadconfig(&config);
 }
 

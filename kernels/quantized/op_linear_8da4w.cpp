@@ -87,6 +87,25 @@ bool use_tile(int64_t rows, int64_t group) {
   return rows >= kMinRowsTile8da4w && tile_available(group);
 }
 
+// A pass of `rows` rows x [rows, K] quantized per token, the rows split
+// over the pool (they are independent): each row's qparams kept, then
+// store(r, x_row, scale, zero_point) writes its quantized values.
+template <typename Store>
+void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points,
+                   float* row_scales, const Store& store) {
+  threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
+    for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
+      const float* x_row = x + r * k;
+      double scale = 0;
+      int64_t zero_point = 0;
+      token_qparams(x_row, k, &scale, &zero_point);
+      zero_points[r] = static_cast<int32_t>(zero_point);
+      row_scales[r] = static_cast<float>(scale);
+      store(r, x_row, scale, zero_point);
+    }
+  });
+}
+
 // Calls of this many rows or more run on AMX tiles where the CPU has them
 // (group % 32 == 0) and the workspace holds their scratch.
 constexpr int64_t kMinRowsAmx8da4w = 16;
@@ -138,17 +157,10 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
     const int64_t in_pass = std::min(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
     float row_scales[kMaxRowsPerPass];
-    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
-      for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
-        const float* x_row = x + (p0 + r) * k;
-        double scale = 0;
-        int64_t zero_point = 0;
-        token_qparams(x_row, k, &scale, &zero_point);
-        zero_points[r] = static_cast<int32_t>(zero_point);
-        row_scales[r] = static_cast<float>(scale);
-        quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * stride);
-      }
-    });
+    quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales,
+                  [&](int64_t r, const float* x_row, double scale, int64_t zero_point) {
+                    quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * stride);
+                  });
     // The last tile's rows past the pass: zeros (their sums are not stored).
     const int64_t padded = (in_pass + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
     std::memset(xq + in_pass * stride, 0, static_cast<size_t>((padded - in_pass) * stride));
@@ -333,30 +345,22 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     const int64_t in_pass = std::min<int64_t>(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
     float row_scales[kMaxRowsPerPass];
-    // Rows are independent: prefill quantizes them on every thread.
-    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
-      for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
-        const float* x_row = x + (p0 + r) * k;
-        double scale = 0;
-        int64_t zero_point = 0;
-        token_qparams(x_row, k, &scale, &zero_point);
-        zero_points[r] = static_cast<int32_t>(zero_point);
-        row_scales[r] = static_cast<float>(scale);
-        // Quantized a chunk at a time, then arranged (linear_8da4w.h).
-        int8_t* arranged = xq + r * k;
-        for (int64_t g0 = 0; g0 < k; g0 += group) {
-          int32_t sum = 0;
-          for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
-            const int64_t length = std::min<int64_t>(32, g0 + group - c0);
-            int8_t q[32];
-            quantize_token_int8(x_row + c0, length, scale, zero_point, q);
-            sum += arrange_chunk_8da4w(q, length, arranged + c0);
-          }
-          correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
+    // Quantized a chunk at a time, then arranged (linear_8da4w.h).
+    auto quantize_arranged = [&](int64_t r, const float* x_row, double scale, int64_t zero_point) {
+      int8_t* arranged = xq + r * k;
+      for (int64_t g0 = 0; g0 < k; g0 += group) {
+        int32_t sum = 0;
+        for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
+          const int64_t length = std::min<int64_t>(32, g0 + group - c0);
+          int8_t q[32];
+          quantize_token_int8(x_row + c0, length, scale, zero_point, q);
+          sum += arrange_chunk_8da4w(q, length, arranged + c0);
         }
-        if (tile) pair_rows_8da4w(arranged, 1, k, group);
+        correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
       }
-    });
+      if (tile) pair_rows_8da4w(arranged, 1, k, group);
+    };
+    quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales, quantize_arranged);
     parallel_column_chunks(n, in_pass, k, [&](int64_t n_begin, int64_t n_end) {
       if (own_u && p0 == 0) {
         fold_sums(base.weight, base.w_scales, k, group, n_begin, n_end, own_sums);
