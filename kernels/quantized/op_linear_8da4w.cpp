@@ -107,8 +107,12 @@ void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points
 }
 
 // Calls of this many rows or more run on AMX tiles where the CPU has them
-// (group % 32 == 0) and the workspace holds their scratch.
-constexpr int64_t kMinRowsAmx8da4w = 16;
+// (group % 32 == 0) and the workspace holds their scratch. Measured against
+// the AVX-512 VNNI tile (bench/quantized/isa_bench.cpp, group 32, one
+// thread, CPU time, best of 3, loaded machine): 4 rows lose (288 x 768
+// 38 vs 25 us, 768 x 288 30 vs 16: a tile of 16 rows does the work of 16),
+// 8 rows win or tie (35 vs 89, 31 vs 37), 12 and 16 win (2-3x).
+constexpr int64_t kMinRowsAmx8da4w = 8;
 
 bool use_amx(int64_t rows, int64_t group) {
   return quant_isa() == QuantIsa::kAmx && group % 32 == 0 && rows >= kMinRowsAmx8da4w;

@@ -327,7 +327,7 @@ TEST(QuantizedKernelsTest, QuantizeTokenInt8RoundsAsNearbyint) {
 // that row alone gives (decode: four columns at a time), for odd row and
 // column counts, the AVX2 group (32) and a generic one (16). Prefill-shaped
 // calls (kMinRowsDequantizedGemm rows or more) run the dequantized fp32 GEMM, and
-// with AMX 16 rows or more run on tiles, which sum in another order: within
+// with AMX 8 rows or more run on tiles, which sum in another order: within
 // 1e-5 of the row's magnitude there.
 TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
