@@ -87,8 +87,8 @@ bool use_tile(int64_t rows, int64_t group) {
   return rows >= kMinRowsTile8da4w && tile_available(group);
 }
 
-// A pass of `rows` rows x [rows, K] quantized per token, the rows split
-// over the pool (they are independent): each row's qparams kept, then
+// The rows x [rows, K] of a pass quantized per token, split over the pool
+// (rows are independent): each row's qparams kept, then
 // store(r, x_row, scale, zero_point) writes its quantized values.
 template <typename Store>
 void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points,
