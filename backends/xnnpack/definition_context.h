@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backends/xnnpack/named_constants.h"
 #include "backends/xnnpack/packed_weights_cache.h"
 #include "backends/xnnpack/payload_header.h"
 #include "runtime/core/memory_allocator.h"
@@ -79,6 +80,9 @@ struct DefinitionContext {
   xnn_subgraph_t subgraph = nullptr;
   const fb_xnnpack::XNNGraph* graph = nullptr;  // Verified (graph_validation.h).
   PayloadSections sections;
+  /// Constants kept in the program's named data (none in upstream 0.5's
+  /// payloads); may be null when the payload names none.
+  const NamedConstants* named = nullptr;
   /// For data XNNPACK reads by pointer for the runtime's whole life (bf16
   /// scales converted from fp32); lives as long as the delegate.
   MemoryAllocator* allocator = nullptr;

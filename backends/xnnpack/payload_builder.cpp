@@ -92,6 +92,33 @@ uint32_t PayloadBuilder::constant_bytes(const void* data, size_t size) {
   return static_cast<uint32_t>(graph.constant_data.size() - 1);
 }
 
+uint32_t PayloadBuilder::named_constant(const std::string& key, const void* data, size_t size) {
+  auto entry = std::make_unique<fb::ConstantDataOffsetT>();
+  entry->offset = UINT64_MAX;
+  entry->size = size;
+  entry->named_key = key;
+  if (data != nullptr) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    named_data[key].assign(p, p + size);
+  }
+  blobs_.emplace_back();
+  graph.constant_data.push_back(std::move(entry));
+  return static_cast<uint32_t>(graph.constant_data.size() - 1);
+}
+
+Result<FreeableBuffer> NamedDataInMemory::get_data(std::string_view key) const {
+  ++loads;
+  const auto it = blobs_.find(std::string(key));
+  if (it == blobs_.end()) {
+    return Status::error(Error::kNotFound, "no named data '%.*s'", static_cast<int>(key.size()),
+                         key.data());
+  }
+  ++live;
+  return FreeableBuffer(it->second.data(), it->second.size(),
+                        [](void* self, void*, size_t) { --static_cast<const NamedDataInMemory*>(self)->live; },
+                        const_cast<NamedDataInMemory*>(this));
+}
+
 void PayloadBuilder::add_node(fb::XNodeUnion kind, void* table) {
   auto node = std::make_unique<fb::XNodeT>();
   node->xnode_union.type = kind;
@@ -143,12 +170,13 @@ std::vector<uint8_t> PayloadBuilder::build_legacy() const {
 }
 
 LoadedDelegate::LoadedDelegate(const std::vector<uint8_t>& payload, const XnnpackBackend& backend,
-                               EventTracer* tracer)
+                               EventTracer* tracer, const NamedDataMap* named_data)
     : backend_(backend), tracer_(tracer) {
   FreeableBuffer processed(payload.data(), payload.size(), nullptr);
   BackendInitContext context;
   context.runtime_allocator = &allocator_;
   context.event_tracer = tracer;
+  context.named_data_map = named_data;
   Result<DelegateHandle*> handle = backend_.init(context, &processed, {});
   if (handle.ok()) {
     handle_ = handle.get();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ class PayloadBuilder {
 
   /// Appends bytes to the constant region; returns the constant_data index.
   uint32_t constant_bytes(const void* data, size_t size);
+  /// A constant kept in the program's named data under `key` (upstream
+  /// main's format: offset UINT64_MAX, the bytes in `named_data`); returns
+  /// the constant_data index. Without data, only the entry naming `key`.
+  uint32_t named_constant(const std::string& key, const void* data = nullptr, size_t size = 0);
 
   /// Adds a node of `kind` whose parameters table is `table` (owned).
   template <typename T>
@@ -61,11 +66,28 @@ class PayloadBuilder {
   std::vector<uint8_t> flatbuffer() const;
 
   fb::XNNGraphT graph;
+  std::map<std::string, std::vector<uint8_t>> named_data;
 
  private:
   void add_node(fb::XNodeUnion kind, void* table);
   std::vector<uint8_t> constants_;
   std::vector<std::vector<uint8_t>> blobs_;  // Per constant index, for legacy.
+};
+
+/// Named data held in memory (a program's `named_data` stand-in), counting
+/// the loads.
+class NamedDataInMemory : public NamedDataMap {
+ public:
+  explicit NamedDataInMemory(std::map<std::string, std::vector<uint8_t>> blobs)
+      : blobs_(std::move(blobs)) {}
+  Result<FreeableBuffer> get_data(std::string_view key) const override;
+  size_t get_num_keys() const override { return blobs_.size(); }
+  /// get_data calls, and buffers not freed yet.
+  mutable int loads = 0;
+  mutable int live = 0;
+
+ private:
+  std::map<std::string, std::vector<uint8_t>> blobs_;
 };
 
 /// One initialised delegate plus the memory it lives in.
@@ -75,7 +97,8 @@ class LoadedDelegate {
   /// outlive this object).
   explicit LoadedDelegate(const std::vector<uint8_t>& payload,
                           const XnnpackBackend& backend = xnnpack_backend(),
-                          EventTracer* tracer = nullptr);
+                          EventTracer* tracer = nullptr,
+                          const NamedDataMap* named_data = nullptr);
   ~LoadedDelegate();
   const Status& status() const { return status_; }
   Status execute(std::vector<EValue> args);

@@ -98,10 +98,16 @@ Result<const uint8_t*> constant_bytes_at(const DefinitionContext& ctx, uint32_t 
                      "XNNPACK value %u: %s uses constant %u; the payload lists %u", value, what,
                      index, offsets == nullptr ? 0u : offsets->size());
   const fb_xnnpack::ConstantDataOffset* entry = offsets->Get(index);
-  TL_CHECK_OR_RETURN(entry->named_key() == nullptr, Error::kNotSupported,
-                     "XNNPACK value %u: %s is named data '%s', which this runtime does not read "
-                     "yet",
-                     value, what, entry->named_key()->c_str());
+  if (entry->named_key() != nullptr) {
+    const Span<const uint8_t> named =
+        ctx.named == nullptr ? Span<const uint8_t>() : ctx.named->bytes(index);
+    TL_CHECK_OR_RETURN(named.size() >= needed && named.data() != nullptr, Error::kInvalidProgram,
+                       "XNNPACK value %u: %s constant %u is named data '%s' of %zu bytes; its "
+                       "shape needs %llu",
+                       value, what, index, entry->named_key()->c_str(), named.size(),
+                       static_cast<unsigned long long>(needed));
+    return named.data();
+  }
   const uint64_t region = ctx.sections.constants.size();
   const uint64_t offset = entry->offset();
   const uint64_t size = entry->size();

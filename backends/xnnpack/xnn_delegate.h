@@ -3,6 +3,9 @@
 // convolutions on Torchlight's conv2d (StagedExecutor, stage_plan.h).
 #pragma once
 
+#include <utility>
+
+#include "backends/xnnpack/named_constants.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/span.h"
@@ -17,6 +20,13 @@ class XnnDelegate {
   /// Binds the call's tensors (args[external id]), reshapes for their
   /// shapes, and runs. With a tracer, per-operator times are reported to it.
   virtual Status execute(Span<EValue*> args, EventTracer* tracer) = 0;
+
+  /// Holds the constants read from the program's named data for as long as
+  /// XNNPACK may read them: the delegate's life.
+  void keep(NamedConstants named) { named_ = std::move(named); }
+
+ private:
+  NamedConstants named_;
 };
 
 }  // namespace xnnpack

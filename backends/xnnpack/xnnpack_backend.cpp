@@ -159,10 +159,13 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   std::fill(kinds.get(), kinds.get() + num_values, xnnpack::ValueKind::kInternal);
   for (uint32_t i = 0; i < num_externs; ++i) bindings[i] = {0, nullptr};
 
+  TL_ASSIGN_OR_RETURN(xnnpack::NamedConstants named,
+                      xnnpack::NamedConstants::load(*graph, context.named_data_map, allocator));
   DefinitionContext ctx;
   ctx.subgraph = subgraph.get();
   ctx.graph = graph;
   ctx.sections = sections;
+  ctx.named = &named;
   ctx.allocator = allocator;
   ctx.id_map = id_map.get();
   ctx.num_values = num_values;
@@ -199,6 +202,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
     const xnnpack::StagedBuild build{&ctx,         &reads, &plan, externals, num_externals,
                                      weights_cache_, pool, flags, context.event_tracer != nullptr};
     TL_ASSIGN_OR_RETURN(XnnDelegate * staged, xnnpack::build_staged_delegate(build, processed));
+    staged->keep(std::move(named));
     return static_cast<DelegateHandle*>(staged);
   }
 
@@ -218,6 +222,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   auto* executor = new (executor_memory)
       XnnExecutor(runtime, weights_cache_, pool, std::move(*processed), externals, bindings,
                   num_externals);
+  executor->keep(std::move(named));
   if (context.event_tracer != nullptr) {
     xnnpack::XnnProfiler profiler;
     if (profiler.init(runtime, allocator)) executor->set_profiler(profiler);

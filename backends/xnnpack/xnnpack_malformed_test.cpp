@@ -180,10 +180,10 @@ TEST(XnnpackMalformedTest, TooManyDims) {
   expect_error(l.b.build(), Error::kInvalidProgram, "7 dims");
 }
 
-TEST(XnnpackMalformedTest, NamedDataConstantIsNotSupportedYet) {
+TEST(XnnpackMalformedTest, NamedDataConstantWithoutNamedData) {
   Linear l;
   l.b.graph.constant_data[1]->named_key = "abc123";
-  expect_error(l.b.build(), Error::kNotSupported, "named data 'abc123'");
+  expect_error(l.b.build(), Error::kInvalidProgram, "named data 'abc123'");
 }
 
 TEST(XnnpackMalformedTest, NodeXnnpackRejectsIsNamed) {

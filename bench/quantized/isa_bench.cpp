@@ -9,8 +9,10 @@
 //   ./torchlight exec build/release/bench/quantized/torchlight_quantized_isa_bench
 //       --benchmark_repetitions=3
 //
-// Args: isa (0 generic, 1 avx2, 2 avxvnni, 3 avx512vnni, 4 amx: qs8 prefill
-// on AMX tiles, rows laid out each call as the op does), K, N, rows[, group].
+// Args: isa (0 generic, 1 avx2, 2 avxvnni, 3 avx512vnni, 4 amx: prefill on
+// AMX tiles; qs8 with the rows laid out each call as the op does, 8da4w
+// with the weights unpacked each call as the op does, its rows quantized
+// once as for the other ISAs), K, N, rows[, group].
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/linear_8da4w_amx.h"
 #include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/quant_isa.h"
 
@@ -48,6 +51,40 @@ void report(benchmark::State& state, QuantIsa isa, int64_t macs_per_iteration) {
   state.SetLabel(quant_isa_name(isa));
 }
 
+// 8da4w on AMX tiles: one thread's columns as the op runs them (one panel).
+void amx_8da4w(benchmark::State& state, const std::vector<uint8_t>& raw,
+               const std::vector<uint8_t>& weight, const std::vector<float>& scales, int64_t k,
+               int64_t n, int64_t rows, int64_t group) {
+  const int64_t padded = (rows + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
+  const int64_t stride = amx_row_stride_8da4w(k);
+  std::vector<int8_t> xq(static_cast<size_t>(padded * stride));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy(raw.begin() + r * k, raw.begin() + (r + 1) * k, reinterpret_cast<uint8_t*>(xq.data()) + r * stride);
+  }
+  std::vector<int32_t> zero_points(static_cast<size_t>(rows), 3);
+  std::vector<float> row_scales(static_cast<size_t>(rows), 0.01f), out(static_cast<size_t>(rows * n));
+  const size_t panel_bytes = linear_8da4w_amx_panel_bytes(k, group);
+  std::vector<uint8_t> panel(panel_bytes + 64);
+  void* aligned = panel.data() + (64 - reinterpret_cast<uintptr_t>(panel.data()) % 64) % 64;
+  Rows8da4wAmx all{};
+  all.xq = xq.data();
+  all.stride = stride;
+  all.zero_point = zero_points.data();
+  all.scale = row_scales.data();
+  all.rows = rows;
+  all.weight = weight.data();
+  all.w_scales = scales.data();
+  all.k = k;
+  all.n = n;
+  all.group = group;
+  all.out = out.data();
+  for (auto _ : state) {
+    linear_8da4w_amx_columns(all, aligned, 0, n);
+    benchmark::ClobberMemory();
+  }
+  report(state, QuantIsa::kAmx, rows * n * k);
+}
+
 void BM_isa_8da4w(benchmark::State& state) {
   const auto isa = static_cast<QuantIsa>(state.range(0));
   const int64_t k = state.range(1), n = state.range(2), rows = state.range(3), group = state.range(4);
@@ -61,6 +98,10 @@ void BM_isa_8da4w(benchmark::State& state) {
   for (int64_t r = 0; r < rows; ++r) {
     arrange_row_8da4w(reinterpret_cast<const int8_t*>(raw.data()) + r * k, k, group, 3,
                       xq.data() + r * k, correction.data() + r * groups);
+  }
+  if (isa == QuantIsa::kAmx) {
+    amx_8da4w(state, raw, weight, scales, k, n, rows, group);
+    return;
   }
   const bool tile = rows >= kRows8da4w;
   if (tile) pair_rows_8da4w(xq.data(), rows, k, group);
@@ -144,9 +185,9 @@ void shapes(benchmark::internal::Benchmark* b, bool with_group) {
   for (const Shape s : {Shape{288, 768, 32}, Shape{768, 288, 32}, Shape{2048, 2048, 32},
                         Shape{2048, 2048, 128}}) {
     if (!with_group && s.group != 32) continue;
-    for (const int64_t rows : {1, 64, 128}) {
+    for (const int64_t rows : {1, 16, 64, 128}) {
       for (const int64_t isa : {1, 2, 3, 4}) {
-        if (isa == 4 && (with_group || rows == 1)) continue;  // AMX: qs8 prefill only.
+        if (isa == 4 && rows == 1) continue;  // AMX: prefill only.
         if (with_group) {
           b->Args({isa, s.k, s.n, rows, s.group});
         } else {

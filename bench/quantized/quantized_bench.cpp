@@ -62,7 +62,9 @@ class PreparedKernel {
   bool run() {
     KernelContext ctx(nullptr, nullptr, kernel_->name);
     ctx.set_call(kernel_->name, call_.state);
-    ctx.set_scratch(scratch_.data(), call_.scratch_bytes);
+    // Aligned to 64 as the method's workspace is (the AMX path needs it).
+    uint8_t* aligned = scratch_.data() + (64 - reinterpret_cast<uintptr_t>(scratch_.data()) % 64) % 64;
+    ctx.set_scratch(aligned, call_.scratch_bytes);
     call_.eval(ctx, args_.span());
     return ctx.status().ok();
   }

@@ -240,6 +240,10 @@ static inline void pair_rows_8da4w(int8_t* xq, int64_t rows, int64_t k, int64_t 
 /// GEMM (op_linear_8da4w.cpp; it sums in another order than the loops).
 bool linear_8da4w_takes_dequantized_gemm(int64_t rows, int64_t k, int64_t group);
 
+/// Whether it runs them on AMX tiles (linear_8da4w_amx.h; also another
+/// order of sums) when the workspace holds their scratch.
+bool linear_8da4w_takes_amx(int64_t rows, int64_t group);
+
 /// The loop for `group` on `isa` (one this CPU runs, quant_isa.h); every x86
 /// loop needs group % 32 == 0, else generic.
 using Columns8da4wFn = void (*)(const Row8da4w&, int64_t, int64_t);

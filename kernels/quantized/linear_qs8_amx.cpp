@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/quantized/amx_tile_config.h"
 #include "kernels/quantized/linear_qs8.h"
 
 namespace torchlight::quantized {
@@ -30,28 +31,13 @@ constexpr int64_t kPackedBlock = kTile * kTileBytes;  // One B tile: 16 rows x 6
 
 int64_t k_blocks(int64_t k) { return (k + kTileBytes - 1) / kTileBytes; }
 
-struct TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // C0, C1 = tmm0, tmm1; A = tmm2; B0, B1 = tmm3, tmm4; the K tail's A, B0, B1 = tmm5-7.
 void configure(int64_t tail) {
-  TileConfig config;
-  for (int t = 0; t < 5; ++t) {
-    config.colsb[t] = kTileBytes;
-    config.rows[t] = kTile;
-  }
+  AmxTileConfig config;
+  for (int t = 0; t < 5; ++t) config.set(t, kTile, kTileBytes);
   if (tail != 0) {
-    config.colsb[5] = static_cast<uint16_t>(tail);
-    config.rows[5] = kTile;
-    for (int t = 6; t < 8; ++t) {
-      config.colsb[t] = kTileBytes;
-      config.rows[t] = static_cast<uint8_t>(tail / 4);
-    }
+    config.set(5, kTile, tail);
+    for (int t = 6; t < 8; ++t) config.set(t, tail / 4, kTileBytes);
   }
   _tile_loadconfig(&config);
 }

@@ -25,12 +25,17 @@
 // Each column's weight sum depends on the weight alone: prepare computes it
 // when the weight and its scales are program constants (else a tile call
 // computes it per call, and the loops inline).
+// With AMX (QuantIsa::kAmx), calls of kMinRowsAmx8da4w rows or more run on
+// tiles (linear_8da4w_amx.h) ahead of both: the rows quantized into
+// workspace scratch, each thread unpacking the weight columns it multiplies.
 #include <algorithm>
+#include <cstring>
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/linear_8da4w_amx.h"
 #include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/prefill_8da4w.h"
 #include "kernels/quantized/quant_common.h"
@@ -82,6 +87,108 @@ bool use_tile(int64_t rows, int64_t group) {
   return rows >= kMinRowsTile8da4w && tile_available(group);
 }
 
+// The rows x [rows, K] of a pass quantized per token, split over the pool
+// (rows are independent): each row's qparams kept, then
+// store(r, x_row, scale, zero_point) writes its quantized values.
+template <typename Store>
+void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points,
+                   float* row_scales, const Store& store) {
+  threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
+    for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
+      const float* x_row = x + r * k;
+      double scale = 0;
+      int64_t zero_point = 0;
+      token_qparams(x_row, k, &scale, &zero_point);
+      zero_points[r] = static_cast<int32_t>(zero_point);
+      row_scales[r] = static_cast<float>(scale);
+      store(r, x_row, scale, zero_point);
+    }
+  });
+}
+
+// Calls of this many rows or more run on AMX tiles where the CPU has them
+// (group % 32 == 0) and the workspace holds their scratch. Measured against
+// the AVX-512 VNNI tile (bench/quantized/isa_bench.cpp, group 32, one
+// thread, CPU time, best of 3, loaded machine): 4 rows lose (288 x 768
+// 38 vs 25 us, 768 x 288 30 vs 16: a tile of 16 rows does the work of 16),
+// 8 rows win or tie (35 vs 89, 31 vs 37), 12 and 16 win (2-3x).
+constexpr int64_t kMinRowsAmx8da4w = 8;
+
+bool use_amx(int64_t rows, int64_t group) {
+  return quant_isa() == QuantIsa::kAmx && group % 32 == 0 && rows >= kMinRowsAmx8da4w;
+}
+
+size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// The AMX path's scratch: a pass's quantized rows, padded to whole tiles of
+// zero rows, then one weight panel per part (thread) of the columns.
+size_t amx_rows_bytes(int64_t rows, int64_t k) {
+  const int64_t padded = (rows + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
+  return round_up64(static_cast<size_t>(padded * amx_row_stride_8da4w(k)));
+}
+
+size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t group, size_t parts) {
+#if defined(__x86_64__) || defined(_M_X64)
+  return amx_rows_bytes(std::min(rows, kMaxRowsPerPass), k) +
+         parts * linear_8da4w_amx_panel_bytes(k, group);
+#else
+  (void)rows, (void)k, (void)group, (void)parts;
+  return 0;
+#endif
+}
+
+#if defined(__x86_64__) || defined(_M_X64)
+// The call on AMX tiles, a pass of up to kMaxRowsPerPass rows at a time;
+// false (nothing written) when the workspace is too small for one part.
+bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base) {
+  const int64_t k = base.k;
+  const int64_t pass_rows = std::min(rows, kMaxRowsPerPass);
+  const int64_t stride = amx_row_stride_8da4w(k);
+  const size_t rows_bytes = amx_rows_bytes(pass_rows, k);
+  const size_t panel_bytes = linear_8da4w_amx_panel_bytes(k, base.group);
+  char* scratch = static_cast<char*>(ctx.scratch());
+  if (scratch == nullptr || reinterpret_cast<uintptr_t>(scratch) % 64 != 0 ||
+      ctx.scratch_bytes() < rows_bytes + panel_bytes) {
+    return false;
+  }
+  auto* xq = reinterpret_cast<int8_t*>(scratch);
+  char* panels = scratch + rows_bytes;
+  const int64_t blocks = (base.n + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w;
+  const int64_t parts = std::min<int64_t>(
+      {blocks, static_cast<int64_t>(threadpool::num_threads()),
+       static_cast<int64_t>((ctx.scratch_bytes() - rows_bytes) / panel_bytes)});
+  for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
+    const int64_t in_pass = std::min(pass_rows, rows - p0);
+    int32_t zero_points[kMaxRowsPerPass];
+    float row_scales[kMaxRowsPerPass];
+    quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales,
+                  [&](int64_t r, const float* x_row, double scale, int64_t zero_point) {
+                    quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * stride);
+                  });
+    // The last tile's rows past the pass: zeros (their sums are not stored).
+    const int64_t padded = (in_pass + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
+    std::memset(xq + in_pass * stride, 0, static_cast<size_t>((padded - in_pass) * stride));
+    Rows8da4wAmx pass = base;
+    pass.xq = xq;
+    pass.stride = stride;
+    pass.zero_point = zero_points;
+    pass.scale = row_scales;
+    pass.rows = in_pass;
+    pass.out = base.out + p0 * base.n;
+    // Each part unpacks the columns it multiplies into its own panel.
+    threadpool::parallel_for(static_cast<size_t>(parts), 1, [&](size_t begin, size_t end) {
+      for (size_t t = begin; t < end; ++t) {
+        const int64_t c0 = blocks * static_cast<int64_t>(t) / parts * kAmxTileRows8da4w;
+        const int64_t c1 = std::min(base.n, blocks * static_cast<int64_t>(t + 1) / parts *
+                                                kAmxTileRows8da4w);
+        if (c0 < c1) linear_8da4w_amx_columns(pass, panels + t * panel_bytes, c0, c1);
+      }
+    });
+  }
+  return true;
+}
+#endif
+
 // What prepare keeps for a constant weight: its columns' folded sums.
 struct Prepared8da4w {
   const uint8_t* weight;  // The weight and scales they were made from.
@@ -92,8 +199,10 @@ struct Prepared8da4w {
 }  // namespace
 
 bool linear_8da4w_takes_dequantized_gemm(int64_t rows, int64_t k, int64_t group) {
-  return use_dequantized_gemm(rows, k, group, threadpool::num_threads());
+  return !use_amx(rows, group) && use_dequantized_gemm(rows, k, group, threadpool::num_threads());
 }
+
+bool linear_8da4w_takes_amx(int64_t rows, int64_t group) { return use_amx(rows, group); }
 
 Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_packed_int4_linear(args));
@@ -121,6 +230,10 @@ Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCal
     call->state = prepared;
   }
   const int64_t planned_rows = args[0]->to_tensor().numel() / k;
+  if (use_amx(planned_rows, group)) {
+    call->scratch_bytes = std::max(
+        call->scratch_bytes, amx_scratch_bytes(planned_rows, k, group, threadpool::num_threads()));
+  }
   // Reserved whenever some thread count would take the GEMM, so the choice
   // can follow the pool's size at run time.
   if (use_dequantized_gemm(planned_rows, k, group, 1)) {
@@ -142,6 +255,22 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t group = args[3]->to_int();
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (use_amx(rows, group)) {
+    Rows8da4wAmx amx{};
+    amx.weight = weight.tensor.const_data_ptr<uint8_t>();
+    amx.w_scales = scales.tensor.const_data_ptr<float>();
+    amx.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
+    amx.k = k;
+    amx.n = n;
+    amx.group = group;
+    amx.out = out.tensor.mutable_data_ptr<float>();
+    if (run_amx(ctx, input.tensor.const_data_ptr<float>(), rows, amx)) {
+      set_return(args, 6, *args[5]);
+      return;
+    }
+  }
+#endif
   DequantizedGemmScratch dq_scratch;
   if (use_dequantized_gemm(rows, k, group, threadpool::num_threads()) &&
       carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, rows * k,
@@ -220,30 +349,22 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     const int64_t in_pass = std::min<int64_t>(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
     float row_scales[kMaxRowsPerPass];
-    // Rows are independent: prefill quantizes them on every thread.
-    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
-      for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
-        const float* x_row = x + (p0 + r) * k;
-        double scale = 0;
-        int64_t zero_point = 0;
-        token_qparams(x_row, k, &scale, &zero_point);
-        zero_points[r] = static_cast<int32_t>(zero_point);
-        row_scales[r] = static_cast<float>(scale);
-        // Quantized a chunk at a time, then arranged (linear_8da4w.h).
-        int8_t* arranged = xq + r * k;
-        for (int64_t g0 = 0; g0 < k; g0 += group) {
-          int32_t sum = 0;
-          for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
-            const int64_t length = std::min<int64_t>(32, g0 + group - c0);
-            int8_t q[32];
-            quantize_token_int8(x_row + c0, length, scale, zero_point, q);
-            sum += arrange_chunk_8da4w(q, length, arranged + c0);
-          }
-          correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
+    // Quantized a chunk at a time, then arranged (linear_8da4w.h).
+    auto quantize_arranged = [&](int64_t r, const float* x_row, double scale, int64_t zero_point) {
+      int8_t* arranged = xq + r * k;
+      for (int64_t g0 = 0; g0 < k; g0 += group) {
+        int32_t sum = 0;
+        for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
+          const int64_t length = std::min<int64_t>(32, g0 + group - c0);
+          int8_t q[32];
+          quantize_token_int8(x_row + c0, length, scale, zero_point, q);
+          sum += arrange_chunk_8da4w(q, length, arranged + c0);
         }
-        if (tile) pair_rows_8da4w(arranged, 1, k, group);
+        correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
       }
-    });
+      if (tile) pair_rows_8da4w(arranged, 1, k, group);
+    };
+    quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales, quantize_arranged);
     parallel_column_chunks(n, in_pass, k, [&](int64_t n_begin, int64_t n_end) {
       if (own_u && p0 == 0) {
         fold_sums(base.weight, base.w_scales, k, group, n_begin, n_end, own_sums);

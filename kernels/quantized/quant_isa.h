@@ -1,6 +1,6 @@
 // Which instruction set the fused quantized linears (8da4w, qs8) run on,
-// chosen once at run time from cpuid, best first: AMX-INT8 (qs8 prefill;
-// granted by the kernel), AVX-512 VNNI (with BW and VL), AVX-VNNI (the 256-bit VEX form, e.g. Alder Lake), AVX2 + FMA,
+// chosen once at run time from cpuid, best first: AMX-INT8 (qs8 and 8da4w
+// prefill; granted by the kernel), AVX-512 VNNI (with BW and VL), AVX-VNNI (the 256-bit VEX form, e.g. Alder Lake), AVX2 + FMA,
 // generic. Every path sums exactly in int32 and gives the same floats, so
 // the choice is speed only.
 //
@@ -12,8 +12,8 @@
 
 namespace torchlight::quantized {
 
-// kAmx: AVX-512 VNNI plus AMX-INT8 tiles (linear_qs8's many-row calls; the
-// rest runs as kAvx512Vnni).
+// kAmx: AVX-512 VNNI plus AMX-INT8 tiles (linear_qs8's and linear_8da4w's
+// many-row calls; the rest runs as kAvx512Vnni).
 enum class QuantIsa { kGeneric = 0, kAvx2 = 1, kAvxVnni = 2, kAvx512Vnni = 3, kAmx = 4 };
 
 /// The best QuantIsa this CPU (and OS) runs, ignoring the cap.

@@ -327,8 +327,9 @@ TEST(QuantizedKernelsTest, QuantizeTokenInt8RoundsAsNearbyint) {
 // columns split once, rows in blocks of four) gives each row exactly what
 // that row alone gives (decode: four columns at a time), for odd row and
 // column counts, the AVX2 group (32) and a generic one (16). Prefill-shaped
-// calls (kMinRowsDequantizedGemm rows or more) run the dequantized fp32 GEMM, which
-// sums in another order: within 1e-5 of the row's magnitude there.
+// calls (kMinRowsDequantizedGemm rows or more) run the dequantized fp32 GEMM, and
+// with AMX 8 rows or more run on tiles, which sum in another order: within
+// 1e-5 of the row's magnitude there.
 TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   constexpr SizesType kK = 96, kN = 37;
@@ -360,7 +361,8 @@ TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
                           bias.evalue(), one_out.evalue(), EValue()};
         ASSERT_TRUE(portable::kernel_test::run_kernel(kernel.eval, kernel.name, single).ok());
         for (SizesType n = 0; n < kN; ++n) {
-          if (!quantized::linear_8da4w_takes_dequantized_gemm(rows, kK, group)) {
+          if (!quantized::linear_8da4w_takes_dequantized_gemm(rows, kK, group) &&
+              !quantized::linear_8da4w_takes_amx(rows, group)) {
             ASSERT_EQ(out.get(r * kN + n), one_out.get(n))
                 << "rows " << rows << " group " << group << " row " << r << " column " << n;
           } else {
@@ -423,8 +425,12 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
           for (int64_t i = 0; i < out.numel(); ++i) outputs[constants != 0].push_back(out.get(i));
         }
         ASSERT_EQ(outputs[0], outputs[1]) << "k " << k << " group " << group << " rows " << rows;
-        // Calls on the dequantized GEMM sum in another order (tested above).
-        if (quantized::linear_8da4w_takes_dequantized_gemm(rows, k, group)) continue;
+        // Calls on the dequantized GEMM or AMX tiles sum in another order (tested above, and
+        // linear_8da4w_amx_test.cpp).
+        if (quantized::linear_8da4w_takes_dequantized_gemm(rows, k, group) ||
+            quantized::linear_8da4w_takes_amx(rows, group)) {
+          continue;
+        }
         for (const SizesType r : {SizesType{0}, static_cast<SizesType>(rows - 1)}) {
           TestTensor one(ScalarType::kFloat, {1, k});
           for (SizesType i = 0; i < k; ++i) one.set(i, input.get(r * k + i));

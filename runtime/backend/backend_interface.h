@@ -10,6 +10,7 @@
 #include "runtime/core/evalue.h"
 #include "runtime/core/freeable_buffer.h"
 #include "runtime/core/memory_allocator.h"
+#include "runtime/core/named_data_map.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
 
@@ -31,6 +32,13 @@ struct BackendInitContext {
   /// The method's tracer, or null. A backend may time its init with it and
   /// turn on its own profiling only when it is set.
   EventTracer* event_tracer = nullptr;
+  /// The program's named data (delegate constants kept outside the blob),
+  /// valid during init only: a backend copies out, or keeps the buffers it
+  /// gets, for as long as it reads them. May be null.
+  const NamedDataMap* named_data_map = nullptr;
+
+  /// Upstream's accessor for named_data_map.
+  const NamedDataMap* get_named_data_map() const { return named_data_map; }
 };
 
 struct BackendExecutionContext {

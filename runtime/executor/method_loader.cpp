@@ -8,6 +8,7 @@
 #include "runtime/backend/backend_registry.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/executor/program.h"
+#include "runtime/executor/program_named_data.h"
 #include "runtime/executor/unaligned_vector.h"
 #include "runtime/kernel/kernel_registry.h"
 #include "schema/program_generated.h"
@@ -409,6 +410,8 @@ class MethodLoader {
     context.runtime_allocator = memory_->method_allocator;
     context.method_name = method_name_;
     context.event_tracer = method_.event_tracer_;
+    const ProgramNamedData named_data(program_);
+    context.named_data_map = &named_data;
     Result<DelegateHandle*> handle =
         backend->init(context, &processed, Span<const CompileSpec>(compile_specs, num_specs));
     if (!handle.ok()) {

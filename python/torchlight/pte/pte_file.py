@@ -37,13 +37,16 @@ class ProgramData:
     initial values of mutable buffers by data_buffer_idx (into
     `mutable_data`), and to delegate blobs by BackendDelegate.processed.index
     (into `delegate_blobs`). Entry 0 of `constants` and of `mutable_data` is
-    reserved and empty, as in the format.
+    reserved and empty, as in the format. `named_data` holds blobs a backend
+    looks up by key at init (Program.named_data, one segment each), as
+    upstream's newer XNNPACK payloads keep their constants.
     """
 
     program: schema.Program
     constants: List[bytes] = field(default_factory=lambda: [b""])
     mutable_data: List[bytes] = field(default_factory=lambda: [b""])
     delegate_blobs: List[bytes] = field(default_factory=list)
+    named_data: Dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -125,6 +128,10 @@ def serialize_pte(data: ProgramData, config: Optional[SerializeConfig] = None) -
                         else schema.DataLocation.INLINE)
             delegate.processed = schema.BackendDelegateDataReference(location, placed[blob_index])
 
+    if data.named_data:
+        program.named_data = [schema.NamedData(key, add_segment(bytes(blob)))
+                              for key, blob in data.named_data.items()]
+
     cursor = 0
     program.segments = []
     for blob in segments:
@@ -193,6 +200,13 @@ class PteFile:
         lst = self.program.mutable_data_segments[list_index]
         offset = lst.offsets[buffer_index]
         return self.segment_bytes(lst.segment_index)[offset:offset + nbytes]
+
+    def named_data_bytes(self, key: str) -> bytes:
+        """The blob stored under `key` in Program.named_data (KeyError if none)."""
+        for entry in self.program.named_data:
+            if entry.key == key:
+                return self.segment_bytes(entry.segment_index)
+        raise KeyError(f"the program has no named data '{key}'")
 
     def delegate_bytes(self, reference: schema.BackendDelegateDataReference) -> bytes:
         if reference.location == schema.DataLocation.INLINE:

@@ -488,6 +488,18 @@ for group in [32, 64, 128, 256]:
                            T((n,), torch.float32) if rows in (17, 129) else None],
                           reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4,
                           name=f"g{group},rows={rows}"))
+# With AMX, 8 rows or more run on tiles (kernels/quantized/linear_8da4w_amx.h):
+# rows around whole tiles of 16, K of one to eight groups, N not a multiple of 16.
+for group in [32, 64, 128]:
+    for rows, groups in [(8, 4), (16, 1), (31, 3), (33, 8), (40, 5), (47, 2)]:
+        k, n = group * groups, 37
+        CASES.append(Case("torchlight::linear_8da4w.out",
+                          [T((rows, k), torch.float32, low=-2, high=2),
+                           T((n, k // 2), torch.uint8, low=0, high=256),
+                           T((n, groups), torch.float32, low=0.005, high=0.05), group,
+                           T((n,), torch.float32) if rows % 2 else None],
+                          reference=linear_8da4w_reference, rtol=1e-4, atol=1e-4,
+                          name=f"tiles,g{group},rows={rows},groups={groups}"))
 CASES.append(Case("torchlight::linear_8da4w.out",
                   [T((2, 48), torch.float32), T((3, 24), torch.uint8, low=0, high=256),
                    T((3, 3), torch.float32, low=0.01, high=0.1), 16, None],
