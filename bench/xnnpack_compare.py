@@ -17,6 +17,11 @@ other processes on the machine skews no single engine. Also prints, per
 model, how many edge operators went to XNNPACK and how many stayed on
 portable kernels.
 
+A model name ending in "_f32relu6" (e.g. mobilenet_v2_int8_f32relu6) is
+exported the way the exporter did before it lowered pt2e's dq -> relu6 -> q
+as a qint8 clamp (a convert to float, a float clamp and a convert back per
+relu6), so both lowerings are timed side by side.
+
 Engines: "eager"; "ours" (the delegate as shipped: float convolutions with
 one group run on Torchlight's conv2d between XNNPACK stages,
 backends/xnnpack/stage_plan.h); "ours-xnn" (the same program with every
@@ -41,16 +46,20 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import torchlight  # noqa: E402
-from torchlight.backends.xnnpack import XnnpackPartitioner  # noqa: E402
+from torchlight.backends.xnnpack import XnnpackPartitioner, preprocess  # noqa: E402
 from torchlight.delegation import call_delegate  # noqa: E402
 
 SHAPE = (1, 3, 224, 224)
 ENGINES = ("ours", "ours-xnn", "eager")
 
 
+ROUND_TRIP = "_f32relu6"
+
+
 def _model(name: str):
     import torchvision
     torch.manual_seed(0)
+    name = name.removesuffix(ROUND_TRIP)
     base = name.replace("_int8", "")
     model = getattr(torchvision.models, base)(weights=None).eval()
     x = (torch.randn(SHAPE),)
@@ -86,8 +95,14 @@ def _counts(edge) -> tuple:
 def export(name: str, directory: Path) -> dict:
     model, x = _model(name)
     ep = torch.export.export(model, x)
-    edge = torchlight.to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
-    prog = edge.to_executorch()
+    requantize_same = preprocess._Serializer.requantize_same
+    if name.endswith(ROUND_TRIP):  # No qint8 clamps: the float round trip per relu6.
+        preprocess._Serializer.requantize_same = lambda self, node: None
+    try:
+        edge = torchlight.to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+        prog = edge.to_executorch()
+    finally:
+        preprocess._Serializer.requantize_same = requantize_same
     path = directory / f"{name}.pte"
     prog.save(path)
     delegated, portable = _counts(edge)

@@ -102,6 +102,50 @@ def test_static_conv_net(per_channel):
     assert error <= 3 * step, f"error {error} is more than 3 output steps ({step})"
 
 
+class Relu6Net(torch.nn.Module):
+    """MobileNetV2's block shape, with torchvision's in-place ReLU6: pt2e
+    gives that hardtanh_ its input's scale and zero point, so
+    dq -> hardtanh -> q clamps qint8 values."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.project = torch.nn.Conv2d(8, 16, 1)
+        self.relu6 = torch.nn.ReLU6(inplace=True)
+
+    def forward(self, x):
+        return self.project(self.relu6(self.dw(self.relu6(self.conv(x)))))
+
+
+def test_relu6_between_quantized_convolutions_is_a_qint8_clamp():
+    torch.manual_seed(0)
+    x = (torch.randn(1, 3, 9, 11),)
+    quantized = _quantize(Relu6Net(), x)
+    _, prog = _export(quantized, x)
+    assert prog.operators() == []
+    ((p, nargs),) = _delegates(prog)
+    reference.check(p, nargs)
+    names = _kind_names(p)
+    # Only the graph input's and output's converts: no float round trip per relu6.
+    assert names.count("XNNConvert") == 2 and names.count("XNNClamp") == 2
+    for xnode in p.graph.xnodes:
+        if reference._kinds()[xnode.xnodeUnionType] != "XNNClamp":
+            continue
+        clamp = xnode.xnodeUnion
+        assert (xnode.outputMinMax.outputMin, xnode.outputMinMax.outputMax) == (0.0, 6.0)
+        bodies = [p.graph.xvalues[v].xvalueUnion for v in (clamp.inputId, clamp.outputId)]
+        assert [b.tensorValue.datatype for b in bodies] == [reference.QINT8] * 2
+        assert bodies[0].quantParams.scale == bodies[1].quantParams.scale
+        assert bodies[0].quantParams.zeroPoint == bodies[1].quantParams.zeroPoint
+    step = _output_step(quantized)
+    with torch.no_grad():
+        expected = quantized(*x)
+    (actual,) = reference.run(p, list(x))
+    error = float((actual.reshape(expected.shape) - expected).abs().max())
+    assert error <= 3 * step, f"error {error} is more than 3 output steps ({step})"
+
+
 def test_dynamic_linear():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),

@@ -11,8 +11,9 @@ import torch
 import torch.nn.functional as F
 
 import test_xnnpack_export as ex
+from torchlight.backends.xnnpack import preprocess
 from helpers import FIXTURES
-from test_xnnpack_quant import ConvNet, _output_step, _quantize
+from test_xnnpack_quant import ConvNet, Relu6Net, _output_step, _quantize
 
 
 def _run(runtime, model, inputs, quantized=False):
@@ -60,6 +61,27 @@ def test_convolution(runtime, name):
 ], ids=["pools", "shapes", "nhwc_chain", "head", "mlp"])
 def test_models(runtime, model, shapes):
     _check(runtime, model, tuple(torch.randn(s) for s in shapes))
+
+
+def test_qint8_relu6_clamp_matches_the_float_round_trip(runtime, monkeypatch):
+    # dq -> hardtanh -> q with one scale is lowered as a qint8 clamp (which
+    # XNNPACK folds into the convolution's output range); the same program
+    # with convert -> float clamp -> convert must give the same bytes here.
+    torch.manual_seed(0)
+    x = (torch.randn(2, 3, 13, 7) * 3,)
+    quantized = _quantize(Relu6Net(), x)
+    _, fused = ex._lower(quantized, x)
+    monkeypatch.setattr(preprocess._Serializer, "requantize_same", lambda self, node: None)
+    _, round_trip = ex._lower(quantized, x)
+    assert len(fused.buffer) < len(round_trip.buffer)
+    (a,) = runtime.load(fused.buffer).run("forward", list(x))
+    (b,) = runtime.load(round_trip.buffer).run("forward", list(x))
+    assert torch.equal(a, b)
+    with torch.no_grad():
+        expected = quantized(*x)
+    step = _output_step(quantized)
+    error = float((a - expected).abs().max())
+    assert error <= 3 * step, f"error {error} is more than 3 output steps ({step})"
 
 
 @pytest.mark.parametrize("rows", [1, 3, 5, 7])

@@ -389,6 +389,23 @@ class _Serializer:
         (user,) = last.users
         return user if user.target in quant.STATIC_QUANTIZE else None
 
+    def requantize_same(self, node: torch.fx.Node) -> Optional[torch.fx.Node]:
+        """The static quantize a clamp's result goes to, if the clamp reads a
+        static qint8 value with that quantize's scale and zero point (pt2e
+        gives relu6 its input's observer): then dq -> clamp -> q is a clamp
+        of the qint8 values themselves."""
+        x = node.args[0]
+        if not self.quantized(x) or len(node.users) != 1:
+            return None
+        (user,) = node.users
+        if user.target not in quant.STATIC_QUANTIZE or user.args[0] is not node:
+            return None
+        have = self.quant[self.values[x][0]][1]
+        scale, zero_point = user.args[1:3]
+        if not isinstance(scale, (int, float)) or not isinstance(zero_point, int):
+            return None
+        return user if float(scale) == have.scale and zero_point == have.zeroPoint else None
+
     # operators ---------------------------------------------------------------------------------
     def lower(self, node: torch.fx.Node) -> None:
         target = node.target
@@ -408,6 +425,18 @@ class _Serializer:
             return  # The dynamic pattern: its linear converts its input itself.
         elif target in _IDENTITIES or target is operator.getitem:
             self.values[node] = self.values[node.args[0]]
+        elif target in _CLAMPS and self.requantize_same(node) is not None:
+            # dq -> clamp -> q with one scale and zero point: a qint8 clamp,
+            # which XNNPACK folds into the node writing its input (a
+            # convolution's output range), instead of two converts and a
+            # float clamp over the whole tensor.
+            requantize = self.requantize_same(node)
+            layout = self.layout(node.args[0])
+            x = self.value(node.args[0], layout, keep_quantized=True)
+            out = self.define(requantize, layout, QINT8, self.per_tensor(*requantize.args[1:3]))
+            self.fused[requantize] = node
+            self.emit("XNNClamp", "_XNNNode1x1", _clamp_bounds(node), inputId=x, outputId=out,
+                      flags=0)
         elif target in _CLAMPS:
             layout = self.layout(node.args[0])
             x = self.value(node.args[0], layout)
