@@ -28,11 +28,7 @@ Status check_sort_args(const NamedTensor& self, int64_t dim_arg, const NamedTens
   if (!visit_real_type(self.tensor.scalar_type(), [](auto) {})) {
     return unsupported_dtype(self.name, self.tensor.scalar_type(), kRealTypeNames);
   }
-  TL_RETURN_IF_ERROR(check_same_dtype(values, self.tensor.scalar_type(), "self"));
-  TL_CHECK_OR_RETURN(indices.tensor.scalar_type() == ScalarType::kLong, Error::kInvalidType,
-                     "argument 'indices' has dtype %s, expected int64",
-                     to_string(indices.tensor.scalar_type()));
-  return Error::kOk;
+  return check_sort_outs(self, values, indices);
 }
 
 // The outs resized to self's shape and each slice sorted; after
@@ -47,29 +43,13 @@ void sort_shaped(KernelContext& ctx, const NamedTensor& self, size_t dim, bool d
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(values));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(indices));
 
-  const bool scalar = self.tensor.dim() == 0;
-  const int64_t n = scalar ? 1 : self.tensor.size(dim);
-  // Every slice: the shape with `dim` collapsed to 1.
-  ShapeBuffer slices;
-  slices.dim = self.tensor.dim();
-  for (size_t d = 0; d < slices.dim; ++d) slices.sizes[d] = d == dim ? 1 : self.tensor.size(d);
-  const int64_t self_stride = scalar ? 1 : self.tensor.strides()[dim];
-  const int64_t values_stride = scalar ? 1 : values.tensor.strides()[dim];
-  const int64_t indices_stride = scalar ? 1 : indices.tensor.strides()[dim];
-  constexpr int64_t kSize = sizeof(CTYPE);
-  for (CoordWalk w(slices.span()); !w.done(); w.next()) {
-    const StridedSlice<CTYPE> in{
-        self.tensor.mutable_data_ptr<char>() + w.offset(self.tensor.strides()) * kSize,
-        self_stride};
-    const StridedSlice<CTYPE> out{
-        values.tensor.mutable_data_ptr<char>() + w.offset(values.tensor.strides()) * kSize,
-        values_stride};
-    const StridedSlice<int64_t> perm{
-        indices.tensor.mutable_data_ptr<char>() + w.offset(indices.tensor.strides()) * 8,
-        indices_stride};
-    sort_positions(perm, n, SortOrder<CTYPE>(in, descending));
-    for (int64_t i = 0; i < n; ++i) out.set(i, in.get(perm.get(i)));
-  }
+  const int64_t n = self.tensor.dim() == 0 ? 1 : self.tensor.size(dim);
+  for_each_slice<CTYPE>(self.tensor, values.tensor, indices.tensor, dim,
+                        [&](const StridedSlice<CTYPE>& in, const StridedSlice<CTYPE>& out,
+                            const StridedSlice<int64_t>& perm) {
+                          sort_positions(perm, n, SortOrder<CTYPE>(in, descending));
+                          for (int64_t i = 0; i < n; ++i) out.set(i, in.get(perm.get(i)));
+                        });
 }
 
 // Where the two overloads keep dim (descending, values, indices follow).

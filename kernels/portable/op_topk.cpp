@@ -31,11 +31,7 @@ Status check_topk_args(Span<EValue*> args, size_t* dim) {
   if (!visit_real_type_no_bool(self.tensor.scalar_type(), [](auto) {})) {
     return unsupported_dtype(self.name, self.tensor.scalar_type(), kRealTypeNoBoolNames);
   }
-  TL_RETURN_IF_ERROR(check_same_dtype(values, self.tensor.scalar_type(), "self"));
-  TL_CHECK_OR_RETURN(indices.tensor.scalar_type() == ScalarType::kLong, Error::kInvalidType,
-                     "argument 'indices' has dtype %s, expected int64",
-                     to_string(indices.tensor.scalar_type()));
-  return Error::kOk;
+  return check_sort_outs(self, values, indices);
 }
 
 // k checked against this run's self, the outs resized, each slice's top k
@@ -63,26 +59,12 @@ void topk_shaped(KernelContext& ctx, Span<EValue*> args, size_t dim) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(values));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(indices));
 
-  ShapeBuffer slices = shape;
-  if (!scalar) slices.sizes[dim] = 1;
-  const int64_t self_stride = scalar ? 1 : self.tensor.strides()[dim];
-  const int64_t values_stride = scalar ? 1 : values.tensor.strides()[dim];
-  const int64_t indices_stride = scalar ? 1 : indices.tensor.strides()[dim];
-  constexpr int64_t kSize = sizeof(CTYPE);
-  for (CoordWalk w(slices.span()); !w.done(); w.next()) {
-    // The slice offsets: every coordinate but `dim` is shared.
-    const StridedSlice<CTYPE> in{
-        self.tensor.mutable_data_ptr<char>() + w.offset(self.tensor.strides()) * kSize,
-        self_stride};
-    const StridedSlice<CTYPE> out{
-        values.tensor.mutable_data_ptr<char>() + w.offset(values.tensor.strides()) * kSize,
-        values_stride};
-    const StridedSlice<int64_t> perm{
-        indices.tensor.mutable_data_ptr<char>() + w.offset(indices.tensor.strides()) * 8,
-        indices_stride};
-    top_positions(perm, n, k, SortOrder<CTYPE>(in, /*descending=*/largest));
-    for (int64_t i = 0; i < k; ++i) out.set(i, in.get(perm.get(i)));
-  }
+  for_each_slice<CTYPE>(self.tensor, values.tensor, indices.tensor, dim,
+                        [&](const StridedSlice<CTYPE>& in, const StridedSlice<CTYPE>& out,
+                            const StridedSlice<int64_t>& perm) {
+                          top_positions(perm, n, k, SortOrder<CTYPE>(in, /*descending=*/largest));
+                          for (int64_t i = 0; i < k; ++i) out.set(i, in.get(perm.get(i)));
+                        });
 }
 
 // Prepared for self's dtype; `dim` is read again (an earlier instruction

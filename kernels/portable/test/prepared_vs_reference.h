@@ -27,12 +27,38 @@ struct BuiltCall {
 /// Builds the same call again with fresh outs (inputs may be shared).
 using BuildCall = std::function<BuiltCall()>;
 
+/// The ten real dtypes.
+inline constexpr ScalarType kAllDtypes[] = {
+    ScalarType::kByte, ScalarType::kChar,  ScalarType::kShort,  ScalarType::kInt,
+    ScalarType::kLong, ScalarType::kHalf,  ScalarType::kFloat,  ScalarType::kDouble,
+    ScalarType::kBool, ScalarType::kBFloat16};
+
+/// One out of a call: its dtype, its sizes (the bound when dynamic) and layout.
+struct OutSpec {
+  ScalarType dtype;
+  std::vector<SizesType> sizes;
+  Layout layout = dynamic_bound();
+};
+
 /// An out tensor for a BuiltCall: bounded-dynamic, so a kernel may resize it.
 inline EValue add_out(BuiltCall* call, ScalarType dtype, std::vector<SizesType> sizes,
                       Layout layout = dynamic_bound()) {
   call->outs.push_back(
       std::make_unique<TestTensor>(dtype, std::move(sizes), std::vector<double>{}, layout));
   return call->outs.back()->evalue();
+}
+
+/// A call of `inputs` (shared between builds), then fresh `outs`, then the
+/// return slot.
+inline BuildCall with_outs(std::vector<EValue> inputs, std::vector<OutSpec> outs) {
+  return [inputs, outs] {
+    BuiltCall call;
+    std::vector<EValue> list = inputs;
+    for (const OutSpec& o : outs) list.push_back(add_out(&call, o.dtype, o.sizes, o.layout));
+    list.push_back(EValue());
+    call.args = std::make_unique<KernelArgs>(std::move(list));
+    return call;
+  };
 }
 
 inline bool same_value(const EValue& a, const EValue& b) {

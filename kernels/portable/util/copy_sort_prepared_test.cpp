@@ -22,42 +22,20 @@
 namespace torchlight::portable {
 namespace {
 
-using kernel_test::add_out;
-using kernel_test::BuildCall;
 using kernel_test::BuiltCall;
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
 using kernel_test::expect_prepared_matches_reference;
 using kernel_test::IntListArg;
-using kernel_test::KernelArgs;
+using kernel_test::kAllDtypes;
+using kernel_test::OutSpec;
 using kernel_test::portable_kernel_named;
 using kernel_test::prepare_like_loader;
 using kernel_test::prepare_status;
 using kernel_test::Prepared;
 using kernel_test::TestTensor;
+using kernel_test::with_outs;
 using ::torchlight::testing::ErrorIs;
-
-constexpr ScalarType kAllDtypes[] = {
-    ScalarType::kByte, ScalarType::kChar,  ScalarType::kShort,  ScalarType::kInt,
-    ScalarType::kLong, ScalarType::kHalf,  ScalarType::kFloat,  ScalarType::kDouble,
-    ScalarType::kBool, ScalarType::kBFloat16};
-
-struct OutSpec {
-  ScalarType dtype;
-  std::vector<SizesType> sizes;  // The bound: outs are bounded-dynamic.
-};
-
-// `inputs` (shared between builds), then fresh outs, then the return slot.
-BuildCall with_outs(std::vector<EValue> inputs, std::vector<OutSpec> outs) {
-  return [inputs, outs] {
-    BuiltCall call;
-    std::vector<EValue> list = inputs;
-    for (const OutSpec& o : outs) list.push_back(add_out(&call, o.dtype, o.sizes));
-    list.push_back(EValue());
-    call.args = std::make_unique<KernelArgs>(std::move(list));
-    return call;
-  };
-}
 
 // Values with ties, negatives, and NaN where the dtype has it.
 std::vector<double> mixed(ScalarType dtype, size_t n) {

@@ -23,13 +23,12 @@
 namespace torchlight::portable {
 namespace {
 
-using kernel_test::add_out;
 using kernel_test::BuildCall;
-using kernel_test::BuiltCall;
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
 using kernel_test::expect_prepared_matches_reference;
 using kernel_test::IntListArg;
+using kernel_test::kAllDtypes;
 using kernel_test::KernelArgs;
 using kernel_test::Layout;
 using kernel_test::portable_kernel_named;
@@ -39,29 +38,16 @@ using kernel_test::Prepared;
 using kernel_test::TestTensor;
 using ::torchlight::testing::ErrorIs;
 
-constexpr ScalarType kAllDtypes[] = {
-    ScalarType::kByte, ScalarType::kChar,  ScalarType::kShort,  ScalarType::kInt,
-    ScalarType::kLong, ScalarType::kHalf,  ScalarType::kFloat,  ScalarType::kDouble,
-    ScalarType::kBool, ScalarType::kBFloat16};
-
 Layout dynamic_in(std::vector<DimOrderType> order) {
   Layout l = dim_order(std::move(order));
   l.dynamism = TensorShapeDynamism::kDynamicBound;
   return l;
 }
 
-// A call: `inputs` (shared between builds), then an out of `dtype` and
-// `sizes` in `layout`, then the return slot.
+// A call of `inputs` with one out of `dtype` and `sizes` in `layout`.
 BuildCall with_out(std::vector<EValue> inputs, ScalarType dtype, std::vector<SizesType> sizes,
                    Layout layout = dynamic_bound()) {
-  return [inputs, dtype, sizes, layout] {
-    BuiltCall call;
-    std::vector<EValue> list = inputs;
-    list.push_back(add_out(&call, dtype, sizes, layout));
-    list.push_back(EValue());
-    call.args = std::make_unique<KernelArgs>(std::move(list));
-    return call;
-  };
+  return kernel_test::with_outs(std::move(inputs), {{dtype, std::move(sizes), std::move(layout)}});
 }
 
 // Fill values: Ints, Doubles and a Bool, some of which do not fit some

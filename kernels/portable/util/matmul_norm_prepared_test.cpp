@@ -22,15 +22,13 @@
 namespace torchlight::portable {
 namespace {
 
-using kernel_test::add_out;
-using kernel_test::BuildCall;
-using kernel_test::BuiltCall;
 using kernel_test::dim_order;
 using kernel_test::expect_prepared_matches_reference;
 using kernel_test::IntListArg;
-using kernel_test::KernelArgs;
+using kernel_test::OutSpec;
 using kernel_test::prepare_status;
 using kernel_test::TestTensor;
+using kernel_test::with_outs;
 using ::torchlight::testing::ErrorIs;
 
 constexpr ScalarType kNumericDtypes[] = {
@@ -39,22 +37,6 @@ constexpr ScalarType kNumericDtypes[] = {
     ScalarType::kBFloat16};
 constexpr ScalarType kFloatDtypes[] = {ScalarType::kHalf, ScalarType::kBFloat16, ScalarType::kFloat,
                                        ScalarType::kDouble};
-
-struct OutSpec {
-  ScalarType dtype;
-  std::vector<SizesType> sizes;  // The bound: outs are bounded-dynamic.
-};
-
-BuildCall with_outs(std::vector<EValue> inputs, std::vector<OutSpec> outs) {
-  return [inputs, outs] {
-    BuiltCall call;
-    std::vector<EValue> list = inputs;
-    for (const OutSpec& o : outs) list.push_back(add_out(&call, o.dtype, o.sizes));
-    list.push_back(EValue());
-    call.args = std::make_unique<KernelArgs>(std::move(list));
-    return call;
-  };
-}
 
 std::vector<double> ramp(size_t n, double scale = 1) {
   std::vector<double> v(n);

@@ -26,6 +26,7 @@ namespace {
 using kernel_test::BuildCall;
 using kernel_test::BuiltCall;
 using kernel_test::expect_prepared_matches_reference;
+using kernel_test::kAllDtypes;
 using kernel_test::KernelArgs;
 using kernel_test::portable_kernel_named;
 using kernel_test::prepare_like_loader;
@@ -178,11 +179,6 @@ TEST(ValueOpsPreparedTest, SizeAndStrideRejectAtLoadWhatTheProgramFixes) {
     }
   }
 }
-
-constexpr ScalarType kAllDtypes[] = {
-    ScalarType::kByte, ScalarType::kChar,  ScalarType::kShort,  ScalarType::kInt,
-    ScalarType::kLong, ScalarType::kHalf,  ScalarType::kFloat,  ScalarType::kDouble,
-    ScalarType::kBool, ScalarType::kBFloat16};
 
 TEST(ValueOpsPreparedTest, ItemMatchesTheReferenceOverDtypes) {
   for (ScalarType dtype : kAllDtypes) {
