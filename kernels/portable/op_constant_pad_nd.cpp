@@ -7,6 +7,7 @@
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -39,6 +40,7 @@ Status check_constant_pad_args(Span<EValue*> args) {
 // The checks a run decides (the amounts against the sizes, the value
 // against the dtype), and the fill and copy; after check_constant_pad_args.
 void constant_pad_shaped(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> pad = args[1]->to_int_list();
   const EValue& value = *args[2];
@@ -93,23 +95,14 @@ void constant_pad_shaped(KernelContext& ctx, Span<EValue*> args) {
   copy_view(dst, src);
 }
 
-void prepared_constant_pad_eval(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 4, *args[3]);
-  constant_pad_shaped(ctx, args);
-}
-
 }  // namespace
 
 void constant_pad_nd_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 4, *args[3]);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_constant_pad_args(args));
-  constant_pad_shaped(ctx, args);
+  split_checks::reference_eval<3, &check_constant_pad_args, &constant_pad_shaped>(ctx, args);
 }
 
 Status constant_pad_nd_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  TL_RETURN_IF_ERROR(check_constant_pad_args(args));
-  call->eval = &prepared_constant_pad_eval;
-  return Error::kOk;
+  return split_checks::prepare<&check_constant_pad_args, &constant_pad_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -5,6 +5,7 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -47,16 +48,11 @@ Status check_copy_dtypes(Span<EValue*> args) {
 }  // namespace
 
 void copy_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 4, *args[3]);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_copy_dtypes(args));
-  copy_shaped(ctx, args);
+  split_checks::reference_eval<3, &check_copy_dtypes, &copy_shaped>(ctx, args);
 }
 
-// Out's dtype is the program's: checked at load.
 Status copy_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  TL_RETURN_IF_ERROR(check_copy_dtypes(args));
-  call->eval = &copy_shaped;
-  return Error::kOk;
+  return split_checks::prepare<&check_copy_dtypes, &copy_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

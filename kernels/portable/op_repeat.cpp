@@ -5,6 +5,7 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -68,15 +69,11 @@ void repeat_shaped(KernelContext& ctx, Span<EValue*> args) {
 }  // namespace
 
 void repeat_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 3, *args[2]);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_repeat_args(args));
-  repeat_shaped(ctx, args);
+  split_checks::reference_eval<2, &check_repeat_args, &repeat_shaped>(ctx, args);
 }
 
 Status repeat_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  TL_RETURN_IF_ERROR(check_repeat_args(args));
-  call->eval = &repeat_shaped;
-  return Error::kOk;
+  return split_checks::prepare<&check_repeat_args, &repeat_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -6,6 +6,7 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -102,15 +103,11 @@ void roll_shaped(KernelContext& ctx, Span<EValue*> args) {
 }  // namespace
 
 void roll_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 4, *args[3]);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_roll_args(args));
-  roll_shaped(ctx, args);
+  split_checks::reference_eval<3, &check_roll_args, &roll_shaped>(ctx, args);
 }
 
 Status roll_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  TL_RETURN_IF_ERROR(check_roll_args(args));
-  call->eval = &roll_shaped;
-  return Error::kOk;
+  return split_checks::prepare<&check_roll_args, &roll_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -5,6 +5,7 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
 
@@ -57,15 +58,11 @@ void unfold_shaped(KernelContext& ctx, Span<EValue*> args) {
 }  // namespace
 
 void unfold_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 5, *args[4]);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_unfold_args(args));
-  unfold_shaped(ctx, args);
+  split_checks::reference_eval<4, &check_unfold_args, &unfold_shaped>(ctx, args);
 }
 
 Status unfold_copy_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  TL_RETURN_IF_ERROR(check_unfold_args(args));
-  call->eval = &unfold_shaped;
-  return Error::kOk;
+  return split_checks::prepare<&check_unfold_args, &unfold_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable
