@@ -180,6 +180,24 @@ class MaskChain(torch.nn.Module):
         return x
 
 
+class FlipChain(torch.nn.Module):
+    """200 x flip(0) of a [2, 2]: flip.out, prepared at load (dims checked once)."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = torch.flip(x, [0])
+        return x
+
+
+class TrilChain(torch.nn.Module):
+    """200 x tril of a [2, 2]: tril.out, prepared at load (dtype and rank checked once)."""
+
+    def forward(self, x):
+        for _ in range(N):
+            x = torch.tril(x)
+        return x
+
+
 CHAINS = {
     "sub x200 [1]": (SubChain(), (torch.ones(1),)),
     "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
@@ -196,6 +214,8 @@ CHAINS = {
     "index x200 [4,2]": (IndexChain(), (torch.ones(4, 2),)),
     "mean(0,2)+expand x100": (MeanGapsChain(), (torch.ones(2, 2, 2),)),
     "mask+cat x100 [4,2]": (MaskChain(), (torch.ones(4, 2),)),
+    "flip x200 [2,2]": (FlipChain(), (torch.ones(2, 2),)),
+    "tril x200 [2,2]": (TrilChain(), (torch.ones(2, 2),)),
 }
 
 

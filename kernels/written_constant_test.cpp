@@ -191,8 +191,10 @@ TEST(WrittenConstantTest, EveryWrittenArgumentOfEveryKernelRefusesAConstant) {
   // (The share refused at load grows as prepare steps check more: 58 of 272
   // when the index, shape and matmul kernels gained theirs, 80 when the
   // reductions and index.Tensor did: an all-float call has the wrong dtype
-  // for argmax's out, any's out, index's indices...)
-  EXPECT_LT(prepare_refused, registry.get()->kernels().size() / 3);
+  // for argmax's out, any's out, index's indices...; 116 of about 280 when
+  // the remaining portable kernels did: a [1] call has the wrong rank for
+  // the pads, tril, the matrix products, and float indices for sort/topk.)
+  EXPECT_LT(prepare_refused, registry.get()->kernels().size() / 2);
 }
 
 // The named cases the issue lists, so a schema regression in one of them

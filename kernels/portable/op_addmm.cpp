@@ -18,7 +18,23 @@
 
 namespace torchlight::portable {
 
-void addmm_out(KernelContext& ctx, Span<EValue*> args) {
+namespace {
+
+// What the program fixes: the ranks and dtypes. Checked at load by prepare,
+// and on every call by the reference eval.
+Status check_addmm_call(Span<EValue*> args) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor mat1{args[1]->to_tensor(), "mat1"};
+  // self before out: an out given self's wrong dtype names self.
+  TL_RETURN_IF_ERROR(check_matmul_ranks_and_dtypes(mat1, {args[2]->to_tensor(), "mat2"}, 2));
+  TL_RETURN_IF_ERROR(check_same_dtype(self, mat1.tensor.scalar_type(), "mat1"));
+  return check_matmul_call(mat1, {args[2]->to_tensor(), "mat2"}, {args[5]->to_tensor(), "out"}, 2);
+}
+
+// The shapes of this run (inner sizes, self's broadcast), the resize and
+// the product; after check_addmm_call, with every tensor of dtype CTYPE.
+template <typename CTYPE>
+void addmm_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 6, *args[5]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mat1{args[1]->to_tensor(), "mat1"};
@@ -27,10 +43,7 @@ void addmm_out(KernelContext& ctx, Span<EValue*> args) {
   const EValue& alpha = *args[4];
   const NamedTensor out{args[5]->to_tensor(), "out"};
 
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_matmul_operands(mat1, mat2, 2));
-  const ScalarType dtype = mat1.tensor.scalar_type();
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(self, dtype, "mat1"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, dtype, "mat1"));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_matmul_shapes(mat1, mat2, 2));
   const SizesType out_sizes[] = {mat1.tensor.size(0), mat2.tensor.size(1)};
   if (!broadcasts_to(self.tensor.sizes(), out_sizes)) {
     char have[128];
@@ -52,31 +65,48 @@ void addmm_out(KernelContext& ctx, Span<EValue*> args) {
     self_strides[lead + d] = s.size(d) == 1 ? 0 : s.strides()[d];
   }
 
-  TL_SWITCH_REAL_TYPES_NO_BOOL(dtype, ctx, "mat1", CTYPE, [&] {
-    using Acc = opmath_t<CTYPE>;
-    const Acc beta_value = convert<Acc>(scalar_to<CTYPE>(beta));
-    const Acc alpha_value = convert<Acc>(scalar_to<CTYPE>(alpha));
-    const CTYPE* self_data = s.const_data_ptr<CTYPE>();
-    CTYPE* c = out.tensor.mutable_data_ptr<CTYPE>();
-    const int64_t c_rs = out.tensor.strides()[0];
-    const int64_t c_cs = out.tensor.strides()[1];
-    auto emit = [&](int64_t i, int64_t j, Acc product) {
-      Acc result = alpha_value == Acc(0) ? Acc(0) : opmath_mul(alpha_value, product);
-      if (beta_value != Acc(0)) {
-        const Acc bias = convert<Acc>(self_data[i * self_strides[0] + j * self_strides[1]]);
-        result = opmath_add(result, opmath_mul(beta_value, bias));
-      }
-      c[i * c_rs + j * c_cs] = convert<CTYPE>(result);
-    };
-    if (alpha_value == Acc(0)) {
-      // The product is ignored: do not compute it.
-      for (int64_t i = 0; i < out_sizes[0]; ++i) {
-        for (int64_t j = 0; j < out_sizes[1]; ++j) emit(i, j, Acc(0));
-      }
-      return;
+  using Acc = opmath_t<CTYPE>;
+  const Acc beta_value = convert<Acc>(scalar_to<CTYPE>(beta));
+  const Acc alpha_value = convert<Acc>(scalar_to<CTYPE>(alpha));
+  const CTYPE* self_data = s.const_data_ptr<CTYPE>();
+  CTYPE* c = out.tensor.mutable_data_ptr<CTYPE>();
+  const int64_t c_rs = out.tensor.strides()[0];
+  const int64_t c_cs = out.tensor.strides()[1];
+  auto emit = [&](int64_t i, int64_t j, Acc product) {
+    Acc result = alpha_value == Acc(0) ? Acc(0) : opmath_mul(alpha_value, product);
+    if (beta_value != Acc(0)) {
+      const Acc bias = convert<Acc>(self_data[i * self_strides[0] + j * self_strides[1]]);
+      result = opmath_add(result, opmath_mul(beta_value, bias));
     }
-    matmul_strided(matrix_of<CTYPE>(mat1.tensor), matrix_of<CTYPE>(mat2.tensor), emit);
+    c[i * c_rs + j * c_cs] = convert<CTYPE>(result);
+  };
+  if (alpha_value == Acc(0)) {
+    // The product is ignored: do not compute it.
+    for (int64_t i = 0; i < out_sizes[0]; ++i) {
+      for (int64_t j = 0; j < out_sizes[1]; ++j) emit(i, j, Acc(0));
+    }
+    return;
+  }
+  matmul_strided(matrix_of<CTYPE>(mat1.tensor), matrix_of<CTYPE>(mat2.tensor), emit);
+}
+
+}  // namespace
+
+void addmm_out(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, 6, *args[5]);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_addmm_call(args));
+  TL_SWITCH_REAL_TYPES_NO_BOOL(args[1]->to_tensor().scalar_type(), ctx, "mat1", CTYPE,
+                               [&] { addmm_shaped<CTYPE>(ctx, args); });
+}
+
+// Ranks and dtypes are the program's: checked at load, with the loop for
+// the dtype picked there.
+Status addmm_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_addmm_call(args));
+  visit_real_type_no_bool(args[1]->to_tensor().scalar_type(), [&](auto tag) {
+    call->eval = &addmm_shaped<typename decltype(tag)::type>;
   });
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

@@ -4,6 +4,10 @@
 // and element i is start + i * step in the accumulate type (double for
 // float32/float64, float for float16/bfloat16, int64 for integers), then
 // converted to out's dtype. Every real dtype but bool, as in ATen.
+//
+// Out's rank and dtype are the program's: prepare (at load) rejects them
+// and picks the loop for out's dtype; the values, which an earlier
+// instruction may compute, are checked on every run.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -96,6 +100,52 @@ void arange_out(KernelContext& ctx, Span<EValue*> args) {
 void arange_start_out(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
   arange_impl(ctx, *args[0], *args[1], *args[2], {args[3]->to_tensor(), "out"});
+}
+
+namespace {
+
+Status check_arange_out(const NamedTensor& out) {
+  TL_CHECK_OR_RETURN(out.tensor.dim() == 1, Error::kInvalidArgument,
+                     "argument 'out' is %zu-D; arange produces a 1-D tensor", out.tensor.dim());
+  const ScalarType type = out.tensor.scalar_type();
+  if (!visit_real_type_no_bool(type, [](auto) {})) {
+    return unsupported_dtype(out.name, type, kRealTypeNoBoolNames);
+  }
+  return Error::kOk;
+}
+
+// arange.out is start_out with start 0 and step 1.
+template <typename CTYPE, bool kHasStart>
+void arange_eval(KernelContext& ctx, Span<EValue*> args) {
+  constexpr size_t kOut = kHasStart ? 3 : 1;
+  set_return(args, kOut + 1, *args[kOut]);
+  const NamedTensor out{args[kOut]->to_tensor(), "out"};
+  if constexpr (kHasStart) {
+    TL_KERNEL_RETURN_IF_ERROR(ctx, arange_typed<CTYPE>(*args[0], *args[1], *args[2], out));
+  } else {
+    TL_KERNEL_RETURN_IF_ERROR(
+        ctx, arange_typed<CTYPE>(EValue(int64_t{0}), *args[0], EValue(int64_t{1}), out));
+  }
+}
+
+template <bool kHasStart>
+Status prepare_arange(Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor out{args[kHasStart ? 3 : 1]->to_tensor(), "out"};
+  TL_RETURN_IF_ERROR(check_arange_out(out));
+  visit_real_type_no_bool(out.tensor.scalar_type(), [&](auto tag) {
+    call->eval = &arange_eval<typename decltype(tag)::type, kHasStart>;
+  });
+  return Error::kOk;
+}
+
+}  // namespace
+
+Status arange_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_arange<false>(args, call);
+}
+
+Status arange_start_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_arange<true>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -7,6 +7,7 @@
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -14,18 +15,37 @@
 
 namespace torchlight::portable {
 
-void constant_pad_nd_out(KernelContext& ctx, Span<EValue*> args) {
+namespace {
+
+// What the program fixes, checked at load by prepare (and by the reference
+// eval on every call): pad's length against self's rank, the dtypes.
+Status check_constant_pad_args(Span<EValue*> args) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const size_t entries = args[1]->to_int_list().size();
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  const size_t rank = self.tensor.dim();
+  TL_CHECK_OR_RETURN(entries % 2 == 0, Error::kInvalidArgument,
+                     "argument 'pad' has %zu entries; it must have an even number", entries);
+  TL_CHECK_OR_RETURN(entries / 2 <= rank, Error::kInvalidArgument,
+                     "argument 'pad' has %zu entries, more than twice the rank of 'self' (%zu)",
+                     entries, rank);
+  TL_RETURN_IF_ERROR(check_same_dtype(out, self.tensor.scalar_type(), "self"));
+  const ScalarType type = self.tensor.scalar_type();
+  TL_CHECK_OR_RETURN(visit_real_type(type, [](auto) {}), Error::kInvalidType,
+                     "argument 'self' has dtype %s, which is not supported (supported: %s)",
+                     to_string(type), kRealTypeNames);
+  return Error::kOk;
+}
+
+// The checks a run decides (the amounts against the sizes, the value
+// against the dtype), and the fill and copy; after check_constant_pad_args.
+void constant_pad_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> pad = args[1]->to_int_list();
   const EValue& value = *args[2];
   const NamedTensor out{args[3]->to_tensor(), "out"};
   const size_t rank = self.tensor.dim();
-  TL_KERNEL_CHECK(ctx, pad.size() % 2 == 0, Error::kInvalidArgument,
-                  "argument 'pad' has %zu entries; it must have an even number", pad.size());
-  TL_KERNEL_CHECK(ctx, pad.size() / 2 <= rank, Error::kInvalidArgument,
-                  "argument 'pad' has %zu entries, more than twice the rank of 'self' (%zu)",
-                  pad.size(), rank);
   // Per padded dimension: amounts before/after, and the resulting size.
   ShapeBuffer shape;
   shape.dim = rank;
@@ -45,11 +65,7 @@ void constant_pad_nd_out(KernelContext& ctx, Span<EValue*> args) {
                     static_cast<long long>(after));
     shape.sizes[d] = static_cast<SizesType>(size);
   }
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
   const ScalarType type = self.tensor.scalar_type();
-  TL_KERNEL_CHECK(ctx, visit_real_type(type, [](auto) {}), Error::kInvalidType,
-                  "argument 'self' has dtype %s, which is not supported (supported: %s)",
-                  to_string(type), kRealTypeNames);
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_scalar_fits(value, type, "value"));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
@@ -77,6 +93,16 @@ void constant_pad_nd_out(KernelContext& ctx, Span<EValue*> args) {
     dst.narrow(d, before > 0 ? before : 0, kept);
   }
   copy_view(dst, src);
+}
+
+}  // namespace
+
+void constant_pad_nd_out(KernelContext& ctx, Span<EValue*> args) {
+  split_checks::reference_eval<3, &check_constant_pad_args, &constant_pad_shaped>(ctx, args);
+}
+
+Status constant_pad_nd_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return split_checks::prepare<&check_constant_pad_args, &constant_pad_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

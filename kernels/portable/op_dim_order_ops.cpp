@@ -88,4 +88,37 @@ void empty_dim_order_out(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_dim_order_arg(*args[1], out));
 }
 
+namespace {
+
+// _empty_dim_order.out once prepared: out only takes the shape.
+void empty_dim_order_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Span<const int64_t> list = args[0]->to_int_list();
+  const Tensor out = args[2]->to_tensor();
+  SizesType sizes[kMaxTensorDim];
+  bool ok = list.size() == out.dim();
+  for (size_t d = 0; ok && d < list.size(); ++d) {
+    ok = list[d] >= 0 && list[d] <= INT32_MAX;
+    sizes[d] = static_cast<SizesType>(list[d]);
+  }
+  if (!ok || !dense_copy::fit_sizes({sizes, list.size()}, out)) {
+    return empty_dim_order_out(ctx, args);
+  }
+  set_return(args, 3, *args[2]);
+}
+
+}  // namespace
+
+// The size list's length and the dim_order argument against out: both the
+// program's, checked at load.
+Status empty_dim_order_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  const size_t entries = args[0]->to_int_list().size();
+  TL_CHECK_OR_RETURN(entries == out.tensor.dim(), Error::kInvalidArgument,
+                     "argument 'size' has %zu entries, but 'out' is %zu-D", entries,
+                     out.tensor.dim());
+  TL_RETURN_IF_ERROR(check_dim_order_arg(*args[1], out));
+  call->eval = &empty_dim_order_eval;
+  return Error::kOk;
+}
+
 }  // namespace torchlight::portable

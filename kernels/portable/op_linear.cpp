@@ -62,18 +62,39 @@ class BiasOffsets {
   bool rows_vary_ = false;
 };
 
-// Checks shapes and dtypes; writes out's shape ([..., N]) into `sizes`.
-Status check_linear(const NamedTensor& input, const NamedTensor& weight, const NamedTensor& bias,
-                    const NamedTensor& out, SizesType* sizes) {
+struct LinearArgs {
+  explicit LinearArgs(Span<EValue*> args)
+      : input{args[0]->to_tensor(), "input"},
+        weight{args[1]->to_tensor(), "weight"},
+        bias{args[2]->to_optional_tensor(), "bias"},
+        out{args[3]->to_tensor(), "out"} {}
+  NamedTensor input;
+  NamedTensor weight;
+  NamedTensor bias;  // Undefined: none.
+  NamedTensor out;
+};
+
+// What the program fixes: ranks, dtypes, whether there is a bias. Checked
+// at load by prepare, and on every call by the reference eval.
+Status check_linear_call(const LinearArgs& a) {
+  TL_CHECK_OR_RETURN(a.input.tensor.dim() >= 1, Error::kInvalidArgument,
+                     "argument 'input' is 0-d; it must have at least one dimension [..., K]");
+  TL_RETURN_IF_ERROR(check_rank(a.weight, 2, "a matrix [N, K]"));
+  const ScalarType dtype = a.input.tensor.scalar_type();
+  if (!visit_real_type_no_bool(dtype, [](auto) {})) {
+    return unsupported_dtype(a.input.name, dtype, kRealTypeNoBoolNames);
+  }
+  TL_RETURN_IF_ERROR(check_same_dtype(a.weight, dtype, "input"));
+  if (a.bias.tensor.defined()) TL_RETURN_IF_ERROR(check_same_dtype(a.bias, dtype, "input"));
+  return check_same_dtype(a.out, dtype, "input");
+}
+
+// Checks this run's shapes (after check_linear_call); writes out's shape
+// ([..., N]) into `sizes`.
+Status check_linear_shapes(const NamedTensor& input, const NamedTensor& weight,
+                           const NamedTensor& bias, SizesType* sizes) {
   char have[128];
   char want[128];
-  TL_CHECK_OR_RETURN(input.tensor.dim() >= 1, Error::kInvalidArgument,
-                     "argument 'input' is 0-d; it must have at least one dimension [..., K]");
-  TL_RETURN_IF_ERROR(check_rank(weight, 2, "a matrix [N, K]"));
-  const ScalarType dtype = input.tensor.scalar_type();
-  TL_RETURN_IF_ERROR(check_same_dtype(weight, dtype, "input"));
-  if (bias.tensor.defined()) TL_RETURN_IF_ERROR(check_same_dtype(bias, dtype, "input"));
-  TL_RETURN_IF_ERROR(check_same_dtype(out, dtype, "input"));
   const size_t rank = input.tensor.dim();
   const SizesType k = input.tensor.size(rank - 1);
   TL_CHECK_OR_RETURN(weight.tensor.size(1) == k, Error::kInvalidArgument,
@@ -97,17 +118,17 @@ Status check_linear(const NamedTensor& input, const NamedTensor& weight, const N
   return Error::kOk;
 }
 
-}  // namespace
-
-void linear_out(KernelContext& ctx, Span<EValue*> args) {
+// The product for this run's shapes, with every tensor of dtype CTYPE;
+// after check_linear_call.
+template <typename CTYPE>
+void linear_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const NamedTensor weight{args[1]->to_tensor(), "weight"};
-  const NamedTensor bias{args[2]->to_optional_tensor(), "bias"};
-  const NamedTensor out{args[3]->to_tensor(), "out"};
-
+  const LinearArgs call(args);
+  const NamedTensor& input = call.input;
+  const NamedTensor& bias = call.bias;
+  const NamedTensor& out = call.out;
   SizesType out_sizes[kMaxTensorDim];
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_linear(input, weight, bias, out, out_sizes));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_linear_shapes(input, call.weight, bias, out_sizes));
   const size_t rank = input.tensor.dim();
   const Span<const SizesType> shape{out_sizes, rank};
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape));
@@ -115,7 +136,7 @@ void linear_out(KernelContext& ctx, Span<EValue*> args) {
   if (out.tensor.numel() == 0) return;
 
   const Tensor& x = input.tensor;
-  const Tensor& w = weight.tensor;
+  const Tensor& w = call.weight.tensor;
   const int64_t k = x.size(rank - 1);
   const int64_t n = w.size(0);
   const int64_t rows = out.tensor.numel() / n;
@@ -127,31 +148,48 @@ void linear_out(KernelContext& ctx, Span<EValue*> args) {
   const bool has_bias = bias.tensor.defined();
   const BiasOffsets bias_at = has_bias ? BiasOffsets(bias.tensor, shape) : BiasOffsets();
 
-  TL_SWITCH_REAL_TYPES_NO_BOOL(x.scalar_type(), ctx, "input", CTYPE, [&] {
-    using Acc = opmath_t<CTYPE>;
-    const CTYPE* x_data = x.const_data_ptr<CTYPE>();
-    const CTYPE* b_data = has_bias ? bias.tensor.const_data_ptr<CTYPE>() : nullptr;
-    CTYPE* c = out.tensor.mutable_data_ptr<CTYPE>();
-    // weight^T as a [K, N] matrix: its columns are weight's rows.
-    const MatrixView<CTYPE> wt{w.const_data_ptr<CTYPE>(), k, n, w.strides()[1], w.strides()[0]};
-    auto store_row = [&](int64_t row_base) {
-      return [&, row_base](int64_t i, int64_t j, Acc acc) {
-        const int64_t row = row_base + i;
-        if (b_data != nullptr) acc = opmath_add(acc, convert<Acc>(b_data[bias_at.at(row, j)]));
-        c[out_rows.at(row) + j * out_n_stride] = convert<CTYPE>(acc);
-      };
+  using Acc = opmath_t<CTYPE>;
+  const CTYPE* x_data = x.const_data_ptr<CTYPE>();
+  const CTYPE* b_data = has_bias ? bias.tensor.const_data_ptr<CTYPE>() : nullptr;
+  CTYPE* c = out.tensor.mutable_data_ptr<CTYPE>();
+  // weight^T as a [K, N] matrix: its columns are weight's rows.
+  const MatrixView<CTYPE> wt{w.const_data_ptr<CTYPE>(), k, n, w.strides()[1], w.strides()[0]};
+  auto store_row = [&](int64_t row_base) {
+    return [&, row_base](int64_t i, int64_t j, Acc acc) {
+      const int64_t row = row_base + i;
+      if (b_data != nullptr) acc = opmath_add(acc, convert<Acc>(b_data[bias_at.at(row, j)]));
+      c[out_rows.at(row) + j * out_n_stride] = convert<CTYPE>(acc);
     };
-    if (x_rows.collapsible()) {
-      const MatrixView<CTYPE> a{x_data, rows, k, x_rows.stride(), x_k_stride};
-      matmul_strided(a, wt, store_row(0));
-      return;
-    }
-    // Leading dimensions that do not merge into one stride: a row at a time.
-    for (int64_t row = 0; row < rows; ++row) {
-      const MatrixView<CTYPE> a{x_data + x_rows.at(row), 1, k, 0, x_k_stride};
-      matmul_strided(a, wt, store_row(row));
-    }
+  };
+  if (x_rows.collapsible()) {
+    const MatrixView<CTYPE> a{x_data, rows, k, x_rows.stride(), x_k_stride};
+    matmul_strided(a, wt, store_row(0));
+    return;
+  }
+  // Leading dimensions that do not merge into one stride: a row at a time.
+  for (int64_t row = 0; row < rows; ++row) {
+    const MatrixView<CTYPE> a{x_data + x_rows.at(row), 1, k, 0, x_k_stride};
+    matmul_strided(a, wt, store_row(row));
+  }
+}
+
+}  // namespace
+
+void linear_out(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, 4, *args[3]);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_linear_call(LinearArgs(args)));
+  TL_SWITCH_REAL_TYPES_NO_BOOL(args[0]->to_tensor().scalar_type(), ctx, "input", CTYPE,
+                               [&] { linear_shaped<CTYPE>(ctx, args); });
+}
+
+// Ranks, dtypes and the bias's presence are the program's: checked at load,
+// with the loop for the dtype picked there.
+Status linear_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_linear_call(LinearArgs(args)));
+  visit_real_type_no_bool(args[0]->to_tensor().scalar_type(), [&](auto tag) {
+    call->eval = &linear_shaped<typename decltype(tag)::type>;
   });
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

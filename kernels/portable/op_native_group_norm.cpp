@@ -89,9 +89,26 @@ void group_norm(const Tensor& in, const Tensor& weight, const Tensor& bias, int6
   }
 }
 
-}  // namespace
+// What the program fixes: the dtypes. Checked at load by prepare, and on
+// every call by the reference eval; sets the parameters' dtype.
+Status check_group_norm_dtypes(Span<EValue*> args, ScalarType* param_type) {
+  const NamedTensor input{args[0]->to_tensor(), "input"};
+  const NamedTensor params[] = {{args[1]->to_optional_tensor(), "weight"},
+                                {args[2]->to_optional_tensor(), "bias"}};
+  TL_RETURN_IF_ERROR(check_norm_dtypes(input, params, param_type));
+  TL_RETURN_IF_ERROR(
+      check_same_dtype({args[8]->to_tensor(), "out0"}, input.tensor.scalar_type(), "input"));
+  TL_RETURN_IF_ERROR(
+      check_same_dtype({args[9]->to_tensor(), "out1"}, *param_type, "the parameters"));
+  return check_same_dtype({args[10]->to_tensor(), "out2"}, *param_type, "the parameters");
+}
 
-void native_group_norm_out(KernelContext& ctx, Span<EValue*> args) {
+// N, C, HxW and group of this run (SymInts an earlier instruction may
+// compute) against the input and the parameters, the resizes and the
+// normalization; after check_group_norm_dtypes, for input dtype T and
+// parameter dtype P.
+template <typename T, typename P>
+void group_norm_shaped(KernelContext& ctx, Span<EValue*> args) {
   const NamedTensor input{args[0]->to_tensor(), "input"};
   const NamedTensor weight{args[1]->to_optional_tensor(), "weight"};
   const NamedTensor bias{args[2]->to_optional_tensor(), "bias"};
@@ -133,13 +150,6 @@ void native_group_norm_out(KernelContext& ctx, Span<EValue*> args) {
                     static_cast<long long>(channels));
     TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(*p));
   }
-  ScalarType param_type = ScalarType::kFloat;  // Set by check_norm_dtypes.
-  const NamedTensor params[] = {weight, bias};
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_norm_dtypes(input, params, &param_type));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, in.scalar_type(), "input"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(mean, param_type, "the parameters"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(rstd, param_type, "the parameters"));
-
   const int64_t stats[] = {batch, groups};
   SizesType stat_sizes[2];
   TL_KERNEL_RETURN_IF_ERROR(ctx, to_sizes(stats, "the mean and rstd", stat_sizes));
@@ -151,10 +161,31 @@ void native_group_norm_out(KernelContext& ctx, Span<EValue*> args) {
   }
   if (mean.tensor.numel() == 0) return;
 
-  TL_SWITCH_NORM_TYPES(in.scalar_type(), param_type, ctx, T, P, [&] {
-    group_norm<T, P>(in, weight.tensor, bias.tensor, batch, channels, hxw, groups, eps, out.tensor,
-                     mean.tensor, rstd.tensor);
+  group_norm<T, P>(in, weight.tensor, bias.tensor, batch, channels, hxw, groups, eps, out.tensor,
+                   mean.tensor, rstd.tensor);
+}
+
+
+}  // namespace
+
+void native_group_norm_out(KernelContext& ctx, Span<EValue*> args) {
+  ScalarType param_type = ScalarType::kFloat;  // Set by check_norm_dtypes.
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_group_norm_dtypes(args, &param_type));
+  TL_SWITCH_NORM_TYPES(args[0]->to_tensor().scalar_type(), param_type, ctx, T, P,
+                       [&] { group_norm_shaped<T, P>(ctx, args); });
+}
+
+// The dtypes are the program's: checked at load, with the loop for them
+// picked there.
+Status native_group_norm_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  ScalarType param_type = ScalarType::kFloat;
+  TL_RETURN_IF_ERROR(check_group_norm_dtypes(args, &param_type));
+  const ScalarType in = args[0]->to_tensor().scalar_type();
+  visit_float_type(in, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    call->eval = param_type == in ? &group_norm_shaped<T, T> : &group_norm_shaped<T, float>;
   });
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

@@ -10,6 +10,10 @@
 // 1, ..., 1] (the input's rank) and the parameters' dtype: the input's, or
 // float32 when a float16/bfloat16 input has float32 parameters. An empty row
 // (N == 0) has mean 0 and rstd NaN, as ATen. Statistics are in double.
+//
+// Prepare (at load) checks normalized_shape, the parameters' shapes and
+// the dtypes, and picks the loop for them; the eval checks only the
+// input's shape of each run.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dtype_dispatch.h"
@@ -74,66 +78,112 @@ void layer_norm(const Tensor& in, size_t lead_dims, const Tensor& weight, const 
   }
 }
 
-}  // namespace
+struct LayerNormArgs {
+  explicit LayerNormArgs(Span<EValue*> args)
+      : input{args[0]->to_tensor(), "input"},
+        normalized_shape(args[1]->to_int_list()),
+        weight{args[2]->to_optional_tensor(), "weight"},
+        bias{args[3]->to_optional_tensor(), "bias"},
+        eps(args[4]->to_double()),
+        out{args[5]->to_tensor(), "out0"},
+        mean{args[6]->to_tensor(), "out1"},
+        rstd{args[7]->to_tensor(), "out2"} {}
+  NamedTensor input;
+  Span<const int64_t> normalized_shape;
+  NamedTensor weight;  // Undefined: none.
+  NamedTensor bias;
+  double eps;
+  NamedTensor out;
+  NamedTensor mean;
+  NamedTensor rstd;
+};
 
-void native_layer_norm_out(KernelContext& ctx, Span<EValue*> args) {
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const Span<const int64_t> normalized_shape = args[1]->to_int_list();
-  const NamedTensor weight{args[2]->to_optional_tensor(), "weight"};
-  const NamedTensor bias{args[3]->to_optional_tensor(), "bias"};
-  const double eps = args[4]->to_double();
-  const NamedTensor out{args[5]->to_tensor(), "out0"};
-  const NamedTensor mean{args[6]->to_tensor(), "out1"};
-  const NamedTensor rstd{args[7]->to_tensor(), "out2"};
-
-  const Tensor& in = input.tensor;
+// What the program fixes: normalized_shape against the input's rank and
+// the parameters' shapes, the dtypes. Checked at load by prepare, and on
+// every call by the reference eval; sets the parameters' dtype.
+Status check_layer_norm_call(const LayerNormArgs& a, ScalarType* param_type) {
+  const Tensor& in = a.input.tensor;
   char shape[128];
   char norm[128];
   SizesType norm_sizes[kMaxTensorDim];
-  TL_KERNEL_CHECK(ctx, !normalized_shape.empty() && normalized_shape.size() <= in.dim(),
-                  Error::kInvalidArgument,
-                  "argument 'normalized_shape' has %zu dimensions, expected 1 to %zu (the rank "
-                  "of argument 'input')",
-                  normalized_shape.size(), in.dim());
-  TL_KERNEL_RETURN_IF_ERROR(
-      ctx, to_sizes(normalized_shape, "argument 'normalized_shape'", norm_sizes));
-  const size_t lead_dims = in.dim() - normalized_shape.size();
-  const Span<const SizesType> trailing(in.sizes().data() + lead_dims, normalized_shape.size());
-  TL_KERNEL_CHECK(ctx, same_shape(trailing, normalized_shape), Error::kInvalidArgument,
-                  "argument 'input' has shape %s, expected [*, %s to match argument "
-                  "'normalized_shape'",
-                  format_sizes(in.sizes(), shape, sizeof(shape)),
-                  // "[4, 5]" without its '[': "expected [*, 4, 5]".
-                  format_sizes({norm_sizes, normalized_shape.size()}, norm, sizeof(norm)) + 1);
-  for (const NamedTensor* p : {&weight, &bias}) {
+  TL_CHECK_OR_RETURN(!a.normalized_shape.empty() && a.normalized_shape.size() <= in.dim(),
+                     Error::kInvalidArgument,
+                     "argument 'normalized_shape' has %zu dimensions, expected 1 to %zu (the "
+                     "rank of argument 'input')",
+                     a.normalized_shape.size(), in.dim());
+  TL_RETURN_IF_ERROR(to_sizes(a.normalized_shape, "argument 'normalized_shape'", norm_sizes));
+  for (const NamedTensor* p : {&a.weight, &a.bias}) {
     if (!p->tensor.defined()) continue;
-    TL_KERNEL_CHECK(ctx, same_shape(p->tensor.sizes(), normalized_shape), Error::kInvalidArgument,
-                    "argument '%s' has shape %s, expected %s (argument 'normalized_shape')",
-                    p->name, format_sizes(p->tensor.sizes(), shape, sizeof(shape)),
-                    format_sizes({norm_sizes, normalized_shape.size()}, norm, sizeof(norm)));
-    TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(*p));
+    TL_CHECK_OR_RETURN(same_shape(p->tensor.sizes(), a.normalized_shape), Error::kInvalidArgument,
+                       "argument '%s' has shape %s, expected %s (argument 'normalized_shape')",
+                       p->name, format_sizes(p->tensor.sizes(), shape, sizeof(shape)),
+                       format_sizes({norm_sizes, a.normalized_shape.size()}, norm, sizeof(norm)));
   }
-  ScalarType param_type = ScalarType::kFloat;  // Set by check_norm_dtypes.
-  const NamedTensor params[] = {weight, bias};
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_norm_dtypes(input, params, &param_type));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, in.scalar_type(), "input"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(mean, param_type, "the parameters"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(rstd, param_type, "the parameters"));
+  const NamedTensor params[] = {a.weight, a.bias};
+  TL_RETURN_IF_ERROR(check_norm_dtypes(a.input, params, param_type));
+  TL_RETURN_IF_ERROR(check_same_dtype(a.out, in.scalar_type(), "input"));
+  TL_RETURN_IF_ERROR(check_same_dtype(a.mean, *param_type, "the parameters"));
+  return check_same_dtype(a.rstd, *param_type, "the parameters");
+}
 
+// The input's trailing shape of this run, the resizes and the
+// normalization; after check_layer_norm_call, for input dtype T and
+// parameter dtype P.
+template <typename T, typename P>
+void layer_norm_shaped(KernelContext& ctx, Span<EValue*> args) {
+  const LayerNormArgs a(args);
+  const Tensor& in = a.input.tensor;
+  char shape[128];
+  char norm[128];
+  SizesType norm_sizes[kMaxTensorDim];
+  const size_t lead_dims = in.dim() - a.normalized_shape.size();
+  const Span<const SizesType> trailing(in.sizes().data() + lead_dims, a.normalized_shape.size());
+  if (!same_shape(trailing, a.normalized_shape)) {
+    TL_KERNEL_RETURN_IF_ERROR(
+        ctx, to_sizes(a.normalized_shape, "argument 'normalized_shape'", norm_sizes));
+    TL_KERNEL_CHECK(ctx, false, Error::kInvalidArgument,
+                    "argument 'input' has shape %s, expected [*, %s to match argument "
+                    "'normalized_shape'",
+                    format_sizes(in.sizes(), shape, sizeof(shape)),
+                    // "[4, 5]" without its '[': "expected [*, 4, 5]".
+                    format_sizes({norm_sizes, a.normalized_shape.size()}, norm, sizeof(norm)) + 1);
+  }
+  for (const NamedTensor* p : {&a.weight, &a.bias}) {
+    if (p->tensor.defined()) TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(*p));
+  }
   SizesType stat_sizes[kMaxTensorDim];
   for (size_t d = 0; d < in.dim(); ++d) stat_sizes[d] = d < lead_dims ? in.size(d) : 1;
-  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, in.sizes()));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(mean, {stat_sizes, in.dim()}));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(rstd, {stat_sizes, in.dim()}));
-  for (const NamedTensor* t : {&input, &out, &mean, &rstd}) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(a.out, in.sizes()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(a.mean, {stat_sizes, in.dim()}));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(a.rstd, {stat_sizes, in.dim()}));
+  for (const NamedTensor* t : {&a.input, &a.out, &a.mean, &a.rstd}) {
     TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(*t));
   }
-  if (mean.tensor.numel() == 0) return;
+  if (a.mean.tensor.numel() == 0) return;
+  layer_norm<T, P>(in, lead_dims, a.weight.tensor, a.bias.tensor, a.eps, a.out.tensor,
+                   a.mean.tensor, a.rstd.tensor);
+}
 
-  TL_SWITCH_NORM_TYPES(in.scalar_type(), param_type, ctx, T, P, [&] {
-    layer_norm<T, P>(in, lead_dims, weight.tensor, bias.tensor, eps, out.tensor, mean.tensor,
-                     rstd.tensor);
+}  // namespace
+
+void native_layer_norm_out(KernelContext& ctx, Span<EValue*> args) {
+  ScalarType param_type = ScalarType::kFloat;  // Set by check_norm_dtypes.
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_layer_norm_call(LayerNormArgs(args), &param_type));
+  TL_SWITCH_NORM_TYPES(args[0]->to_tensor().scalar_type(), param_type, ctx, T, P,
+                       [&] { layer_norm_shaped<T, P>(ctx, args); });
+}
+
+// Shapes of the parameters, normalized_shape and the dtypes are the
+// program's: checked at load, with the loop for the dtypes picked there.
+Status native_layer_norm_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  ScalarType param_type = ScalarType::kFloat;
+  TL_RETURN_IF_ERROR(check_layer_norm_call(LayerNormArgs(args), &param_type));
+  const ScalarType in = args[0]->to_tensor().scalar_type();
+  visit_float_type(in, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    call->eval = param_type == in ? &layer_norm_shaped<T, T> : &layer_norm_shaped<T, float>;
   });
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

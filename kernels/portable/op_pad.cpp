@@ -4,6 +4,10 @@
 // after) pairs from the last dimension backwards, as in F.pad; negative
 // amounts crop. Inputs have k + 1 or k + 2 (batched) dimensions, all
 // non-empty except the batch. Every real dtype but bool, as in ATen.
+//
+// Prepare (at load) checks the rank, dtypes and padding's length; the
+// installed eval checks only what a run's shapes decide (empty dims, the
+// amounts against the sizes).
 #include <cstring>
 
 #include "kernels/portable/portable_ops.h"
@@ -34,15 +38,31 @@ int64_t source_index(PadMode mode, int64_t j, int64_t before, int64_t size) {
   return i - out_start + in_start;
 }
 
-void pad_impl(KernelContext& ctx, Span<EValue*> args, PadMode mode, size_t k) {
-  set_return(args, 3, *args[2]);
+// What the program fixes, checked at load by prepare (and by the reference
+// eval on every call): self's rank and dtype, out's dtype, padding's length.
+Status check_pad_args(Span<EValue*> args, size_t k) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const size_t entries = args[1]->to_int_list().size();
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  const size_t rank = self.tensor.dim();
+  TL_CHECK_OR_RETURN(rank == k + 1 || rank == k + 2, Error::kInvalidArgument,
+                     "argument 'self' is %zu-D; expected %zu-D or %zu-D (batched)", rank, k + 1,
+                     k + 2);
+  TL_CHECK_OR_RETURN(entries == 2 * k, Error::kInvalidArgument,
+                     "argument 'padding' has %zu entries, expected %zu", entries, 2 * k);
+  const ScalarType type = self.tensor.scalar_type();
+  TL_CHECK_OR_RETURN(visit_real_type_no_bool(type, [](auto) {}), Error::kInvalidType,
+                     "argument 'self' has dtype %s, which is not supported (supported: %s)",
+                     to_string(type), kRealTypeNoBoolNames);
+  return check_same_dtype(out, type, "self");
+}
+
+// The checks a run's shapes decide, and the copy; after check_pad_args.
+void pad_shaped(KernelContext& ctx, Span<EValue*> args, PadMode mode, size_t k) {
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> padding = args[1]->to_int_list();
   const NamedTensor out{args[2]->to_tensor(), "out"};
   const size_t rank = self.tensor.dim();
-  TL_KERNEL_CHECK(ctx, rank == k + 1 || rank == k + 2, Error::kInvalidArgument,
-                  "argument 'self' is %zu-D; expected %zu-D or %zu-D (batched)", rank, k + 1,
-                  k + 2);
   for (size_t d = rank == k + 2 ? 1 : 0; d < rank; ++d) {
     char shape_text[128];
     TL_KERNEL_CHECK(ctx, self.tensor.size(d) != 0, Error::kInvalidArgument,
@@ -50,14 +70,6 @@ void pad_impl(KernelContext& ctx, Span<EValue*> args, PadMode mode, size_t k) {
                     "dimension may be 0",
                     format_sizes(self.tensor.sizes(), shape_text, sizeof(shape_text)), d);
   }
-  TL_KERNEL_CHECK(ctx, padding.size() == 2 * k, Error::kInvalidArgument,
-                  "argument 'padding' has %zu entries, expected %zu", padding.size(), 2 * k);
-  const ScalarType type = self.tensor.scalar_type();
-  TL_KERNEL_CHECK(ctx, visit_real_type_no_bool(type, [](auto) {}), Error::kInvalidType,
-                  "argument 'self' has dtype %s, which is not supported (supported: %s)",
-                  to_string(type), kRealTypeNoBoolNames);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, type, "self"));
-
   ShapeBuffer shape;
   shape.dim = rank;
   int64_t before[kMaxTensorDim] = {};
@@ -116,7 +128,45 @@ void pad_impl(KernelContext& ctx, Span<EValue*> args, PadMode mode, size_t k) {
   }
 }
 
+void pad_impl(KernelContext& ctx, Span<EValue*> args, PadMode mode, size_t k) {
+  set_return(args, 3, *args[2]);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_pad_args(args, k));
+  pad_shaped(ctx, args, mode, k);
+}
+
+template <PadMode kMode, size_t kDims>
+void prepared_pad_eval(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, 3, *args[2]);
+  pad_shaped(ctx, args, kMode, kDims);
+}
+
+template <PadMode kMode, size_t kDims>
+Status prepare_pad(Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_pad_args(args, kDims));
+  call->eval = &prepared_pad_eval<kMode, kDims>;
+  return Error::kOk;
+}
+
 }  // namespace
+
+Status reflection_pad1d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_pad<PadMode::kReflect, 1>(args, call);
+}
+Status reflection_pad2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_pad<PadMode::kReflect, 2>(args, call);
+}
+Status reflection_pad3d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_pad<PadMode::kReflect, 3>(args, call);
+}
+Status replication_pad1d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_pad<PadMode::kReplicate, 1>(args, call);
+}
+Status replication_pad2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_pad<PadMode::kReplicate, 2>(args, call);
+}
+Status replication_pad3d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_pad<PadMode::kReplicate, 3>(args, call);
+}
 
 void reflection_pad1d_out(KernelContext& ctx, Span<EValue*> args) {
   pad_impl(ctx, args, PadMode::kReflect, 1);

@@ -9,7 +9,8 @@
 // Rank at least 3; r positive; the channels (shuffle) or H and W
 // (unshuffle) must divide. An empty input to unshuffle keeps its shape (as
 // ATen, which returns a clone). Any dtype: elements are copied as they are,
-// in any layout of self and out.
+// in any layout of self and out. The rank, the factor and out's dtype are
+// checked at load; the prepared eval checks only this run's shape.
 #include <cstdint>
 #include <cstring>
 
@@ -73,19 +74,28 @@ void shuffle(const Tensor& stacked, const Tensor& spatial, int64_t r, bool to_sp
   }
 }
 
-// Checks and resizes for either direction; `factor_name` is the schema's.
-Status prepare(const NamedTensor& self, int64_t r, const char* factor_name, bool to_spatial,
-               const NamedTensor& out) {
+// What the program fixes, for either direction (`factor_name` is the
+// schema's): self's rank, the factor, out's dtype. Checked at load by
+// prepare, and on every call by the reference eval.
+Status check_shuffle_args(const NamedTensor& self, int64_t r, const char* factor_name,
+                          const NamedTensor& out) {
   const Tensor& t = self.tensor;
   char shape[128];
-  format_sizes(t.sizes(), shape, sizeof(shape));
   TL_CHECK_OR_RETURN(t.dim() >= 3, Error::kInvalidArgument,
                      "argument 'self' has shape %s, expected at least 3 dimensions [*, C, H, W]",
-                     shape);
+                     format_sizes(t.sizes(), shape, sizeof(shape)));
   TL_CHECK_OR_RETURN(r > 0 && r <= 65536, Error::kInvalidArgument,
                      "argument '%s' is %lld, expected a positive factor", factor_name,
                      static_cast<long long>(r));
-  TL_RETURN_IF_ERROR(check_same_dtype(out, t.scalar_type(), "self"));
+  return check_same_dtype(out, t.scalar_type(), "self");
+}
+
+// The shape checks of this run and the resize; after check_shuffle_args.
+Status fit_shuffled(const NamedTensor& self, int64_t r, const char* factor_name, bool to_spatial,
+                    const NamedTensor& out) {
+  const Tensor& t = self.tensor;
+  char shape[128];
+  format_sizes(t.sizes(), shape, sizeof(shape));
   const size_t dim = t.dim();
   SizesType sizes[kMaxTensorDim];
   for (size_t d = 0; d < dim; ++d) sizes[d] = t.size(d);
@@ -122,26 +132,62 @@ Status prepare(const NamedTensor& self, int64_t r, const char* factor_name, bool
   return check_has_data(out);
 }
 
+constexpr const char* factor_name(bool to_spatial) {
+  return to_spatial ? "upscale_factor" : "downscale_factor";
+}
+
+// Shuffle (kToSpatial) or unshuffle, after check_shuffle_args.
+template <bool kToSpatial>
+void shuffle_shaped(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, 3, *args[2]);
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  const int64_t r = args[1]->to_int();
+  TL_KERNEL_RETURN_IF_ERROR(ctx, fit_shuffled(self, r, factor_name(kToSpatial), kToSpatial, out));
+  if (out.tensor.numel() == 0) return;
+  if (kToSpatial) {
+    shuffle(self.tensor, out.tensor, r, /*to_spatial=*/true);
+  } else {
+    shuffle(out.tensor, self.tensor, r, /*to_spatial=*/false);
+  }
+}
+
+template <bool kToSpatial>
+Status check_args(Span<EValue*> args) {
+  return check_shuffle_args({args[0]->to_tensor(), "self"}, args[1]->to_int(),
+                            factor_name(kToSpatial), {args[2]->to_tensor(), "out"});
+}
+
+template <bool kToSpatial>
+void shuffle_reference(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, 3, *args[2]);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_args<kToSpatial>(args));
+  shuffle_shaped<kToSpatial>(ctx, args);
+}
+
+template <bool kToSpatial>
+Status prepare_shuffle(Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_args<kToSpatial>(args));
+  call->eval = &shuffle_shaped<kToSpatial>;
+  return Error::kOk;
+}
+
 }  // namespace
 
 void pixel_shuffle_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 3, *args[2]);
-  const NamedTensor self{args[0]->to_tensor(), "self"};
-  const NamedTensor out{args[2]->to_tensor(), "out"};
-  const int64_t r = args[1]->to_int();
-  TL_KERNEL_RETURN_IF_ERROR(ctx, prepare(self, r, "upscale_factor", true, out));
-  if (out.tensor.numel() == 0) return;
-  shuffle(self.tensor, out.tensor, r, /*to_spatial=*/true);
+  shuffle_reference<true>(ctx, args);
 }
 
 void pixel_unshuffle_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 3, *args[2]);
-  const NamedTensor self{args[0]->to_tensor(), "self"};
-  const NamedTensor out{args[2]->to_tensor(), "out"};
-  const int64_t r = args[1]->to_int();
-  TL_KERNEL_RETURN_IF_ERROR(ctx, prepare(self, r, "downscale_factor", false, out));
-  if (out.tensor.numel() == 0) return;
-  shuffle(out.tensor, self.tensor, r, /*to_spatial=*/false);
+  shuffle_reference<false>(ctx, args);
+}
+
+Status pixel_shuffle_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_shuffle<true>(args, call);
+}
+
+Status pixel_unshuffle_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_shuffle<false>(args, call);
 }
 
 }  // namespace torchlight::portable

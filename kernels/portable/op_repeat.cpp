@@ -1,27 +1,40 @@
 // aten::repeat.out: self tiled repeats[i] times along each dimension (self
 // is first given leading size-1 dimensions up to len(repeats)). Any dtype.
-// aten::tile lowers to repeat in torch.export.
+// aten::tile lowers to repeat in torch.export. The length of `repeats` and
+// out's dtype are checked at load; the prepared eval checks only the values.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::portable {
 
-void repeat_out(KernelContext& ctx, Span<EValue*> args) {
+namespace {
+
+// What the program fixes: the length of `repeats` against self's rank,
+// out's dtype. Checked at load by prepare, and on every call by the
+// reference eval.
+Status check_repeat_args(Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const size_t rank = args[1]->to_int_list().size();
+  TL_CHECK_OR_RETURN(rank >= self.dim() && rank <= kMaxTensorDim, Error::kInvalidArgument,
+                     "argument 'repeats' has %zu entries; expected at least %zu (the rank of "
+                     "'self') and at most %zu",
+                     rank, self.dim(), kMaxTensorDim);
+  return check_same_dtype({args[2]->to_tensor(), "out"}, self.scalar_type(), "self");
+}
+
+// The sizes for this run (the repeats' values against self's sizes), the
+// resize and the tiled copy; after check_repeat_args.
+void repeat_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> repeats = args[1]->to_int_list();
   const NamedTensor out{args[2]->to_tensor(), "out"};
-
   const size_t rank = repeats.size();
-  TL_KERNEL_CHECK(ctx, rank >= self.tensor.dim() && rank <= kMaxTensorDim,
-                  Error::kInvalidArgument,
-                  "argument 'repeats' has %zu entries; expected at least %zu (the rank of "
-                  "'self') and at most %zu",
-                  rank, self.tensor.dim(), kMaxTensorDim);
   const size_t lead = rank - self.tensor.dim();
   ShapeBuffer shape;
   shape.dim = rank;
@@ -35,7 +48,6 @@ void repeat_out(KernelContext& ctx, Span<EValue*> args) {
                     static_cast<long long>(repeats[i]), i);
     shape.sizes[i] = static_cast<SizesType>(repeats[i] * have);
   }
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
   if (out.tensor.numel() == 0) return;
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
@@ -52,6 +64,16 @@ void repeat_out(KernelContext& ctx, Span<EValue*> args) {
     src.insert(i, repeats[i], 0);
   }
   copy_view(dst, src);
+}
+
+}  // namespace
+
+void repeat_out(KernelContext& ctx, Span<EValue*> args) {
+  split_checks::reference_eval<2, &check_repeat_args, &repeat_shaped>(ctx, args);
+}
+
+Status repeat_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return split_checks::prepare<&check_repeat_args, &repeat_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

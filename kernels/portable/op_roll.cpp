@@ -1,10 +1,12 @@
 // aten::roll.out: out[(i + shift) mod n] = self[i] along each dimension of
 // `dims` (shifts and dims pair up; a dimension listed twice rolls by the
 // sum). With `dims` empty, self is rolled as if flattened (one shift).
-// Any dtype.
+// Any dtype. The lists and out's dtype are checked at load; the prepared
+// eval only computes the amounts for a run's sizes and copies.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -19,21 +21,34 @@ int64_t positive_mod(int64_t shift, int64_t n) {
   return r < 0 ? r + n : r;
 }
 
-}  // namespace
+// What the program fixes: the list lengths, `dims` against self's rank,
+// out's dtype. Checked at load by prepare, and on every call by the
+// reference eval.
+Status check_roll_args(Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const size_t shifts = args[1]->to_int_list().size();
+  const Span<const int64_t> dims = args[2]->to_int_list();
+  const NamedTensor out{args[3]->to_tensor(), "out"};
+  TL_CHECK_OR_RETURN(shifts != 0, Error::kInvalidArgument, "argument 'shifts' is empty");
+  TL_CHECK_OR_RETURN(dims.empty() ? shifts == 1 : shifts == dims.size(), Error::kInvalidArgument,
+                     "arguments 'shifts' (%zu entries) and 'dims' (%zu entries) must pair up "
+                     "(or 'dims' be empty with one shift)",
+                     shifts, dims.size());
+  for (int64_t value : dims) {
+    size_t dim = 0;
+    TL_RETURN_IF_ERROR(wrap_dim(value, self.dim(), "dims", &dim));
+  }
+  return check_same_dtype(out, self.scalar_type(), "self");
+}
 
-void roll_out(KernelContext& ctx, Span<EValue*> args) {
+// The amounts for this run's sizes, the resize and the block copies; after
+// check_roll_args.
+void roll_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const Span<const int64_t> shifts = args[1]->to_int_list();
   const Span<const int64_t> dims = args[2]->to_int_list();
   const NamedTensor out{args[3]->to_tensor(), "out"};
-
-  TL_KERNEL_CHECK(ctx, !shifts.empty(), Error::kInvalidArgument, "argument 'shifts' is empty");
-  TL_KERNEL_CHECK(ctx, dims.empty() ? shifts.size() == 1 : shifts.size() == dims.size(),
-                  Error::kInvalidArgument,
-                  "arguments 'shifts' (%zu entries) and 'dims' (%zu entries) must pair up "
-                  "(or 'dims' be empty with one shift)",
-                  shifts.size(), dims.size());
   size_t rolled[kMaxTensorDim];
   int64_t amount[kMaxTensorDim] = {};  // Per dimension, in [0, size).
   size_t num_rolled = 0;
@@ -47,13 +62,7 @@ void roll_out(KernelContext& ctx, Span<EValue*> args) {
     for (size_t d = 0; d < self.tensor.dim(); ++d) {
       if (amount[d] != 0) rolled[num_rolled++] = d;
     }
-  } else if (!dims.empty()) {
-    size_t dim = 0;  // 0-d: validate the dims, nothing moves.
-    for (int64_t value : dims) {
-      TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(value, 0, "dims", &dim));
-    }
   }
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, self.tensor.sizes()));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(self));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
@@ -89,6 +98,16 @@ void roll_out(KernelContext& ctx, Span<EValue*> args) {
     }
     copy_view(to, from);
   }
+}
+
+}  // namespace
+
+void roll_out(KernelContext& ctx, Span<EValue*> args) {
+  split_checks::reference_eval<3, &check_roll_args, &roll_shaped>(ctx, args);
+}
+
+Status roll_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return split_checks::prepare<&check_roll_args, &roll_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

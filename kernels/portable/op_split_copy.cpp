@@ -5,17 +5,25 @@
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/split_outs.h"
 
 namespace torchlight::portable {
 
-void split_copy_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_void_out_return_list(args, 3));
+namespace {
+
+// What the program fixes; checked at load by prepare, and on every call by
+// the reference eval.
+Status check_split_copy_tensor_out(Span<EValue*> args) {
+  return check_split_call(args, 2, 3, "split");
+}
+
+// The pieces for this run's size of `dim`, and the copies; after
+// check_split_copy_tensor_out.
+void split_copy_tensor_out_shaped(KernelContext& ctx, Span<EValue*> args) {
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t split_size = args[1]->to_int();
   const Span<const Tensor> outs = args[3]->to_tensor_list();
-  TL_KERNEL_CHECK(ctx, self.tensor.dim() > 0, Error::kInvalidArgument,
-                  "argument 'self' is 0-d; split needs at least one dimension");
   size_t dim = 0;
   TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[2]->to_int(), self.tensor.dim(), "dim", &dim));
   const int64_t size = self.tensor.size(dim);
@@ -31,6 +39,17 @@ void split_copy_tensor_out(KernelContext& ctx, Span<EValue*> args) {
     TL_KERNEL_RETURN_IF_ERROR(ctx, copy_slice_to_out(self, dim, start, length, false, outs[i],
                                                      static_cast<size_t>(i)));
   }
+}
+
+}  // namespace
+
+void split_copy_tensor_out(KernelContext& ctx, Span<EValue*> args) {
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_split_copy_tensor_out(args));
+  split_copy_tensor_out_shaped(ctx, args);
+}
+
+Status split_copy_tensor_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return split_checks::prepare<&check_split_copy_tensor_out, &split_copy_tensor_out_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

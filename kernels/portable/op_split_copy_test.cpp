@@ -10,6 +10,7 @@
 
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/test/list_args.h"
+#include "kernels/portable/test/prepare_harness.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
@@ -130,6 +131,32 @@ TEST(SplitCopyLayoutTest, WrongCountNamesBothLayouts) {
   EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument,
                          "expected 4 arguments (self, split_size, dim, out), or 5"));
   EXPECT_THAT(s.message(), HasSubstr("got 3"));
+}
+
+// Their prepare steps check at load what the program fixes (self's rank,
+// `dim`, the outs' dtypes), naming the argument; the pieces' sizes, which a
+// dynamic dim may change, are checked on each run (the tests above).
+TEST(SplitCopyLayoutTest, LoadRejectsWhatTheProgramFixes) {
+  SplitFixture f;
+  TestTensor scalar(ScalarType::kFloat, {});
+  TestTensor ints(ScalarType::kInt, {2, 2});
+  TensorListArg mixed({&f.a, &ints});
+  IntListArg sizes({4, 2});
+  auto prepare = [](const char* name, KernelArgs& args) {
+    return kernel_test::prepare_like_loader(kernel_test::portable_kernel_named(name), args).status;
+  };
+  KernelArgs zero_d{scalar.evalue(), EValue(int64_t{1}), EValue(int64_t{0}), f.outs.evalue()};
+  EXPECT_THAT(prepare("aten::split_copy.Tensor_out", zero_d),
+              ErrorIs(Error::kInvalidArgument, "argument 'self' is 0-d; split needs"));
+  KernelArgs far{f.self.evalue(), sizes.evalue(), EValue(int64_t{2}), f.outs.evalue()};
+  EXPECT_THAT(prepare("aten::split_with_sizes_copy.out", far),
+              ErrorIs(Error::kInvalidArgument, "argument 'dim' is 2, out of range"));
+  KernelArgs wrong{f.self.evalue(), EValue(int64_t{1}), mixed.evalue()};
+  EXPECT_THAT(prepare("aten::unbind_copy.int_out", wrong),
+              ErrorIs(Error::kInvalidType,
+                      "argument 'out' has dtype int32 at position 1, expected float32"));
+  KernelArgs fine{f.self.evalue(), EValue(int64_t{4}), EValue(int64_t{1}), f.outs.evalue()};
+  EXPECT_TRUE(prepare("aten::split_copy.Tensor_out", fine).ok());
 }
 
 }  // namespace

@@ -95,4 +95,24 @@ void t_copy_out(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, copy_view_to_out(self, transposed(self.tensor, 0, 1), out));
 }
 
+namespace {
+
+constexpr auto kTView = [](Span<EValue*> args, StridedView* view) {
+  *view = transposed(args[0]->to_tensor(), 0, 1);
+  return true;
+};
+
+}  // namespace
+
+// Self's rank and out's dtype are the program's: checked at load.
+Status t_copy_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const size_t rank = args[0]->to_tensor().dim();
+  TL_CHECK_OR_RETURN(rank <= 2, Error::kInvalidArgument,
+                     "argument 'self' is %zu-D; t() expects a tensor with at most 2 dimensions",
+                     rank);
+  TL_RETURN_IF_ERROR(dense_copy::check_out_dtype_is_self(args, 1));
+  call->eval = &dense_copy::view_copy_eval<1, kTView, &t_copy_out>;
+  return Error::kOk;
+}
+
 }  // namespace torchlight::portable

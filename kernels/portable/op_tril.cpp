@@ -5,7 +5,8 @@
 // ATen semantics: self has at least 2 dimensions (leading ones are
 // batches); any dtype; out must have exactly self's dtype and takes its
 // shape. Element (i, j) is kept when j - i <= diagonal (tril) or
-// j - i >= diagonal (triu); diagonal may be any integer.
+// j - i >= diagonal (triu); diagonal may be any integer. Prepare (at load)
+// checks the dtypes and the rank; the eval checks only what a run decides.
 #include <cstdint>
 #include <cstring>
 
@@ -22,20 +23,29 @@ namespace {
 
 enum class Triangle { kLower, kUpper };
 
-void triangle_out(KernelContext& ctx, Span<EValue*> args, Triangle triangle) {
+// What the program fixes: self's dtype and rank, out's dtype. Checked at
+// load by prepare, and on every call by the reference eval.
+Status check_triangle_args(Span<EValue*> args) {
+  const NamedTensor self{args[0]->to_tensor(), "self"};
+  const NamedTensor out{args[2]->to_tensor(), "out"};
+  const ScalarType type = self.tensor.scalar_type();
+  TL_CHECK_OR_RETURN(in_dtype_set(type, DtypeSet::kReal), Error::kInvalidType,
+                     "argument 'self' has dtype %s, which is not supported (supported: %s)",
+                     to_string(type), kRealTypeNames);
+  const size_t dim = self.tensor.dim();
+  TL_CHECK_OR_RETURN(dim >= 2, Error::kInvalidArgument,
+                     "argument 'self' has %zu dimensions, expected at least 2", dim);
+  return check_out_dtype_rule(type, out, OutDtypeRule::kSame);
+}
+
+// out resized to this run's self and written; after check_triangle_args.
+template <Triangle triangle>
+void triangle_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 3, *args[2]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const int64_t diagonal = args[1]->to_int();
   const NamedTensor out{args[2]->to_tensor(), "out"};
-
-  const ScalarType type = self.tensor.scalar_type();
-  TL_KERNEL_CHECK(ctx, in_dtype_set(type, DtypeSet::kReal), Error::kInvalidType,
-                  "argument 'self' has dtype %s, which is not supported (supported: %s)",
-                  to_string(type), kRealTypeNames);
   const size_t dim = self.tensor.dim();
-  TL_KERNEL_CHECK(ctx, dim >= 2, Error::kInvalidArgument,
-                  "argument 'self' has %zu dimensions, expected at least 2", dim);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_out_dtype_rule(type, out, OutDtypeRule::kSame));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, self.tensor.sizes()));
 
   const NamedTensor operands[] = {out, self};
@@ -69,14 +79,29 @@ void triangle_out(KernelContext& ctx, Span<EValue*> args, Triangle triangle) {
   });
 }
 
-}  // namespace
-
-void tril_out(KernelContext& ctx, Span<EValue*> args) {
-  triangle_out(ctx, args, Triangle::kLower);
+template <Triangle triangle>
+void triangle_out(KernelContext& ctx, Span<EValue*> args) {
+  set_return(args, 3, *args[2]);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_triangle_args(args));
+  triangle_shaped<triangle>(ctx, args);
 }
 
-void triu_out(KernelContext& ctx, Span<EValue*> args) {
-  triangle_out(ctx, args, Triangle::kUpper);
+}  // namespace
+
+void tril_out(KernelContext& ctx, Span<EValue*> args) { triangle_out<Triangle::kLower>(ctx, args); }
+
+void triu_out(KernelContext& ctx, Span<EValue*> args) { triangle_out<Triangle::kUpper>(ctx, args); }
+
+Status tril_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_triangle_args(args));
+  call->eval = &triangle_shaped<Triangle::kLower>;
+  return Error::kOk;
+}
+
+Status triu_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  TL_RETURN_IF_ERROR(check_triangle_args(args));
+  call->eval = &triangle_shaped<Triangle::kUpper>;
+  return Error::kOk;
 }
 
 }  // namespace torchlight::portable

@@ -32,6 +32,17 @@ namespace torchlight::portable::dense_path {
 
 inline bool is_dense(const Tensor& t) { return is_contiguous_dim_order(t.dim_order()); }
 
+/// Whether `t`'s strides are the ones its dim order gives its sizes (no
+/// gaps, no explicit strides): its elements fill its first numel() slots.
+inline bool is_packed(const Tensor& t) {
+  StridesType expected[kMaxTensorDim];
+  if (!compute_strides(t.sizes(), t.dim_order(), expected)) return false;
+  for (size_t d = 0; d < t.dim(); ++d) {
+    if (t.sizes()[d] > 1 && t.strides()[d] != expected[d]) return false;
+  }
+  return true;
+}
+
 inline bool same_sizes(const Tensor& a, const Tensor& b) {
   if (a.dim() != b.dim()) return false;
   for (size_t d = 0; d < a.dim(); ++d) {

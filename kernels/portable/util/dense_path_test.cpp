@@ -41,6 +41,10 @@ enum class Shape { kUnary, kBinary, kBinaryScalar, kOther };
 // Which dense path a kernel's schema fits: (self, out), (self, other, out)
 // or (self, Scalar other, out), each followed by the return slot.
 Shape shape_of(const Kernel& kernel) {
+  // The matrix products share the (self, other, out) schema but are not
+  // elementwise (their prepared evals: util/copy_sort_prepared_test.cpp).
+  const std::string name = kernel.name;
+  if (name == "aten::mm.out" || name == "aten::bmm.out") return Shape::kOther;
   const Span<const ArgSpec> a = kernel.schema->arg_specs();
   auto is = [&](size_t i, ArgType t) { return i < a.size() && a[i].type == t; };
   if (a.size() == 3 && is(0, ArgType::kTensor) && is(1, ArgType::kTensor)) return Shape::kUnary;

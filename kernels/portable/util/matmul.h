@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dtype_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/opmath.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -147,10 +148,19 @@ void matmul_strided(const MatrixView<T>& a, const MatrixView<T>& b, Emit&& emit)
 /// Checks the two factors of mm (dim 2) or bmm (dim 3): ranks, one dtype,
 /// equal batch sizes, a's columns == b's rows, data present. Errors:
 /// kInvalidArgument / kInvalidType naming the arguments and their shapes.
-inline Status check_matmul_operands(const NamedTensor& a, const NamedTensor& b, size_t dim) {
+inline Status check_matmul_operands(const NamedTensor& a, const NamedTensor& b, size_t dim);
+
+/// The part of check_matmul_operands a program fixes (ranks, one dtype),
+/// for a prepare step at load.
+inline Status check_matmul_ranks_and_dtypes(const NamedTensor& a, const NamedTensor& b,
+                                            size_t dim) {
   TL_RETURN_IF_ERROR(check_rank(a, dim, dim == 2 ? "a matrix" : "a batch of matrices"));
   TL_RETURN_IF_ERROR(check_rank(b, dim, dim == 2 ? "a matrix" : "a batch of matrices"));
-  TL_RETURN_IF_ERROR(check_same_dtype(b, a.tensor.scalar_type(), a.name));
+  return check_same_dtype(b, a.tensor.scalar_type(), a.name);
+}
+
+/// The rest, which a run's shapes decide: batch and inner sizes, data.
+inline Status check_matmul_shapes(const NamedTensor& a, const NamedTensor& b, size_t dim) {
   const size_t r = dim - 2;
   char a_shape[128];
   char b_shape[128];
@@ -169,6 +179,23 @@ inline Status check_matmul_operands(const NamedTensor& a, const NamedTensor& b, 
                      a.tensor.size(r + 1), b.tensor.size(r));
   TL_RETURN_IF_ERROR(check_has_data(a));
   return check_has_data(b);
+}
+
+inline Status check_matmul_operands(const NamedTensor& a, const NamedTensor& b, size_t dim) {
+  TL_RETURN_IF_ERROR(check_matmul_ranks_and_dtypes(a, b, dim));
+  return check_matmul_shapes(a, b, dim);
+}
+
+/// What mm and bmm check at load: the operands' ranks and dtypes, a dtype
+/// the loops take (real, not bool), out's dtype. Errors name the argument.
+inline Status check_matmul_call(const NamedTensor& self, const NamedTensor& mat2,
+                                const NamedTensor& out, size_t dim) {
+  TL_RETURN_IF_ERROR(check_matmul_ranks_and_dtypes(self, mat2, dim));
+  const ScalarType dtype = self.tensor.scalar_type();
+  if (!visit_real_type_no_bool(dtype, [](auto) {})) {
+    return unsupported_dtype(self.name, dtype, kRealTypeNoBoolNames);
+  }
+  return check_same_dtype(out, dtype, self.name);
 }
 
 }  // namespace torchlight::portable

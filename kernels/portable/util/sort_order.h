@@ -12,8 +12,11 @@
 #include <type_traits>
 
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/coord_walk.h"
+#include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/opmath.h"
+#include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::portable {
 
@@ -127,6 +130,42 @@ void top_positions(const StridedSlice<int64_t>& perm, int64_t n, int64_t k, cons
     }
   }
   internal::sort_heap(perm, k, order);
+}
+
+/// The outs of sort and topk: `values` of self's dtype, int64 `indices`.
+/// Errors: kInvalidType naming the out.
+inline Status check_sort_outs(const NamedTensor& self, const NamedTensor& values,
+                              const NamedTensor& indices) {
+  TL_RETURN_IF_ERROR(check_same_dtype(values, self.tensor.scalar_type(), "self"));
+  TL_CHECK_OR_RETURN(indices.tensor.scalar_type() == ScalarType::kLong, Error::kInvalidType,
+                     "argument '%s' has dtype %s, expected int64", indices.name,
+                     to_string(indices.tensor.scalar_type()));
+  return Error::kOk;
+}
+
+/// Calls fn(in, out, perm) for every slice along `dim` of self (CTYPE),
+/// values (CTYPE, already resized) and indices (int64, values' shape), all
+/// with data; a 0-d self is one slice of one element.
+template <typename CTYPE, typename Fn>
+void for_each_slice(const Tensor& self, const Tensor& values, const Tensor& indices, size_t dim,
+                    Fn&& fn) {
+  const bool scalar = self.dim() == 0;
+  ShapeBuffer slices;  // values' shape with `dim` collapsed to 1.
+  slices.dim = values.dim();
+  for (size_t d = 0; d < slices.dim; ++d) slices.sizes[d] = d == dim ? 1 : values.size(d);
+  const int64_t self_stride = scalar ? 1 : self.strides()[dim];
+  const int64_t values_stride = scalar ? 1 : values.strides()[dim];
+  const int64_t indices_stride = scalar ? 1 : indices.strides()[dim];
+  constexpr int64_t kSize = sizeof(CTYPE);
+  for (CoordWalk w(slices.span()); !w.done(); w.next()) {
+    const StridedSlice<CTYPE> in{
+        self.mutable_data_ptr<char>() + w.offset(self.strides()) * kSize, self_stride};
+    const StridedSlice<CTYPE> out{
+        values.mutable_data_ptr<char>() + w.offset(values.strides()) * kSize, values_stride};
+    const StridedSlice<int64_t> perm{
+        indices.mutable_data_ptr<char>() + w.offset(indices.strides()) * 8, indices_stride};
+    fn(in, out, perm);
+  }
 }
 
 }  // namespace torchlight::portable

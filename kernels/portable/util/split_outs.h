@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/strided_view.h"
@@ -42,6 +43,30 @@ inline Status copy_slice_to_out(const NamedTensor& self, size_t dim, int64_t sta
   }
   Status status = copy_view_to_out(self, view, {out, "out"});
   if (!status.ok()) return status.with_context("out[%zu]", index);
+  return Error::kOk;
+}
+
+/// What split_copy, split_with_sizes_copy and unbind_copy check at load
+/// (the program fixes it): the appended return list, self's rank (`verb`
+/// names the op in the message), `dim` at args[dim_index], and that every
+/// out in the list at args[out_index] has self's dtype. Errors name the
+/// argument.
+inline Status check_split_call(Span<EValue*> args, size_t dim_index, size_t out_index,
+                               const char* verb) {
+  TL_RETURN_IF_ERROR(check_void_out_return_list(args, out_index));
+  const Tensor self = args[0]->to_tensor();
+  TL_CHECK_OR_RETURN(self.dim() > 0, Error::kInvalidArgument,
+                     "argument 'self' is 0-d; %s needs at least one dimension", verb);
+  size_t dim = 0;
+  TL_RETURN_IF_ERROR(wrap_dim(args[dim_index]->to_int(), self.dim(), "dim", &dim));
+  const Span<const Tensor> outs = args[out_index]->to_tensor_list();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    TL_CHECK_OR_RETURN(!outs[i].defined() || outs[i].scalar_type() == self.scalar_type(),
+                       Error::kInvalidType,
+                       "argument 'out' has dtype %s at position %zu, expected %s (the dtype of "
+                       "'self')",
+                       to_string(outs[i].scalar_type()), i, to_string(self.scalar_type()));
+  }
   return Error::kOk;
 }
 

@@ -135,13 +135,11 @@ Status check_out_dtype(ScalarType common, const NamedTensor& out) {
   return Error::kOk;
 }
 
-Status check_scalar_fits(const EValue& scalar, ScalarType type, const char* name) {
-  if (type == ScalarType::kBool) return Error::kOk;
+bool scalar_fits(const EValue& scalar, ScalarType type) {
+  if (type == ScalarType::kBool) return true;
   if (is_floating_point(type)) {
     const double value = scalar.scalar_as_double();
-    if (std::isinf(value) || std::isnan(value)) return Error::kOk;
-    if (std::fabs(value) > max_finite(type)) return overflow_error(scalar, type, name);
-    return Error::kOk;
+    return std::isinf(value) || std::isnan(value) || std::fabs(value) <= max_finite(type);
   }
   int64_t min = 0;
   int64_t max = 0;
@@ -149,14 +147,15 @@ Status check_scalar_fits(const EValue& scalar, ScalarType type, const char* name
   if (scalar.is_double()) {
     const double value = scalar.to_double();
     // Compared in double: -2^63 and 2^63 are exact there, and NaN fails both.
-    const bool fits = value >= static_cast<double>(min) &&
-                      (max == INT64_MAX ? value < 9223372036854775808.0
-                                        : value <= static_cast<double>(max));
-    if (!fits) return overflow_error(scalar, type, name);
-    return Error::kOk;
+    return value >= static_cast<double>(min) &&
+           (max == INT64_MAX ? value < 9223372036854775808.0 : value <= static_cast<double>(max));
   }
   const int64_t value = scalar.scalar_as_int();
-  if (value < min || value > max) return overflow_error(scalar, type, name);
+  return value >= min && value <= max;
+}
+
+Status check_scalar_fits(const EValue& scalar, ScalarType type, const char* name) {
+  if (!scalar_fits(scalar, type)) return overflow_error(scalar, type, name);
   return Error::kOk;
 }
 

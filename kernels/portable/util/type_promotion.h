@@ -56,6 +56,10 @@ Status check_out_dtype(ScalarType common, const NamedTensor& out);
 /// and `type`.
 Status check_scalar_fits(const EValue& scalar, ScalarType type, const char* name);
 
+/// check_scalar_fits without the message, for evals that hand a misfit to
+/// the reference eval.
+bool scalar_fits(const EValue& scalar, ScalarType type);
+
 /// ATen's alpha_check for add/sub-like ops whose common dtype is `common`:
 /// a Bool alpha needs a bool result, a Double alpha a floating result, and
 /// the value must fit `common` (ATen converts alpha to the common dtype).

@@ -915,6 +915,8 @@ add(TOPK, {"self": T((), F32), "k": 1}, name="0-d")
 add(TOPK, {"self": T((0, 5), F32), "k": 2}, name="empty")
 add(TOPK, {"self": distinct((2, 40), F32, 11), "k": 5}, name="long rows")
 add(TOPK, {"self": distinct((2, 3, 4, 5), F32, 12), "k": 2, "dim": 1}, name="middle dim")
-add(TOPK, {"self": T((3, 7), F32), "k": 8}, out_shapes=[(3, 8), (3, 8)], expect_error="'k'")
-add(TOPK, {"self": T((3, 7), F32), "k": -1}, out_shapes=[(3, 1), (3, 1)], expect_error="'k'")
+add(TOPK, {"self": T((3, 7), F32), "k": 8}, out_shapes=[(3, 8), (3, 8)], out_dtype=[F32, I64],
+    expect_error="'k'")
+add(TOPK, {"self": T((3, 7), F32), "k": -1}, out_shapes=[(3, 1), (3, 1)], out_dtype=[F32, I64],
+    expect_error="'k'")
 add(TOPK, {"self": T((3, 7), B8), "k": 1}, out_shapes=[(3, 1), (3, 1)], expect_error="self")
