@@ -106,6 +106,42 @@ uint32_t PayloadBuilder::named_constant(const std::string& key, const void* data
   return static_cast<uint32_t>(graph.constant_data.size() - 1);
 }
 
+fb::XNNQuantParamsUnion per_tensor(float scale, int32_t zero_point) {
+  fb::XNNQuantParamsUnion u;
+  auto* q = new fb::PerTensorQuantT();
+  q->scale = scale, q->zero_point = zero_point;
+  u.type = fb::XNNQuantParams::PerTensorQuant;
+  u.value = q;
+  return u;
+}
+
+fb::XNNQuantParamsUnion per_channel(std::vector<float> scales) {
+  fb::XNNQuantParamsUnion u;
+  auto* q = new fb::PerChannelQuantT();
+  q->scale = std::move(scales);
+  q->channel_dim = 0;
+  u.type = fb::XNNQuantParams::PerChannelQuant;
+  u.value = q;
+  return u;
+}
+
+fb::XNNQuantParamsUnion per_channel_in_constant(uint32_t scale_index, uint32_t count) {
+  fb::XNNQuantParamsUnion u = per_channel({});
+  auto* q = static_cast<fb::PerChannelQuantT*>(u.value);
+  q->scale_buffer_idx = scale_index;
+  q->num_scales = count;
+  return u;
+}
+
+fb::XNNQuantParamsUnion per_token() {
+  fb::XNNQuantParamsUnion u;
+  auto* q = new fb::PerTokenDynamicQuantT();
+  q->num_nonbatch_dims = 1;
+  u.type = fb::XNNQuantParams::PerTokenDynamicQuant;
+  u.value = q;
+  return u;
+}
+
 Result<FreeableBuffer> NamedDataInMemory::get_data(std::string_view key) const {
   ++loads;
   const auto it = blobs_.find(std::string(key));

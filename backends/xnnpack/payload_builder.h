@@ -74,6 +74,14 @@ class PayloadBuilder {
   std::vector<std::vector<uint8_t>> blobs_;  // Per constant index, for legacy.
 };
 
+/// Quantization parameters: per tensor; per channel (dim 0) with the scales
+/// inline, or in constant_data[scale_index] as upstream main writes them;
+/// per token (dynamic, one non-batch dim).
+fb::XNNQuantParamsUnion per_tensor(float scale, int32_t zero_point);
+fb::XNNQuantParamsUnion per_channel(std::vector<float> scales);
+fb::XNNQuantParamsUnion per_channel_in_constant(uint32_t scale_index, uint32_t count);
+fb::XNNQuantParamsUnion per_token();
+
 /// Named data held in memory (a program's `named_data` stand-in), counting
 /// the loads.
 class NamedDataInMemory : public NamedDataMap {

@@ -221,16 +221,6 @@ TEST(XnnpackMalformedTest, ConvolutionChannelsBeyondFilterAreRejected) {
   expect_error(b.build(), Error::kInvalidProgram, "filter has dims [3,3,3,2]");
 }
 
-fb::XNNQuantParamsUnion per_tensor(float scale, int32_t zp) {
-  fb::XNNQuantParamsUnion u;
-  auto* q = new fb::PerTensorQuantT();
-  q->scale = scale;
-  q->zero_point = zp;
-  u.type = fb::XNNQuantParams::PerTensorQuant;
-  u.value = q;
-  return u;
-}
-
 TEST(XnnpackMalformedTest, ZeroPointOutOfRange) {
   PayloadBuilder b;
   b.quantized(fb::XNNDatatype::xnn_datatype_qint8, {4}, per_tensor(0.5f, 300), 1, 0);

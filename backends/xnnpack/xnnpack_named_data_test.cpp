@@ -115,22 +115,10 @@ TEST(XnnpackNamedDataTest, ChannelScalesInNamedData) {
   PayloadBuilder b;
   const uint32_t wi = b.named_constant("w8", wq.data(), wq.size());
   const uint32_t si = b.named_constant("scale_w8", scales.data(), scales.size() * sizeof(float));
-  fb::XNNQuantParamsUnion u;
-  auto* q = new fb::PerChannelQuantT();
-  q->channel_dim = 0;
-  q->scale_buffer_idx = si;
-  q->num_scales = static_cast<uint32_t>(out);
-  u.type = fb::XNNQuantParams::PerChannelQuant;
-  u.value = q;
-  const uint32_t filter =
-      b.quantized(DT::xnn_datatype_qcint8, {uint32_t(out), uint32_t(in)}, std::move(u), 0, kNone, wi);
-  fb::XNNQuantParamsUnion token;
-  token.type = fb::XNNQuantParams::PerTokenDynamicQuant;
-  auto* t = new fb::PerTokenDynamicQuantT();
-  t->num_nonbatch_dims = 1;
-  token.value = t;
+  const uint32_t filter = b.quantized(DT::xnn_datatype_qcint8, {uint32_t(out), uint32_t(in)},
+                                      per_channel_in_constant(si, uint32_t(out)), 0, kNone, wi);
   const uint32_t xf = b.input({uint32_t(rows), uint32_t(in)}, 0);
-  const uint32_t xd = b.quantized(DT::xnn_datatype_qdint8, {uint32_t(rows), uint32_t(in)}, std::move(token));
+  const uint32_t xd = b.quantized(DT::xnn_datatype_qdint8, {uint32_t(rows), uint32_t(in)}, per_token());
   const uint32_t yf = b.output({uint32_t(rows), uint32_t(out)}, 1);
   auto* cv = b.node<fb::_XNNNode1x1T>(fb::XNodeUnion::XNNConvert);
   cv->input_id = xf, cv->output_id = xd;

@@ -23,34 +23,6 @@ namespace {
 using Kind = fb::XNodeUnion;
 using DT = fb::XNNDatatype;
 
-fb::XNNQuantParamsUnion per_tensor(float scale, int32_t zero_point) {
-  fb::XNNQuantParamsUnion u;
-  auto* q = new fb::PerTensorQuantT();
-  q->scale = scale, q->zero_point = zero_point;
-  u.type = fb::XNNQuantParams::PerTensorQuant;
-  u.value = q;
-  return u;
-}
-
-fb::XNNQuantParamsUnion per_channel(std::vector<float> scales) {
-  fb::XNNQuantParamsUnion u;
-  auto* q = new fb::PerChannelQuantT();
-  q->scale = std::move(scales);
-  q->channel_dim = 0;
-  u.type = fb::XNNQuantParams::PerChannelQuant;
-  u.value = q;
-  return u;
-}
-
-fb::XNNQuantParamsUnion per_token() {
-  fb::XNNQuantParamsUnion u;
-  auto* q = new fb::PerTokenDynamicQuantT();
-  q->num_nonbatch_dims = 1;
-  u.type = fb::XNNQuantParams::PerTokenDynamicQuant;
-  u.value = q;
-  return u;
-}
-
 fb::XNNQuantParamsUnion blockwise(std::vector<float> scales, int32_t group) {
   fb::XNNQuantParamsUnion u;
   auto* q = new fb::PerChannelGroupQuantT();
@@ -193,14 +165,8 @@ TEST(XnnpackQuantizedTest, ChannelScalesFromConstantDataAsUpstreamMainWrites) {
   PayloadBuilder b;
   const uint32_t wi = b.constant_bytes(wq.data(), wq.size());
   const uint32_t si = b.constant_bytes(scales.data(), scales.size() * sizeof(float));
-  fb::XNNQuantParamsUnion u;
-  auto* q = new fb::PerChannelQuantT();
-  q->channel_dim = 0;
-  q->scale_buffer_idx = si;
-  q->num_scales = static_cast<uint32_t>(out);
-  u.type = fb::XNNQuantParams::PerChannelQuant;
-  u.value = q;
-  const uint32_t filter = b.quantized(DT::xnn_datatype_qcint8, {uint32_t(out), uint32_t(in)}, std::move(u), 0, kNone, wi);
+  const uint32_t filter = b.quantized(DT::xnn_datatype_qcint8, {uint32_t(out), uint32_t(in)},
+                                      per_channel_in_constant(si, uint32_t(out)), 0, kNone, wi);
   check_dynamic_linear(b, filter, w, rows, in, out, 56);
 }
 
