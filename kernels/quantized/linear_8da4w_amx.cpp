@@ -209,15 +209,9 @@ void linear_8da4w_amx_columns(const Rows8da4wAmx& rows, void* memory, int64_t n_
     if (two_columns) unpack_block(rows, n0 + kTile, std::min<int64_t>(kTile, n_end - n0 - kTile), panel[1]);
     for (int64_t r0 = 0; r0 < padded_rows; r0 += kBlocks * kTile) {
       const bool two_rows = padded_rows - r0 > kTile;
-      if (two_rows && two_columns) {
-        tiles<2, 2>(rows, panel, r0, n0, n_end);
-      } else if (two_rows) {
-        tiles<2, 1>(rows, panel, r0, n0, n_end);
-      } else if (two_columns) {
-        tiles<1, 2>(rows, panel, r0, n0, n_end);
-      } else {
-        tiles<1, 1>(rows, panel, r0, n0, n_end);
-      }
+      dispatch_tile_blocks(two_rows, two_columns, [&](auto row_blocks, auto column_blocks) {
+        tiles<decltype(row_blocks)::value, decltype(column_blocks)::value>(rows, panel, r0, n0, n_end);
+      });
     }
   }
   _tile_release();

@@ -203,15 +203,9 @@ void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_be
     }
     for (int64_t r0 = 0; r0 < row_end; r0 += kBlocks * kTile) {
       const bool two_rows = row_end - r0 > kTile;
-      if (two_rows && two_columns) {
-        tiles<2, 2>(rows, panel, r0, n0, n_end);
-      } else if (two_rows) {
-        tiles<2, 1>(rows, panel, r0, n0, n_end);
-      } else if (two_columns) {
-        tiles<1, 2>(rows, panel, r0, n0, n_end);
-      } else {
-        tiles<1, 1>(rows, panel, r0, n0, n_end);
-      }
+      dispatch_tile_blocks(two_rows, two_columns, [&](auto row_blocks, auto column_blocks) {
+        tiles<decltype(row_blocks)::value, decltype(column_blocks)::value>(rows, panel, r0, n0, n_end);
+      });
     }
   }
   _tile_release();

@@ -110,10 +110,9 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base)
     return false;
   }
   char* panels = scratch + split_bytes;
-  constexpr int64_t kColumnBlock = 16;
-  const int64_t blocks = (base.n + kColumnBlock - 1) / kColumnBlock;
   const int64_t parts = std::min<int64_t>(
-      {blocks, static_cast<int64_t>(threadpool::num_threads()),
+      {(base.n + kColumnsPerChunk - 1) / kColumnsPerChunk,
+       static_cast<int64_t>(threadpool::num_threads()),
        static_cast<int64_t>((ctx.scratch_bytes() - split_bytes) / panel_bytes)});
   for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
     const int64_t in_pass = std::min(pass_rows, rows - p0);
@@ -123,13 +122,8 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base)
     pass.rows = in_pass;
     pass.out = base.out + p0 * base.n;
     // Each part converts the columns it multiplies into its own panel.
-    threadpool::parallel_for(static_cast<size_t>(parts), 1, [&](size_t begin, size_t end) {
-      for (size_t t = begin; t < end; ++t) {
-        const int64_t c0 = blocks * static_cast<int64_t>(t) / parts * kColumnBlock;
-        const int64_t c1 =
-            std::min(base.n, blocks * static_cast<int64_t>(t + 1) / parts * kColumnBlock);
-        if (c0 < c1) linear_int8_amx_columns(pass, panels + t * panel_bytes, c0, c1);
-      }
+    parallel_column_parts(base.n, parts, [&](int64_t part, int64_t c0, int64_t c1) {
+      linear_int8_amx_columns(pass, panels + part * panel_bytes, c0, c1);
     });
   }
   return true;
