@@ -69,6 +69,7 @@ void dequantize_int8_rows(const void* weights, int64_t n_begin, int64_t n_end, f
   }
 }
 
+#if defined(__x86_64__) || defined(_M_X64)
 // Calls of this many rows or more run on AMX-BF16 tiles where the CPU has
 // them and the workspace holds their scratch (measured: bench/quantized,
 // see the README).
@@ -78,15 +79,9 @@ constexpr int64_t kMinRowsInt8Amx = 8;
 constexpr int64_t kMaxRowsPassInt8Amx = 256;
 
 bool use_amx(int64_t rows) {
-#if defined(__x86_64__) || defined(_M_X64)
   return rows >= kMinRowsInt8Amx && quant_isa() == QuantIsa::kAmx && cpu_has_amx_bf16();
-#else
-  (void)rows;
-  return false;
-#endif
 }
 
-#if defined(__x86_64__) || defined(_M_X64)
 size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // The AMX path's scratch: a pass's split rows, then one weight panel per
