@@ -29,7 +29,8 @@
 namespace torchlight::quantized {
 
 #if defined(__x86_64__) || defined(_M_X64)
-/// Whether this CPU runs the kernel: AMX granted (QuantIsa::kAmx) and AMX-BF16.
+/// Whether this CPU runs the kernel: AMX granted (QuantIsa::kAmx), AMX-BF16
+/// and AVX512-BF16 (the weights' convert).
 bool cpu_has_amx_bf16();
 
 /// K rounded up to whole tiles of 32.
