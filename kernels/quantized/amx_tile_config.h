@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace torchlight::quantized {
 
@@ -20,5 +21,23 @@ struct AmxTileConfig {
     colsb[t] = static_cast<uint16_t>(bytes);
   }
 };
+
+/// Calls run(rows, columns) with std::integral_constant<int, 1 or 2>: the
+/// blocks of 16 rows and columns a step of the AMX kernels' tiles<R, C>
+/// covers (two each, one where only one is left).
+template <typename Run>
+void dispatch_tile_blocks(bool two_rows, bool two_columns, const Run& run) {
+  using One = std::integral_constant<int, 1>;
+  using Two = std::integral_constant<int, 2>;
+  if (two_rows && two_columns) {
+    run(Two{}, Two{});
+  } else if (two_rows) {
+    run(Two{}, One{});
+  } else if (two_columns) {
+    run(One{}, Two{});
+  } else {
+    run(One{}, One{});
+  }
+}
 
 }  // namespace torchlight::quantized

@@ -24,6 +24,22 @@ void parallel_column_chunks(int64_t n, const Fn& fn) {
   });
 }
 
+/// Calls fn(part, n_begin, n_end) for `parts` ranges of whole blocks of
+/// kColumnsPerChunk columns covering [0, n), one job each: the AMX paths,
+/// where each part converts its columns into its own scratch panel.
+template <typename Fn>
+void parallel_column_parts(int64_t n, int64_t parts, const Fn& fn) {
+  const int64_t blocks = (n + kColumnsPerChunk - 1) / kColumnsPerChunk;
+  threadpool::parallel_for(static_cast<size_t>(parts), 1, [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const int64_t part = static_cast<int64_t>(t);
+      const int64_t c0 = blocks * part / parts * kColumnsPerChunk;
+      const int64_t c1 = std::min(n, blocks * (part + 1) / parts * kColumnsPerChunk);
+      if (c0 < c1) fn(part, c0, c1);
+    }
+  });
+}
+
 /// Calls of this many multiply-adds or more always split over the pool:
 /// the classifier (stories15m: 9.2M) and every prefill.
 inline constexpr int64_t kMinParallelMultiplyAdds = int64_t{1} << 18;

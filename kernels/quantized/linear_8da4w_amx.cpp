@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "kernels/quantized/amx_tile_config.h"
+#include "kernels/quantized/transpose16_avx512.h"
 
 namespace torchlight::quantized {
 namespace {
@@ -57,32 +58,6 @@ void configure(int64_t step) {
   for (int t = 4; t < 6; ++t) config.set(t, kTile, step);
   for (int t = 6; t < 8; ++t) config.set(t, step / 4, kRowBytes);
   _tile_loadconfig(&config);
-}
-
-// The 16 x 16 dword transpose: out[j] = dword j of every r[c].
-void transpose16(__m512i (&r)[16]) {
-  __m512i a[16], b[16];
-  for (int i = 0; i < 8; ++i) {
-    a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  // b[4i + m], 128-bit lane L: rows 4i..4i+3 at dword 4L + m.
-  for (int i = 0; i < 4; ++i) {
-    b[4 * i] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
-    b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
-    b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
-    b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
-  }
-  for (int m = 0; m < 4; ++m) {
-    const __m512i c01 = _mm512_shuffle_i32x4(b[m], b[4 + m], _MM_SHUFFLE(1, 0, 1, 0));
-    const __m512i c23 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], _MM_SHUFFLE(1, 0, 1, 0));
-    const __m512i d01 = _mm512_shuffle_i32x4(b[m], b[4 + m], _MM_SHUFFLE(3, 2, 3, 2));
-    const __m512i d23 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], _MM_SHUFFLE(3, 2, 3, 2));
-    r[m] = _mm512_shuffle_i32x4(c01, c23, _MM_SHUFFLE(2, 0, 2, 0));
-    r[4 + m] = _mm512_shuffle_i32x4(c01, c23, _MM_SHUFFLE(3, 1, 3, 1));
-    r[8 + m] = _mm512_shuffle_i32x4(d01, d23, _MM_SHUFFLE(2, 0, 2, 0));
-    r[12 + m] = _mm512_shuffle_i32x4(d01, d23, _MM_SHUFFLE(3, 1, 3, 1));
-  }
 }
 
 // Columns [n0, n0 + cols) (cols <= 16) into panel p: signed weights in the
@@ -234,15 +209,9 @@ void linear_8da4w_amx_columns(const Rows8da4wAmx& rows, void* memory, int64_t n_
     if (two_columns) unpack_block(rows, n0 + kTile, std::min<int64_t>(kTile, n_end - n0 - kTile), panel[1]);
     for (int64_t r0 = 0; r0 < padded_rows; r0 += kBlocks * kTile) {
       const bool two_rows = padded_rows - r0 > kTile;
-      if (two_rows && two_columns) {
-        tiles<2, 2>(rows, panel, r0, n0, n_end);
-      } else if (two_rows) {
-        tiles<2, 1>(rows, panel, r0, n0, n_end);
-      } else if (two_columns) {
-        tiles<1, 2>(rows, panel, r0, n0, n_end);
-      } else {
-        tiles<1, 1>(rows, panel, r0, n0, n_end);
-      }
+      dispatch_tile_blocks(two_rows, two_columns, [&](auto row_blocks, auto column_blocks) {
+        tiles<decltype(row_blocks)::value, decltype(column_blocks)::value>(rows, panel, r0, n0, n_end);
+      });
     }
   }
   _tile_release();

@@ -141,6 +141,7 @@ size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t group, size_t parts) {
 // The call on AMX tiles, a pass of up to kMaxRowsPerPass rows at a time;
 // false (nothing written) when the workspace is too small for one part.
 bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base) {
+  static_assert(kColumnsPerChunk % kAmxTileRows8da4w == 0, "parts start on a tile's columns");
   const int64_t k = base.k;
   const int64_t pass_rows = std::min(rows, kMaxRowsPerPass);
   const int64_t stride = amx_row_stride_8da4w(k);
@@ -176,13 +177,8 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
     pass.rows = in_pass;
     pass.out = base.out + p0 * base.n;
     // Each part unpacks the columns it multiplies into its own panel.
-    threadpool::parallel_for(static_cast<size_t>(parts), 1, [&](size_t begin, size_t end) {
-      for (size_t t = begin; t < end; ++t) {
-        const int64_t c0 = blocks * static_cast<int64_t>(t) / parts * kAmxTileRows8da4w;
-        const int64_t c1 = std::min(base.n, blocks * static_cast<int64_t>(t + 1) / parts *
-                                                kAmxTileRows8da4w);
-        if (c0 < c1) linear_8da4w_amx_columns(pass, panels + t * panel_bytes, c0, c1);
-      }
+    parallel_column_parts(base.n, parts, [&](int64_t part, int64_t c0, int64_t c1) {
+      linear_8da4w_amx_columns(pass, panels + part * panel_bytes, c0, c1);
     });
   }
   return true;

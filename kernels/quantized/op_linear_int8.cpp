@@ -14,11 +14,16 @@
 // the inner loop is AVX2 + FMA where the CPU has it (linear_int8.h).
 // Prefill (at least kMinRowsDequantizedGemm rows) instead dequantizes the weight
 // (w * scale, as the decomposed graph does) a panel at a time into scratch
-// and runs the fp32 GEMM on it (dequantized_gemm.h).
+// and runs the fp32 GEMM on it (dequantized_gemm.h). With AMX-BF16
+// (QuantIsa::kAmx), calls of kMinRowsInt8Amx rows or more run ahead of both
+// on bf16 tiles with the activations split exactly into three bf16 parts
+// (linear_int8_amx.h); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
 #include <algorithm>
+#include <cstdint>
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
+#include "kernels/quantized/linear_int8_amx.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
@@ -64,6 +69,62 @@ void dequantize_int8_rows(const void* weights, int64_t n_begin, int64_t n_end, f
   }
 }
 
+#if defined(__x86_64__) || defined(_M_X64)
+// Calls of this many rows or more run on AMX-BF16 tiles where the CPU has
+// them and the workspace holds their scratch (measured: bench/quantized,
+// see the README).
+constexpr int64_t kMinRowsInt8Amx = 8;
+// Rows split per pass: each thread's weight panel serves them all, and
+// their three bf16 parts stay in L2 (256 x 768: 1.2 MB).
+constexpr int64_t kMaxRowsPassInt8Amx = 256;
+
+bool use_amx(int64_t rows) {
+  return rows >= kMinRowsInt8Amx && quant_isa() == QuantIsa::kAmx && cpu_has_amx_bf16();
+}
+
+size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// The AMX path's scratch: a pass's split rows, then one weight panel per
+// part (thread) of the columns.
+size_t amx_scratch_bytes(int64_t rows, int64_t k, size_t parts) {
+  return round_up64(split_rows_int8_amx_bytes(std::min(rows, kMaxRowsPassInt8Amx), k)) +
+         parts * linear_int8_amx_panel_bytes(k);
+}
+
+// The call on AMX tiles, a pass of up to kMaxRowsPassInt8Amx rows at a
+// time; false when the workspace is too small for one part or some
+// activation is inf or NaN (the caller's loops then compute every row).
+bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base) {
+  const int64_t k = base.k;
+  const int64_t pass_rows = std::min(rows, kMaxRowsPassInt8Amx);
+  const size_t split_bytes = round_up64(split_rows_int8_amx_bytes(pass_rows, k));
+  const size_t panel_bytes = linear_int8_amx_panel_bytes(k);
+  char* scratch = static_cast<char*>(ctx.scratch());
+  if (scratch == nullptr || reinterpret_cast<uintptr_t>(scratch) % 64 != 0 ||
+      ctx.scratch_bytes() < split_bytes + panel_bytes) {
+    return false;
+  }
+  char* panels = scratch + split_bytes;
+  const int64_t parts = std::min<int64_t>(
+      {(base.n + kColumnsPerChunk - 1) / kColumnsPerChunk,
+       static_cast<int64_t>(threadpool::num_threads()),
+       static_cast<int64_t>((ctx.scratch_bytes() - split_bytes) / panel_bytes)});
+  for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
+    const int64_t in_pass = std::min(pass_rows, rows - p0);
+    if (!split_rows_int8_amx(x + p0 * k, in_pass, k, scratch)) return false;
+    RowsInt8Amx pass = base;
+    pass.split = scratch;
+    pass.rows = in_pass;
+    pass.out = base.out + p0 * base.n;
+    // Each part converts the columns it multiplies into its own panel.
+    parallel_column_parts(base.n, parts, [&](int64_t part, int64_t c0, int64_t c1) {
+      linear_int8_amx_columns(pass, panels + part * panel_bytes, c0, c1);
+    });
+  }
+  return true;
+}
+#endif
+
 }  // namespace
 
 Status linear_int8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -72,8 +133,14 @@ Status linear_int8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* ca
   // for the dequantized GEMM.
   const Tensor& weight = args[1]->to_tensor();
   const int64_t k = weight.size(1);
-  call->scratch_bytes =
-      weight_only_gemm_scratch_bytes(args[0]->to_tensor().numel() / k, k, weight.size(0));
+  const int64_t planned_rows = args[0]->to_tensor().numel() / k;
+  call->scratch_bytes = weight_only_gemm_scratch_bytes(planned_rows, k, weight.size(0));
+#if defined(__x86_64__) || defined(_M_X64)
+  if (use_amx(planned_rows)) {
+    call->scratch_bytes = std::max(call->scratch_bytes,
+                                   amx_scratch_bytes(planned_rows, k, threadpool::num_threads()));
+  }
+#endif
   return Error::kOk;
 }
 
@@ -98,6 +165,21 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   base.bias = bias.tensor.defined() ? bias.tensor.const_data_ptr<float>() : nullptr;
   base.k = k;
   base.n = n;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (use_amx(rows)) {
+    RowsInt8Amx amx{};
+    amx.weight = base.weight;
+    amx.scales = base.scales;
+    amx.bias = base.bias;
+    amx.k = k;
+    amx.n = n;
+    amx.out = y;
+    if (run_amx(ctx, x, rows, amx)) {
+      set_return(args, 5, *args[4]);
+      return;
+    }
+  }
+#endif
   const Int8Weights weights{base.weight, base.scales, k};
   const DequantizedGemm problem{x, rows, k, n, base.bias, y, dequantize_int8_rows, &weights};
   Status gemm;

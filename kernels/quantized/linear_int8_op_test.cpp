@@ -1,0 +1,138 @@
+// torchlight::linear_int8.out as a program runs it (prepare, then eval with
+// method memory for scratch), on whatever path this CPU takes: the loops
+// (below 8 rows, or without AMX-BF16), the AMX-BF16 tiles (8 rows or more
+// with QuantIsa::kAmx), the dequantized GEMM (64 rows or more otherwise),
+// at one and two threads, against float64 within 1e-5 of |scale| sum |x w|
+// + |bias|; and a row with inf or NaN gives the loops' floats for every
+// row (the tiles fall back to them).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "extension/threadpool/threadpool.h"
+#include "kernels/portable/test/test_tensor.h"
+#include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/quantized_kernels.h"
+
+namespace torchlight {
+namespace {
+
+using portable::kernel_test::KernelArgs;
+using portable::kernel_test::TestTensor;
+
+const Kernel& linear_int8_kernel() {
+  for (const Kernel& k : quantized_kernels()) {
+    if (std::strcmp(k.name, "torchlight::linear_int8.out") == 0) return k;
+  }
+  ADD_FAILURE() << "no kernel torchlight::linear_int8.out";
+  return quantized_kernels()[0];
+}
+
+constexpr SizesType kK = 100, kN = 37;
+
+struct OpRun {
+  std::vector<float> x, scales, bias, out;
+  std::vector<int8_t> weight;
+};
+
+OpRun make_run(SizesType rows, uint32_t seed) {
+  OpRun r;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (int64_t i = 0; i < rows * kK; ++i) {
+    r.x.push_back(std::ldexp(static_cast<float>(static_cast<int32_t>(next() >> 8) - (1 << 23)) / (1 << 23),
+                             static_cast<int>(next() >> 28) - 8));
+  }
+  for (int64_t i = 0; i < kN * kK; ++i) r.weight.push_back(static_cast<int8_t>(next() >> 24));
+  for (int64_t i = 0; i < kN; ++i) r.scales.push_back(static_cast<float>((next() >> 20) + 1) / 65536);
+  for (int64_t i = 0; i < kN; ++i) r.bias.push_back(static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096);
+  return r;
+}
+
+void run_op(SizesType rows, OpRun* r) {
+  TestTensor input(ScalarType::kFloat, {1, rows, kK});
+  TestTensor weight(ScalarType::kChar, {kN, kK});
+  TestTensor scales(ScalarType::kFloat, {kN});
+  TestTensor bias(ScalarType::kFloat, {kN});
+  for (size_t i = 0; i < r->x.size(); ++i) input.set(static_cast<int64_t>(i), r->x[i]);
+  for (size_t i = 0; i < r->weight.size(); ++i) weight.set(static_cast<int64_t>(i), r->weight[i]);
+  for (int64_t i = 0; i < kN; ++i) {
+    scales.set(i, r->scales[i]);
+    bias.set(i, r->bias[i]);
+  }
+  TestTensor out(ScalarType::kFloat, {1, rows, kN});
+  KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), bias.evalue(), out.evalue(), EValue()};
+  std::vector<uint8_t> method(8 << 20);
+  MemoryAllocator allocator(method.data(), static_cast<uint32_t>(method.size()));
+  const Status status = call_kernel(linear_int8_kernel(), args.span(), &allocator);
+  ASSERT_TRUE(status.ok()) << status.message();
+  r->out.resize(static_cast<size_t>(rows * kN));
+  for (size_t i = 0; i < r->out.size(); ++i) r->out[i] = static_cast<float>(out.get(static_cast<int64_t>(i)));
+}
+
+// The loop quant_isa() picks, in blocks of kRowsInt8 (the op's fallback below 64 rows).
+std::vector<float> run_loops(SizesType rows, const OpRun& r) {
+  std::vector<float> out(static_cast<size_t>(rows * kN));
+  const quantized::ColumnsInt8Fn columns = quantized::select_linear_int8();
+  for (int64_t r0 = 0; r0 < rows; r0 += quantized::kRowsInt8) {
+    quantized::RowsInt8 block{};
+    block.x = r.x.data() + r0 * kK;
+    block.rows = static_cast<int>(std::min<int64_t>(quantized::kRowsInt8, rows - r0));
+    block.weight = r.weight.data();
+    block.scales = r.scales.data();
+    block.bias = r.bias.data();
+    block.k = kK;
+    block.n = kN;
+    block.out = out.data() + r0 * kN;
+    columns(block, 0, kN);
+  }
+  return out;
+}
+
+TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
+  const size_t threads_before = threadpool::num_threads();
+  for (const size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const SizesType rows : {1, 7, 8, 20, 63, 70}) {
+      OpRun r = make_run(rows, 99 + static_cast<uint32_t>(rows));
+      run_op(rows, &r);
+      for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t n = 0; n < kN; ++n) {
+          double sum = 0, magnitude = 0;
+          for (int64_t i = 0; i < kK; ++i) {
+            sum += static_cast<double>(r.x[row * kK + i]) * r.weight[n * kK + i];
+            magnitude += std::fabs(static_cast<double>(r.x[row * kK + i]) * r.weight[n * kK + i]);
+          }
+          const double want = sum * r.scales[n] + r.bias[n];
+          ASSERT_NEAR(r.out[row * kN + n], want, 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n])))
+              << "rows " << rows << " threads " << threads << " row " << row << " column " << n;
+        }
+      }
+    }
+  }
+  threadpool::set_num_threads(threads_before);
+}
+
+TEST(LinearInt8OpTest, NonFiniteRowsGiveTheLoopsResult) {
+  constexpr SizesType kRows = 20;
+  for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    OpRun r = make_run(kRows, 5);
+    r.x[13 * kK + 50] = bad;
+    run_op(kRows, &r);
+    const std::vector<float> want = run_loops(kRows, r);
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) {
+        ASSERT_TRUE(std::isnan(r.out[i])) << "element " << i;
+      } else {
+        ASSERT_EQ(r.out[i], want[i]) << "element " << i << " (" << bad << " in row 13)";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace torchlight
