@@ -40,6 +40,36 @@ void parallel_column_parts(int64_t n, int64_t parts, const Fn& fn) {
   });
 }
 
+/// `bytes` rounded up to whole 64-byte lines, where scratch regions start.
+inline size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/// An AMX path's workspace: the pass's rows (`rows_bytes`, a multiple of
+/// 64) first, then one weight panel per column part. `parts` is 0 when the
+/// workspace is missing, not 64-byte aligned, or too small for the rows
+/// and one panel; else at most one per thread, per block of columns of
+/// [0, n) and per panel that fits.
+struct PanelScratch {
+  char* rows = nullptr;
+  char* panels = nullptr;
+  int64_t parts = 0;
+};
+
+inline PanelScratch carve_panel_scratch(void* scratch, size_t bytes, size_t rows_bytes,
+                                        size_t panel_bytes, int64_t n) {
+  PanelScratch out;
+  auto* base = static_cast<char*>(scratch);
+  if (base == nullptr || reinterpret_cast<uintptr_t>(base) % 64 != 0 ||
+      bytes < rows_bytes + panel_bytes) {
+    return out;
+  }
+  out.rows = base;
+  out.panels = base + rows_bytes;
+  out.parts = std::min<int64_t>({(n + kColumnsPerChunk - 1) / kColumnsPerChunk,
+                                 static_cast<int64_t>(threadpool::num_threads()),
+                                 static_cast<int64_t>((bytes - rows_bytes) / panel_bytes)});
+  return out;
+}
+
 /// Calls of this many multiply-adds or more always split over the pool:
 /// the classifier (stories15m: 9.2M) and every prefill.
 inline constexpr int64_t kMinParallelMultiplyAdds = int64_t{1} << 18;

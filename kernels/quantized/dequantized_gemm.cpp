@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/column_chunks.h"
 #include "runtime/core/result.h"
 
 namespace torchlight::quantized {
@@ -14,8 +15,6 @@ namespace {
 constexpr int64_t kPanelFloats = int64_t{1} << 19;
 // Column parts start on multiples of this (the NT GEMM's weight tiles).
 constexpr int64_t kColumnsAlign = 16;
-
-size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 int64_t panel_columns(int64_t k, int64_t n) {
   const int64_t fit = std::max<int64_t>(8, kPanelFloats / std::max<int64_t>(k, 1) / 8 * 8);

@@ -118,8 +118,6 @@ bool use_amx(int64_t rows, int64_t group) {
   return quant_isa() == QuantIsa::kAmx && group % 32 == 0 && rows >= kMinRowsAmx8da4w;
 }
 
-size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
 // The AMX path's scratch: a pass's quantized rows, padded to whole tiles of
 // zero rows, then one weight panel per part (thread) of the columns.
 size_t amx_rows_bytes(int64_t rows, int64_t k) {
@@ -145,19 +143,11 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
   const int64_t k = base.k;
   const int64_t pass_rows = std::min(rows, kMaxRowsPerPass);
   const int64_t stride = amx_row_stride_8da4w(k);
-  const size_t rows_bytes = amx_rows_bytes(pass_rows, k);
   const size_t panel_bytes = linear_8da4w_amx_panel_bytes(k, base.group);
-  char* scratch = static_cast<char*>(ctx.scratch());
-  if (scratch == nullptr || reinterpret_cast<uintptr_t>(scratch) % 64 != 0 ||
-      ctx.scratch_bytes() < rows_bytes + panel_bytes) {
-    return false;
-  }
-  auto* xq = reinterpret_cast<int8_t*>(scratch);
-  char* panels = scratch + rows_bytes;
-  const int64_t blocks = (base.n + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w;
-  const int64_t parts = std::min<int64_t>(
-      {blocks, static_cast<int64_t>(threadpool::num_threads()),
-       static_cast<int64_t>((ctx.scratch_bytes() - rows_bytes) / panel_bytes)});
+  const PanelScratch scratch = carve_panel_scratch(
+      ctx.scratch(), ctx.scratch_bytes(), amx_rows_bytes(pass_rows, k), panel_bytes, base.n);
+  if (scratch.parts == 0) return false;
+  auto* xq = reinterpret_cast<int8_t*>(scratch.rows);
   for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
     const int64_t in_pass = std::min(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
@@ -177,8 +167,8 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
     pass.rows = in_pass;
     pass.out = base.out + p0 * base.n;
     // Each part unpacks the columns it multiplies into its own panel.
-    parallel_column_parts(base.n, parts, [&](int64_t part, int64_t c0, int64_t c1) {
-      linear_8da4w_amx_columns(pass, panels + part * panel_bytes, c0, c1);
+    parallel_column_parts(base.n, scratch.parts, [&](int64_t part, int64_t c0, int64_t c1) {
+      linear_8da4w_amx_columns(pass, scratch.panels + part * panel_bytes, c0, c1);
     });
   }
   return true;

@@ -82,8 +82,6 @@ bool use_amx(int64_t rows) {
   return rows >= kMinRowsInt8Amx && quant_isa() == QuantIsa::kAmx && cpu_has_amx_bf16();
 }
 
-size_t round_up64(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
 // The AMX path's scratch: a pass's split rows, then one weight panel per
 // part (thread) of the columns.
 size_t amx_scratch_bytes(int64_t rows, int64_t k, size_t parts) {
@@ -97,28 +95,21 @@ size_t amx_scratch_bytes(int64_t rows, int64_t k, size_t parts) {
 bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base) {
   const int64_t k = base.k;
   const int64_t pass_rows = std::min(rows, kMaxRowsPassInt8Amx);
-  const size_t split_bytes = round_up64(split_rows_int8_amx_bytes(pass_rows, k));
   const size_t panel_bytes = linear_int8_amx_panel_bytes(k);
-  char* scratch = static_cast<char*>(ctx.scratch());
-  if (scratch == nullptr || reinterpret_cast<uintptr_t>(scratch) % 64 != 0 ||
-      ctx.scratch_bytes() < split_bytes + panel_bytes) {
-    return false;
-  }
-  char* panels = scratch + split_bytes;
-  const int64_t parts = std::min<int64_t>(
-      {(base.n + kColumnsPerChunk - 1) / kColumnsPerChunk,
-       static_cast<int64_t>(threadpool::num_threads()),
-       static_cast<int64_t>((ctx.scratch_bytes() - split_bytes) / panel_bytes)});
+  const PanelScratch scratch =
+      carve_panel_scratch(ctx.scratch(), ctx.scratch_bytes(),
+                          round_up64(split_rows_int8_amx_bytes(pass_rows, k)), panel_bytes, base.n);
+  if (scratch.parts == 0) return false;
   for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
     const int64_t in_pass = std::min(pass_rows, rows - p0);
-    if (!split_rows_int8_amx(x + p0 * k, in_pass, k, scratch)) return false;
+    if (!split_rows_int8_amx(x + p0 * k, in_pass, k, scratch.rows)) return false;
     RowsInt8Amx pass = base;
-    pass.split = scratch;
+    pass.split = scratch.rows;
     pass.rows = in_pass;
     pass.out = base.out + p0 * base.n;
     // Each part converts the columns it multiplies into its own panel.
-    parallel_column_parts(base.n, parts, [&](int64_t part, int64_t c0, int64_t c1) {
-      linear_int8_amx_columns(pass, panels + part * panel_bytes, c0, c1);
+    parallel_column_parts(base.n, scratch.parts, [&](int64_t part, int64_t c0, int64_t c1) {
+      linear_int8_amx_columns(pass, scratch.panels + part * panel_bytes, c0, c1);
     });
   }
   return true;
