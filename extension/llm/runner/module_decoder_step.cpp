@@ -9,10 +9,11 @@
 namespace torchlight {
 namespace {
 
+// Kept short: a Status holds 384 characters and cuts the context (the
+// file's path) before the root cause, so a long root would cost the path.
 constexpr const char* kSignature =
-    "forward(tokens [1, T] int64, input_pos [T] int64 (or [1], the start position; or no "
-    "input_pos without a KV cache)) -> logits [1, T, vocab] float32, float16 or bfloat16 (or the "
-    "last position's only: [1, 1, vocab] or [1, vocab])";
+    "forward(tokens [1, T] int64, input_pos [T] or [1] int64, none without a KV cache) -> "
+    "logits [1, T, vocab], [1, 1, vocab] or [1, vocab], float32, float16 or bfloat16";
 
 bool is_logits_dtype(ScalarType t) {
   return t == ScalarType::kFloat || t == ScalarType::kHalf || t == ScalarType::kBFloat16;
