@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "kernels/quantized/amx_tile_config.h"
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/transpose16_avx512.h"
 
 namespace torchlight::quantized {
@@ -173,22 +174,51 @@ size_t linear_8da4w_amx_panel_bytes(int64_t k, int64_t group) {
   return kBlocks * block_bytes(k, group);
 }
 
+void token_qparams_8da4w_amx(const float* x, int64_t k, double* scale, int64_t* zero_point) {
+  // min_ps(v, m) is v < m ? v : m, token_qparams' step: NaN lanes keep m
+  // (NaN is tracked apart), and the order of a minimum does not matter.
+  const __m512 first = _mm512_set1_ps(x[0]);
+  __m512 lo[4] = {first, first, first, first}, hi[4] = {first, first, first, first};
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 64 <= k; i += 64) {
+    for (int j = 0; j < 4; ++j) {
+      const __m512 v = _mm512_loadu_ps(x + i + 16 * j);
+      lo[j] = _mm512_min_ps(v, lo[j]);
+      hi[j] = _mm512_max_ps(v, hi[j]);
+      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+  }
+  for (; i < k; i += 16) {
+    const __mmask16 mask = k - i >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                       : static_cast<__mmask16>((1u << (k - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(mask, x + i);
+    lo[0] = _mm512_mask_min_ps(lo[0], mask, v, lo[0]);
+    hi[0] = _mm512_mask_max_ps(hi[0], mask, v, hi[0]);
+    nan |= _mm512_mask_cmp_ps_mask(mask, v, v, _CMP_UNORD_Q);
+  }
+  const __m512 low = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
+  const __m512 high = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
+  token_qparams_from_range<float>(_mm512_reduce_min_ps(low), _mm512_reduce_max_ps(high), nan != 0,
+                                  scale, zero_point);
+}
+
 void quantize_row_8da4w_amx(const float* x, int64_t k, double scale, int64_t zero_point,
                             int8_t* out) {
   // quantize_token_int8's float64 steps (per_token_qparams.h): x * (1 /
   // scale) + zero_point, clamped (max/min keep NaN), rounded half to even
-  // by adding and taking away 1.5 * 2^52, NaN to 0. No FMA contraction.
+  // (the convert's embedded rounding, as adding and taking away 1.5 * 2^52
+  // does), NaN to 0 (masked off). No FMA contraction.
   const __m512d inv = _mm512_set1_pd(1.0 / scale);
   const __m512d zp = _mm512_set1_pd(static_cast<double>(zero_point));
   const __m512d lo = _mm512_set1_pd(-128.0), hi = _mm512_set1_pd(127.0);
-  const __m512d round = _mm512_set1_pd(6755399441055744.0);
   // Each block of 8: the even elements, then the odd ones.
   const __m512i order = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   auto eight = [&](const float* v8) {
     __m512d v = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(v8)), inv), zp);
     v = _mm512_min_pd(hi, _mm512_max_pd(lo, v));
-    v = _mm512_sub_pd(_mm512_add_pd(v, round), round);
-    return _mm512_cvtpd_epi32(_mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v));
+    return _mm512_maskz_cvt_roundpd_epi32(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v,
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   };
   for (int64_t i = 0; i < k; i += 16) {
     const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(eight(x + i)), eight(x + i + 8), 1);

@@ -261,6 +261,43 @@ TEST_F(Linear8da4wAmxTest, QuantizeRowMatchesQuantizeTokenInt8) {
   }
 }
 
+// The tiles' 512-bit scan gives token_qparams' scale and zero point: K off
+// the vector widths (1-65, stories15m's 288 and 768), NaN and infinities at
+// the first position, in the body and in the masked tail, one-signed rows,
+// constant rows, signed zeros.
+TEST_F(Linear8da4wAmxTest, TokenQparamsMatchTokenQparams) {
+  uint32_t seed = 41;
+  std::vector<int64_t> ks;
+  for (int64_t k = 1; k <= 65; ++k) ks.push_back(k);
+  for (const int64_t k : {127, 128, 129, 288, 768}) ks.push_back(k);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const int64_t k : ks) {
+    for (int kind = 0; kind < 9; ++kind) {
+      std::vector<float> x(static_cast<size_t>(k));
+      for (auto& v : x) v = (static_cast<int32_t>(next(&seed) >> 16) - 32768) / 512.0f;
+      if (kind == 1) for (auto& v : x) v = std::fabs(v) + 1.0f;     // Zero point -128.
+      if (kind == 2) for (auto& v : x) v = -std::fabs(v) - 1.0f;    // 127.
+      if (kind == 3) std::fill(x.begin(), x.end(), 0.25f);
+      if (kind == 4) for (int64_t i = 0; i < k; ++i) x[i] = i % 2 ? 0.0f : -0.0f;
+      if (kind == 5) x[0] = nan;
+      if (kind == 6) x[static_cast<size_t>(k - 1)] = nan;  // Often in the masked tail.
+      if (kind == 7) x[static_cast<size_t>(k / 2)] = k % 2 ? inf : -inf;
+      if (kind == 8) x[static_cast<size_t>(next(&seed) % k)] = 1e30f;
+      double want_scale = 0, got_scale = 0;
+      int64_t want_zp = 0, got_zp = 0;
+      token_qparams(x.data(), k, &want_scale, &want_zp);
+      token_qparams_8da4w_amx(x.data(), k, &got_scale, &got_zp);
+      if (std::isnan(want_scale)) {
+        ASSERT_TRUE(std::isnan(got_scale)) << "k " << k << " kind " << kind;
+      } else {
+        ASSERT_EQ(got_scale, want_scale) << "k " << k << " kind " << kind;
+      }
+      ASSERT_EQ(got_zp, want_zp) << "k " << k << " kind " << kind;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace torchlight::quantized
 #endif

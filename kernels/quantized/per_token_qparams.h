@@ -16,12 +16,37 @@
 
 namespace torchlight::quantized {
 
+/// The steps of token_qparams (below) after its scan: the (scale, zero
+/// point) of a token whose smallest and largest non-NaN values are mn_f and
+/// mx_f (any_nan: some value is NaN). Also for scans written elsewhere
+/// (linear_8da4w_amx.cpp).
+template <typename T>
+inline void token_qparams_from_range(float mn_f, float mx_f, bool any_nan, double* scale_out,
+                                     int64_t* zero_point_out) {
+  constexpr double kMin = -128, kMax = 127;
+  const double eps = 1.1920928955078125e-07;  // torch.finfo(torch.float32).eps
+  const double mn = any_nan ? static_cast<double>(NAN) : static_cast<double>(mn_f);
+  const double mx = any_nan ? static_cast<double>(NAN) : static_cast<double>(mx_f);
+  const double min_neg = mn < 0 || mn != mn ? mn : 0.0;
+  const double max_pos = mx > 0 || mx != mx ? mx : 0.0;
+  double scale = round_to<T>(round_to<T>(max_pos - min_neg) / (kMax - kMin));
+  scale = scale < eps ? eps : scale;
+  const double descaled_min = round_to<T>(min_neg / scale);
+  const double descaled_max = round_to<T>(max_pos / scale);
+  const double from_min_error = round_to<T>(kMin + descaled_min);
+  const double from_max_error = round_to<T>(kMax + descaled_max);
+  double zero_point = round_to<T>(from_min_error + from_max_error) > 0
+                          ? round_to<T>(kMin - descaled_min)
+                          : round_to<T>(kMax - descaled_max);
+  zero_point = zero_point < kMin ? kMin : (kMax < zero_point ? kMax : zero_point);
+  *scale_out = scale;
+  *zero_point_out = portable::convert<int64_t>(std::nearbyint(zero_point));
+}
+
 // One token's (scale, zero point), every step rounded to T as torch does.
 /// torch's _choose_qparams_per_token_asymmetric_impl on n values of T.
 template <typename T>
 inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zero_point_out) {
-  constexpr double kMin = -128, kMax = 127;
-  const double eps = 1.1920928955078125e-07;  // torch.finfo(torch.float32).eps
   // In float (the values are floats, so every comparison is the same) with
   // NaN tracked apart; amin/amax propagate NaN.
   float mn_f = static_cast<float>(x[0]), mx_f = mn_f;
@@ -56,23 +81,9 @@ inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zer
     mx_f = mx_f < v ? v : mx_f;
     any_nan |= v != v;
   }
-  const double mn = any_nan ? static_cast<double>(NAN) : static_cast<double>(mn_f);
-  const double mx = any_nan ? static_cast<double>(NAN) : static_cast<double>(mx_f);
-  const double min_neg = mn < 0 || mn != mn ? mn : 0.0;
-  const double max_pos = mx > 0 || mx != mx ? mx : 0.0;
-  double scale = round_to<T>(round_to<T>(max_pos - min_neg) / (kMax - kMin));
-  scale = scale < eps ? eps : scale;
-  const double descaled_min = round_to<T>(min_neg / scale);
-  const double descaled_max = round_to<T>(max_pos / scale);
-  const double from_min_error = round_to<T>(kMin + descaled_min);
-  const double from_max_error = round_to<T>(kMax + descaled_max);
-  double zero_point = round_to<T>(from_min_error + from_max_error) > 0
-                          ? round_to<T>(kMin - descaled_min)
-                          : round_to<T>(kMax - descaled_max);
-  zero_point = zero_point < kMin ? kMin : (kMax < zero_point ? kMax : zero_point);
-  *scale_out = scale;
-  *zero_point_out = portable::convert<int64_t>(std::nearbyint(zero_point));
+  token_qparams_from_range<T>(mn_f, mx_f, any_nan, scale_out, zero_point_out);
 }
+
 
 
 /// quantize_per_token of n floats with a float64 scale: round(x * (1 / scale)
