@@ -32,7 +32,86 @@ constexpr int64_t kPrefillMaxDim = 256;   // Larger heads: attend_block (stack a
 constexpr int64_t kPrefillDChunk = kLanes == 16 ? 16 : 8;  // Out accumulators held in registers.
 
 inline VecI splat_i(int32_t x) { return x - VecI{}; }
+
+#if TL_VEC_LANES == 16
+// In place 16 x 16 transpose (Eklundh: at step h, rows i and i + h swap
+// their off-diagonal h x h blocks: row i takes row i + h's columns c - h
+// where c has bit h, row i + h takes row i's columns c + h where it has
+// not), 64 two-vector shuffles: the query block in and the out block back;
+// other widths copy element by element.
+#define TL_EKLUNDH_STEP(h, KEEP_LOW, KEEP_HIGH)                 \
+  for (int i = 0; i < 16; ++i) {                                \
+    if (i & (h)) continue;                                      \
+    const Vec16 a = m[i], b = m[i + (h)];                       \
+    m[i] = __builtin_shufflevector(a, b, KEEP_LOW);             \
+    m[i + (h)] = __builtin_shufflevector(a, b, KEEP_HIGH);      \
+  }
+#define TL_LIST(...) __VA_ARGS__
+inline void transpose_lanes(Vec16 (&m)[16]) {
+  TL_EKLUNDH_STEP(8, TL_LIST(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+                  TL_LIST(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31))
+  TL_EKLUNDH_STEP(4, TL_LIST(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),
+                  TL_LIST(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31))
+  TL_EKLUNDH_STEP(2, TL_LIST(0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),
+                  TL_LIST(2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31))
+  TL_EKLUNDH_STEP(1, TL_LIST(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+                  TL_LIST(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31))
+}
+#undef TL_LIST
+#undef TL_EKLUNDH_STEP
+#endif
 inline VecF lane_select(VecI mask, VecF a, VecF b) { return mask ? a : b; }
+
+// qt[d][r] = rows[r][d] for r < count, 0 in the other lanes.
+inline void transpose_in(const float* const* rows, int64_t count, int64_t dim,
+                         float (*qt)[kLanes]) {
+#if TL_VEC_LANES == 16
+  for (int64_t d0 = 0; d0 < dim; d0 += 16) {
+    const int64_t width = min_i64(16, dim - d0);
+    Vec16 m[16];
+    for (int64_t r = 0; r < 16; ++r) {
+      m[r] = Vec16{};
+      if (r >= count) continue;
+      if (width == 16) {
+        m[r] = load(rows[r] + d0);
+      } else {
+        for (int64_t c = 0; c < width; ++c) m[r][c] = rows[r][d0 + c];
+      }
+    }
+    transpose_lanes(m);
+    for (int64_t c = 0; c < width; ++c) store(qt[d0 + c], m[c]);
+  }
+#else
+  for (int64_t d = 0; d < dim; ++d) {
+    for (int64_t r = 0; r < kLanes; ++r) qt[d][r] = r < count ? rows[r][d] : 0.0f;
+  }
+#endif
+}
+
+// out[r][d] = ot[d][r] * scale[r] for r < count.
+inline void transpose_out(const float (*ot)[kLanes], VecF scale, int64_t dim, int64_t count,
+                          float* const* out) {
+#if TL_VEC_LANES == 16
+  for (int64_t d0 = 0; d0 < dim; d0 += 16) {
+    const int64_t width = min_i64(16, dim - d0);
+    Vec16 m[16];
+    for (int64_t c = 0; c < 16; ++c) m[c] = c < width ? load(ot[d0 + c]) : Vec16{};
+    transpose_lanes(m);
+    for (int64_t r = 0; r < count; ++r) {
+      const Vec16 v = m[r] * scale[r];
+      if (width == 16) {
+        store(out[r] + d0, v);
+      } else {
+        for (int64_t c = 0; c < width; ++c) out[r][d0 + c] = v[c];
+      }
+    }
+  }
+#else
+  for (int64_t r = 0; r < count; ++r) {
+    for (int64_t d = 0; d < dim; ++d) out[r][d] = ot[d][r] * scale[r];
+  }
+#endif
+}
 
 // Rows [row_begin, row_begin + count) (count <= kLanes) of key/value head g
 // in batch b, numbered as attend_block numbers them.
@@ -40,6 +119,7 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
                             int64_t row_begin, int64_t count) {
   const int64_t dim = p.head_dim;
   float* o[kLanes];
+  const float* q_rows[kLanes];
   int32_t limit_lanes[kLanes];
   alignas(64) float qt[kPrefillMaxDim][kLanes];  // Query block, transposed.
   alignas(64) float ot[kPrefillMaxDim][kLanes];  // Out block, transposed.
@@ -48,8 +128,6 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
   for (int64_t r = 0; r < kLanes; ++r) {
     if (r >= count) {
       limit_lanes[r] = 0;  // No keys: weight 0 everywhere, never stored.
-      o[r] = nullptr;
-      for (int64_t d = 0; d < dim; ++d) qt[d][r] = 0.0f;
       continue;
     }
     const int64_t row = row_begin + r;
@@ -62,8 +140,9 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
                                                : p.start_pos + p.rows;
     limit_lanes[r] = static_cast<int32_t>(limit);
     if (limit > max_limit) max_limit = limit;
-    for (int64_t d = 0; d < dim; ++d) qt[d][r] = q[d];
+    q_rows[r] = q;
   }
+  transpose_in(q_rows, count, dim, qt);
   for (int64_t d = 0; d < dim; ++d) store(ot[d], VecF{});
   VecI limit;
   __builtin_memcpy(&limit, limit_lanes, sizeof(limit));
@@ -144,11 +223,7 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
       store(ot[d0], acc);
     }
   }
-  alignas(64) float inv[kLanes];
-  store(inv, splat(1.0f) / running_sum);
-  for (int64_t r = 0; r < count; ++r) {
-    for (int64_t d = 0; d < dim; ++d) o[r][d] = ot[d][r] * inv[r];
-  }
+  transpose_out(ot, splat(1.0f) / running_sum, dim, count, o);
 }
 
 // Work items as attend_range cuts them, each block kLanes rows at a time
