@@ -91,7 +91,7 @@ void fast_eval(KernelContext& ctx, Span<EValue*> args) {
   const int64_t n = self.numel();
   const T* a = self.template const_data_ptr<T>();
   T* z = out.template mutable_data_ptr<T>();
-  if (!same_sizes(self, out) || (n > 0 && (a == nullptr || z == nullptr))) return reference(ctx, args);
+  if (n > 0 && (a == nullptr || z == nullptr)) return reference(ctx, args);
 
   T scalar_b = 0;
   const T* b = nullptr;
@@ -108,6 +108,11 @@ void fast_eval(KernelContext& ctx, Span<EValue*> args) {
       return reference(ctx, args);
     }
   }
+  // The result has self's shape here. A dynamic out left at another call's
+  // shape (an LLM's prefill after its decode steps, or the first of either)
+  // is resized as the reference would; one that cannot be goes to the
+  // reference, which reports it.
+  if (!same_sizes(self, out) && !out.resize(self.sizes()).ok()) return reference(ctx, args);
   *args[L.out + 1] = *args[L.out];
   if (b != nullptr) {
     for (int64_t i = 0; i < n; ++i) z[i] = apply<T, L.op>(a[i], b[i], alpha);
