@@ -8,9 +8,10 @@
 // the default dim order, it picks a loop specialised for that dtype and
 // operator. That eval checks only what can change at run time (sizes, data
 // pointers, the tags of Scalar arguments a previous instruction may have
-// computed) and hands any call outside its fast cases (broadcasting, a
-// resize, a Bool scalar) to the reference kernel, which checks everything
-// and reports errors as before. The arithmetic is the reference kernels'
+// computed), resizes a dynamic out to self's shape when it differs, and
+// hands any call outside its fast cases (broadcasting, an out that cannot
+// be resized, a Bool scalar) to the reference kernel, which checks
+// everything and reports errors as before. The arithmetic is the reference kernels'
 // (opmath, alpha applied the same way), so results are identical.
 // Header-only: each operator instantiates only its own paths, so a
 // selective build links only the operators it lists.
