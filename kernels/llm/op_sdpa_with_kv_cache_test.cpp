@@ -311,33 +311,6 @@ TEST_P(SdpaTest, PrefillBlocksEveryRowCountAndHeadDim) {
   }
 }
 
-// A whole prefill tile (64 keys) and more of keys scoring -inf, in the
-// prefill loop: weights 0 once finite scores arrive.
-TEST_P(SdpaTest, PrefillKeysScoringMinusInfinityGetZeroWeight) {
-  const std::vector<int64_t> pos = positions(90, 40);
-  TestTensor query(kF32, {1, 1, 40, 4});
-  for (int64_t i = 0; i < query.numel(); ++i) query.set(i, 0.25 + 0.01 * static_cast<double>(i));
-  TestTensor key(kF32, {1, 1, 40, 4}, random_values(160, 34));
-  TestTensor value(kF32, {1, 1, 40, 4}, random_values(160, 35));
-  TestTensor key_cache(kF32, {1, 1, 140, 4});
-  TestTensor value_cache(kF32, {1, 1, 140, 4}, random_values(560, 36));
-  for (int64_t i = 0; i < 90 * 4; ++i) key_cache.set(i, -INFINITY);
-  TestTensor input_pos(kI64, {40}, to_doubles(pos));
-  TestTensor out(kF32, {1, 1, 40, 4});
-  KernelArgs args{query.evalue(), key.evalue(), value.evalue(), key_cache.evalue(),
-                  value_cache.evalue(), input_pos.evalue(), EValue(), out.evalue(),
-                  EValue()};
-  ASSERT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
-  ReferenceCache reference{{1, 1, 1, 40, 140, 4}, key_cache.values(), value_cache.values()};
-  const std::vector<double> expected =
-      reference.step(query.values(), key.values(), value.values(), pos, 0.5);
-  const std::vector<double> actual = out.values();
-  for (size_t i = 0; i < actual.size(); ++i) {
-    ASSERT_TRUE(std::isfinite(expected[i])) << i;
-    ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
-  }
-}
-
 TEST_P(SdpaTest, StridedQueryAndOut) {
   // query and out laid out [B, T, H, D] in memory; caches contiguous.
   Attention a({1, 4, 2, 1, 16, 8}, 14, dim_order({0, 2, 1, 3}), dim_order({0, 2, 1, 3}));
@@ -465,25 +438,26 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
   }
 }
 
-TEST_P(SdpaTest, KeysScoringMinusInfinityGetZeroWeight) {
-  // Keys 0..129 are -inf everywhere, so their scores are -inf: a whole first
-  // tile (128 keys) of them, then finite keys 130..139. Softmax gives them
-  // weight 0.
-  const std::vector<int64_t> pos = positions(130, 10);
-  TestTensor query(kF32, {1, 1, 10, 4});
+// The first `minus_inf` cache positions hold -inf keys, so their scores are
+// -inf; `rows` new rows follow them, each seeing all of those and finite
+// keys after. Softmax gives the -inf keys weight 0 (the results are finite).
+void check_minus_infinity_keys_get_zero_weight(int minus_inf, int rows) {
+  const int cache = minus_inf + rows;
+  const std::vector<int64_t> pos = positions(minus_inf, rows);
+  TestTensor query(kF32, {1, 1, rows, 4});
   for (int64_t i = 0; i < query.numel(); ++i) query.set(i, 0.25 + 0.01 * static_cast<double>(i));
-  TestTensor key(kF32, {1, 1, 10, 4}, random_values(40, 31));
-  TestTensor value(kF32, {1, 1, 10, 4}, random_values(40, 32));
-  TestTensor key_cache(kF32, {1, 1, 140, 4});
-  TestTensor value_cache(kF32, {1, 1, 140, 4}, random_values(560, 33));
-  for (int64_t i = 0; i < 130 * 4; ++i) key_cache.set(i, -INFINITY);
-  TestTensor input_pos(kI64, {10}, to_doubles(pos));
-  TestTensor out(kF32, {1, 1, 10, 4});
+  TestTensor key(kF32, {1, 1, rows, 4}, random_values(rows * 4, 31));
+  TestTensor value(kF32, {1, 1, rows, 4}, random_values(rows * 4, 32));
+  TestTensor key_cache(kF32, {1, 1, cache, 4});
+  TestTensor value_cache(kF32, {1, 1, cache, 4}, random_values(cache * 4, 33));
+  for (int64_t i = 0; i < minus_inf * 4; ++i) key_cache.set(i, -INFINITY);
+  TestTensor input_pos(kI64, {rows}, to_doubles(pos));
+  TestTensor out(kF32, {1, 1, rows, 4});
   KernelArgs args{query.evalue(), key.evalue(), value.evalue(), key_cache.evalue(),
                   value_cache.evalue(), input_pos.evalue(), EValue(), out.evalue(),
                   EValue()};
   ASSERT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
-  ReferenceCache reference{{1, 1, 1, 10, 140, 4}, key_cache.values(), value_cache.values()};
+  ReferenceCache reference{{1, 1, 1, rows, cache, 4}, key_cache.values(), value_cache.values()};
   const std::vector<double> expected =
       reference.step(query.values(), key.values(), value.values(), pos, 0.5);
   const std::vector<double> actual = out.values();
@@ -491,6 +465,13 @@ TEST_P(SdpaTest, KeysScoringMinusInfinityGetZeroWeight) {
     ASSERT_TRUE(std::isfinite(expected[i])) << i;
     ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
   }
+}
+
+TEST_P(SdpaTest, KeysScoringMinusInfinityGetZeroWeight) {
+  // A whole first tile (128 keys) and more of -inf keys, 10 rows (blocks of 8).
+  check_minus_infinity_keys_get_zero_weight(130, 10);
+  // The prefill blocks (40 rows): a whole tile of 64 and more.
+  check_minus_infinity_keys_get_zero_weight(90, 40);
 }
 
 TEST(SdpaPlanTest, BlocksShareKeyValueHeadsAndFillThePool) {

@@ -232,19 +232,14 @@ void attend_range_prefill(const SdpaProblem& p, size_t begin, size_t end) {
   const bool transposed = p.head_dim <= kPrefillMaxDim;
   const int64_t step = transposed ? kLanes : kSdpaMaxRowsPerBlock;
   const int64_t n_rep = p.q_heads / p.kv_heads;
-  const int64_t group_rows = n_rep * p.rows;
   for (size_t item = begin; item < end; ++item) {
-    const int64_t w = static_cast<int64_t>(item);
-    const int64_t block = w % p.blocks_per_group;
-    const int64_t group = w / p.blocks_per_group;  // b * Hkv + g
-    const int64_t row_begin = block * p.rows_per_block;
-    const int64_t row_end = min_i64(row_begin + p.rows_per_block, group_rows);
-    for (int64_t r0 = row_begin; r0 < row_end; r0 += step) {
-      const int64_t r1 = min_i64(r0 + step, row_end);
+    const WorkItemRows w = work_item_rows(p, item);
+    for (int64_t r0 = w.row_begin; r0 < w.row_end; r0 += step) {
+      const int64_t r1 = min_i64(r0 + step, w.row_end);
       if (transposed) {
-        attend_rows_transposed(p, group / p.kv_heads, group % p.kv_heads, n_rep, r0, r1 - r0);
+        attend_rows_transposed(p, w.b, w.g, n_rep, r0, r1 - r0);
       } else {
-        attend_block(p, group / p.kv_heads, group % p.kv_heads, n_rep, r0, r1);
+        attend_block(p, w.b, w.g, n_rep, r0, r1);
       }
     }
   }
