@@ -212,16 +212,35 @@ void quantize_row_8da4w_amx(const float* x, int64_t k, double scale, int64_t zer
   const __m512d inv = _mm512_set1_pd(1.0 / scale);
   const __m512d zp = _mm512_set1_pd(static_cast<double>(zero_point));
   const __m512d lo = _mm512_set1_pd(-128.0), hi = _mm512_set1_pd(127.0);
-  // Each block of 8: the even elements, then the odd ones.
-  const __m512i order = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   auto eight = [&](const float* v8) {
     __m512d v = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(v8)), inv), zp);
     v = _mm512_min_pd(hi, _mm512_max_pd(lo, v));
     return _mm512_maskz_cvt_roundpd_epi32(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v,
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   };
+  // The same in float32 first, 16 lanes a step: fma(x, float(1 / scale),
+  // zero_point) is within 2^-24 * (|x / scale| + |v|) of the float64 value,
+  // under 2.3e-5 wherever the result is not clamped (|x / scale| <= 255.5),
+  // so it rounds to the same integer unless it lies within 2^-10 of a
+  // half; 16 values with any such lane take the float64 steps. (Far outside
+  // the range both clamp; NaN and inf never count as near a half.)
+  const __m512 inv_f = _mm512_set1_ps(static_cast<float>(1.0 / scale));
+  const __m512 zp_f = _mm512_set1_ps(static_cast<float>(zero_point));
+  const __m512 lo_f = _mm512_set1_ps(-128.0f), hi_f = _mm512_set1_ps(127.0f);
+  const __m512 near_half = _mm512_set1_ps(0.5f - 1.0f / 1024);
+  constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  // Each block of 8: the even elements, then the odd ones.
+  const __m512i order = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   for (int64_t i = 0; i < k; i += 16) {
-    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(eight(x + i)), eight(x + i + 8), 1);
+    __m512 v = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), inv_f, zp_f);
+    const __m512 off = _mm512_abs_ps(_mm512_sub_ps(v, _mm512_roundscale_ps(v, kNearest)));
+    __m512i q;
+    if (_mm512_cmp_ps_mask(off, near_half, _CMP_GT_OQ) == 0) {
+      v = _mm512_min_ps(hi_f, _mm512_max_ps(lo_f, v));
+      q = _mm512_maskz_cvt_roundps_epi32(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v, kNearest);
+    } else {
+      q = _mm512_inserti64x4(_mm512_castsi256_si512(eight(x + i)), eight(x + i + 8), 1);
+    }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
                      _mm512_cvtepi32_epi8(_mm512_permutexvar_epi32(order, q)));
   }

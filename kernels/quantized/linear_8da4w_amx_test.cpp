@@ -261,6 +261,36 @@ TEST_F(Linear8da4wAmxTest, QuantizeRowMatchesQuantizeTokenInt8) {
   }
 }
 
+// The row quantize's float32 first try and its float64 fall-back give
+// quantize_token_int8's bytes where float32 alone would not: values at,
+// and a few ulps around, the halves between integers for random scales and
+// zero points, and the clamping edges.
+TEST_F(Linear8da4wAmxTest, QuantizeRowNearHalvesMatchesQuantizeTokenInt8) {
+  uint32_t seed = 77;
+  constexpr int64_t k = 256;
+  for (int trial = 0; trial < 400; ++trial) {
+    const double scale = std::ldexp(1.0 + (next(&seed) >> 8) / 16777216.0, static_cast<int>(next(&seed) % 24) - 16);
+    const int64_t zp = static_cast<int64_t>(next(&seed) % 256) - 128;
+    std::vector<float> x(static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i) {
+      const double half = static_cast<double>(static_cast<int64_t>(next(&seed) % 262) - 131) + 0.5;
+      float v = static_cast<float>((half - static_cast<double>(zp)) * scale);
+      const int ulps = static_cast<int>(next(&seed) % 7) - 3;
+      for (int u = 0; u < std::abs(ulps); ++u) v = std::nextafter(v, ulps > 0 ? INFINITY : -INFINITY);
+      x[static_cast<size_t>(i)] = v;
+    }
+    std::vector<int8_t> want(static_cast<size_t>(k)), got(static_cast<size_t>(k));
+    quantize_token_int8(x.data(), k, scale, zp, want.data());
+    quantize_row_8da4w_amx(x.data(), k, scale, zp, got.data());
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t j = i % 8;
+      const int64_t element = i - j + (j < 4 ? 2 * j : 2 * (j - 4) + 1);
+      ASSERT_EQ(got[i], want[element]) << "trial " << trial << " scale " << scale << " zp " << zp
+                                       << " x " << x[static_cast<size_t>(element)];
+    }
+  }
+}
+
 // The tiles' 512-bit scan gives token_qparams' scale and zero point: K off
 // the vector widths (1-65, stories15m's 288 and 768), NaN and infinities at
 // the first position, in the body and in the masked tail, one-signed rows,
