@@ -174,7 +174,16 @@ size_t linear_8da4w_amx_panel_bytes(int64_t k, int64_t group) {
   return kBlocks * block_bytes(k, group);
 }
 
-void token_qparams_8da4w_amx(const float* x, int64_t k, double* scale, int64_t* zero_point) {
+namespace {
+
+// token_qparams' scan of one token: its smallest and largest non-NaN
+// values, and whether any value is NaN.
+struct TokenRange {
+  float low, high;
+  bool any_nan;
+};
+
+TokenRange token_range(const float* x, int64_t k) {
   // min_ps(v, m) is v < m ? v : m, token_qparams' step: NaN lanes keep m
   // (NaN is tracked apart), and the order of a minimum does not matter.
   const __m512 first = _mm512_set1_ps(x[0]);
@@ -199,8 +208,38 @@ void token_qparams_8da4w_amx(const float* x, int64_t k, double* scale, int64_t* 
   }
   const __m512 low = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
   const __m512 high = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
-  token_qparams_from_range<float>(_mm512_reduce_min_ps(low), _mm512_reduce_max_ps(high), nan != 0,
-                                  scale, zero_point);
+  return {_mm512_reduce_min_ps(low), _mm512_reduce_max_ps(high), nan != 0};
+}
+
+}  // namespace
+
+void token_qparams_8da4w_amx(const float* x, int64_t k, double* scale, int64_t* zero_point) {
+  const TokenRange range = token_range(x, k);
+  token_qparams_from_range<float>(range.low, range.high, range.any_nan, scale, zero_point);
+}
+
+void quantize_rows_8da4w_amx(const float* x, int64_t rows, int64_t k, int64_t stride, int8_t* xq,
+                             int32_t* zero_points, float* row_scales) {
+  // Eight rows a step, each stage for all of them: the qparams' float64
+  // divisions of eight rows are independent and overlap, where one row at
+  // a time waited for each chain (a tenth of a 128 x 288 x 288 call).
+  constexpr int64_t kStep = 8;
+  for (int64_t r0 = 0; r0 < rows; r0 += kStep) {
+    const int64_t n = std::min(kStep, rows - r0);
+    TokenRange range[kStep];
+    double scale[kStep];
+    int64_t zero_point[kStep];
+    for (int64_t r = 0; r < n; ++r) range[r] = token_range(x + (r0 + r) * k, k);
+    for (int64_t r = 0; r < n; ++r) {
+      token_qparams_from_range<float>(range[r].low, range[r].high, range[r].any_nan, &scale[r],
+                                      &zero_point[r]);
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      zero_points[r0 + r] = static_cast<int32_t>(zero_point[r]);
+      row_scales[r0 + r] = static_cast<float>(scale[r]);
+      quantize_row_8da4w_amx(x + (r0 + r) * k, k, scale[r], zero_point[r], xq + (r0 + r) * stride);
+    }
+  }
 }
 
 void quantize_row_8da4w_amx(const float* x, int64_t k, double scale, int64_t zero_point,

@@ -291,6 +291,40 @@ TEST_F(Linear8da4wAmxTest, QuantizeRowNearHalvesMatchesQuantizeTokenInt8) {
   }
 }
 
+// The rows' quantize (eight rows a step) gives each row's token_qparams
+// and quantize_row_8da4w_amx bytes at the row stride: row counts around
+// the steps, a NaN row among them, bytes past K untouched.
+TEST_F(Linear8da4wAmxTest, QuantizeRowsMatchesEachRowAlone) {
+  uint32_t seed = 5;
+  constexpr int64_t k = 96;
+  const int64_t stride = amx_row_stride_8da4w(k);
+  for (const int64_t rows : {1, 7, 8, 9, 16, 17, 23}) {
+    std::vector<float> x(static_cast<size_t>(rows * k));
+    for (auto& v : x) v = (static_cast<int32_t>(next(&seed) >> 16) - 32768) / 1000.0f;
+    if (rows > 9) x[static_cast<size_t>(9 * k + 3)] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<int8_t> got(static_cast<size_t>(rows * stride), int8_t{0x5A});
+    std::vector<int32_t> zero_points(static_cast<size_t>(rows));
+    std::vector<float> scales(static_cast<size_t>(rows));
+    quantize_rows_8da4w_amx(x.data(), rows, k, stride, got.data(), zero_points.data(), scales.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      double scale = 0;
+      int64_t zp = 0;
+      token_qparams(x.data() + r * k, k, &scale, &zp);
+      std::vector<int8_t> want(static_cast<size_t>(k));
+      quantize_row_8da4w_amx(x.data() + r * k, k, scale, zp, want.data());
+      ASSERT_EQ(zero_points[static_cast<size_t>(r)], zp) << "rows " << rows << " row " << r;
+      const float want_scale = static_cast<float>(scale);
+      if (std::isnan(want_scale)) {
+        ASSERT_TRUE(std::isnan(scales[static_cast<size_t>(r)])) << "rows " << rows << " row " << r;
+      } else {
+        ASSERT_EQ(scales[static_cast<size_t>(r)], want_scale) << "rows " << rows << " row " << r;
+      }
+      for (int64_t i = 0; i < k; ++i) ASSERT_EQ(got[r * stride + i], want[i]) << "row " << r << " i " << i;
+      for (int64_t i = k; i < stride; ++i) ASSERT_EQ(got[r * stride + i], int8_t{0x5A}) << "row " << r;
+    }
+  }
+}
+
 // The tiles' 512-bit scan gives token_qparams' scale and zero point: K off
 // the vector widths (1-65, stories15m's 288 and 768), NaN and infinities at
 // the first position, in the body and in the masked tail, one-signed rows,

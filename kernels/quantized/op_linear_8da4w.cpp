@@ -88,21 +88,17 @@ bool use_tile(int64_t rows, int64_t group) {
 }
 
 // The rows x [rows, K] of a pass quantized per token, split over the pool
-// (rows are independent): each row's qparams (`qparams`, token_qparams'
-// results) kept, then store(r, x_row, scale, zero_point) writes its
-// quantized values.
-using TokenQparamsFn = void (*)(const float* x, int64_t k, double* scale, int64_t* zero_point);
-
+// (rows are independent): each row's qparams kept, then
+// store(r, x_row, scale, zero_point) writes its quantized values.
 template <typename Store>
 void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points,
-                   float* row_scales, const Store& store,
-                   TokenQparamsFn qparams = token_qparams<float>) {
+                   float* row_scales, const Store& store) {
   threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
     for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
       const float* x_row = x + r * k;
       double scale = 0;
       int64_t zero_point = 0;
-      qparams(x_row, k, &scale, &zero_point);
+      token_qparams(x_row, k, &scale, &zero_point);
       zero_points[r] = static_cast<int32_t>(zero_point);
       row_scales[r] = static_cast<float>(scale);
       store(r, x_row, scale, zero_point);
@@ -156,11 +152,12 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
     const int64_t in_pass = std::min(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
     float row_scales[kMaxRowsPerPass];
-    quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales,
-                  [&](int64_t r, const float* x_row, double scale, int64_t zero_point) {
-                    quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * stride);
-                  },
-                  token_qparams_8da4w_amx);
+    // Rows split over the pool (independent), as quantize_pass splits them.
+    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
+      const int64_t r = static_cast<int64_t>(begin);
+      quantize_rows_8da4w_amx(x + (p0 + r) * k, static_cast<int64_t>(end) - r, k, stride,
+                              xq + r * stride, zero_points + r, row_scales + r);
+    });
     // The last tile's rows past the pass: zeros (their sums are not stored).
     const int64_t padded = (in_pass + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
     std::memset(xq + in_pass * stride, 0, static_cast<size_t>((padded - in_pass) * stride));
