@@ -233,6 +233,21 @@ TEST_F(Linear8da4wAmxTest, MatchesDecomposedGraphAndVnniLoop) {
   }
 }
 
+// quantize_row_8da4w_amx(x) holds quantize_token_int8(x)'s bytes in the
+// tiles' order (each block of 8: even elements, then odd).
+void expect_quantize_row_matches(const std::vector<float>& x, double scale, int64_t zp) {
+  const int64_t k = static_cast<int64_t>(x.size());
+  std::vector<int8_t> want(x.size()), got(x.size());
+  quantize_token_int8(x.data(), k, scale, zp, want.data());
+  quantize_row_8da4w_amx(x.data(), k, scale, zp, got.data());
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t j = i % 8;
+    const int64_t element = i - j + (j < 4 ? 2 * j : 2 * (j - 4) + 1);
+    ASSERT_EQ(got[i], want[element]) << "k " << k << " scale " << scale << " zp " << zp << " position "
+                                     << i << " x " << x[static_cast<size_t>(element)];
+  }
+}
+
 // The tiles' quantize step gives quantize_token_int8's bytes, in the
 // tiles' order (each block of 8: even elements, then odd): ties, clamping
 // at both ends, NaN (0), infinities.
@@ -249,14 +264,7 @@ TEST_F(Linear8da4wAmxTest, QuantizeRowMatchesQuantizeTokenInt8) {
     x[6] = std::numeric_limits<float>::quiet_NaN();
     x[7] = std::numeric_limits<float>::infinity();
     for (const auto& [scale, zp] : {std::pair<double, int64_t>{1.0, 0}, {0.37, -128}, {2.0, 127}, {0.013, 5}}) {
-      std::vector<int8_t> want(static_cast<size_t>(k)), got(static_cast<size_t>(k));
-      quantize_token_int8(x.data(), k, scale, zp, want.data());
-      quantize_row_8da4w_amx(x.data(), k, scale, zp, got.data());
-      for (int64_t i = 0; i < k; ++i) {
-        const int64_t j = i % 8;
-        const int64_t element = i - j + (j < 4 ? 2 * j : 2 * (j - 4) + 1);
-        ASSERT_EQ(got[i], want[element]) << "k " << k << " scale " << scale << " position " << i;
-      }
+      expect_quantize_row_matches(x, scale, zp);
     }
   }
 }
@@ -279,15 +287,7 @@ TEST_F(Linear8da4wAmxTest, QuantizeRowNearHalvesMatchesQuantizeTokenInt8) {
       for (int u = 0; u < std::abs(ulps); ++u) v = std::nextafter(v, ulps > 0 ? INFINITY : -INFINITY);
       x[static_cast<size_t>(i)] = v;
     }
-    std::vector<int8_t> want(static_cast<size_t>(k)), got(static_cast<size_t>(k));
-    quantize_token_int8(x.data(), k, scale, zp, want.data());
-    quantize_row_8da4w_amx(x.data(), k, scale, zp, got.data());
-    for (int64_t i = 0; i < k; ++i) {
-      const int64_t j = i % 8;
-      const int64_t element = i - j + (j < 4 ? 2 * j : 2 * (j - 4) + 1);
-      ASSERT_EQ(got[i], want[element]) << "trial " << trial << " scale " << scale << " zp " << zp
-                                       << " x " << x[static_cast<size_t>(element)];
-    }
+    expect_quantize_row_matches(x, scale, zp);
   }
 }
 
