@@ -1,28 +1,43 @@
 // aten::index_select.out: the entries of self along `dim` listed by
 // `index` (a 0-d or 1-D int64/int32 tensor), in that order. Index values
 // must be in [0, size) as in ATen (negative values are errors here, not
-// wrapped); every value is checked before it is used. Any dtype.
+// wrapped); every value is checked before it is used. Any dtype. dim, the
+// index's rank and dtype and out's dtype are checked at load; the installed
+// eval checks a run's sizes and index values.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::portable {
 
-void index_select_out(KernelContext& ctx, Span<EValue*> args) {
+namespace {
+
+// What the program fixes: dim against self's rank, the index's rank and
+// dtype, out's dtype.
+Status check_index_select_fixed(Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const NamedTensor index{args[2]->to_tensor(), "index"};
+  size_t dim = 0;
+  TL_RETURN_IF_ERROR(wrap_dim(args[1]->to_int(), self.dim(), "dim", &dim));
+  TL_CHECK_OR_RETURN(index.tensor.dim() <= 1, Error::kInvalidArgument,
+                     "argument 'index' is %zu-D; it must be a vector (0-d or 1-D)",
+                     index.tensor.dim());
+  TL_RETURN_IF_ERROR(check_index_dtype(index, /*allow_int32=*/true));
+  return check_same_dtype({args[3]->to_tensor(), "out"}, self.scalar_type(), "self");
+}
+
+// The sizes, index values and copies, after check_index_select_fixed.
+void index_select_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor index{args[2]->to_tensor(), "index"};
   const NamedTensor out{args[3]->to_tensor(), "out"};
   size_t dim = 0;
   TL_KERNEL_RETURN_IF_ERROR(ctx, wrap_dim(args[1]->to_int(), self.tensor.dim(), "dim", &dim));
-  TL_KERNEL_CHECK(ctx, index.tensor.dim() <= 1, Error::kInvalidArgument,
-                  "argument 'index' is %zu-D; it must be a vector (0-d or 1-D)",
-                  index.tensor.dim());
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_index_dtype(index, /*allow_int32=*/true));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
   const int64_t count = index.tensor.numel();
   const bool scalar_self = self.tensor.dim() == 0;
   TL_KERNEL_CHECK(ctx, !scalar_self || count == 1, Error::kInvalidArgument,
@@ -54,6 +69,16 @@ void index_select_out(KernelContext& ctx, Span<EValue*> args) {
     to.select(dim, i);
     copy_view(to, from);
   }
+}
+
+}  // namespace
+
+void index_select_out(KernelContext& ctx, Span<EValue*> args) {
+  split_checks::reference_eval<3, &check_index_select_fixed, &index_select_shaped>(ctx, args);
+}
+
+Status index_select_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return split_checks::prepare<&check_index_select_fixed, &index_select_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable
