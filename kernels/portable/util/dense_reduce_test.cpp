@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +43,7 @@ const Layout kDense{};
 // The dtypes the loops take, and two they leave to the reference.
 constexpr ScalarType kLoopDtypes[] = {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kInt,
                                       ScalarType::kLong};
-constexpr ScalarType kOtherDtypes[] = {ScalarType::kHalf, ScalarType::kShort};
+constexpr ScalarType kOtherDtypes[] = {ScalarType::kChar, ScalarType::kShort};
 
 // Negatives, fractions, ties and (for floating dtypes) a NaN and -0.0.
 std::vector<double> values(ScalarType dtype, size_t n) {
@@ -245,6 +246,61 @@ TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
     auto all = [&](EValue o) { return std::vector<EValue>{long_row.evalue(), EValue(), o}; };
     EXPECT_TRUE(expect_same_as_reference("aten::sum.out", dtype, {}, all));
     EXPECT_TRUE(expect_same_as_reference("aten::mean.dtype_out", dtype, {}, all));
+  }
+}
+
+// float16/bfloat16 extrema, arg-extrema, any/all and prod: compared,
+// tested and multiplied as the reference does (in float, or in double into
+// a float32 out), bit-identical.
+TEST(DenseReduceTest, ReducedFloatExtremaAnyAndProdMatchTheReference) {
+  for (ScalarType dtype : {ScalarType::kHalf, ScalarType::kBFloat16}) {
+    SCOPED_TRACE(to_string(dtype));
+    for (const DimsCase& c : dims_cases()) {
+      for (bool keepdim : {false, true}) {
+        SCOPED_TRACE(describe(c, keepdim));
+        Input in(dtype, c.sizes);
+        IntListArg dims(c.dims);
+        const std::vector<SizesType> out = reduced(c.sizes, c.dims, keepdim);
+        auto plain = [&](EValue o) {
+          return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(keepdim), o};
+        };
+        EXPECT_TRUE(expect_same_as_reference("aten::amax.out", dtype, out, plain));
+        EXPECT_TRUE(expect_same_as_reference("aten::amin.out", dtype, out, plain));
+        EXPECT_TRUE(expect_same_as_reference("aten::any.dims_out", ScalarType::kBool,
+                                             c.dims.empty() ? c.sizes : out, plain));
+        EXPECT_TRUE(expect_same_as_reference("aten::all.dims_out", ScalarType::kByte,
+                                             c.dims.empty() ? c.sizes : out, plain));
+      }
+    }
+    for (const std::vector<SizesType>& sizes :
+         std::vector<std::vector<SizesType>>{{2, 3, 4}, {}, {5, 70}, {0, 3}}) {
+      for (EValue dim : {EValue(), EValue(int64_t{0}), EValue(int64_t{-1})}) {
+        for (bool keepdim : {false, true}) {
+          Input in(dtype, sizes);
+          std::vector<int64_t> dims;
+          if (!dim.is_none()) dims.push_back(dim.to_int());
+          const std::vector<SizesType> out = reduced(sizes, dims, keepdim);
+          auto args = [&](EValue o) {
+            return std::vector<EValue>{in.self.evalue(), dim, EValue(keepdim), o};
+          };
+          EXPECT_TRUE(expect_same_as_reference("aten::argmax.out", ScalarType::kLong, out, args));
+          EXPECT_TRUE(expect_same_as_reference("aten::argmin.out", ScalarType::kLong, out, args));
+          if (dim.is_none()) continue;
+          const EValue to_float(static_cast<int64_t>(ScalarType::kFloat));
+          for (EValue dtype_arg : {EValue(), to_float}) {
+            EXPECT_TRUE(expect_same_as_reference(
+                "aten::prod.int_out", dtype_arg.is_none() ? dtype : ScalarType::kFloat, out,
+                [&](EValue o) {
+                  return std::vector<EValue>{in.self.evalue(), dim, EValue(keepdim), dtype_arg, o};
+                }));
+          }
+        }
+      }
+    }
+    Input in(dtype, {4, 3});
+    EXPECT_TRUE(expect_same_as_reference("aten::prod.out", dtype, {}, [&](EValue o) {
+      return std::vector<EValue>{in.self.evalue(), EValue(), o};
+    }));
   }
 }
 
@@ -588,7 +644,7 @@ TEST(DenseIndexTest, IntegerIndicesMatchTheReference) {
       {{nullptr, &across, nullptr}, {5, 3, 3}, true},
       {{&rows, nullptr, &small}, {3, 4}, false},  // Not adjacent: B first.
       {{&mask}, {3, 4, 3}, true},  // A mask alone: the mask path (DenseIndexMaskTest).
-      {{&mask, &small}, {3, 3}, false},  // A mask with an integer index.
+      {{&mask, &small}, {3, 3}, true},  // A mask with an integer index (DenseIndexMixedTest).
   };
   for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kLong, ScalarType::kBool,
                            ScalarType::kHalf}) {
@@ -696,6 +752,62 @@ TEST(DenseIndexMaskTest, OutFollowsTheMaskOnEachRun) {
     EXPECT_FALSE(reference_ctx.failed()) << reference_ctx.status().message();
     EXPECT_EQ(fast.sizes(), reference.sizes());
     EXPECT_TRUE(same_bytes(fast, reference));
+  }
+}
+
+// One bool/uint8 mask among integer indices, adjacent (util/index_mixed.h):
+// the mask's true coordinates broadcast with the integer indices, in front,
+// behind or in the middle, over one or two dims, with broadcasting integer
+// shapes, one or no true element, uint8 values other than 1, negative
+// indices, and, failing alike in both evals, an index out of range and
+// shapes that do not broadcast. Indexed dims apart stay with the reference.
+TEST(DenseIndexMixedTest, MaskWithIntegerIndicesMatchesTheReference) {
+  TestTensor rows(ScalarType::kBool, {5}, {1, 0, 1, 1, 0});
+  TestTensor one_row(ScalarType::kBool, {5}, {0, 0, 0, 1, 0});
+  TestTensor no_rows(ScalarType::kBool, {5}, {0, 0, 0, 0, 0});
+  TestTensor byte_rows(ScalarType::kByte, {5}, {2, 0, 255, 0, 1});
+  TestTensor middle(ScalarType::kBool, {4}, {0, 1, 1, 0});
+  TestTensor plane(ScalarType::kBool, {5, 4}, {1, 0, 0, 1, 0, 0, 1, 0, 0, 0,
+                                                0, 0, 1, 0, 0, 0, 0, 0, 0, 1});
+  TestTensor three(ScalarType::kLong, {3}, {2, -1, 0});
+  TestTensor two(ScalarType::kInt, {2}, {4, -5});
+  TestTensor column(ScalarType::kLong, {2, 1}, {0, -1});
+  TestTensor scalar(ScalarType::kLong, {}, {1});
+  TestTensor pair(ScalarType::kLong, {2}, {2, -1});
+  TestTensor far(ScalarType::kLong, {2}, {0, 3});  // 3 is out of range for dim 2.
+  struct Case {
+    std::vector<TestTensor*> indices;
+    std::vector<SizesType> bound;  // Of out's rank.
+    bool prepared;
+  };
+  const Case cases[] = {
+      {{&rows, &three}, {5, 3}, true},           // [M=3] with [3] over dims 0 | 1.
+      {{&two, &middle}, {5, 3}, true},           // [2] with [M=2] over dims 0 | 1.
+      {{nullptr, &middle, &pair}, {5, 5}, true}, // Behind a None: self dim 0 first.
+      {{&column, &middle}, {2, 2, 3}, true},     // [2, 1] with [2]: B is [2, 2].
+      {{&plane, &scalar}, {20}, true},           // A 2-D mask with a 0-d index.
+      {{&plane, &three}, {20}, true},            // M = 4 against 3: both fail alike.
+      {{&one_row, &three}, {5, 3}, true},        // M = 1 broadcasts.
+      {{&no_rows, &scalar}, {5, 3}, true},       // Nothing selected.
+      {{&byte_rows, &scalar}, {5, 3}, true},     // uint8: nonzero selects.
+      {{nullptr, &middle, &far}, {5, 5}, true},  // Out of range: both fail alike.
+      {{&rows, nullptr, &three}, {5, 4}, false}, // Apart: the reference.
+  };
+  for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kLong,
+                           ScalarType::kBool, ScalarType::kHalf, ScalarType::kByte}) {
+    SCOPED_TRACE(to_string(dtype));
+    Input in(dtype, {5, 4, 3});
+    for (size_t i = 0; i < std::size(cases); ++i) {
+      SCOPED_TRACE(i);
+      IndexListArg indices(cases[i].indices);
+      EXPECT_EQ(expect_same_as_reference("aten::index.Tensor_out", dtype, cases[i].bound,
+                                         [&](EValue o) {
+                                           return std::vector<EValue>{in.self.evalue(),
+                                                                      indices.evalue(), o};
+                                         },
+                                         kernel_test::dynamic_bound()),
+                cases[i].prepared);
+    }
   }
 }
 
