@@ -3,11 +3,16 @@
 // must be in [0, size) as in ATen (negative values are errors here, not
 // wrapped); every value is checked before it is used. Any dtype. dim, the
 // index's rank and dtype and out's dtype are checked at load; the installed
-// eval checks a run's sizes and index values.
+// eval checks a run's sizes and index values. Packed contiguous self and
+// out copy one block per selected entry.
+#include <cstring>
+
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dim_index.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/overlap.h"
 #include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
@@ -15,6 +20,14 @@
 namespace torchlight::portable {
 
 namespace {
+
+// Whether self and out are packed in the contiguous order, with data, and
+// apart in memory: then a selected entry is one contiguous block of each.
+bool packed_apart(const Tensor& self, const Tensor& out) {
+  return dense_path::is_dense(self) && dense_path::is_packed(self) &&
+         dense_path::is_dense(out) && dense_path::is_packed(out) && self.numel() > 0 &&
+         out.numel() > 0 && !storage_overlaps(out, self);
+}
 
 // What the program fixes: dim against self's rank, the index's rank and
 // dtype, out's dtype.
@@ -54,6 +67,31 @@ void index_select_shaped(KernelContext& ctx, Span<EValue*> args) {
 
   const int64_t size = scalar_self ? 1 : self.tensor.size(dim);
   const int64_t index_stride = index.tensor.dim() == 1 ? index.tensor.strides()[0] : 0;
+  if (!scalar_self && packed_apart(self.tensor, out.tensor)) {
+    // Every index checked first, then one block of the dims after `dim`
+    // per (outer position, selected entry).
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t at = 0;
+      TL_KERNEL_RETURN_IF_ERROR(
+          ctx, check_index_value(load_index(index.tensor, i * index_stride), size, dim,
+                                 /*allow_negative=*/false, "index", &at));
+    }
+    int64_t outer = 1;
+    int64_t inner = 1;
+    for (size_t d = 0; d < dim; ++d) outer *= self.tensor.size(d);
+    for (size_t d = dim + 1; d < self.tensor.dim(); ++d) inner *= self.tensor.size(d);
+    const size_t block = static_cast<size_t>(inner) * self.tensor.element_size();
+    const char* from = static_cast<const char*>(self.tensor.const_data_ptr());
+    char* to = static_cast<char*>(out.tensor.mutable_data_ptr());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t at = load_index(index.tensor, i * index_stride);
+        std::memcpy(to + static_cast<size_t>(o * count + i) * block,
+                    from + static_cast<size_t>(o * size + at) * block, block);
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < count; ++i) {
     int64_t at = 0;
     TL_KERNEL_RETURN_IF_ERROR(ctx, check_index_value(load_index(index.tensor, i * index_stride),
