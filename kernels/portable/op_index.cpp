@@ -21,6 +21,7 @@
 #include "kernels/portable/util/advanced_index.h"
 #include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/index_broadcast.h"
 #include "kernels/portable/util/index_mixed.h"
 #include "kernels/portable/util/overlap.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -100,17 +101,8 @@ bool index_blocks(const Tensor& self, Span<const Tensor> indices, IndexBlocks* b
   ShapeBuffer& b = blocks->broadcast;
   for (size_t e = 0; e < blocks->count; ++e) {
     const Tensor& t = *blocks->entries[e];
-    if (t.dim() > b.dim) {
-      const size_t grow = t.dim() - b.dim;
-      for (size_t d = b.dim; d-- > 0;) b.sizes[d + grow] = b.sizes[d];
-      for (size_t d = 0; d < grow; ++d) b.sizes[d] = 1;
-      b.dim = t.dim();
-    }
-    for (size_t k = 0; k < t.dim(); ++k) {
-      SizesType& have = b.sizes[b.dim - t.dim() + k];
-      const SizesType size = t.size(k);
-      if (have != size && have != 1 && size != 1) return false;
-      if (have == 1) have = size;
+    if (!index_broadcast::broadcast_into(&b, t.dim(), [&](size_t k) { return t.size(k); })) {
+      return false;
     }
   }
   const size_t end = blocks->first_dim + blocks->count;
@@ -164,19 +156,10 @@ void index_dense_eval(KernelContext& ctx, Span<EValue*> args) {
     for (int64_t at = 0; at < b_numel; ++at) {
       // `at` as coordinates of B, then each index tensor's element there.
       int64_t coord[kMaxTensorDim];
-      int64_t rest = at;
-      for (size_t k = b.dim; k-- > 0;) {
-        coord[k] = rest % b.sizes[k];
-        rest /= b.sizes[k];
-      }
+      index_broadcast::unravel(at, b, coord);
       int64_t offset = o * outer_stride;
       for (size_t e = 0; e < blocks.count; ++e) {
-        const Tensor& t = *blocks.entries[e];
-        int64_t element_at = 0;
-        for (size_t k = 0; k < t.dim(); ++k) {
-          if (t.size(k) != 1) element_at += coord[b.dim - t.dim() + k] * t.strides()[k];
-        }
-        int64_t v = load_index(t, element_at);
+        int64_t v = index_broadcast::index_at(*blocks.entries[e], coord, b.dim);
         if (v < 0) v += self.size(blocks.first_dim + e);
         offset += v * self_strides[e];
       }

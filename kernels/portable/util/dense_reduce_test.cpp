@@ -214,8 +214,8 @@ TEST(DenseReduceTest, SumMeanProdMatchTheReference) {
   }
 }
 
-// float16 / bfloat16 sums and means: the loops take them into their own
-// dtype or float32, accumulating in double as the reference does.
+// float16 / bfloat16 sums, means and products: the loops take them into
+// their own dtype or float32, accumulating in double as the reference does.
 TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
   for (ScalarType dtype : {ScalarType::kHalf, ScalarType::kBFloat16}) {
     SCOPED_TRACE(to_string(dtype));
@@ -246,67 +246,31 @@ TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
     auto all = [&](EValue o) { return std::vector<EValue>{long_row.evalue(), EValue(), o}; };
     EXPECT_TRUE(expect_same_as_reference("aten::sum.out", dtype, {}, all));
     EXPECT_TRUE(expect_same_as_reference("aten::mean.dtype_out", dtype, {}, all));
+    EXPECT_TRUE(expect_same_as_reference("aten::prod.out", dtype, {}, all));
+    // prod over one dim, into the input's dtype or float32.
+    Input in(dtype, {5, 70});
+    const EValue to_float(static_cast<int64_t>(ScalarType::kFloat));
+    for (int64_t dim : {0, -1}) {
+      for (EValue dtype_arg : {EValue(), to_float}) {
+        SCOPED_TRACE(dim);
+        EXPECT_TRUE(expect_same_as_reference(
+            "aten::prod.int_out", dtype_arg.is_none() ? dtype : ScalarType::kFloat,
+            reduced({5, 70}, {dim}, false), [&](EValue o) {
+              return std::vector<EValue>{in.self.evalue(), EValue(dim), EValue(false), dtype_arg,
+                                         o};
+            }));
+      }
+    }
   }
 }
 
-// float16/bfloat16 extrema, arg-extrema, any/all and prod: compared,
-// tested and multiplied as the reference does (in float, or in double into
-// a float32 out), bit-identical.
-TEST(DenseReduceTest, ReducedFloatExtremaAnyAndProdMatchTheReference) {
-  for (ScalarType dtype : {ScalarType::kHalf, ScalarType::kBFloat16}) {
-    SCOPED_TRACE(to_string(dtype));
-    for (const DimsCase& c : dims_cases()) {
-      for (bool keepdim : {false, true}) {
-        SCOPED_TRACE(describe(c, keepdim));
-        Input in(dtype, c.sizes);
-        IntListArg dims(c.dims);
-        const std::vector<SizesType> out = reduced(c.sizes, c.dims, keepdim);
-        auto plain = [&](EValue o) {
-          return std::vector<EValue>{in.self.evalue(), dims.evalue(), EValue(keepdim), o};
-        };
-        EXPECT_TRUE(expect_same_as_reference("aten::amax.out", dtype, out, plain));
-        EXPECT_TRUE(expect_same_as_reference("aten::amin.out", dtype, out, plain));
-        EXPECT_TRUE(expect_same_as_reference("aten::any.dims_out", ScalarType::kBool,
-                                             c.dims.empty() ? c.sizes : out, plain));
-        EXPECT_TRUE(expect_same_as_reference("aten::all.dims_out", ScalarType::kByte,
-                                             c.dims.empty() ? c.sizes : out, plain));
-      }
-    }
-    for (const std::vector<SizesType>& sizes :
-         std::vector<std::vector<SizesType>>{{2, 3, 4}, {}, {5, 70}, {0, 3}}) {
-      for (EValue dim : {EValue(), EValue(int64_t{0}), EValue(int64_t{-1})}) {
-        for (bool keepdim : {false, true}) {
-          Input in(dtype, sizes);
-          std::vector<int64_t> dims;
-          if (!dim.is_none()) dims.push_back(dim.to_int());
-          const std::vector<SizesType> out = reduced(sizes, dims, keepdim);
-          auto args = [&](EValue o) {
-            return std::vector<EValue>{in.self.evalue(), dim, EValue(keepdim), o};
-          };
-          EXPECT_TRUE(expect_same_as_reference("aten::argmax.out", ScalarType::kLong, out, args));
-          EXPECT_TRUE(expect_same_as_reference("aten::argmin.out", ScalarType::kLong, out, args));
-          if (dim.is_none()) continue;
-          const EValue to_float(static_cast<int64_t>(ScalarType::kFloat));
-          for (EValue dtype_arg : {EValue(), to_float}) {
-            EXPECT_TRUE(expect_same_as_reference(
-                "aten::prod.int_out", dtype_arg.is_none() ? dtype : ScalarType::kFloat, out,
-                [&](EValue o) {
-                  return std::vector<EValue>{in.self.evalue(), dim, EValue(keepdim), dtype_arg, o};
-                }));
-          }
-        }
-      }
-    }
-    Input in(dtype, {4, 3});
-    EXPECT_TRUE(expect_same_as_reference("aten::prod.out", dtype, {}, [&](EValue o) {
-      return std::vector<EValue>{in.self.evalue(), EValue(), o};
-    }));
-  }
-}
-
+// float16/bfloat16 too (compared and tested in float, as the reference
+// does), except var/std and cumsum, which keep the reference.
 TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
-  for (ScalarType dtype : kLoopDtypes) {
+  for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kInt,
+                           ScalarType::kLong, ScalarType::kHalf, ScalarType::kBFloat16}) {
     SCOPED_TRACE(to_string(dtype));
+    const bool reduced_float = dtype == ScalarType::kHalf || dtype == ScalarType::kBFloat16;
     for (const DimsCase& c : dims_cases()) {
       for (bool keepdim : {false, true}) {
         SCOPED_TRACE(describe(c, keepdim));
@@ -325,7 +289,7 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
           EXPECT_TRUE(expect_same_as_reference("aten::all.dims_out", out_type,
                                              c.dims.empty() ? c.sizes : out, plain));
         }
-        if (!is_floating_point(dtype)) continue;
+        if (!is_floating_point(dtype) || reduced_float) continue;
         for (EValue correction : {EValue(), EValue(0.5), EValue(int64_t{0})}) {
           EXPECT_TRUE(expect_same_as_reference("aten::var.correction_out", dtype, out,
                                              [&](EValue o) {
@@ -357,6 +321,7 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
           if (dim.is_none()) continue;
           EXPECT_TRUE(expect_same_as_reference("aten::any.out", ScalarType::kBool, out, args));
           EXPECT_TRUE(expect_same_as_reference("aten::all.out", ScalarType::kByte, out, args));
+          if (reduced_float) continue;
           EXPECT_TRUE(expect_same_as_reference("aten::cumsum.out", dtype, sizes, [&](EValue o) {
             return std::vector<EValue>{in.self.evalue(), dim, EValue(), o};
           }));
@@ -604,19 +569,15 @@ TEST(DenseReduceTest, WhatTheProgramFixesIsRejectedAtPrepareNamingTheArgument) {
 
 // ---- index.Tensor ----
 
-// A Tensor?[] argument: null entries are None.
-struct IndexListArg {
-  explicit IndexListArg(std::vector<TestTensor*> tensors) {
+// A Tensor?[] argument over test tensors: null entries are None.
+struct IndexListArg : kernel_test::OptionalTensorListArg {
+  explicit IndexListArg(const std::vector<TestTensor*>& tensors)
+      : OptionalTensorListArg(evalues(tensors)) {}
+  static std::vector<EValue> evalues(const std::vector<TestTensor*>& tensors) {
+    std::vector<EValue> items;
     for (TestTensor* t : tensors) items.push_back(t == nullptr ? EValue() : t->evalue());
-    for (EValue& e : items) pointers.push_back(&e);
-    scratch.resize(items.size());
+    return items;
   }
-  EValue evalue() {
-    return EValue(BoxedList<Tensor>(pointers.data(), scratch.data(), items.size()), true);
-  }
-  std::vector<EValue> items;
-  std::vector<EValue*> pointers;
-  std::vector<Tensor> scratch;
 };
 
 TEST(DenseIndexTest, IntegerIndicesMatchTheReference) {

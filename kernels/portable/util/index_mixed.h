@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/index_broadcast.h"
 #include "runtime/core/tensor.h"
 
 namespace torchlight::portable::index_mixed {
@@ -87,19 +88,10 @@ inline bool plan(const Tensor& self, Span<const Tensor> indices, Blocks* b) {
   ShapeBuffer& s = b->broadcast;
   for (size_t e = 0; e < b->count; ++e) {
     const Tensor& t = *b->entries[e].tensor;
-    const size_t n = b->entries[e].is_mask ? 1 : t.dim();
-    if (n > s.dim) {
-      const size_t grow = n - s.dim;
-      for (size_t d = s.dim; d-- > 0;) s.sizes[d + grow] = s.sizes[d];
-      for (size_t d = 0; d < grow; ++d) s.sizes[d] = 1;
-      s.dim = n;
-    }
-    for (size_t k = 0; k < n; ++k) {
-      const int64_t size = b->entries[e].is_mask ? b->mask_count : t.size(k);
-      SizesType& have = s.sizes[s.dim - n + k];
-      if (have != size && have != 1 && size != 1) return false;
-      if (have == 1) have = static_cast<SizesType>(size);
-    }
+    const bool is_mask = b->entries[e].is_mask;
+    const int64_t mask_count = b->mask_count;
+    auto size_at = [&](size_t k) -> int64_t { return is_mask ? mask_count : t.size(k); };
+    if (!index_broadcast::broadcast_into(&s, is_mask ? 1 : t.dim(), size_at)) return false;
   }
   if (self.dim() - (b->end_dim - b->first_dim) + s.dim > kMaxTensorDim) return false;
   for (size_t d = 0; d < b->first_dim; ++d) b->outer *= self.size(d);
@@ -161,11 +153,7 @@ inline void copy_blocks(const Tensor& self, const Blocks& b, char* to) {
   for (int64_t o = 0; o < b.outer; ++o) {
     for (int64_t at = 0; at < b_numel; ++at) {
       int64_t coord[kMaxTensorDim];
-      int64_t rest = at;
-      for (size_t k = s.dim; k-- > 0;) {
-        coord[k] = rest % s.sizes[k];
-        rest /= s.sizes[k];
-      }
+      index_broadcast::unravel(at, s, coord);
       int64_t offset = o * outer_stride;
       for (size_t e = 0; e < b.count; ++e) {
         const Blocks::Entry& entry = b.entries[e];
@@ -179,12 +167,7 @@ inline void copy_blocks(const Tensor& self, const Blocks& b, char* to) {
           }
           continue;
         }
-        const Tensor& t = *entry.tensor;
-        int64_t element_at = 0;
-        for (size_t k = 0; k < t.dim(); ++k) {
-          if (t.size(k) != 1) element_at += coord[s.dim - t.dim() + k] * t.strides()[k];
-        }
-        int64_t v = load_index(t, element_at);
+        int64_t v = index_broadcast::index_at(*entry.tensor, coord, s.dim);
         if (v < 0) v += self.size(entry.first_dim);
         offset += v * self.strides()[entry.first_dim];
       }
