@@ -198,6 +198,20 @@ class TrilChain(torch.nn.Module):
         return x
 
 
+class IndexSelectChain(torch.nn.Module):
+    """200 x index_select(x, 0, order) of a [2, 2] by a constant int64 index:
+    index_select.out, prepared at load (dim, index rank and dtypes checked once)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("order", torch.tensor([1, 0]))
+
+    def forward(self, x):
+        for _ in range(N):
+            x = torch.index_select(x, 0, self.order)
+        return x
+
+
 CHAINS = {
     "sub x200 [1]": (SubChain(), (torch.ones(1),)),
     "sub+mul x100 [4]": (SubMulChain(), (torch.ones(4), torch.ones(4))),
@@ -216,6 +230,7 @@ CHAINS = {
     "mask+cat x100 [4,2]": (MaskChain(), (torch.ones(4, 2),)),
     "flip x200 [2,2]": (FlipChain(), (torch.ones(2, 2),)),
     "tril x200 [2,2]": (TrilChain(), (torch.ones(2, 2),)),
+    "index_select x200": (IndexSelectChain(), (torch.ones(2, 2),)),
 }
 
 

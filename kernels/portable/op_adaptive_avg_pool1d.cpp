@@ -12,7 +12,11 @@
 namespace torchlight::portable {
 
 void adaptive_avg_pool1d_out(KernelContext& ctx, Span<EValue*> args) {
-  run_adaptive_pool(ctx, args, 1, /*with_indices=*/false);
+  run_adaptive_pool<1, /*kWithIndices=*/false>(ctx, args);
+}
+
+Status adaptive_avg_pool1d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_adaptive_pool<1, false>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -15,7 +15,7 @@
 namespace torchlight::portable {
 
 void adaptive_avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
-  run_adaptive_pool(ctx, args, 2, /*with_indices=*/false);
+  run_adaptive_pool<2, /*kWithIndices=*/false>(ctx, args);
 }
 
 // The reference's checks at load; a loop per layout (see
@@ -23,11 +23,9 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
 // classifiers end with) is one running sum per plane or channel.
 Status adaptive_avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   SizesType sizes[2 + kMaxSpatialDims];
-  TL_RETURN_IF_ERROR(check_adaptive_pool_call(args, 2, /*with_indices=*/false, sizes));
+  TL_RETURN_IF_ERROR(check_adaptive_avg_pool2d_call(args, sizes));
+  call->eval = pick_adaptive_pool<2, false>(args);  // Other layouts: the shaped eval.
   const Tensor self = args[0]->to_tensor();
-  if (!visit_float_type(self.scalar_type(), [](auto) {})) {
-    return unsupported_dtype("self", self.scalar_type(), kFloatTypeNames);
-  }
   using pool_prepared::Layout;
   const Layout layout = pool_prepared::common_layout(self, args[2]->to_tensor(), nullptr);
   if (layout == Layout::kOther) return Error::kOk;

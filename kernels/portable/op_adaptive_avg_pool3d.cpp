@@ -11,7 +11,11 @@
 namespace torchlight::portable {
 
 void adaptive_avg_pool3d_out(KernelContext& ctx, Span<EValue*> args) {
-  run_adaptive_pool(ctx, args, 3, /*with_indices=*/false);
+  run_adaptive_pool<3, /*kWithIndices=*/false>(ctx, args);
+}
+
+Status adaptive_avg_pool3d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_adaptive_pool<3, false>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -13,7 +13,11 @@
 namespace torchlight::portable {
 
 void adaptive_max_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
-  run_adaptive_pool(ctx, args, 2, /*with_indices=*/true);
+  run_adaptive_pool<2, /*kWithIndices=*/true>(ctx, args);
+}
+
+Status adaptive_max_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_adaptive_pool<2, true>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -6,7 +6,8 @@
 // size 0, or over all dims of an empty tensor, is an error.
 //
 // The prepare step checks the dtypes and dims at load and, for dense
-// float32/float64/int32/int64 tensors, installs a loop over the
+// float32/float64/int32/int64/float16/bfloat16 tensors (the last two
+// compared in float, as the reference does), installs a loop over the
 // reduced dims (util/dense_reduce.h); empty reductions stay with the
 // reference, which rejects them.
 #include "kernels/portable/portable_ops.h"
@@ -95,7 +96,8 @@ Status extremum_prepare(Span<EValue*> args, PreparedCall* call) {
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_extremum(self, args[1]->to_int_list(), args[2]->to_bool(), out, &plan));
   dense_reduce::install_fold<kForm, Extremum<kMax>::template Op, &extremum_out<kMax>,
-                             dense_reduce::OutTypes::kSame, /*kNeedsElements=*/true>(args, call);
+                             dense_reduce::OutTypes::kSame, /*kNeedsElements=*/true,
+                             /*kReducedFloats=*/true>(args, call);
   return Error::kOk;
 }
 

@@ -138,6 +138,7 @@ Status any_all_prepare(const NamedTensor& self, Span<const int64_t> dims, bool r
     install(TypeTag<uint8_t>{});
   } else {
     dense_reduce::visit_loop_dtype(self_type, install);
+    dense_reduce::visit_reduced_float(self_type, install);
   }
   return Error::kOk;
 }

@@ -7,7 +7,8 @@
 // dim of size 0 (or all of an empty tensor) is an error.
 //
 // The prepare step checks the dtypes and the dim at load and, for dense
-// float32/float64/int32/int64 tensors, installs a loop
+// float32/float64/int32/int64/float16/bfloat16 tensors (the last two
+// compared in float, as the reference does), installs a loop
 // (util/dense_reduce.h); empty reductions stay with the reference, which
 // rejects them.
 #include "kernels/portable/portable_ops.h"
@@ -113,12 +114,14 @@ Status arg_extremum_prepare(Span<EValue*> args, PreparedCall* call) {
   if (!dense_reduce::loops_take_layouts(args, kForm)) {
     return Error::kOk;
   }
-  dense_reduce::visit_loop_dtype(self.tensor.scalar_type(), [&](auto tag) {
+  auto install = [&](auto tag) {
     using IN = typename decltype(tag)::type;
     call->eval = &dense_reduce::fold_eval<kForm, typename ArgExtremum<kMax>::template Op<IN, int64_t>,
                                           IN, int64_t, &arg_extremum_out<kMax>,
                                           /*kNeedsElements=*/true>;
-  });
+  };
+  dense_reduce::visit_loop_dtype(self.tensor.scalar_type(), install);
+  dense_reduce::visit_reduced_float(self.tensor.scalar_type(), install);  // Compared in float.
   return Error::kOk;
 }
 

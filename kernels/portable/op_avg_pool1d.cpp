@@ -12,7 +12,11 @@
 namespace torchlight::portable {
 
 void avg_pool1d_out(KernelContext& ctx, Span<EValue*> args) {
-  run_avg_pool(ctx, args, 1, /*has_divisor=*/false, /*reduced_floats=*/true);
+  run_avg_pool<1, /*kHasDivisor=*/false, /*kReducedFloats=*/true>(ctx, args);
+}
+
+Status avg_pool1d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_avg_pool<1, false, true>(args, call);
 }
 
 }  // namespace torchlight::portable

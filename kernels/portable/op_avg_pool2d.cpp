@@ -16,7 +16,7 @@
 namespace torchlight::portable {
 
 void avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
-  run_avg_pool(ctx, args, 2, /*has_divisor=*/true, /*reduced_floats=*/true);
+  run_avg_pool<2, /*kHasDivisor=*/true, /*kReducedFloats=*/true>(ctx, args);
 }
 
 // The reference's checks at load; a loop per layout (see
@@ -24,8 +24,8 @@ void avg_pool2d_out(KernelContext& ctx, Span<EValue*> args) {
 Status avg_pool2d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   PoolParams params;
   SizesType sizes[2 + kMaxSpatialDims];
-  TL_RETURN_IF_ERROR(check_avg_pool_call(args, 2, /*has_divisor=*/true,
-                                         /*reduced_floats=*/true, &params, sizes));
+  TL_RETURN_IF_ERROR(check_avg_pool2d_call(args, &params, sizes));
+  call->eval = pick_avg_pool<2, true>(args);  // Other layouts and dtypes: the shaped eval.
   using pool_prepared::Layout;
   const Tensor self = args[0]->to_tensor();
   const Layout layout = pool_prepared::common_layout(self, args[7]->to_tensor(), nullptr);

@@ -11,7 +11,11 @@
 namespace torchlight::portable {
 
 void avg_pool3d_out(KernelContext& ctx, Span<EValue*> args) {
-  run_avg_pool(ctx, args, 3, /*has_divisor=*/true, /*reduced_floats=*/false);
+  run_avg_pool<3, /*kHasDivisor=*/true, /*kReducedFloats=*/false>(ctx, args);
+}
+
+Status avg_pool3d_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return prepare_avg_pool<3, true, false>(args, call);
 }
 
 }  // namespace torchlight::portable

@@ -422,10 +422,10 @@ void convolution_out(KernelContext& ctx, Span<EValue*> args) {
   });
 }
 
-// The reference's checks at load. A depthwise 2-D float32 convolution
-// (groups == input channels, output channels a multiple of them, not
-// transposed) with input
-// and out both contiguous or both channels-last gets the stencil loops of
+// The reference's checks at load. A depthwise 2-D floating convolution
+// (float32, float64, float16, bfloat16; groups == input channels, output
+// channels a multiple of them, not transposed) with input and out both
+// contiguous or both channels-last gets the stencil loops of
 // util/depthwise_conv.h; everything else keeps the reference eval.
 Status convolution_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   const NamedConvArgs t = named_conv_args(args);
@@ -438,17 +438,20 @@ Status convolution_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall
   }
   const Tensor& in = t.input.tensor;
   const Tensor& w = t.weight.tensor;
-  const bool depthwise = params.spatial == 2 && !params.transposed && dtype == ScalarType::kFloat &&
+  const bool depthwise = params.spatial == 2 && !params.transposed &&
                          params.groups == in.size(1) && in.size(1) > 0 &&
                          w.size(0) % in.size(1) == 0 &&
                          w.size(1) == 1 && w.size(2) * w.size(3) <= depthwise::kMaxTaps;
   if (!depthwise) return Error::kOk;
-  if (is_contiguous_dim_order(in.dim_order()) && is_contiguous_dim_order(t.out.tensor.dim_order())) {
-    call->eval = &depthwise::depthwise_eval<false, convolution_out>;
-  } else if (is_channels_last_dim_order(in.dim_order()) &&
-             is_channels_last_dim_order(t.out.tensor.dim_order())) {
-    call->eval = &depthwise::depthwise_eval<true, convolution_out>;
-  }
+  const bool nchw =
+      is_contiguous_dim_order(in.dim_order()) && is_contiguous_dim_order(t.out.tensor.dim_order());
+  const bool last = is_channels_last_dim_order(in.dim_order()) &&
+                    is_channels_last_dim_order(t.out.tensor.dim_order());
+  visit_float_type(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (nchw) call->eval = depthwise::depthwise_eval_for<T, false, convolution_out>();
+    if (last) call->eval = depthwise::depthwise_eval_for<T, true, convolution_out>();
+  });
   return Error::kOk;
 }
 

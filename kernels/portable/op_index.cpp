@@ -11,8 +11,9 @@
 // dims, inner] and copies one contiguous block of `inner` elements per
 // (outer, index) pair, in the reference's order. One bool/uint8 mask alone
 // (x[mask], x[:, mask]) gets an eval that counts the mask's true elements,
-// sizes out and copies the block of each, row-major. Anything else (a mask
-// with other indices, an index out of range, a mask shape that no longer
+// sizes out and copies the block of each, row-major. One mask among integer
+// indices, adjacent, gets the eval of util/index_mixed.h. Anything else
+// (indexed dims apart, an index out of range, a mask shape that no longer
 // matches, overlapping memory) goes to the reference.
 #include <cstring>
 
@@ -20,6 +21,8 @@
 #include "kernels/portable/util/advanced_index.h"
 #include "kernels/portable/util/dense_path.h"
 #include "kernels/portable/util/dim_index.h"
+#include "kernels/portable/util/index_broadcast.h"
+#include "kernels/portable/util/index_mixed.h"
 #include "kernels/portable/util/overlap.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
@@ -98,17 +101,8 @@ bool index_blocks(const Tensor& self, Span<const Tensor> indices, IndexBlocks* b
   ShapeBuffer& b = blocks->broadcast;
   for (size_t e = 0; e < blocks->count; ++e) {
     const Tensor& t = *blocks->entries[e];
-    if (t.dim() > b.dim) {
-      const size_t grow = t.dim() - b.dim;
-      for (size_t d = b.dim; d-- > 0;) b.sizes[d + grow] = b.sizes[d];
-      for (size_t d = 0; d < grow; ++d) b.sizes[d] = 1;
-      b.dim = t.dim();
-    }
-    for (size_t k = 0; k < t.dim(); ++k) {
-      SizesType& have = b.sizes[b.dim - t.dim() + k];
-      const SizesType size = t.size(k);
-      if (have != size && have != 1 && size != 1) return false;
-      if (have == 1) have = size;
+    if (!index_broadcast::broadcast_into(&b, t.dim(), [&](size_t k) { return t.size(k); })) {
+      return false;
     }
   }
   const size_t end = blocks->first_dim + blocks->count;
@@ -162,19 +156,10 @@ void index_dense_eval(KernelContext& ctx, Span<EValue*> args) {
     for (int64_t at = 0; at < b_numel; ++at) {
       // `at` as coordinates of B, then each index tensor's element there.
       int64_t coord[kMaxTensorDim];
-      int64_t rest = at;
-      for (size_t k = b.dim; k-- > 0;) {
-        coord[k] = rest % b.sizes[k];
-        rest /= b.sizes[k];
-      }
+      index_broadcast::unravel(at, b, coord);
       int64_t offset = o * outer_stride;
       for (size_t e = 0; e < blocks.count; ++e) {
-        const Tensor& t = *blocks.entries[e];
-        int64_t element_at = 0;
-        for (size_t k = 0; k < t.dim(); ++k) {
-          if (t.size(k) != 1) element_at += coord[b.dim - t.dim() + k] * t.strides()[k];
-        }
-        int64_t v = load_index(t, element_at);
+        int64_t v = index_broadcast::index_at(*blocks.entries[e], coord, b.dim);
         if (v < 0) v += self.size(blocks.first_dim + e);
         offset += v * self_strides[e];
       }
@@ -193,16 +178,14 @@ struct MaskBlocks {
   int64_t inner = 1;  // Elements of self's dims after them.
 };
 
-bool is_mask_type(ScalarType type) {
-  return type == ScalarType::kBool || type == ScalarType::kByte;
-}
-
 // Fills `blocks`; false (the reference decides) unless the entries are one
 // mask (Nones before it) whose shape is that of the dims it covers.
 bool mask_blocks(const Tensor& self, Span<const Tensor> indices, MaskBlocks* blocks) {
   for (size_t i = 0; i < indices.size(); ++i) {
     if (!indices[i].defined()) continue;
-    if (blocks->mask != nullptr || !is_mask_type(indices[i].scalar_type())) return false;
+    if (blocks->mask != nullptr || !index_mixed::is_mask_type(indices[i].scalar_type())) {
+      return false;
+    }
     blocks->mask = &indices[i];
     blocks->first_dim = i;
   }
@@ -255,43 +238,47 @@ void index_mask_eval(KernelContext& ctx, Span<EValue*> args) {
   }
 }
 
+// One mask among integer indices (util/index_mixed.h).
+void index_mixed_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const Tensor out = args[2]->to_tensor();
+  index_mixed::Blocks blocks;
+  if (!dense_path::is_dense(self) || !dense_path::is_dense(out) ||
+      !index_mixed::plan(self, args[1]->to_tensor_list(), &blocks) ||
+      !index_mixed::indices_in_range(self, blocks) ||
+      !fit_out(self, blocks.first_dim, blocks.broadcast.span(), blocks.end_dim, out)) {
+    return index_tensor_out(ctx, args);
+  }
+  if (out.numel() == 0) return set_return(args, 3, *args[2]);
+  char* to = static_cast<char*>(out.mutable_data_ptr());
+  bool apart = self.const_data_ptr() != nullptr && to != nullptr && !storage_overlaps(out, self);
+  for (size_t e = 0; apart && e < blocks.count; ++e) {
+    apart = !storage_overlaps(out, *blocks.entries[e].tensor);
+  }
+  if (!apart) return index_tensor_out(ctx, args);
+  set_return(args, 3, *args[2]);
+  index_mixed::copy_blocks(self, blocks, to);
+}
+
 }  // namespace
 
 Status index_tensor_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor out{args[2]->to_tensor(), "out"};
   const Span<const Tensor> indices = args[1]->to_tensor_list();
-  const size_t rank = self.tensor.dim();
-  TL_CHECK_OR_RETURN(indices.size() <= rank, Error::kInvalidArgument,
-                     "argument 'indices' has %zu entries, more than the %zu dimensions of 'self'",
-                     indices.size(), rank);
-  bool any = false;
+  TL_RETURN_IF_ERROR(check_index_entries(self.tensor, indices, "indices"));
   bool dense = dense_path::is_dense(self.tensor) && dense_path::is_dense(out.tensor);
-  for (size_t i = 0; i < indices.size(); ++i) {
-    const Tensor& t = indices[i];
-    if (!t.defined()) continue;
-    any = true;
-    const ScalarType type = t.scalar_type();
-    TL_CHECK_OR_RETURN(type == ScalarType::kLong || type == ScalarType::kInt ||
-                           type == ScalarType::kBool || type == ScalarType::kByte,
-                       Error::kInvalidType,
-                       "argument 'indices' has a %s tensor at position %zu; index tensors must be "
-                       "int64, int32, bool or uint8",
-                       to_string(type), i);
-    TL_CHECK_OR_RETURN(!(is_mask_type(type) && t.dim() == 0), Error::kInvalidArgument,
-                       "argument 'indices' has a 0-d mask at position %zu, which is not supported",
-                       i);
-    dense = dense && dense_path::is_dense(t);
-  }
-  TL_CHECK_OR_RETURN(any, Error::kInvalidArgument,
-                     "argument 'indices' has no index tensor (every entry is None)");
+  for (const Tensor& t : indices) dense = dense && (!t.defined() || dense_path::is_dense(t));
   TL_RETURN_IF_ERROR(check_same_dtype(out, self.tensor.scalar_type(), "self"));
   IndexBlocks blocks;
   MaskBlocks mask;
+  index_mixed::Blocks mixed;
   if (dense && index_blocks(self.tensor, indices, &blocks)) {
     call->eval = &index_dense_eval;
   } else if (dense && mask_blocks(self.tensor, indices, &mask)) {
     call->eval = &index_mask_eval;
+  } else if (dense && index_mixed::entries(self.tensor, indices, &mixed)) {
+    call->eval = &index_mixed_eval;
   }
   return Error::kOk;
 }

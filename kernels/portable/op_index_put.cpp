@@ -5,7 +5,9 @@
 // last write wins (ATen leaves it unspecified); with accumulate they all
 // add up (bool: or). Every index is checked before use. out may be self
 // itself (a mutable buffer updated in place, util/in_place.h): then the
-// first step is skipped.
+// first step is skipped. The index entries' kinds, dtypes and ranks and
+// the dtypes of values and out are checked at load; the installed eval (one
+// per dtype) checks the shapes and index values of a run.
 #include <cstring>
 
 #include "kernels/portable/portable_ops.h"
@@ -17,12 +19,29 @@
 #include "kernels/portable/util/in_place.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/opmath.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::portable {
 
-void index_put_out(KernelContext& ctx, Span<EValue*> args) {
+namespace {
+
+// What the program fixes: the index entries against self's rank, the
+// dtypes of values and out (self's), self's dtype (real).
+Status check_index_put_fixed(Span<EValue*> args) {
+  const Tensor self = args[0]->to_tensor();
+  const ScalarType dtype = self.scalar_type();
+  TL_RETURN_IF_ERROR(check_index_entries(self, args[1]->to_tensor_list(), "indices"));
+  TL_RETURN_IF_ERROR(check_same_dtype({args[2]->to_tensor(), "values"}, dtype, "self"));
+  TL_RETURN_IF_ERROR(check_same_dtype({args[4]->to_tensor(), "out"}, dtype, "self"));
+  if (!visit_real_type(dtype, [](auto) {})) return unsupported_dtype("self", dtype, kRealTypeNames);
+  return Error::kOk;
+}
+
+// The shaped eval for self's dtype, after check_index_put_fixed.
+template <typename CTYPE>
+void index_put_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 5, *args[4]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor values{args[2]->to_tensor(), "values"};
@@ -30,7 +49,6 @@ void index_put_out(KernelContext& ctx, Span<EValue*> args) {
   const NamedTensor out{args[4]->to_tensor(), "out"};
   AdvancedIndex index;
   TL_KERNEL_RETURN_IF_ERROR(ctx, index.init(self.tensor, args[1]->to_tensor_list(), "indices"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(values, self.tensor.scalar_type(), "self"));
   if (!broadcasts_to(values.tensor.sizes(), index.shape())) {
     char have[128];
     char want[128];
@@ -56,25 +74,39 @@ void index_put_out(KernelContext& ctx, Span<EValue*> args) {
   const Span<const int64_t> other{value_strides, shape.size()};
   const char* from = values.tensor.const_data_ptr<char>();
   char* to = out.tensor.mutable_data_ptr<char>();
+  constexpr int64_t kSize = sizeof(CTYPE);
   if (!accumulate) {
-    const int64_t size = static_cast<int64_t>(out.tensor.element_size());
     TL_KERNEL_RETURN_IF_ERROR(
         ctx, index.for_each(out.tensor.strides(), other, [&](int64_t out_at, int64_t value_at) {
-          std::memcpy(to + out_at * size, from + value_at * size, static_cast<size_t>(size));
+          std::memcpy(to + out_at * kSize, from + value_at * kSize, sizeof(CTYPE));
         }));
     return;
   }
-  TL_SWITCH_REAL_TYPES(self.tensor.scalar_type(), ctx, "self", CTYPE, [&] {
-    using Compute = opmath_t<CTYPE>;
-    constexpr int64_t kSize = sizeof(CTYPE);
-    TL_KERNEL_RETURN_IF_ERROR(
-        ctx, index.for_each(out.tensor.strides(), other, [&](int64_t out_at, int64_t value_at) {
-          const Compute sum =
-              opmath_add(convert<Compute>(internal::read_element<CTYPE>(to + out_at * kSize)),
-                         convert<Compute>(internal::read_element<CTYPE>(from + value_at * kSize)));
-          internal::write_element<CTYPE>(convert<CTYPE>(sum), to + out_at * kSize);
-        }));
-  });
+  using Compute = opmath_t<CTYPE>;
+  TL_KERNEL_RETURN_IF_ERROR(
+      ctx, index.for_each(out.tensor.strides(), other, [&](int64_t out_at, int64_t value_at) {
+        const Compute sum =
+            opmath_add(convert<Compute>(internal::read_element<CTYPE>(to + out_at * kSize)),
+                       convert<Compute>(internal::read_element<CTYPE>(from + value_at * kSize)));
+        internal::write_element<CTYPE>(convert<CTYPE>(sum), to + out_at * kSize);
+      }));
+}
+
+KernelFunction pick_index_put(Span<EValue*> args) {
+  KernelFunction eval = nullptr;
+  visit_real_type(args[0]->to_tensor().scalar_type(),
+                  [&](auto tag) { eval = &index_put_shaped<typename decltype(tag)::type>; });
+  return eval;
+}
+
+}  // namespace
+
+void index_put_out(KernelContext& ctx, Span<EValue*> args) {
+  split_checks::picked_reference_eval<4, &check_index_put_fixed, &pick_index_put>(ctx, args);
+}
+
+Status index_put_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return split_checks::picked_prepare<&check_index_put_fixed, &pick_index_put>(args, call);
 }
 
 }  // namespace torchlight::portable

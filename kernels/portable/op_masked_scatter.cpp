@@ -2,7 +2,8 @@
 // where the bool mask is true filled, in row-major order, by consecutive
 // elements of source (read in its own row-major order). source has self's
 // dtype and at least as many elements as the mask has true values. Any
-// dtype.
+// dtype. The dtypes are checked at load; the installed eval checks a run's
+// shapes and the mask's true count against source.
 #include <cstring>
 
 #include "kernels/portable/portable_ops.h"
@@ -10,6 +11,7 @@
 #include "kernels/portable/util/coord_walk.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/strided_view.h"
 #include "kernels/portable/util/tensor_checks.h"
 
@@ -27,19 +29,24 @@ int64_t offset_of(const Tensor& t, int64_t index) {
   return at;
 }
 
-}  // namespace
+// What the program fixes: the mask's dtype, source's and out's (self's).
+Status check_masked_scatter_fixed(Span<EValue*> args) {
+  const ScalarType dtype = args[0]->to_tensor().scalar_type();
+  const ScalarType mask_type = args[1]->to_tensor().scalar_type();
+  TL_CHECK_OR_RETURN(mask_type == ScalarType::kBool, Error::kInvalidType,
+                     "argument 'mask' has dtype %s; masked_scatter takes a bool mask",
+                     to_string(mask_type));
+  TL_RETURN_IF_ERROR(check_same_dtype({args[2]->to_tensor(), "source"}, dtype, "self"));
+  return check_same_dtype({args[3]->to_tensor(), "out"}, dtype, "self");
+}
 
-void masked_scatter_out(KernelContext& ctx, Span<EValue*> args) {
+// The broadcast, the copy and the scatter, after check_masked_scatter_fixed.
+void masked_scatter_shaped(KernelContext& ctx, Span<EValue*> args) {
   set_return(args, 4, *args[3]);
   const NamedTensor self{args[0]->to_tensor(), "self"};
   const NamedTensor mask{args[1]->to_tensor(), "mask"};
   const NamedTensor source{args[2]->to_tensor(), "source"};
   const NamedTensor out{args[3]->to_tensor(), "out"};
-  TL_KERNEL_CHECK(ctx, mask.tensor.scalar_type() == ScalarType::kBool, Error::kInvalidType,
-                  "argument 'mask' has dtype %s; masked_scatter takes a bool mask",
-                  to_string(mask.tensor.scalar_type()));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(source, self.tensor.scalar_type(), "self"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, self.tensor.scalar_type(), "self"));
   BroadcastShape shape;
   TL_KERNEL_RETURN_IF_ERROR(ctx, compute_broadcast_shape(self, mask, &shape));
   TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, shape.span()));
@@ -71,6 +78,16 @@ void masked_scatter_out(KernelContext& ctx, Span<EValue*> args) {
                 src + offset_of(source.tensor, taken) * size, static_cast<size_t>(size));
     ++taken;
   }
+}
+
+}  // namespace
+
+void masked_scatter_out(KernelContext& ctx, Span<EValue*> args) {
+  split_checks::reference_eval<3, &check_masked_scatter_fixed, &masked_scatter_shaped>(ctx, args);
+}
+
+Status masked_scatter_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  return split_checks::prepare<&check_masked_scatter_fixed, &masked_scatter_shaped>(args, call);
 }
 
 }  // namespace torchlight::portable

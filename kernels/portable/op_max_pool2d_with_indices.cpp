@@ -16,7 +16,7 @@
 namespace torchlight::portable {
 
 void max_pool2d_with_indices_out(KernelContext& ctx, Span<EValue*> args) {
-  run_max_pool_with_indices(ctx, args, 2);
+  run_max_pool_with_indices<2>(ctx, args);
 }
 
 // The reference's checks at load; a loop per dtype and layout (see
@@ -29,9 +29,7 @@ Status max_pool2d_with_indices_out_prepare(PrepareContext&, Span<EValue*> args,
   TL_RETURN_IF_ERROR(check_max_pool_call(args, 2, &params, sizes));
   const Tensor self = args[0]->to_tensor();
   const ScalarType dtype = self.scalar_type();
-  if (!visit_real_type_no_bool(dtype, [](auto) {})) {
-    return unsupported_dtype("self", dtype, kRealTypeNoBoolNames);
-  }
+  call->eval = pick_max_pool<2>(args);  // Other layouts and dtypes: the shaped eval.
   using pool_prepared::Layout;
   const Tensor indices = args[7]->to_tensor();
   const Layout layout = pool_prepared::common_layout(self, args[6]->to_tensor(), &indices);

@@ -12,7 +12,12 @@
 namespace torchlight::portable {
 
 void max_pool3d_with_indices_out(KernelContext& ctx, Span<EValue*> args) {
-  run_max_pool_with_indices(ctx, args, 3);
+  run_max_pool_with_indices<3>(ctx, args);
+}
+
+Status max_pool3d_with_indices_out_prepare(PrepareContext&, Span<EValue*> args,
+                                           PreparedCall* call) {
+  return prepare_max_pool_with_indices<3>(args, call);
 }
 
 }  // namespace torchlight::portable

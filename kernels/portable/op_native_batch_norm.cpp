@@ -21,10 +21,13 @@
 // Statistics are computed in double; the output as x * alpha + beta, with
 // alpha = invstd * weight and beta = bias - mean * alpha, as ATen does.
 //
-// Every variant checks shapes and dtypes at load (its prepare step). With
-// running statistics (training false), dense or channels-last float32 /
-// float64 input and parameters of its dtype, prepare installs a loop that
-// only computes; batch statistics run the reference.
+// Every variant checks shapes and dtypes at load (its prepare step). For
+// dense or channels-last float32 / float64 input and parameters of its
+// dtype, prepare installs a loop that only computes: with running
+// statistics (training false) one multiply-add per element; with batch
+// statistics (training true) the moments of each channel first, summed in
+// the reference's order, then the running-statistics update and the same
+// multiply-add, so both are bit-identical to the reference.
 #include <algorithm>
 #include <cmath>
 
@@ -304,28 +307,147 @@ void running_stats_eval(KernelContext& ctx, Span<EValue*> args) {
   }
 }
 
-// The reference's checks at load; with running statistics (training false
-// at load), the loops above for float32 and float64. Batch statistics stay
-// with the reference.
-template <const RunningStatsArgs& kArgs, KernelFunction reference>
-Status prepare_running_stats(const BatchNorm& bn, PreparedCall* call) {
-  ScalarType param_type = ScalarType::kFloat;
-  TL_RETURN_IF_ERROR(check_call(bn, &param_type));
-  const Tensor& in = bn.input.tensor;
-  const Tensor& out = bn.out.tensor;
-  const ScalarType dtype = in.scalar_type();
-  if (bn.training || param_type != dtype) return Error::kOk;
-  const bool dense = dense_path::is_dense(in) && dense_path::is_dense(out);
+// Where a batch-statistics variant keeps what the prepared eval reads.
+struct BatchStatsArgs {
+  size_t running;  // running_mean (running_var follows); kNoRunning: none.
+  size_t training;
+  size_t momentum;
+  size_t eps;
+  size_t out;  // save_mean and save_invstd follow it.
+};
+constexpr size_t kNoRunning = ~size_t{0};
+constexpr BatchStatsArgs kNoStatsBatchArgs{kNoRunning, 3, 4, 5, 6};
+constexpr BatchStatsArgs kWithStatsBatchArgs{3, 5, 6, 7, 8};
+
+// Mean and biased variance of channel c of a dense (kLast false: NCHW...;
+// true: channels-last) input of `batch` x `spatial` elements per channel,
+// as compute_moments computes them: two passes in double, in the order
+// n, then spatial position.
+template <typename T, bool kLast>
+void channel_moments(const T* x, int64_t c, int64_t batch, int64_t channels, int64_t spatial,
+                     double* mean, double* variance) {
+  auto at = [&](int64_t n, int64_t k) {
+    return kLast ? x[(n * spatial + k) * channels + c] : x[(n * channels + c) * spatial + k];
+  };
+  double sum = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t k = 0; k < spatial; ++k) sum += static_cast<double>(at(n, k));
+  }
+  const double count = static_cast<double>(batch * spatial);
+  const double m = sum / count;
+  double squares = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t k = 0; k < spatial; ++k) {
+      const double d = static_cast<double>(at(n, k)) - m;
+      squares += d * d;
+    }
+  }
+  *mean = m;
+  *variance = squares / count;
+}
+
+// The prepared eval with batch statistics, for an input of dtype T with
+// parameters of dtype T (float32 or float64), input and out both dense
+// (kLast false) or both channels-last 4-D. Per channel, as batch_norm<T, T>
+// does: the moments, save_mean / save_invstd, the running statistics when
+// given, alpha and beta, then one multiply-add per element. What only a run
+// can show (a `training` an earlier instruction cleared, an empty input,
+// channels that no longer match the parameters, outs that cannot take the
+// shapes, missing data) goes to the reference.
+template <typename T, bool kLast, const BatchStatsArgs& kArgs, KernelFunction reference>
+void batch_stats_eval(KernelContext& ctx, Span<EValue*> args) {
+  const Tensor in = args[0]->to_tensor();
+  const Tensor weight = args[1]->to_optional_tensor();
+  const Tensor bias = args[2]->to_optional_tensor();
+  const Tensor mean =
+      kArgs.running == kNoRunning ? Tensor() : args[kArgs.running]->to_optional_tensor();
+  const Tensor var =
+      kArgs.running == kNoRunning ? Tensor() : args[kArgs.running + 1]->to_optional_tensor();
+  const double momentum = args[kArgs.momentum]->to_double();
+  const double eps = args[kArgs.eps]->to_double();
+  const Tensor out = args[kArgs.out]->to_tensor();
+  const int64_t channels = in.size(1);
+  bool ok = args[kArgs.training]->to_bool() && in.numel() > 0 && mean.defined() == var.defined();
+  for (const Tensor* p : {&weight, &bias, &mean, &var}) {
+    ok = ok && (!p->defined() || (p->size(0) == channels && p->const_data_ptr<T>() != nullptr));
+  }
+  const T* x = in.const_data_ptr<T>();
+  ok = ok && x != nullptr && dense_path::fit_out(in, out);
+  const SizesType stats_size[] = {static_cast<SizesType>(channels)};
+  Tensor stats[2];
+  for (size_t i = 0; ok && i < 2; ++i) {
+    stats[i] = args[kArgs.out + 1 + i]->to_tensor();
+    ok = (stats[i].dim() == 1 && stats[i].size(0) == channels) ||
+         resize_tensor({stats[i], "out"}, stats_size).ok();
+    ok = ok && stats[i].const_data_ptr() != nullptr;
+  }
+  T* y = out.mutable_data_ptr<T>();
+  ok = ok && y != nullptr;
+  if (!ok) return reference(ctx, args);
+  const int64_t batch = in.size(0);
+  const int64_t spatial = in.numel() / (batch * channels);
+  const double count = static_cast<double>(batch * spatial);
+  for (int64_t c = 0; c < channels; ++c) {
+    double m;
+    double variance;
+    channel_moments<T, kLast>(x, c, batch, channels, spatial, &m, &variance);
+    const double invstd = inverse_std(variance, eps);
+    set_param<T>(stats[0], c, m);
+    set_param<T>(stats[1], c, invstd);
+    if (mean.defined()) {
+      set_param<T>(mean, c, (1 - momentum) * param_at<T>(mean, c, 0) + momentum * m);
+      const double unbiased = variance * count / (count - 1);
+      set_param<T>(var, c, (1 - momentum) * param_at<T>(var, c, 0) + momentum * unbiased);
+    }
+    const double alpha = invstd * param_at<T>(weight, c, 1);
+    const T a = static_cast<T>(alpha);
+    const T b = static_cast<T>(param_at<T>(bias, c, 0) - m * alpha);
+    for (int64_t n = 0; n < batch; ++n) {
+      if constexpr (kLast) {
+        const T* xn = x + n * spatial * channels + c;
+        T* yn = y + n * spatial * channels + c;
+        for (int64_t k = 0; k < spatial; ++k) yn[k * channels] = xn[k * channels] * a + b;
+      } else {
+        const T* xc = x + (n * channels + c) * spatial;
+        T* yc = y + (n * channels + c) * spatial;
+        for (int64_t k = 0; k < spatial; ++k) yc[k] = xc[k] * a + b;
+      }
+    }
+  }
+}
+
+// Which layout loop the input and out share: 0 none, 1 dense, 2 channels-last.
+int loop_layout(const Tensor& in, const Tensor& out) {
+  if (dense_path::is_dense(in) && dense_path::is_dense(out)) return 1;
   const bool last = in.dim() == 4 && is_channels_last_dim_order(in.dim_order()) &&
                     is_channels_last_dim_order(out.dim_order());
-  if (!dense && !last) return Error::kOk;
-  if (dtype == ScalarType::kFloat) {
-    call->eval = dense ? &running_stats_eval<float, false, kArgs, reference>
-                       : &running_stats_eval<float, true, kArgs, reference>;
-  } else if (dtype == ScalarType::kDouble) {
-    call->eval = dense ? &running_stats_eval<double, false, kArgs, reference>
-                       : &running_stats_eval<double, true, kArgs, reference>;
-  }
+  return last ? 2 : 0;
+}
+
+// The reference's checks at load; for float32 and float64 with parameters
+// of the input's dtype, the loops above: running statistics (kArgs) when
+// training is false at load, batch statistics (kBatch) when it is true.
+// (A variant without one of the two never installs it: check_call rejects
+// no_stats without training and no_training has no training.)
+template <const RunningStatsArgs& kArgs, const BatchStatsArgs& kBatch, KernelFunction reference>
+Status prepare_batch_norm(const BatchNorm& bn, PreparedCall* call) {
+  ScalarType param_type = ScalarType::kFloat;
+  TL_RETURN_IF_ERROR(check_call(bn, &param_type));
+  const ScalarType dtype = bn.input.tensor.scalar_type();
+  const int layout = loop_layout(bn.input.tensor, bn.out.tensor);
+  if (param_type != dtype || layout == 0) return Error::kOk;
+  auto pick = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (bn.training) {
+      call->eval = layout == 1 ? &batch_stats_eval<T, false, kBatch, reference>
+                               : &batch_stats_eval<T, true, kBatch, reference>;
+    } else {
+      call->eval = layout == 1 ? &running_stats_eval<T, false, kArgs, reference>
+                               : &running_stats_eval<T, true, kArgs, reference>;
+    }
+  };
+  if (dtype == ScalarType::kFloat) pick(TypeTag<float>{});
+  if (dtype == ScalarType::kDouble) pick(TypeTag<double>{});
   return Error::kOk;
 }
 
@@ -333,8 +455,8 @@ Status prepare_running_stats(const BatchNorm& bn, PreparedCall* call) {
 
 Status native_batch_norm_legit_no_training_out_prepare(PrepareContext&, Span<EValue*> args,
                                                        PreparedCall* call) {
-  return prepare_running_stats<kNoTrainingArgs, &native_batch_norm_legit_no_training_out>(
-      no_training_call(args), call);
+  return prepare_batch_norm<kNoTrainingArgs, kWithStatsBatchArgs,
+                            &native_batch_norm_legit_no_training_out>(no_training_call(args), call);
 }
 
 namespace {
@@ -359,11 +481,11 @@ void native_batch_norm_legit_no_stats_out(KernelContext& ctx, Span<EValue*> args
   run(ctx, no_stats_call(args));
 }
 
-// Batch statistics only: the reference's checks at load, its eval at run.
+// Batch statistics only (training false fails the reference's checks).
 Status native_batch_norm_legit_no_stats_out_prepare(PrepareContext&, Span<EValue*> args,
-                                                    PreparedCall*) {
-  ScalarType param_type = ScalarType::kFloat;
-  return check_call(no_stats_call(args), &param_type);
+                                                    PreparedCall* call) {
+  return prepare_batch_norm<kNoTrainingArgs, kNoStatsBatchArgs,
+                            &native_batch_norm_legit_no_stats_out>(no_stats_call(args), call);
 }
 
 void native_batch_norm_legit_out(KernelContext& ctx, Span<EValue*> args) {
@@ -376,13 +498,13 @@ void native_batch_norm_out(KernelContext& ctx, Span<EValue*> args) {
 
 Status native_batch_norm_legit_out_prepare(PrepareContext&, Span<EValue*> args,
                                            PreparedCall* call) {
-  return prepare_running_stats<kWithStatsArgs, &native_batch_norm_legit_out>(
+  return prepare_batch_norm<kWithStatsArgs, kWithStatsBatchArgs, &native_batch_norm_legit_out>(
       with_stats_call(args), call);
 }
 
 Status native_batch_norm_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  return prepare_running_stats<kWithStatsArgs, &native_batch_norm_out>(with_stats_call(args),
-                                                                       call);
+  return prepare_batch_norm<kWithStatsArgs, kWithStatsBatchArgs, &native_batch_norm_out>(
+      with_stats_call(args), call);
 }
 
 }  // namespace torchlight::portable

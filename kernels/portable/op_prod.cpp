@@ -6,7 +6,8 @@
 // wrap, bool products are logical and.
 //
 // The prepare step checks all of that but the shapes at load and, for dense
-// tensors of float32/float64/int32/int64, installs a loop
+// tensors of float32/float64/int32/int64 (and float16/bfloat16 into out of
+// their own dtype or float32), installs a loop
 // (util/dense_reduce.h) that multiplies in the same order.
 #include "kernels/portable/portable_ops.h"
 #include "kernels/portable/util/dense_reduce.h"
@@ -85,7 +86,8 @@ Status prod_int_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* c
   const int64_t dim = args[1]->to_int();
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_prod(self, {&dim, 1}, false, args[2]->to_bool(), *args[3], out, &plan));
-  dense_reduce::install_fold<kDimForm, ProdOp, &prod_int_out>(args, call);
+  dense_reduce::install_fold<kDimForm, ProdOp, &prod_int_out, dense_reduce::OutTypes::kAny,
+                             /*kNeedsElements=*/false, /*kReducedFloats=*/true>(args, call);
   return Error::kOk;
 }
 
@@ -94,7 +96,8 @@ Status prod_out_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call)
   const NamedTensor out{args[2]->to_tensor(), "out"};
   ReductionPlan plan;
   TL_RETURN_IF_ERROR(check_prod(self, {}, true, false, *args[1], out, &plan));
-  dense_reduce::install_fold<kAllForm, ProdOp, &prod_out>(args, call);
+  dense_reduce::install_fold<kAllForm, ProdOp, &prod_out, dense_reduce::OutTypes::kAny,
+                             /*kNeedsElements=*/false, /*kReducedFloats=*/true>(args, call);
   return Error::kOk;
 }
 

@@ -14,7 +14,9 @@
 // uint8, float16, bfloat16, float32, float64. uint8 is computed in double
 // and rounded to nearest (halves up); ATen uses fixed-point weights for it,
 // so uint8 results may differ from ATen's by 1 (the conformance reference is
-// torch's float64 result rounded the same way).
+// torch's float64 result rounded the same way). The lists' kinds and
+// lengths and the dtypes are checked at load; the installed eval (one per
+// dtype) reads the sizes and scales of a run.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -26,6 +28,7 @@
 #include "kernels/portable/util/opmath.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/spatial.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/tensor_checks.h"
 #include "kernels/portable/util/upsample.h"
 
@@ -105,31 +108,41 @@ void upsample_bilinear(const Tensor& input, const Upsample2dParams& p, bool alig
   }
 }
 
+// args = input, output_size, align_corners, scale_factors, out, out.
+Status check_bilinear_fixed(Span<EValue*> args) {
+  return check_upsample2d_fixed(args, *args[1], *args[3], *args[4]);
+}
+
+// The shaped eval for one dtype, after check_bilinear_fixed.
+template <typename T>
+struct BilinearShaped {
+  static void eval(KernelContext& ctx, Span<EValue*> args) {
+    set_return(args, 5, *args[4]);
+    const NamedTensor input{args[0]->to_tensor(), "input"};
+    const NamedTensor out{args[4]->to_tensor(), "out"};
+    Upsample2dParams params;
+    SizesType sizes[4];
+    TL_KERNEL_RETURN_IF_ERROR(ctx,
+                              read_upsample2d_args(input, *args[1], *args[3], &params, sizes));
+    TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, sizes));
+    TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(input));
+    TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+    if (out.tensor.numel() == 0) return;
+    upsample_bilinear<T>(input.tensor, params, args[2]->to_bool(), out.tensor);
+  }
+};
+
 }  // namespace
 
 void upsample_bilinear2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 5, *args[4]);
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const bool align_corners = args[2]->to_bool();
-  const NamedTensor out{args[4]->to_tensor(), "out"};
+  split_checks::picked_reference_eval<4, &check_bilinear_fixed, &pick_upsample2d<BilinearShaped>>(
+      ctx, args);
+}
 
-  Upsample2dParams params;
-  SizesType sizes[4];
-  TL_KERNEL_RETURN_IF_ERROR(ctx, read_upsample2d_args(input, *args[1], *args[3], &params, sizes));
-  const ScalarType dtype = input.tensor.scalar_type();
-  TL_KERNEL_CHECK(ctx, is_floating_point(dtype) || dtype == ScalarType::kByte, Error::kInvalidType,
-                  "argument 'input' has dtype %s, which is not supported (supported: uint8, "
-                  "float16, bfloat16, float32, float64)",
-                  to_string(dtype));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, dtype, "input"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, sizes));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(input));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
-  if (out.tensor.numel() == 0) return;
-
-  TL_SWITCH_REAL_TYPES_NO_BOOL(dtype, ctx, "input", CTYPE, [&] {
-    upsample_bilinear<CTYPE>(input.tensor, params, align_corners, out.tensor);
-  });
+Status upsample_bilinear2d_vec_out_prepare(PrepareContext&, Span<EValue*> args,
+                                           PreparedCall* call) {
+  return split_checks::picked_prepare<&check_bilinear_fixed, &pick_upsample2d<BilinearShaped>>(
+      args, call);
 }
 
 }  // namespace torchlight::portable

@@ -10,7 +10,9 @@
 // output index o is min(floor(o * scale), in - 1) with scale = 1 / factor
 // (when a factor was given) or in / out, in float32; sizes equal or doubled
 // map directly. Dtypes: uint8, float16, bfloat16, float32, float64. Values
-// are copied, so results are exact.
+// are copied, so results are exact. The lists' kinds and lengths and the
+// dtypes are checked at load; the installed eval (one per dtype) reads the
+// sizes and scales of a run.
 #include <algorithm>
 #include <cmath>
 
@@ -19,6 +21,7 @@
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/spatial.h"
+#include "kernels/portable/util/split_checks.h"
 #include "kernels/portable/util/tensor_checks.h"
 #include "kernels/portable/util/upsample.h"
 
@@ -57,30 +60,41 @@ void upsample_nearest(const Tensor& input, const Upsample2dParams& p, const Tens
   }
 }
 
+// args = input, output_size, scale_factors, out, out.
+Status check_nearest_fixed(Span<EValue*> args) {
+  return check_upsample2d_fixed(args, *args[1], *args[2], *args[3]);
+}
+
+// The shaped eval for one dtype, after check_nearest_fixed.
+template <typename T>
+struct NearestShaped {
+  static void eval(KernelContext& ctx, Span<EValue*> args) {
+    set_return(args, 4, *args[3]);
+    const NamedTensor input{args[0]->to_tensor(), "input"};
+    const NamedTensor out{args[3]->to_tensor(), "out"};
+    Upsample2dParams params;
+    SizesType sizes[4];
+    TL_KERNEL_RETURN_IF_ERROR(ctx,
+                              read_upsample2d_args(input, *args[1], *args[2], &params, sizes));
+    TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, sizes));
+    TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(input));
+    TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
+    if (out.tensor.numel() == 0) return;
+    upsample_nearest<T>(input.tensor, params, out.tensor);
+  }
+};
+
 }  // namespace
 
 void upsample_nearest2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
-  set_return(args, 4, *args[3]);
-  const NamedTensor input{args[0]->to_tensor(), "input"};
-  const NamedTensor out{args[3]->to_tensor(), "out"};
+  split_checks::picked_reference_eval<3, &check_nearest_fixed, &pick_upsample2d<NearestShaped>>(
+      ctx, args);
+}
 
-  Upsample2dParams params;
-  SizesType sizes[4];
-  TL_KERNEL_RETURN_IF_ERROR(ctx, read_upsample2d_args(input, *args[1], *args[2], &params, sizes));
-  const ScalarType dtype = input.tensor.scalar_type();
-  TL_KERNEL_CHECK(ctx, is_floating_point(dtype) || dtype == ScalarType::kByte, Error::kInvalidType,
-                  "argument 'input' has dtype %s, which is not supported (supported: uint8, "
-                  "float16, bfloat16, float32, float64)",
-                  to_string(dtype));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_same_dtype(out, dtype, "input"));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, resize_tensor(out, sizes));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(input));
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_has_data(out));
-  if (out.tensor.numel() == 0) return;
-
-  TL_SWITCH_REAL_TYPES_NO_BOOL(dtype, ctx, "input", CTYPE, [&] {
-    upsample_nearest<CTYPE>(input.tensor, params, out.tensor);
-  });
+Status upsample_nearest2d_vec_out_prepare(PrepareContext&, Span<EValue*> args,
+                                          PreparedCall* call) {
+  return split_checks::picked_prepare<&check_nearest_fixed, &pick_upsample2d<NearestShaped>>(args,
+                                                                                             call);
 }
 
 }  // namespace torchlight::portable

@@ -3,11 +3,33 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/evalue.h"
 
 namespace torchlight::portable::kernel_test {
+
+/// A Tensor?[] argument (as index's indices): boxed items, None where an
+/// item is an empty EValue. Not copyable: the EValue points into it.
+class OptionalTensorListArg {
+ public:
+  explicit OptionalTensorListArg(std::vector<EValue> items) : items_(std::move(items)) {
+    for (EValue& e : items_) pointers_.push_back(&e);
+    scratch_.resize(items_.size());
+  }
+  OptionalTensorListArg(const OptionalTensorListArg&) = delete;
+  OptionalTensorListArg& operator=(const OptionalTensorListArg&) = delete;
+
+  EValue evalue() {
+    return EValue(BoxedList<Tensor>(pointers_.data(), scratch_.data(), items_.size()), true);
+  }
+
+ private:
+  std::vector<EValue> items_;
+  std::vector<EValue*> pointers_;
+  std::vector<Tensor> scratch_;
+};
 
 /// An int[] argument: boxed items, as the executor builds them. Not
 /// copyable: the EValue points into its members.

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/portable/test/prepare_harness.h"
@@ -82,8 +83,11 @@ inline bool same_tensor(TestTensor& a, TestTensor& b) {
 
 /// Prepares `name` on one build of the call and runs what it installed,
 /// runs the reference eval on another build, and compares them as above.
-/// Prepare must accept the call. Returns whether it installed another eval.
-inline bool expect_prepared_matches_reference(const char* name, const BuildCall& build) {
+/// Prepare must accept the call. `after_load`, when given, runs between
+/// prepare and the runs (to move a dynamic input's shape, as a run can).
+/// Returns whether it installed another eval.
+inline bool expect_prepared_matches_reference(const char* name, const BuildCall& build,
+                                              const std::function<void()>& after_load = {}) {
   const Kernel& kernel = portable_kernel_named(name);
   EXPECT_NE(kernel.prepare, nullptr) << name;
   BuiltCall fast = build();
@@ -91,6 +95,7 @@ inline bool expect_prepared_matches_reference(const char* name, const BuildCall&
   const Prepared p = prepare_like_loader(kernel, *fast.args);
   EXPECT_TRUE(p.status.ok()) << p.status.message();
   if (!p.status.ok()) return false;
+  if (after_load) after_load();
   KernelContext fast_ctx(nullptr, nullptr, name);
   KernelContext reference_ctx(nullptr, nullptr, name);
   p.eval(fast_ctx, fast.args->span());
@@ -104,6 +109,25 @@ inline bool expect_prepared_matches_reference(const char* name, const BuildCall&
   const Span<EValue*> b = reference.args->span();
   EXPECT_TRUE(same_value(*a[a.size() - 1], *b[b.size() - 1])) << "return slot";
   return p.eval != kernel.eval;
+}
+
+/// Load rejects the call with `code` and a message containing `reason`
+/// (which names the argument), and the reference eval fails on it with the
+/// same message (after the operator's name).
+inline void expect_load_rejects_as_reference(const char* name, const BuildCall& build,
+                                             Error code, const std::string& reason) {
+  const Kernel& kernel = portable_kernel_named(name);
+  BuiltCall loaded = build();
+  BuiltCall reference = build();
+  const Prepared p = prepare_like_loader(kernel, *loaded.args);
+  EXPECT_EQ(p.status.code(), code) << name << ": " << p.status.message();
+  EXPECT_NE(std::string(p.status.message()).find(reason), std::string::npos)
+      << name << ": " << p.status.message();
+  KernelContext ctx(nullptr, nullptr, name);
+  kernel.eval(ctx, reference.args->span());
+  EXPECT_EQ(ctx.status().code(), code);
+  EXPECT_EQ(std::string(ctx.status().message()),
+            std::string(name) + ": " + p.status.message());
 }
 
 /// The status prepare (at load) returns for one build of the call.

@@ -32,6 +32,46 @@ bool mask_at(const Tensor& mask, const int64_t* coord) {
 
 }  // namespace
 
+Status check_index_entries(const Tensor& self, Span<const Tensor> indices,
+                           const char* indices_name) {
+  const size_t rank = self.dim();
+  TL_CHECK_OR_RETURN(indices.size() <= rank, Error::kInvalidArgument,
+                     "argument '%s' has %zu entries, more than the %zu dimensions of 'self'",
+                     indices_name, indices.size(), rank);
+  size_t dim = 0;
+  bool any = false;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const Tensor& t = indices[i];
+    if (!t.defined()) {
+      ++dim;
+      continue;
+    }
+    any = true;
+    const ScalarType type = t.scalar_type();
+    if (is_mask_dtype(type)) {
+      TL_CHECK_OR_RETURN(t.dim() > 0, Error::kInvalidArgument,
+                         "argument '%s' has a 0-d mask at position %zu, which is not supported",
+                         indices_name, i);
+      TL_CHECK_OR_RETURN(dim + t.dim() <= rank, Error::kInvalidArgument,
+                         "argument '%s' indexes %zu dimensions, more than the %zu of 'self'",
+                         indices_name, dim + t.dim(), rank);
+      dim += t.dim();
+      continue;
+    }
+    TL_CHECK_OR_RETURN(type == ScalarType::kLong || type == ScalarType::kInt, Error::kInvalidType,
+                       "argument '%s' has a %s tensor at position %zu; index tensors must be "
+                       "int64, int32, bool or uint8",
+                       indices_name, to_string(type), i);
+    TL_CHECK_OR_RETURN(dim < rank, Error::kInvalidArgument,
+                       "argument '%s' indexes more dimensions than the %zu of 'self'",
+                       indices_name, rank);
+    ++dim;
+  }
+  TL_CHECK_OR_RETURN(any, Error::kInvalidArgument,
+                     "argument '%s' has no index tensor (every entry is None)", indices_name);
+  return Error::kOk;
+}
+
 Status AdvancedIndex::init(const Tensor& self, Span<const Tensor> indices,
                            const char* indices_name) {
   self_ = self;

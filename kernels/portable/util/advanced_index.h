@@ -33,6 +33,13 @@
 
 namespace torchlight::portable {
 
+/// What a program fixes of `indices` against `self` (AdvancedIndex::init's
+/// checks that need no sizes): at most self's rank of entries, each None or
+/// an int64/int32/bool/uint8 tensor, no 0-d mask, no more dimensions
+/// covered than self has, at least one tensor. Same errors as init.
+Status check_index_entries(const Tensor& self, Span<const Tensor> indices,
+                           const char* indices_name);
+
 class AdvancedIndex {
  public:
   /// Checks `indices` (undefined tensors are None) against `self`, named

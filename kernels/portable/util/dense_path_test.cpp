@@ -47,7 +47,10 @@ Shape shape_of(const Kernel& kernel) {
   if (name == "aten::mm.out" || name == "aten::bmm.out") return Shape::kOther;
   const Span<const ArgSpec> a = kernel.schema->arg_specs();
   auto is = [&](size_t i, ArgType t) { return i < a.size() && a[i].type == t; };
-  if (a.size() == 3 && is(0, ArgType::kTensor) && is(1, ArgType::kTensor)) return Shape::kUnary;
+  if (a.size() == 3 && is(0, ArgType::kTensor) && is(1, ArgType::kTensor) &&
+      is(2, ArgType::kReturn)) {
+    return Shape::kUnary;
+  }
   if (a.size() == 4 && is(0, ArgType::kTensor) && is(2, ArgType::kTensor)) {
     if (is(1, ArgType::kTensor)) return Shape::kBinary;
     if (is(1, ArgType::kScalar)) return Shape::kBinaryScalar;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +43,7 @@ const Layout kDense{};
 // The dtypes the loops take, and two they leave to the reference.
 constexpr ScalarType kLoopDtypes[] = {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kInt,
                                       ScalarType::kLong};
-constexpr ScalarType kOtherDtypes[] = {ScalarType::kHalf, ScalarType::kShort};
+constexpr ScalarType kOtherDtypes[] = {ScalarType::kChar, ScalarType::kShort};
 
 // Negatives, fractions, ties and (for floating dtypes) a NaN and -0.0.
 std::vector<double> values(ScalarType dtype, size_t n) {
@@ -213,8 +214,8 @@ TEST(DenseReduceTest, SumMeanProdMatchTheReference) {
   }
 }
 
-// float16 / bfloat16 sums and means: the loops take them into their own
-// dtype or float32, accumulating in double as the reference does.
+// float16 / bfloat16 sums, means and products: the loops take them into
+// their own dtype or float32, accumulating in double as the reference does.
 TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
   for (ScalarType dtype : {ScalarType::kHalf, ScalarType::kBFloat16}) {
     SCOPED_TRACE(to_string(dtype));
@@ -245,12 +246,31 @@ TEST(DenseReduceTest, ReducedFloatSumAndMeanMatchTheReference) {
     auto all = [&](EValue o) { return std::vector<EValue>{long_row.evalue(), EValue(), o}; };
     EXPECT_TRUE(expect_same_as_reference("aten::sum.out", dtype, {}, all));
     EXPECT_TRUE(expect_same_as_reference("aten::mean.dtype_out", dtype, {}, all));
+    EXPECT_TRUE(expect_same_as_reference("aten::prod.out", dtype, {}, all));
+    // prod over one dim, into the input's dtype or float32.
+    Input in(dtype, {5, 70});
+    const EValue to_float(static_cast<int64_t>(ScalarType::kFloat));
+    for (int64_t dim : {0, -1}) {
+      for (EValue dtype_arg : {EValue(), to_float}) {
+        SCOPED_TRACE(dim);
+        EXPECT_TRUE(expect_same_as_reference(
+            "aten::prod.int_out", dtype_arg.is_none() ? dtype : ScalarType::kFloat,
+            reduced({5, 70}, {dim}, false), [&](EValue o) {
+              return std::vector<EValue>{in.self.evalue(), EValue(dim), EValue(false), dtype_arg,
+                                         o};
+            }));
+      }
+    }
   }
 }
 
+// float16/bfloat16 too (compared and tested in float, as the reference
+// does), except var/std and cumsum, which keep the reference.
 TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
-  for (ScalarType dtype : kLoopDtypes) {
+  for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kInt,
+                           ScalarType::kLong, ScalarType::kHalf, ScalarType::kBFloat16}) {
     SCOPED_TRACE(to_string(dtype));
+    const bool reduced_float = dtype == ScalarType::kHalf || dtype == ScalarType::kBFloat16;
     for (const DimsCase& c : dims_cases()) {
       for (bool keepdim : {false, true}) {
         SCOPED_TRACE(describe(c, keepdim));
@@ -269,7 +289,7 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
           EXPECT_TRUE(expect_same_as_reference("aten::all.dims_out", out_type,
                                              c.dims.empty() ? c.sizes : out, plain));
         }
-        if (!is_floating_point(dtype)) continue;
+        if (!is_floating_point(dtype) || reduced_float) continue;
         for (EValue correction : {EValue(), EValue(0.5), EValue(int64_t{0})}) {
           EXPECT_TRUE(expect_same_as_reference("aten::var.correction_out", dtype, out,
                                              [&](EValue o) {
@@ -301,6 +321,7 @@ TEST(DenseReduceTest, ExtremaAndVarianceMatchTheReference) {
           if (dim.is_none()) continue;
           EXPECT_TRUE(expect_same_as_reference("aten::any.out", ScalarType::kBool, out, args));
           EXPECT_TRUE(expect_same_as_reference("aten::all.out", ScalarType::kByte, out, args));
+          if (reduced_float) continue;
           EXPECT_TRUE(expect_same_as_reference("aten::cumsum.out", dtype, sizes, [&](EValue o) {
             return std::vector<EValue>{in.self.evalue(), dim, EValue(), o};
           }));
@@ -548,19 +569,15 @@ TEST(DenseReduceTest, WhatTheProgramFixesIsRejectedAtPrepareNamingTheArgument) {
 
 // ---- index.Tensor ----
 
-// A Tensor?[] argument: null entries are None.
-struct IndexListArg {
-  explicit IndexListArg(std::vector<TestTensor*> tensors) {
+// A Tensor?[] argument over test tensors: null entries are None.
+struct IndexListArg : kernel_test::OptionalTensorListArg {
+  explicit IndexListArg(const std::vector<TestTensor*>& tensors)
+      : OptionalTensorListArg(evalues(tensors)) {}
+  static std::vector<EValue> evalues(const std::vector<TestTensor*>& tensors) {
+    std::vector<EValue> items;
     for (TestTensor* t : tensors) items.push_back(t == nullptr ? EValue() : t->evalue());
-    for (EValue& e : items) pointers.push_back(&e);
-    scratch.resize(items.size());
+    return items;
   }
-  EValue evalue() {
-    return EValue(BoxedList<Tensor>(pointers.data(), scratch.data(), items.size()), true);
-  }
-  std::vector<EValue> items;
-  std::vector<EValue*> pointers;
-  std::vector<Tensor> scratch;
 };
 
 TEST(DenseIndexTest, IntegerIndicesMatchTheReference) {
@@ -588,7 +605,7 @@ TEST(DenseIndexTest, IntegerIndicesMatchTheReference) {
       {{nullptr, &across, nullptr}, {5, 3, 3}, true},
       {{&rows, nullptr, &small}, {3, 4}, false},  // Not adjacent: B first.
       {{&mask}, {3, 4, 3}, true},  // A mask alone: the mask path (DenseIndexMaskTest).
-      {{&mask, &small}, {3, 3}, false},  // A mask with an integer index.
+      {{&mask, &small}, {3, 3}, true},  // A mask with an integer index (DenseIndexMixedTest).
   };
   for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kLong, ScalarType::kBool,
                            ScalarType::kHalf}) {
@@ -696,6 +713,62 @@ TEST(DenseIndexMaskTest, OutFollowsTheMaskOnEachRun) {
     EXPECT_FALSE(reference_ctx.failed()) << reference_ctx.status().message();
     EXPECT_EQ(fast.sizes(), reference.sizes());
     EXPECT_TRUE(same_bytes(fast, reference));
+  }
+}
+
+// One bool/uint8 mask among integer indices, adjacent (util/index_mixed.h):
+// the mask's true coordinates broadcast with the integer indices, in front,
+// behind or in the middle, over one or two dims, with broadcasting integer
+// shapes, one or no true element, uint8 values other than 1, negative
+// indices, and, failing alike in both evals, an index out of range and
+// shapes that do not broadcast. Indexed dims apart stay with the reference.
+TEST(DenseIndexMixedTest, MaskWithIntegerIndicesMatchesTheReference) {
+  TestTensor rows(ScalarType::kBool, {5}, {1, 0, 1, 1, 0});
+  TestTensor one_row(ScalarType::kBool, {5}, {0, 0, 0, 1, 0});
+  TestTensor no_rows(ScalarType::kBool, {5}, {0, 0, 0, 0, 0});
+  TestTensor byte_rows(ScalarType::kByte, {5}, {2, 0, 255, 0, 1});
+  TestTensor middle(ScalarType::kBool, {4}, {0, 1, 1, 0});
+  TestTensor plane(ScalarType::kBool, {5, 4}, {1, 0, 0, 1, 0, 0, 1, 0, 0, 0,
+                                                0, 0, 1, 0, 0, 0, 0, 0, 0, 1});
+  TestTensor three(ScalarType::kLong, {3}, {2, -1, 0});
+  TestTensor two(ScalarType::kInt, {2}, {4, -5});
+  TestTensor column(ScalarType::kLong, {2, 1}, {0, -1});
+  TestTensor scalar(ScalarType::kLong, {}, {1});
+  TestTensor pair(ScalarType::kLong, {2}, {2, -1});
+  TestTensor far(ScalarType::kLong, {2}, {0, 3});  // 3 is out of range for dim 2.
+  struct Case {
+    std::vector<TestTensor*> indices;
+    std::vector<SizesType> bound;  // Of out's rank.
+    bool prepared;
+  };
+  const Case cases[] = {
+      {{&rows, &three}, {5, 3}, true},           // [M=3] with [3] over dims 0 | 1.
+      {{&two, &middle}, {5, 3}, true},           // [2] with [M=2] over dims 0 | 1.
+      {{nullptr, &middle, &pair}, {5, 5}, true}, // Behind a None: self dim 0 first.
+      {{&column, &middle}, {2, 2, 3}, true},     // [2, 1] with [2]: B is [2, 2].
+      {{&plane, &scalar}, {20}, true},           // A 2-D mask with a 0-d index.
+      {{&plane, &three}, {20}, true},            // M = 4 against 3: both fail alike.
+      {{&one_row, &three}, {5, 3}, true},        // M = 1 broadcasts.
+      {{&no_rows, &scalar}, {5, 3}, true},       // Nothing selected.
+      {{&byte_rows, &scalar}, {5, 3}, true},     // uint8: nonzero selects.
+      {{nullptr, &middle, &far}, {5, 5}, true},  // Out of range: both fail alike.
+      {{&rows, nullptr, &three}, {5, 4}, false}, // Apart: the reference.
+  };
+  for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble, ScalarType::kLong,
+                           ScalarType::kBool, ScalarType::kHalf, ScalarType::kByte}) {
+    SCOPED_TRACE(to_string(dtype));
+    Input in(dtype, {5, 4, 3});
+    for (size_t i = 0; i < std::size(cases); ++i) {
+      SCOPED_TRACE(i);
+      IndexListArg indices(cases[i].indices);
+      EXPECT_EQ(expect_same_as_reference("aten::index.Tensor_out", dtype, cases[i].bound,
+                                         [&](EValue o) {
+                                           return std::vector<EValue>{in.self.evalue(),
+                                                                      indices.evalue(), o};
+                                         },
+                                         kernel_test::dynamic_bound()),
+                cases[i].prepared);
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// The prepared eval of a depthwise 2-D float32 convolution.out (groups ==
+// The prepared eval of a depthwise 2-D floating convolution.out (groups ==
 // input channels C, weight [C * M, 1, KH, KW] for a channel multiplier M >=
 // 1, so output channel oc reads input channel oc / M; not transposed),
 // installed by convolution.out's prepare step once the reference's checks
@@ -10,15 +10,20 @@
 // checks (and with stride 1 walk memory contiguously). Every output sums
 // weight * input over the valid taps in the reference's order (kernel row,
 // then column), starting from 0, and adds the bias last, as op_convolution's
-// loops do: the results are bit-identical to the reference eval.
+// loops do, in the same accumulator type (opmath: float for float16 and
+// bfloat16, double for float64): the results are bit-identical to the
+// reference eval.
 // Channels-last runs the same per-channel order over blocks of channels.
 // Header-only.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
+#include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/opmath.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/spatial.h"
 #include "runtime/core/tensor.h"
@@ -49,31 +54,32 @@ inline void valid_taps(int64_t o, int64_t stride, int64_t pad, int64_t dilation,
 /// One [H, W] plane of channel with taps `w` (KH * KW) into [OH, OW].
 /// kStride: the column stride when known at compile time (1 or 2, so the
 /// column loop vectorises), else 0.
-template <int64_t kStride>
-void plane_nchw(const float* in, const float* w, float bias, float* out, const Geometry& g) {
-  float acc[kBlock];
+template <typename T, int64_t kStride>
+void plane_nchw(const T* in, const opmath_t<T>* w, opmath_t<T> bias, T* out, const Geometry& g) {
+  using Acc = opmath_t<T>;
+  Acc acc[kBlock];
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     int64_t kh0, kh1;
     valid_taps(oh, g.sh, g.ph, g.dh, g.KH, g.H, &kh0, &kh1);
     for (int64_t ow0 = 0; ow0 < g.OW; ow0 += kBlock) {
       const int64_t ow1 = std::min(g.OW, ow0 + kBlock);
-      for (int64_t j = 0; j < ow1 - ow0; ++j) acc[j] = 0.0f;
+      for (int64_t j = 0; j < ow1 - ow0; ++j) acc[j] = Acc(0);
       for (int64_t kh = kh0; kh < kh1; ++kh) {
-        const float* row = in + (oh * g.sh - g.ph + kh * g.dh) * g.W;
+        const T* row = in + (oh * g.sh - g.ph + kh * g.dh) * g.W;
         for (int64_t kw = 0; kw < g.KW; ++kw) {
           // iw = ow * stride + shift must lie in [0, W).
           const int64_t shift = kw * g.dw - g.pw;
           const int64_t lo = std::max(ow0, ceil_div(-shift, g.sw));
           const int64_t hi = std::min(ow1, floor_div(g.W - 1 - shift, g.sw) + 1);
-          const float wt = w[kh * g.KW + kw];
-          float* a = acc - ow0;
+          const Acc wt = w[kh * g.KW + kw];
+          Acc* a = acc - ow0;
           const int64_t sw = kStride != 0 ? kStride : g.sw;
-          const float* x = row + shift;
-          for (int64_t ow = lo; ow < hi; ++ow) a[ow] += wt * x[ow * sw];
+          const T* x = row + shift;
+          for (int64_t ow = lo; ow < hi; ++ow) a[ow] += wt * convert<Acc>(x[ow * sw]);
         }
       }
-      float* dst = out + oh * g.OW + ow0;
-      for (int64_t j = 0; j < ow1 - ow0; ++j) dst[j] = acc[j] + bias;
+      T* dst = out + oh * g.OW + ow0;
+      for (int64_t j = 0; j < ow1 - ow0; ++j) dst[j] = convert<T>(acc[j] + bias);
     }
   }
 }
@@ -81,33 +87,36 @@ void plane_nchw(const float* in, const float* w, float bias, float* out, const G
 /// One image [H, W, C] into [OH, OW, C * M]; `taps` holds output channel
 /// block [c0, c0 + cn)'s weights as taps[tap * kChannelBlock + j].
 /// kOneToOne: M == 1, so the block's inputs are contiguous.
-template <bool kOneToOne>
-void block_channels_last(const float* in, const float* taps, const float* bias, float* out,
+template <typename T, bool kOneToOne>
+void block_channels_last(const T* in, const opmath_t<T>* taps, const opmath_t<T>* bias, T* out,
                          int64_t c0, int64_t cn, const Geometry& g) {
+  using Acc = opmath_t<T>;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     int64_t kh0, kh1;
     valid_taps(oh, g.sh, g.ph, g.dh, g.KH, g.H, &kh0, &kh1);
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       int64_t kw0, kw1;
       valid_taps(ow, g.sw, g.pw, g.dw, g.KW, g.W, &kw0, &kw1);
-      float acc[kChannelBlock];
-      for (int64_t j = 0; j < cn; ++j) acc[j] = 0.0f;
+      Acc acc[kChannelBlock];
+      for (int64_t j = 0; j < cn; ++j) acc[j] = Acc(0);
       for (int64_t kh = kh0; kh < kh1; ++kh) {
         const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
         for (int64_t kw = kw0; kw < kw1; ++kw) {
           const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
-          const float* pixel = in + (ih * g.W + iw) * g.in_channels;
-          const float* wt = taps + (kh * g.KW + kw) * kChannelBlock;
+          const T* pixel = in + (ih * g.W + iw) * g.in_channels;
+          const Acc* wt = taps + (kh * g.KW + kw) * kChannelBlock;
           if constexpr (kOneToOne) {
-            const float* x = pixel + c0;
-            for (int64_t j = 0; j < cn; ++j) acc[j] += wt[j] * x[j];
+            const T* x = pixel + c0;
+            for (int64_t j = 0; j < cn; ++j) acc[j] += wt[j] * convert<Acc>(x[j]);
           } else {
-            for (int64_t j = 0; j < cn; ++j) acc[j] += wt[j] * pixel[(c0 + j) / g.multiplier];
+            for (int64_t j = 0; j < cn; ++j) {
+              acc[j] += wt[j] * convert<Acc>(pixel[(c0 + j) / g.multiplier]);
+            }
           }
         }
       }
-      float* dst = out + (oh * g.OW + ow) * g.channels + c0;
-      for (int64_t j = 0; j < cn; ++j) dst[j] = acc[j] + bias[j];
+      T* dst = out + (oh * g.OW + ow) * g.channels + c0;
+      for (int64_t j = 0; j < cn; ++j) dst[j] = convert<T>(acc[j] + bias[j]);
     }
   }
 }
@@ -123,14 +132,15 @@ inline bool read_pair(const EValue& v, int64_t min, int64_t* h, int64_t* w) {
   return *h >= min && *w >= min;
 }
 
-/// convolution.out's installed eval (args: input, weight, bias, stride,
+/// convolution.out's installed eval for dtype T (float32, float64,
+/// float16, bfloat16; args: input, weight, bias, stride,
 /// padding, dilation, transposed, output_padding, groups, out); kLast:
 /// input and out channels-last. A run-time shape the loops cannot take (a
 /// kernel larger than a dynamic input, channels that no longer match the
 /// weight), an out that cannot take the shape or missing data go to the
 /// reference.
-template <bool kLast, KernelFunction reference>
-void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
+template <typename T, bool kLast, KernelFunction reference>
+void depthwise_typed_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor in = args[0]->to_tensor();
   const Tensor weight = args[1]->to_tensor();
   const Tensor bias = args[2]->to_optional_tensor();
@@ -160,10 +170,11 @@ void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
   bool same = true;
   for (size_t d = 0; d < 4; ++d) same = same && out.size(d) == sizes[d];
   if (!same && !resize_tensor({out, "out"}, sizes).ok()) return reference(ctx, args);
-  const float* x = in.const_data_ptr<float>();
-  const float* w = weight.const_data_ptr<float>();
-  const float* b = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
-  float* y = out.mutable_data_ptr<float>();
+  using Acc = opmath_t<T>;
+  const T* x = in.const_data_ptr<T>();
+  const T* w = weight.const_data_ptr<T>();
+  const T* b = bias.defined() ? bias.const_data_ptr<T>() : nullptr;
+  T* y = out.mutable_data_ptr<T>();
   if (out.numel() > 0 && (x == nullptr || w == nullptr || y == nullptr ||
                           (bias.defined() && b == nullptr))) {
     return reference(ctx, args);
@@ -174,44 +185,62 @@ void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
   const int64_t bs = bias.defined() ? bias.strides()[0] : 0;
   const int64_t taps = g.KH * g.KW;
   if constexpr (!kLast) {
-    float wk[kMaxTaps];
+    Acc wk[kMaxTaps];
     for (int64_t n = 0; n < g.batch; ++n) {
       for (int64_t c = 0; c < g.channels; ++c) {
-        for (int64_t t = 0; t < taps; ++t) wk[t] = w[c * ws0 + (t / g.KW) * ws2 + (t % g.KW) * ws3];
-        const float bc = b != nullptr ? b[c * bs] : 0.0f;
-        const float* src = x + (n * g.in_channels + c / g.multiplier) * g.H * g.W;
-        float* dst = y + (n * g.channels + c) * g.OH * g.OW;
+        for (int64_t t = 0; t < taps; ++t) {
+          wk[t] = convert<Acc>(w[c * ws0 + (t / g.KW) * ws2 + (t % g.KW) * ws3]);
+        }
+        const Acc bc = b != nullptr ? convert<Acc>(b[c * bs]) : Acc(0);
+        const T* src = x + (n * g.in_channels + c / g.multiplier) * g.H * g.W;
+        T* dst = y + (n * g.channels + c) * g.OH * g.OW;
         if (g.sw == 1) {
-          plane_nchw<1>(src, wk, bc, dst, g);
+          plane_nchw<T, 1>(src, wk, bc, dst, g);
         } else if (g.sw == 2) {
-          plane_nchw<2>(src, wk, bc, dst, g);
+          plane_nchw<T, 2>(src, wk, bc, dst, g);
         } else {
-          plane_nchw<0>(src, wk, bc, dst, g);
+          plane_nchw<T, 0>(src, wk, bc, dst, g);
         }
       }
     }
   } else {
-    float wt[kMaxTaps * kChannelBlock];
-    float bc[kChannelBlock];
+    Acc wt[kMaxTaps * kChannelBlock];
+    Acc bc[kChannelBlock];
     for (int64_t c0 = 0; c0 < g.channels; c0 += kChannelBlock) {
       const int64_t cn = std::min(kChannelBlock, g.channels - c0);
       for (int64_t j = 0; j < cn; ++j) {
         const int64_t c = c0 + j;
         for (int64_t t = 0; t < taps; ++t) {
-          wt[t * kChannelBlock + j] = w[c * ws0 + (t / g.KW) * ws2 + (t % g.KW) * ws3];
+          wt[t * kChannelBlock + j] = convert<Acc>(w[c * ws0 + (t / g.KW) * ws2 + (t % g.KW) * ws3]);
         }
-        bc[j] = b != nullptr ? b[c * bs] : 0.0f;
+        bc[j] = b != nullptr ? convert<Acc>(b[c * bs]) : Acc(0);
       }
       for (int64_t n = 0; n < g.batch; ++n) {
         const int64_t image = g.H * g.W * g.in_channels;
         const int64_t out_image = g.OH * g.OW * g.channels;
         if (g.multiplier == 1) {
-          block_channels_last<true>(x + n * image, wt, bc, y + n * out_image, c0, cn, g);
+          block_channels_last<T, true>(x + n * image, wt, bc, y + n * out_image, c0, cn, g);
         } else {
-          block_channels_last<false>(x + n * image, wt, bc, y + n * out_image, c0, cn, g);
+          block_channels_last<T, false>(x + n * image, wt, bc, y + n * out_image, c0, cn, g);
         }
       }
     }
+  }
+}
+
+/// The float32 eval (the one convolution.out installed first, under this name).
+template <bool kLast, KernelFunction reference>
+void depthwise_eval(KernelContext& ctx, Span<EValue*> args) {
+  depthwise_typed_eval<float, kLast, reference>(ctx, args);
+}
+
+/// The eval for dtype T: float32's above, the others typed.
+template <typename T, bool kLast, KernelFunction reference>
+constexpr KernelFunction depthwise_eval_for() {
+  if constexpr (std::is_same_v<T, float>) {
+    return &depthwise_eval<kLast, reference>;
+  } else {
+    return &depthwise_typed_eval<T, kLast, reference>;
   }
 }
 

@@ -63,11 +63,16 @@ Status infer_view_shape(Span<const int64_t> size, int64_t numel, ShapeBuffer* sh
   return Error::kOk;
 }
 
-Status sizes_from_list(Span<const int64_t> list, const char* name, ShapeBuffer* out) {
-  TL_CHECK_OR_RETURN(list.size() <= kMaxTensorDim, Error::kInvalidArgument,
+Status check_list_fits_rank(size_t length, const char* name) {
+  TL_CHECK_OR_RETURN(length <= kMaxTensorDim, Error::kInvalidArgument,
                      "argument '%s' has %zu entries, more than the %zu dimensions a tensor "
                      "may have",
-                     name, list.size(), kMaxTensorDim);
+                     name, length, kMaxTensorDim);
+  return Error::kOk;
+}
+
+Status sizes_from_list(Span<const int64_t> list, const char* name, ShapeBuffer* out) {
+  TL_RETURN_IF_ERROR(check_list_fits_rank(list.size(), name));
   for (size_t i = 0; i < list.size(); ++i) {
     TL_CHECK_OR_RETURN(list[i] >= 0 && list[i] <= INT32_MAX, Error::kInvalidArgument,
                        "argument '%s' has size %lld at position %zu; sizes must be in 0..%d", name,

@@ -67,6 +67,10 @@ inline bool slice_bounds(const EValue& start, const EValue& end, int64_t step, i
 /// size below -1, a -1 next to a 0, or a shape that does not hold `numel`.
 Status infer_view_shape(Span<const int64_t> size, int64_t numel, ShapeBuffer* shape);
 
+/// Errors: kInvalidArgument naming `name` when a list of sizes of `length`
+/// entries has more than kMaxTensorDim (what a program fixes of the list).
+Status check_list_fits_rank(size_t length, const char* name);
+
 /// Copies an int list of sizes (e.g. full's `size`) into *out. Errors:
 /// kInvalidArgument naming `name` when it has more than kMaxTensorDim
 /// entries or an entry is negative or above INT32_MAX.

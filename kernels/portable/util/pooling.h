@@ -43,12 +43,15 @@ inline int64_t pooling_output_size(int64_t input, int64_t kernel, int64_t pad, i
 }
 
 /// Checks the input of a pooling over `spatial` dimensions: [C, *spatial]
-/// or [N, C, *spatial], where only N may be 0. Errors: kInvalidArgument
-/// naming 'self' and its shape.
-inline Status check_pool_input(const NamedTensor& self, size_t spatial) {
+/// or [N, C, *spatial], where only N may be 0 (`rank_only`: only the rank,
+/// what a program fixes). Errors: kInvalidArgument naming 'self' and its
+/// shape.
+inline Status check_pool_input(const NamedTensor& self, size_t spatial, bool rank_only = false) {
   const Tensor& t = self.tensor;
   bool ok = t.dim() == spatial + 1 || t.dim() == spatial + 2;
-  for (size_t d = t.dim() == spatial + 2 ? 1 : 0; ok && d < t.dim(); ++d) ok = t.size(d) > 0;
+  for (size_t d = t.dim() == spatial + 2 ? 1 : 0; ok && !rank_only && d < t.dim(); ++d) {
+    ok = t.size(d) > 0;
+  }
   if (ok) return Error::kOk;
   char shape[128];
   return Status::error(Error::kInvalidArgument,

@@ -466,8 +466,7 @@ TEST(SpatialPreparedTest, BatchNormWithRunningStatsMatchesReference) {
   }
 }
 
-// What the prepared loops leave to the reference: batch statistics
-// (training), float16 input with float32 parameters, a permuted layout, and
+// What the prepared loops leave to the reference: float16 input with float32 parameters, a permuted layout, and
 // an input whose channels no longer match the parameters at run time.
 TEST(SpatialPreparedTest, BatchNormOtherCallsKeepTheReference) {
   for (const BatchNormVariant& v : kBatchNormVariants) {
@@ -477,16 +476,6 @@ TEST(SpatialPreparedTest, BatchNormOtherCallsKeepTheReference) {
     TestTensor mean(kF32, {3}, {0.1, -0.2, 0.3});
     TestTensor var(kF32, {3}, {1, 0.5, 2});
     const std::vector<SizesType> sizes = {2, 3, 2, 2};
-    if (v.has_training) {
-      TestTensor input(kF32, sizes, values(kF32, count(sizes), 3));
-      TestTensor running_mean(kF32, {3}, {0.1, -0.2, 0.3});
-      TestTensor running_var(kF32, {3}, {1, 0.5, 2});
-      EXPECT_FALSE(expect_same_as_reference(
-          v.name, {{kF32, sizes, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}}, [&](Outs& o) {
-            return batch_norm_args(v, input.evalue(), weight.evalue(), bias.evalue(),
-                                   running_mean.evalue(), running_var.evalue(), true, o);
-          }));
-    }
     TestTensor half_input(ScalarType::kHalf, sizes, values(ScalarType::kHalf, count(sizes), 3));
     EXPECT_FALSE(expect_same_as_reference(
         v.name, {{ScalarType::kHalf, sizes, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}}, [&](Outs& o) {
@@ -512,6 +501,89 @@ TEST(SpatialPreparedTest, BatchNormOtherCallsKeepTheReference) {
           ASSERT_TRUE(resize_tensor({dynamic.tensor(), "input"}, smaller).ok());
         }));
   }
+}
+
+// Batch statistics (training): _native_batch_norm_legit.out and
+// native_batch_norm.out with running statistics (updated in place: each run
+// gets its own, and they are compared too) or, for native_batch_norm.out
+// and no_stats_out, without. save_mean, save_invstd, out and the running
+// statistics are bit-identical to the reference's, also for one element per
+// channel (an unbiased variance of inf/NaN) and a channel count a dynamic
+// input changes after load (the reference's error).
+TEST(SpatialPreparedTest, BatchNormWithBatchStatsMatchesReference) {
+  const std::vector<std::vector<SizesType>> inputs = {
+      {2, 3, 4, 5}, {1, 70, 3, 3}, {4, 6}, {2, 3, 7}, {1, 2, 2, 3, 2}, {1, 3, 1, 1}};
+  const char* kNoStats = "aten::_native_batch_norm_legit.no_stats_out";
+  for (const char* name : {"aten::_native_batch_norm_legit.out", "aten::native_batch_norm.out",
+                           kNoStats}) {
+    for (ScalarType dtype : {kF32, kF64}) {
+      for (const auto& order : {kNchw, kLast}) {
+        for (const auto& in_sizes : inputs) {
+          if (order == kLast && in_sizes.size() != 4) continue;
+          for (int with : {0, 1, 2, 3}) {  // Bit 0: weight and bias; bit 1: running statistics.
+            const bool affine = (with & 1) != 0;
+            const bool required = std::string(name) == "aten::_native_batch_norm_legit.out";
+            const bool running = name != kNoStats && ((with & 2) != 0 || required);
+            const SizesType c = in_sizes[1];
+            SCOPED_TRACE(std::string(name) + ::testing::PrintToString(in_sizes) +
+                         to_string(dtype) + (order == kLast ? " last" : "") +
+                         (affine ? " affine" : "") + (running ? " running" : ""));
+            TestTensor input(dtype, in_sizes, values(dtype, count(in_sizes), 13), layout(order));
+            TestTensor weight(dtype, {c}, kernel_test::random_float_values(c, 19));
+            TestTensor bias(dtype, {c}, kernel_test::random_float_values(c, 23));
+            const std::vector<double> start_mean = kernel_test::random_float_values(c, 29);
+            std::vector<double> start_var = kernel_test::random_float_values(c, 17);
+            for (double& x : start_var) x = std::fabs(x) + 0.1;
+            std::vector<OutSpec> specs = {{dtype, in_sizes, order}, {dtype, {c}, {}},
+                                          {dtype, {c}, {}}};
+            if (running) {  // Written in place: one pair per run, compared like outs.
+              specs.push_back({dtype, {c}, {}});
+              specs.push_back({dtype, {c}, {}});
+            }
+            const bool fast = expect_same_as_reference(name, specs, [&](Outs& o) {
+              const EValue w = affine ? weight.evalue() : EValue();
+              const EValue b = affine ? bias.evalue() : EValue();
+              std::vector<EValue> args = {input.evalue(), w, b};
+              if (name != kNoStats) {
+                EValue m, v;
+                if (running) {
+                  for (SizesType i = 0; i < c; ++i) {
+                    o.tensors[3]->set(i, start_mean[i]);
+                    o.tensors[4]->set(i, start_var[i]);
+                  }
+                  m = o.tensors[3]->evalue();
+                  v = o.tensors[4]->evalue();
+                }
+                args.push_back(m);
+                args.push_back(v);
+              }
+              for (EValue e : {EValue(true), EValue(0.1), EValue(1e-5), o.tensors[0]->evalue(),
+                               o.tensors[1]->evalue(), o.tensors[2]->evalue()}) {
+                args.push_back(e);
+              }
+              return args;
+            });
+            EXPECT_TRUE(fast);
+          }
+        }
+      }
+    }
+  }
+  // Prepared on 3 channels; the run's input has 2: the reference's error.
+  const std::vector<SizesType> sizes = {2, 3, 2, 2};
+  TestTensor dynamic(kF32, sizes, values(kF32, count(sizes), 7), layout(kNchw, true));
+  TestTensor weight(kF32, {3}, {0.5, -1, 2});
+  EXPECT_TRUE(expect_same_as_reference(
+      kNoStats, {{kF32, sizes, {}}, {kF32, {3}, {}}, {kF32, {3}, {}}},
+      [&](Outs& o) {
+        return std::vector<EValue>{dynamic.evalue(), weight.evalue(), EValue(), EValue(true),
+                                   EValue(0.1), EValue(1e-5), o.tensors[0]->evalue(),
+                                   o.tensors[1]->evalue(), o.tensors[2]->evalue()};
+      },
+      [&] {
+        const SizesType smaller[] = {2, 2, 2, 2};
+        ASSERT_TRUE(resize_tensor({dynamic.tensor(), "input"}, smaller).ok());
+      }));
 }
 
 TEST(SpatialPreparedTest, BatchNormRejectsAtLoadWhatTheProgramFixes) {
@@ -582,43 +654,48 @@ SizesType conv_size(SizesType in, SizesType k, int64_t s, int64_t p, int64_t d) 
 
 // Channel multipliers 1 (one output channel per input channel) and 2 or 3
 // (weight [C * M, 1, KH, KW]: output channel oc reads input channel oc / M).
+// float16/bfloat16 accumulate in float and float64 in double, as the
+// reference does.
 TEST(SpatialPreparedTest, DepthwiseConvolutionMatchesReference) {
-  for (const auto& order : {kNchw, kLast}) {
-    for (const ConvCase& c : kConvCases) {
-      for (int64_t multiplier : {1, 2, 3}) {
-        for (bool with_bias : {false, true}) {
-          const SizesType channels = c.input[1];
-          const SizesType out_channels = static_cast<SizesType>(channels * multiplier);
-          SCOPED_TRACE(::testing::PrintToString(c.input) + " x" + std::to_string(multiplier) +
-                       (order == kLast ? " last" : ""));
-          TestTensor input(kF32, c.input, values(kF32, count(c.input), 31), layout(order));
-          const std::vector<SizesType> w_sizes = {out_channels, 1, c.kernel[0], c.kernel[1]};
-          TestTensor weight(kF32, w_sizes, kernel_test::random_float_values(count(w_sizes), 37));
-          TestTensor bias(kF32, {out_channels},
-                          kernel_test::random_float_values(out_channels, 41));
-          IntListArg s(c.stride), p(c.padding), d(c.dilation), output_padding({0});
-          auto at = [](const std::vector<int64_t>& v, size_t i) {
-            return v[v.size() == 1 ? 0 : i];
-          };
-          std::vector<SizesType> out_sizes = {c.input[0], out_channels};
-          for (size_t i = 0; i < 2; ++i) {
-            out_sizes.push_back(conv_size(c.input[2 + i], c.kernel[i], at(c.stride, i),
-                                          at(c.padding, i), at(c.dilation, i)));
+  for (ScalarType dtype : {kF32, kF64, kF16, kBF16}) {
+    SCOPED_TRACE(to_string(dtype));
+    for (const auto& order : {kNchw, kLast}) {
+      for (const ConvCase& c : kConvCases) {
+        for (int64_t multiplier : {1, 2, 3}) {
+          for (bool with_bias : {false, true}) {
+            const SizesType channels = c.input[1];
+            const SizesType out_channels = static_cast<SizesType>(channels * multiplier);
+            SCOPED_TRACE(::testing::PrintToString(c.input) + " x" + std::to_string(multiplier) +
+                         (order == kLast ? " last" : ""));
+            TestTensor input(dtype, c.input, values(dtype, count(c.input), 31), layout(order));
+            const std::vector<SizesType> w_sizes = {out_channels, 1, c.kernel[0], c.kernel[1]};
+            TestTensor weight(dtype, w_sizes, kernel_test::random_float_values(count(w_sizes), 37));
+            TestTensor bias(dtype, {out_channels},
+                            kernel_test::random_float_values(out_channels, 41));
+            IntListArg s(c.stride), p(c.padding), d(c.dilation), output_padding({0});
+            auto at = [](const std::vector<int64_t>& v, size_t i) {
+              return v[v.size() == 1 ? 0 : i];
+            };
+            std::vector<SizesType> out_sizes = {c.input[0], out_channels};
+            for (size_t i = 0; i < 2; ++i) {
+              out_sizes.push_back(conv_size(c.input[2 + i], c.kernel[i], at(c.stride, i),
+                                            at(c.padding, i), at(c.dilation, i)));
+            }
+            const bool fast = expect_same_as_reference(
+                "aten::convolution.out", {{dtype, out_sizes, order}}, [&](Outs& o) {
+                  return std::vector<EValue>{input.evalue(),
+                                             weight.evalue(),
+                                             with_bias ? bias.evalue() : EValue(),
+                                             s.evalue(),
+                                             p.evalue(),
+                                             d.evalue(),
+                                             EValue(false),
+                                             output_padding.evalue(),
+                                             EValue(int64_t{channels}),
+                                             o.tensors[0]->evalue()};
+                });
+            EXPECT_TRUE(fast);
           }
-          const bool fast = expect_same_as_reference(
-              "aten::convolution.out", {{kF32, out_sizes, order}}, [&](Outs& o) {
-                return std::vector<EValue>{input.evalue(),
-                                           weight.evalue(),
-                                           with_bias ? bias.evalue() : EValue(),
-                                           s.evalue(),
-                                           p.evalue(),
-                                           d.evalue(),
-                                           EValue(false),
-                                           output_padding.evalue(),
-                                           EValue(int64_t{channels}),
-                                           o.tensors[0]->evalue()};
-              });
-          EXPECT_TRUE(fast);
         }
       }
     }
