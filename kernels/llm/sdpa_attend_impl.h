@@ -196,40 +196,36 @@ inline void tile_scores2(const float* q0, const float* q1, const float* k, int64
   }
 }
 
+// o[0, kVectors * kLanes) += sum over j < n of w[j] * v_j: one walk over the
+// value rows with a chain per vector.
+template <int kVectors>
+inline void accumulate_vectors(float* __restrict o, const float* __restrict w,
+                               const float* __restrict v, int64_t v_stride, int64_t n) {
+  VecF a[kVectors];
+  for (int i = 0; i < kVectors; ++i) a[i] = load(o + i * kLanes);
+  for (int64_t j = 0; j < n; ++j) {
+    const float* x = v + j * v_stride;
+    const VecF wj = splat(w[j]);
+    for (int i = 0; i < kVectors; ++i) a[i] += wj * load(x + i * kLanes);
+  }
+  for (int i = 0; i < kVectors; ++i) store(o + i * kLanes, a[i]);
+}
+
 // The whole vectors of o[d0, dim) left after accumulate_values' steps of
-// four, two or three at once: one walk over the value rows with a chain per
-// vector, where one vector a walk waited a fused multiply-add's latency per
-// row (head_dim 48, stories15m, at 16 lanes: three walks). Each lane adds
-// the same products in the same order, so the same floats. Returns where
-// the vectors end.
+// four, two or three at once (accumulate_vectors), where one vector a walk
+// waited a fused multiply-add's latency per row (head_dim 48, stories15m,
+// at 16 lanes: three walks). Each lane adds the same products in the same
+// order, so the same floats. Returns where the vectors end.
 inline int64_t accumulate_value_slices(float* __restrict o, const float* __restrict w,
                                        const float* __restrict v, int64_t v_stride, int64_t n,
                                        int64_t d0, int64_t dim) {
   const int64_t vectors = (dim - d0) / kLanes;
   if (vectors == 3) {
-    VecF a0 = load(o + d0), a1 = load(o + d0 + kLanes), a2 = load(o + d0 + 2 * kLanes);
-    for (int64_t j = 0; j < n; ++j) {
-      const float* x = v + j * v_stride + d0;
-      const VecF wj = splat(w[j]);
-      a0 += wj * load(x);
-      a1 += wj * load(x + kLanes);
-      a2 += wj * load(x + 2 * kLanes);
-    }
-    store(o + d0, a0);
-    store(o + d0 + kLanes, a1);
-    store(o + d0 + 2 * kLanes, a2);
+    accumulate_vectors<3>(o + d0, w, v + d0, v_stride, n);
     return d0 + 3 * kLanes;
   }
   if (vectors == 2) {
-    VecF a0 = load(o + d0), a1 = load(o + d0 + kLanes);
-    for (int64_t j = 0; j < n; ++j) {
-      const float* x = v + j * v_stride + d0;
-      const VecF wj = splat(w[j]);
-      a0 += wj * load(x);
-      a1 += wj * load(x + kLanes);
-    }
-    store(o + d0, a0);
-    store(o + d0 + kLanes, a1);
+    accumulate_vectors<2>(o + d0, w, v + d0, v_stride, n);
     return d0 + 2 * kLanes;
   }
   return d0;
