@@ -94,12 +94,13 @@ bool use_tile(int64_t rows, int64_t group) {
 template <typename Store>
 void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points,
                    float* row_scales, const Store& store) {
+  const TokenRangeF32Fn range = select_token_range_f32();
   threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
     for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
       const float* x_row = x + r * k;
       double scale = 0;
       int64_t zero_point = 0;
-      token_qparams(x_row, k, &scale, &zero_point);
+      token_qparams_from_range<float>(range(x_row, k), &scale, &zero_point);
       zero_points[r] = static_cast<int32_t>(zero_point);
       row_scales[r] = static_cast<float>(scale);
       store(r, x_row, scale, zero_point);

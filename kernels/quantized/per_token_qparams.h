@@ -16,12 +16,17 @@
 
 namespace torchlight::quantized {
 
-// One token's (scale, zero point), every step rounded to T as torch does.
-/// torch's _choose_qparams_per_token_asymmetric_impl on n values of T.
+/// One token's value range: the smallest and largest values as floats (NaN
+/// skipped) and whether any is NaN. The order of a minimum does not matter
+/// (a zero's sign is lost by token_qparams_from_range's min_neg/max_pos), so
+/// any order of the comparisons gives the same parameters.
+struct TokenRange {
+  float min, max;
+  bool any_nan;
+};
+
 template <typename T>
-inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zero_point_out) {
-  constexpr double kMin = -128, kMax = 127;
-  const double eps = 1.1920928955078125e-07;  // torch.finfo(torch.float32).eps
+inline TokenRange token_range(const T* x, int64_t n) {
   // In float (the values are floats, so every comparison is the same) with
   // NaN tracked apart; amin/amax propagate NaN.
   float mn_f = static_cast<float>(x[0]), mx_f = mn_f;
@@ -29,8 +34,7 @@ inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zer
   int64_t i = 0;
 #if defined(__SSE2__)
   if constexpr (std::is_same_v<T, float>) {
-    // minps(v, m) is v < m ? v : m, the scalar step below; the order of a
-    // minimum does not matter (a zero's sign is lost by min_neg/max_pos).
+    // minps(v, m) is v < m ? v : m, the scalar step below.
     if (n >= 4) {
       __m128 lo = _mm_loadu_ps(x), hi = lo, nan = _mm_setzero_ps();
       for (; i + 4 <= n; i += 4) {
@@ -56,8 +60,16 @@ inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zer
     mx_f = mx_f < v ? v : mx_f;
     any_nan |= v != v;
   }
-  const double mn = any_nan ? static_cast<double>(NAN) : static_cast<double>(mn_f);
-  const double mx = any_nan ? static_cast<double>(NAN) : static_cast<double>(mx_f);
+  return {mn_f, mx_f, any_nan};
+}
+
+// One token's (scale, zero point) from its range, every step rounded to T as torch does.
+template <typename T>
+inline void token_qparams_from_range(TokenRange range, double* scale_out, int64_t* zero_point_out) {
+  constexpr double kMin = -128, kMax = 127;
+  const double eps = 1.1920928955078125e-07;  // torch.finfo(torch.float32).eps
+  const double mn = range.any_nan ? static_cast<double>(NAN) : static_cast<double>(range.min);
+  const double mx = range.any_nan ? static_cast<double>(NAN) : static_cast<double>(range.max);
   const double min_neg = mn < 0 || mn != mn ? mn : 0.0;
   const double max_pos = mx > 0 || mx != mx ? mx : 0.0;
   double scale = round_to<T>(round_to<T>(max_pos - min_neg) / (kMax - kMin));
@@ -74,6 +86,11 @@ inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zer
   *zero_point_out = portable::convert<int64_t>(std::nearbyint(zero_point));
 }
 
+/// torch's _choose_qparams_per_token_asymmetric_impl on n values of T.
+template <typename T>
+inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zero_point_out) {
+  token_qparams_from_range<T>(token_range(x, n), scale_out, zero_point_out);
+}
 
 /// quantize_per_token of n floats with a float64 scale: round(x * (1 / scale)
 /// + zero_point) in double, clamped to int8.

@@ -1,5 +1,5 @@
 // linear_8da4w's activation rows (linear_8da4w.h): each row quantized per
-// token with its scale and zero point (quantize_token_int8,
+// token with its scale and zero point (token_qparams and quantize_token_int8,
 // per_token_qparams.h), put in arranged order a chunk of 32 at a time (the
 // odd elements, then the even ones) with each group's correction. Decode
 // does this once per linear call for one row, ahead of a loop of a few
@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quant_isa.h"
 
 namespace torchlight::quantized {
@@ -28,5 +29,16 @@ using QuantizeArranged8da4wFn = void (*)(const float*, int64_t, int64_t, double,
                                          float*);
 /// AVX-512 where `isa` is AVX-512 VNNI or above and group % 32 == 0, else portable.
 QuantizeArranged8da4wFn select_quantize_arranged_8da4w(int64_t group, QuantIsa isa = quant_isa());
+
+/// The row's range ahead of its parameters (token_qparams_from_range):
+/// token_range<float> (portable, four lanes), or sixteen lanes with AVX-512;
+/// the same range, as a minimum's order does not matter (TokenRange).
+TokenRange token_range_f32(const float* x, int64_t n);
+#if defined(__x86_64__) || defined(_M_X64)
+TokenRange token_range_f32_avx512(const float* x, int64_t n);
+#endif
+using TokenRangeF32Fn = TokenRange (*)(const float*, int64_t);
+/// AVX-512 where `isa` is AVX-512 VNNI or above, else portable.
+TokenRangeF32Fn select_token_range_f32(QuantIsa isa = quant_isa());
 
 }  // namespace torchlight::quantized

@@ -1,4 +1,6 @@
-// quantize_arranged_8da4w with AVX-512 F/BW/VL (quantize_arranged_8da4w.h).
+// quantize_arranged_8da4w and token_range_f32 with AVX-512 F/BW/VL
+// (quantize_arranged_8da4w.h). Calls no inline function of the headers
+// (per_token_qparams.h): their one shared copy must not carry these flags.
 // Built with -ffp-contract=off: x * (1 / scale) + zero_point rounds twice,
 // as quantize_token_int8's scalar and SSE2 steps do.
 #include <immintrin.h>
@@ -7,6 +9,37 @@
 #include "kernels/quantized/quantize_arranged_8da4w.h"
 
 namespace torchlight::quantized {
+
+TokenRange token_range_f32_avx512(const float* x, int64_t n) {
+  // token_range's steps sixteen lanes at a time: minps(v, m) is v < m ? v : m.
+  float mn = x[0], mx = x[0];
+  bool any_nan = false;
+  int64_t i = 0;
+  if (n >= 16) {
+    __m512 lo = _mm512_loadu_ps(x), hi = lo;
+    __mmask16 nan = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m512 v = _mm512_loadu_ps(x + i);
+      lo = _mm512_min_ps(v, lo);
+      hi = _mm512_max_ps(v, hi);
+      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    alignas(64) float l[16], h[16];
+    _mm512_store_ps(l, lo);
+    _mm512_store_ps(h, hi);
+    for (int j = 0; j < 16; ++j) {
+      mn = l[j] < mn ? l[j] : mn;
+      mx = mx < h[j] ? h[j] : mx;
+    }
+    any_nan = nan != 0;
+  }
+  for (; i < n; ++i) {
+    mn = x[i] < mn ? x[i] : mn;
+    mx = mx < x[i] ? x[i] : mx;
+    any_nan |= x[i] != x[i];
+  }
+  return {mn, mx, any_nan};
+}
 
 void quantize_arranged_8da4w_avx512(const float* x, int64_t k, int64_t group, double scale,
                                     int32_t zero_point, int8_t* arranged, float* correction) {

@@ -338,6 +338,47 @@ TEST_P(QuantIsaTest, QuantizeArranged8da4wMatchesQuantizeTokenInt8) {
   }
 }
 
+// The row's range ahead of its quantization parameters: the ISA's
+// token_range_f32 gives token_range's minimum and maximum (a zero's sign
+// aside, which the parameters drop) and NaN flag, so token_qparams' scale
+// and zero point, for lengths around every vector width, NaN in the first,
+// a middle and the last place, infinities, zeros of both signs.
+TEST_P(QuantIsaTest, TokenRangeGivesTokenQparams) {
+  const TokenRangeF32Fn range = select_token_range_f32(GetParam());
+  uint32_t seed = 777;
+  for (int64_t n = 1; n <= 70; ++n) {
+    for (int variant = 0; variant < 6; ++variant) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (auto& v : x) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 512.0f;
+      if (variant == 1) x[0] = std::numeric_limits<float>::quiet_NaN();
+      if (variant == 2) x[n / 2] = std::numeric_limits<float>::quiet_NaN();
+      if (variant == 3) x[n - 1] = std::numeric_limits<float>::quiet_NaN();
+      if (variant == 4) {
+        x[n - 1] = std::numeric_limits<float>::infinity();
+        x[0] = -std::numeric_limits<float>::infinity();
+      }
+      if (variant == 5) {  // Zeros of both signs and one extreme per place.
+        for (auto& v : x) v = (next(&seed) >> 31) ? -0.0f : 0.0f;
+        x[static_cast<size_t>(next(&seed) % static_cast<uint32_t>(n))] = -3.5f;
+        x[static_cast<size_t>(next(&seed) % static_cast<uint32_t>(n))] = 1e-30f;
+      }
+      SCOPED_TRACE("n " + std::to_string(n) + " variant " + std::to_string(variant));
+      const TokenRange want = token_range(x.data(), n), got = range(x.data(), n);
+      EXPECT_EQ(got.any_nan, want.any_nan);
+      if (!want.any_nan) {
+        EXPECT_EQ(got.min, want.min);
+        EXPECT_EQ(got.max, want.max);
+      }
+      double want_scale = 0, got_scale = 0;
+      int64_t want_zp = 0, got_zp = 0;
+      token_qparams(x.data(), n, &want_scale, &want_zp);
+      token_qparams_from_range<float>(got, &got_scale, &got_zp);
+      EXPECT_EQ(0, std::memcmp(&got_scale, &want_scale, sizeof(double)));
+      EXPECT_EQ(got_zp, want_zp);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryIsa, QuantIsaTest,
                          ::testing::Values(QuantIsa::kAvx2, QuantIsa::kAvxVnni,
                                            QuantIsa::kAvx512Vnni),
