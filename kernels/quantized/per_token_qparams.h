@@ -25,6 +25,16 @@ struct TokenRange {
   bool any_nan;
 };
 
+/// Widens [*mn, *mx] by vector lanes' minima lo[] and maxima hi[]. Internal
+/// linkage: per-ISA files built with other flags use it too (a shared inline
+/// copy could carry their instructions here).
+static inline void widen_by_lanes(const float* lo, const float* hi, int lanes, float* mn, float* mx) {
+  for (int j = 0; j < lanes; ++j) {
+    *mn = lo[j] < *mn ? lo[j] : *mn;
+    *mx = *mx < hi[j] ? hi[j] : *mx;
+  }
+}
+
 template <typename T>
 inline TokenRange token_range(const T* x, int64_t n) {
   // In float (the values are floats, so every comparison is the same) with
@@ -46,10 +56,7 @@ inline TokenRange token_range(const T* x, int64_t n) {
       alignas(16) float l[4], h[4];
       _mm_store_ps(l, lo);
       _mm_store_ps(h, hi);
-      for (int j = 0; j < 4; ++j) {
-        mn_f = l[j] < mn_f ? l[j] : mn_f;
-        mx_f = mx_f < h[j] ? h[j] : mx_f;
-      }
+      widen_by_lanes(l, h, 4, &mn_f, &mx_f);
       any_nan = _mm_movemask_ps(nan) != 0;
     }
   }

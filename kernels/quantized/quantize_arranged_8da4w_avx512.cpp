@@ -1,6 +1,7 @@
 // quantize_arranged_8da4w and token_range_f32 with AVX-512 F/BW/VL
-// (quantize_arranged_8da4w.h). Calls no inline function of the headers
-// (per_token_qparams.h): their one shared copy must not carry these flags.
+// (quantize_arranged_8da4w.h). Calls no (external) inline function of the
+// headers (per_token_qparams.h): their one shared copy must not carry these
+// flags; widen_by_lanes is static, so this file has its own.
 // Built with -ffp-contract=off: x * (1 / scale) + zero_point rounds twice,
 // as quantize_token_int8's scalar and SSE2 steps do.
 #include <immintrin.h>
@@ -27,10 +28,7 @@ TokenRange token_range_f32_avx512(const float* x, int64_t n) {
     alignas(64) float l[16], h[16];
     _mm512_store_ps(l, lo);
     _mm512_store_ps(h, hi);
-    for (int j = 0; j < 16; ++j) {
-      mn = l[j] < mn ? l[j] : mn;
-      mx = mx < h[j] ? h[j] : mx;
-    }
+    widen_by_lanes(l, h, 16, &mn, &mx);
     any_nan = nan != 0;
   }
   for (; i < n; ++i) {
