@@ -111,7 +111,7 @@ void BM_8da4w_quantize_row(benchmark::State& state) {
   std::vector<int8_t> arranged(x.size());
   std::vector<float> correction(static_cast<size_t>(k / group));
   const QuantizeArranged8da4wFn quantize = select_quantize_arranged_8da4w(group, isa);
-  const TokenRangeF32Fn range = select_token_range_f32(isa);
+  const RowRangeF32Fn range = select_row_range_f32(isa);
   for (auto _ : state) {
     double scale = 0;
     int64_t zero_point = 0;

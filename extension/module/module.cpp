@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include <unistd.h>
 
@@ -146,6 +147,11 @@ Status Module::load_method(std::string_view method_name) {
                        "cannot allocate planned arena %zu of %lld bytes for method '%.*s'", i,
                        static_cast<long long>(size), static_cast<int>(method_name.size()),
                        method_name.data());
+    // Touched now, so the first run (an LLM's prefill: the cold one users
+    // wait for) does not take a page fault per 4 KiB of activations and
+    // caches; the arenas are sized for the program's largest shapes and most
+    // of them is written by then anyway.
+    std::memset(bytes, 0, rounded);
     loaded->arena_storage.emplace_back(bytes);
     loaded->arenas.emplace_back(bytes, static_cast<size_t>(size));
     loaded->planned_bytes += static_cast<size_t>(size);

@@ -291,6 +291,26 @@ TEST_P(SdpaTest, LargeScoresAreStable) {
   a.step_and_check(positions(0, 290), EValue(), 1e-4, 3000.0);
 }
 
+// Prefill blocks (sdpa_prefill_impl.h: 16 rows a block, a vector's width
+// of rows at a time): row counts around the block and vector widths, head
+// sizes around the vectors and value chunks (and above the loop's 256, which
+// falls back), one and two heads per key/value head, positions not at 0.
+TEST_P(SdpaTest, PrefillBlocksEveryRowCountAndHeadDim) {
+  for (int rows : {32, 33, 40, 47, 63, 64, 65}) {
+    for (int d : {1, 5, 16, 17, 33, 48, 65, 300}) {
+      if (rows != 33 && rows != 64 && d != 17 && d != 48) continue;  // The cross on a few.
+      for (int rep : {1, 2}) {
+        SCOPED_TRACE("rows " + std::to_string(rows) + " D " + std::to_string(d) + " heads per group " +
+                     std::to_string(rep));
+        Attention a({1, 2 * rep, 2, 1, 140, d}, 40 + rows + d + rep);
+        const int64_t start = rows % 3 == 0 ? 0 : 70;
+        a.step_and_check(positions(start, rows), EValue());
+        a.step_and_check({start + rows}, EValue());
+      }
+    }
+  }
+}
+
 TEST_P(SdpaTest, StridedQueryAndOut) {
   // query and out laid out [B, T, H, D] in memory; caches contiguous.
   Attention a({1, 4, 2, 1, 16, 8}, 14, dim_order({0, 2, 1, 3}), dim_order({0, 2, 1, 3}));
@@ -422,25 +442,26 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
   }
 }
 
-TEST_P(SdpaTest, KeysScoringMinusInfinityGetZeroWeight) {
-  // Keys 0..129 are -inf everywhere, so their scores are -inf: a whole first
-  // tile (128 keys) of them, then finite keys 130..139. Softmax gives them
-  // weight 0.
-  const std::vector<int64_t> pos = positions(130, 10);
-  TestTensor query(kF32, {1, 1, 10, 4});
+// The first `minus_inf` cache positions hold -inf keys, so their scores are
+// -inf; `rows` new rows follow them, each seeing all of those and finite
+// keys after. Softmax gives the -inf keys weight 0 (the results are finite).
+void check_minus_infinity_keys_get_zero_weight(int minus_inf, int rows) {
+  const int cache = minus_inf + rows;
+  const std::vector<int64_t> pos = positions(minus_inf, rows);
+  TestTensor query(kF32, {1, 1, rows, 4});
   for (int64_t i = 0; i < query.numel(); ++i) query.set(i, 0.25 + 0.01 * static_cast<double>(i));
-  TestTensor key(kF32, {1, 1, 10, 4}, random_values(40, 31));
-  TestTensor value(kF32, {1, 1, 10, 4}, random_values(40, 32));
-  TestTensor key_cache(kF32, {1, 1, 140, 4});
-  TestTensor value_cache(kF32, {1, 1, 140, 4}, random_values(560, 33));
-  for (int64_t i = 0; i < 130 * 4; ++i) key_cache.set(i, -INFINITY);
-  TestTensor input_pos(kI64, {10}, to_doubles(pos));
-  TestTensor out(kF32, {1, 1, 10, 4});
+  TestTensor key(kF32, {1, 1, rows, 4}, random_values(rows * 4, 31));
+  TestTensor value(kF32, {1, 1, rows, 4}, random_values(rows * 4, 32));
+  TestTensor key_cache(kF32, {1, 1, cache, 4});
+  TestTensor value_cache(kF32, {1, 1, cache, 4}, random_values(cache * 4, 33));
+  for (int64_t i = 0; i < minus_inf * 4; ++i) key_cache.set(i, -INFINITY);
+  TestTensor input_pos(kI64, {rows}, to_doubles(pos));
+  TestTensor out(kF32, {1, 1, rows, 4});
   KernelArgs args{query.evalue(), key.evalue(), value.evalue(), key_cache.evalue(),
                   value_cache.evalue(), input_pos.evalue(), EValue(), out.evalue(),
                   EValue()};
   ASSERT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
-  ReferenceCache reference{{1, 1, 1, 10, 140, 4}, key_cache.values(), value_cache.values()};
+  ReferenceCache reference{{1, 1, 1, rows, cache, 4}, key_cache.values(), value_cache.values()};
   const std::vector<double> expected =
       reference.step(query.values(), key.values(), value.values(), pos, 0.5);
   const std::vector<double> actual = out.values();
@@ -450,17 +471,29 @@ TEST_P(SdpaTest, KeysScoringMinusInfinityGetZeroWeight) {
   }
 }
 
+TEST_P(SdpaTest, KeysScoringMinusInfinityGetZeroWeight) {
+  // A whole first tile (128 keys) and more of -inf keys, 10 rows (blocks of 8).
+  check_minus_infinity_keys_get_zero_weight(130, 10);
+  // The prefill blocks (40 rows): a whole tile of 64 and more.
+  check_minus_infinity_keys_get_zero_weight(90, 40);
+}
+
 TEST(SdpaPlanTest, BlocksShareKeyValueHeadsAndFillThePool) {
   SdpaProblem p{};
   p.batch = 1;
-  // GPT-2 prefill: 12 groups of 128 rows, 8 rows per block.
+  // GPT-2 prefill: 12 groups of 128 rows, prefill blocks of 16 rows.
   p.q_heads = 12;
   p.kv_heads = 12;
   p.rows = 128;
   sdpa_plan_work(p, 2);
+  EXPECT_EQ(p.rows_per_block, kSdpaPrefillRows);
+  EXPECT_EQ(p.blocks_per_group, 8);
+  EXPECT_EQ(sdpa_work_items(p), 96u);
+  // Below kSdpaMinPrefillRows rows a group: decode's blocks of 8 at most.
+  p.rows = kSdpaMinPrefillRows - 1;
+  sdpa_plan_work(p, 2);
   EXPECT_EQ(p.rows_per_block, 8);
-  EXPECT_EQ(p.blocks_per_group, 16);
-  EXPECT_EQ(sdpa_work_items(p), 192u);
+  EXPECT_EQ(p.blocks_per_group, 4);
   // Multi-query decode: 12 rows in one group, cut evenly for 2 threads.
   p.kv_heads = 1;
   p.rows = 1;

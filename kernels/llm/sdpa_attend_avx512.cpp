@@ -3,11 +3,17 @@
 // only on CPUs with AVX-512F and FMA (sdpa_dispatch.cpp).
 #define TL_VEC_LANES 16
 #include "kernels/llm/sdpa_attend_impl.h"
+#include "kernels/llm/sdpa_prefill_impl.h"
 
 namespace torchlight::llm {
 
 void sdpa_attend_avx512(const SdpaProblem& p, size_t begin, size_t end) {
-  attend_range(p, begin, end);
+  // Prefill blocks (more rows than attend_block holds): sdpa_prefill_impl.h.
+  if (p.rows_per_block > kSdpaMaxRowsPerBlock) {
+    attend_range_prefill(p, begin, end);
+  } else {
+    attend_range(p, begin, end);
+  }
 }
 
 }  // namespace torchlight::llm

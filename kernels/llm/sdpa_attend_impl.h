@@ -468,18 +468,26 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
   for (int64_t r = 0; r < num_rows; ++r) scale_row(o[r], 1.0f / running_sum[r], dim);
 }
 
+// Work item `item`'s key/value head (batch b, head g) and its rows
+// [row_begin, row_end), numbered as attend_block numbers them.
+struct WorkItemRows {
+  int64_t b, g, row_begin, row_end;
+};
+inline WorkItemRows work_item_rows(const SdpaProblem& p, size_t item) {
+  const int64_t group_rows = (p.q_heads / p.kv_heads) * p.rows;
+  const int64_t w = static_cast<int64_t>(item);
+  const int64_t block = w % p.blocks_per_group;
+  const int64_t group = w / p.blocks_per_group;  // b * Hkv + g
+  const int64_t row_begin = block * p.rows_per_block;
+  return {group / p.kv_heads, group % p.kv_heads, row_begin,
+          min_i64(row_begin + p.rows_per_block, group_rows)};
+}
+
 void attend_range(const SdpaProblem& p, size_t begin, size_t end) {
   const int64_t n_rep = p.q_heads / p.kv_heads;
-  const int64_t group_rows = n_rep * p.rows;
   for (size_t item = begin; item < end; ++item) {
-    const int64_t w = static_cast<int64_t>(item);
-    const int64_t block = w % p.blocks_per_group;
-    const int64_t group = w / p.blocks_per_group;  // b * Hkv + g
-    const int64_t row_begin = block * p.rows_per_block;
-    const int64_t row_end = min_i64(row_begin + p.rows_per_block, group_rows);
-    if (row_begin < row_end) {
-      attend_block(p, group / p.kv_heads, group % p.kv_heads, n_rep, row_begin, row_end);
-    }
+    const WorkItemRows w = work_item_rows(p, item);
+    if (w.row_begin < w.row_end) attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end);
   }
 }
 

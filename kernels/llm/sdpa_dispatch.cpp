@@ -47,7 +47,9 @@ void sdpa_plan_work(SdpaProblem& p, size_t threads) {
     p.blocks_per_group = 0;
     return;
   }
-  int64_t blocks = ceil_div(group_rows, kSdpaMaxRowsPerBlock);
+  const int64_t block_rows =
+      group_rows >= kSdpaMinPrefillRows ? kSdpaPrefillRows : kSdpaMaxRowsPerBlock;
+  int64_t blocks = ceil_div(group_rows, block_rows);
   const int64_t wanted = ceil_div(static_cast<int64_t>(threads), groups);
   if (blocks < wanted) blocks = wanted < group_rows ? wanted : group_rows;
   // Even blocks: 12 rows make 6 + 6, not 8 + 4.

@@ -22,8 +22,9 @@ struct SdpaVariant {
 Span<const SdpaVariant> sdpa_variants();
 
 /// Sets p.rows_per_block and p.blocks_per_group: blocks of up to
-/// kSdpaMaxRowsPerBlock rows (each key/value row is read once per block), cut
-/// smaller when there are fewer blocks than `threads`.
+/// kSdpaMaxRowsPerBlock rows, or kSdpaPrefillRows for groups of at least
+/// kSdpaMinPrefillRows rows (each key/value row is read once per block),
+/// cut smaller when there are fewer blocks than `threads`.
 void sdpa_plan_work(SdpaProblem& p, size_t threads);
 
 /// Number of work items of a planned problem: B * Hkv * blocks_per_group.

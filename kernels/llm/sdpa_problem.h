@@ -55,6 +55,12 @@ struct SdpaProblem {
 /// Most query rows one work item holds; its scratch is sized by this.
 constexpr int64_t kSdpaMaxRowsPerBlock = 8;
 
+/// Prefill's blocks: groups of at least kSdpaMinPrefillRows rows are cut
+/// into blocks of up to kSdpaPrefillRows, which the prefill loop
+/// (sdpa_prefill_impl.h) takes a vector's width of rows at a time.
+constexpr int64_t kSdpaPrefillRows = 16;
+constexpr int64_t kSdpaMinPrefillRows = 2 * kSdpaPrefillRows;
+
 /// Computes out for work items [begin, end) of `p` (see SdpaProblem). Each
 /// variant is the same source built for one instruction set; they agree up
 /// to float rounding. Only call a variant the CPU supports (sdpa_dispatch.h).

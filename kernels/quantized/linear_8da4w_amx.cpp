@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "kernels/quantized/amx_tile_config.h"
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/transpose16_avx512.h"
 
 namespace torchlight::quantized {
@@ -173,25 +174,112 @@ size_t linear_8da4w_amx_panel_bytes(int64_t k, int64_t group) {
   return kBlocks * block_bytes(k, group);
 }
 
+namespace {
+
+// token_qparams' scan of one token: its smallest and largest non-NaN
+// values, and whether any value is NaN.
+struct TokenRange {
+  float low, high;
+  bool any_nan;
+};
+
+TokenRange token_range(const float* x, int64_t k) {
+  // min_ps(v, m) is v < m ? v : m, token_qparams' step: NaN lanes keep m
+  // (NaN is tracked apart), and the order of a minimum does not matter.
+  const __m512 first = _mm512_set1_ps(x[0]);
+  __m512 lo[4] = {first, first, first, first}, hi[4] = {first, first, first, first};
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 64 <= k; i += 64) {
+    for (int j = 0; j < 4; ++j) {
+      const __m512 v = _mm512_loadu_ps(x + i + 16 * j);
+      lo[j] = _mm512_min_ps(v, lo[j]);
+      hi[j] = _mm512_max_ps(v, hi[j]);
+      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+  }
+  for (; i < k; i += 16) {
+    const __mmask16 mask = k - i >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                       : static_cast<__mmask16>((1u << (k - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(mask, x + i);
+    lo[0] = _mm512_mask_min_ps(lo[0], mask, v, lo[0]);
+    hi[0] = _mm512_mask_max_ps(hi[0], mask, v, hi[0]);
+    nan |= _mm512_mask_cmp_ps_mask(mask, v, v, _CMP_UNORD_Q);
+  }
+  const __m512 low = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
+  const __m512 high = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
+  return {_mm512_reduce_min_ps(low), _mm512_reduce_max_ps(high), nan != 0};
+}
+
+}  // namespace
+
+void token_qparams_8da4w_amx(const float* x, int64_t k, double* scale, int64_t* zero_point) {
+  const TokenRange range = token_range(x, k);
+  token_qparams_from_range<float>(range.low, range.high, range.any_nan, scale, zero_point);
+}
+
+void quantize_rows_8da4w_amx(const float* x, int64_t rows, int64_t k, int64_t stride, int8_t* xq,
+                             int32_t* zero_points, float* row_scales) {
+  // Eight rows a step, each stage for all of them: the qparams' float64
+  // divisions of eight rows are independent and overlap, where one row at
+  // a time waited for each chain (a tenth of a 128 x 288 x 288 call).
+  constexpr int64_t kStep = 8;
+  for (int64_t r0 = 0; r0 < rows; r0 += kStep) {
+    const int64_t n = std::min(kStep, rows - r0);
+    TokenRange range[kStep];
+    double scale[kStep];
+    int64_t zero_point[kStep];
+    for (int64_t r = 0; r < n; ++r) range[r] = token_range(x + (r0 + r) * k, k);
+    for (int64_t r = 0; r < n; ++r) {
+      token_qparams_from_range<float>(range[r].low, range[r].high, range[r].any_nan, &scale[r],
+                                      &zero_point[r]);
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      zero_points[r0 + r] = static_cast<int32_t>(zero_point[r]);
+      row_scales[r0 + r] = static_cast<float>(scale[r]);
+      quantize_row_8da4w_amx(x + (r0 + r) * k, k, scale[r], zero_point[r], xq + (r0 + r) * stride);
+    }
+  }
+}
+
 void quantize_row_8da4w_amx(const float* x, int64_t k, double scale, int64_t zero_point,
                             int8_t* out) {
   // quantize_token_int8's float64 steps (per_token_qparams.h): x * (1 /
   // scale) + zero_point, clamped (max/min keep NaN), rounded half to even
-  // by adding and taking away 1.5 * 2^52, NaN to 0. No FMA contraction.
+  // (the convert's embedded rounding, as adding and taking away 1.5 * 2^52
+  // does), NaN to 0 (masked off). No FMA contraction.
   const __m512d inv = _mm512_set1_pd(1.0 / scale);
   const __m512d zp = _mm512_set1_pd(static_cast<double>(zero_point));
   const __m512d lo = _mm512_set1_pd(-128.0), hi = _mm512_set1_pd(127.0);
-  const __m512d round = _mm512_set1_pd(6755399441055744.0);
-  // Each block of 8: the even elements, then the odd ones.
-  const __m512i order = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   auto eight = [&](const float* v8) {
     __m512d v = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(v8)), inv), zp);
     v = _mm512_min_pd(hi, _mm512_max_pd(lo, v));
-    v = _mm512_sub_pd(_mm512_add_pd(v, round), round);
-    return _mm512_cvtpd_epi32(_mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v));
+    return _mm512_maskz_cvt_roundpd_epi32(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v,
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   };
+  // The same in float32 first, 16 lanes a step: fma(x, float(1 / scale),
+  // zero_point) is within 2^-24 * (|x / scale| + |v|) of the float64 value,
+  // under 2.3e-5 wherever the result is not clamped (|x / scale| <= 255.5),
+  // so it rounds to the same integer unless it lies within 2^-10 of a
+  // half; 16 values with any such lane take the float64 steps. (Far outside
+  // the range both clamp; NaN and inf never count as near a half.)
+  const __m512 inv_f = _mm512_set1_ps(static_cast<float>(1.0 / scale));
+  const __m512 zp_f = _mm512_set1_ps(static_cast<float>(zero_point));
+  const __m512 lo_f = _mm512_set1_ps(-128.0f), hi_f = _mm512_set1_ps(127.0f);
+  const __m512 near_half = _mm512_set1_ps(0.5f - 1.0f / 1024);
+  constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  // Each block of 8: the even elements, then the odd ones.
+  const __m512i order = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   for (int64_t i = 0; i < k; i += 16) {
-    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(eight(x + i)), eight(x + i + 8), 1);
+    __m512 v = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), inv_f, zp_f);
+    const __m512 off = _mm512_abs_ps(_mm512_sub_ps(v, _mm512_roundscale_ps(v, kNearest)));
+    __m512i q;
+    if (_mm512_cmp_ps_mask(off, near_half, _CMP_GT_OQ) == 0) {
+      v = _mm512_min_ps(hi_f, _mm512_max_ps(lo_f, v));
+      q = _mm512_maskz_cvt_roundps_epi32(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v, kNearest);
+    } else {
+      q = _mm512_inserti64x4(_mm512_castsi256_si512(eight(x + i)), eight(x + i + 8), 1);
+    }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
                      _mm512_cvtepi32_epi8(_mm512_permutexvar_epi32(order, q)));
   }

@@ -57,10 +57,21 @@ struct Rows8da4wAmx {
 /// Bytes of one thread's weight panels (two blocks of 16 columns).
 size_t linear_8da4w_amx_panel_bytes(int64_t k, int64_t group);
 
+/// token_qparams<float> of one token x [K] (the same scale and zero point),
+/// its scan in 512-bit vectors: the prefill's rows are scanned once per
+/// linear (stories15m: 1.9M values a prompt of 128).
+void token_qparams_8da4w_amx(const float* x, int64_t k, double* scale, int64_t* zero_point);
+
 /// One token x [K] quantized as quantize_token_int8 does (the same bytes),
 /// stored in the tiles' order (header comment). K % 32 == 0.
 void quantize_row_8da4w_amx(const float* x, int64_t k, double scale, int64_t zero_point,
                             int8_t* out);
+
+/// Rows x [rows, K] quantized per token: each row's token_qparams_8da4w_amx
+/// (zero point and float32 scale kept) and quantize_row_8da4w_amx into xq
+/// at row stride `stride`. K % 32 == 0.
+void quantize_rows_8da4w_amx(const float* x, int64_t rows, int64_t k, int64_t stride, int8_t* xq,
+                             int32_t* zero_points, float* row_scales);
 
 /// Columns [n_begin, n_end) of every row; n_begin a multiple of 16.
 /// `panel` is linear_8da4w_amx_panel_bytes of 64-byte aligned scratch owned

@@ -233,6 +233,21 @@ TEST_F(Linear8da4wAmxTest, MatchesDecomposedGraphAndVnniLoop) {
   }
 }
 
+// quantize_row_8da4w_amx(x) holds quantize_token_int8(x)'s bytes in the
+// tiles' order (each block of 8: even elements, then odd).
+void expect_quantize_row_matches(const std::vector<float>& x, double scale, int64_t zp) {
+  const int64_t k = static_cast<int64_t>(x.size());
+  std::vector<int8_t> want(x.size()), got(x.size());
+  quantize_token_int8(x.data(), k, scale, zp, want.data());
+  quantize_row_8da4w_amx(x.data(), k, scale, zp, got.data());
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t j = i % 8;
+    const int64_t element = i - j + (j < 4 ? 2 * j : 2 * (j - 4) + 1);
+    ASSERT_EQ(got[i], want[element]) << "k " << k << " scale " << scale << " zp " << zp << " position "
+                                     << i << " x " << x[static_cast<size_t>(element)];
+  }
+}
+
 // The tiles' quantize step gives quantize_token_int8's bytes, in the
 // tiles' order (each block of 8: even elements, then odd): ties, clamping
 // at both ends, NaN (0), infinities.
@@ -249,14 +264,100 @@ TEST_F(Linear8da4wAmxTest, QuantizeRowMatchesQuantizeTokenInt8) {
     x[6] = std::numeric_limits<float>::quiet_NaN();
     x[7] = std::numeric_limits<float>::infinity();
     for (const auto& [scale, zp] : {std::pair<double, int64_t>{1.0, 0}, {0.37, -128}, {2.0, 127}, {0.013, 5}}) {
-      std::vector<int8_t> want(static_cast<size_t>(k)), got(static_cast<size_t>(k));
-      quantize_token_int8(x.data(), k, scale, zp, want.data());
-      quantize_row_8da4w_amx(x.data(), k, scale, zp, got.data());
-      for (int64_t i = 0; i < k; ++i) {
-        const int64_t j = i % 8;
-        const int64_t element = i - j + (j < 4 ? 2 * j : 2 * (j - 4) + 1);
-        ASSERT_EQ(got[i], want[element]) << "k " << k << " scale " << scale << " position " << i;
+      expect_quantize_row_matches(x, scale, zp);
+    }
+  }
+}
+
+// The row quantize's float32 first try and its float64 fall-back give
+// quantize_token_int8's bytes where float32 alone would not: values at,
+// and a few ulps around, the halves between integers for random scales and
+// zero points, and the clamping edges.
+TEST_F(Linear8da4wAmxTest, QuantizeRowNearHalvesMatchesQuantizeTokenInt8) {
+  uint32_t seed = 77;
+  constexpr int64_t k = 256;
+  for (int trial = 0; trial < 400; ++trial) {
+    const double scale = std::ldexp(1.0 + (next(&seed) >> 8) / 16777216.0, static_cast<int>(next(&seed) % 24) - 16);
+    const int64_t zp = static_cast<int64_t>(next(&seed) % 256) - 128;
+    std::vector<float> x(static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i) {
+      const double half = static_cast<double>(static_cast<int64_t>(next(&seed) % 262) - 131) + 0.5;
+      float v = static_cast<float>((half - static_cast<double>(zp)) * scale);
+      const int ulps = static_cast<int>(next(&seed) % 7) - 3;
+      for (int u = 0; u < std::abs(ulps); ++u) v = std::nextafter(v, ulps > 0 ? INFINITY : -INFINITY);
+      x[static_cast<size_t>(i)] = v;
+    }
+    expect_quantize_row_matches(x, scale, zp);
+  }
+}
+
+// The rows' quantize (eight rows a step) gives each row's token_qparams
+// and quantize_row_8da4w_amx bytes at the row stride: row counts around
+// the steps, a NaN row among them, bytes past K untouched.
+TEST_F(Linear8da4wAmxTest, QuantizeRowsMatchesEachRowAlone) {
+  uint32_t seed = 5;
+  constexpr int64_t k = 96;
+  const int64_t stride = amx_row_stride_8da4w(k);
+  for (const int64_t rows : {1, 7, 8, 9, 16, 17, 23}) {
+    std::vector<float> x(static_cast<size_t>(rows * k));
+    for (auto& v : x) v = (static_cast<int32_t>(next(&seed) >> 16) - 32768) / 1000.0f;
+    if (rows > 9) x[static_cast<size_t>(9 * k + 3)] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<int8_t> got(static_cast<size_t>(rows * stride), int8_t{0x5A});
+    std::vector<int32_t> zero_points(static_cast<size_t>(rows));
+    std::vector<float> scales(static_cast<size_t>(rows));
+    quantize_rows_8da4w_amx(x.data(), rows, k, stride, got.data(), zero_points.data(), scales.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      double scale = 0;
+      int64_t zp = 0;
+      token_qparams(x.data() + r * k, k, &scale, &zp);
+      std::vector<int8_t> want(static_cast<size_t>(k));
+      quantize_row_8da4w_amx(x.data() + r * k, k, scale, zp, want.data());
+      ASSERT_EQ(zero_points[static_cast<size_t>(r)], zp) << "rows " << rows << " row " << r;
+      const float want_scale = static_cast<float>(scale);
+      if (std::isnan(want_scale)) {
+        ASSERT_TRUE(std::isnan(scales[static_cast<size_t>(r)])) << "rows " << rows << " row " << r;
+      } else {
+        ASSERT_EQ(scales[static_cast<size_t>(r)], want_scale) << "rows " << rows << " row " << r;
       }
+      for (int64_t i = 0; i < k; ++i) ASSERT_EQ(got[r * stride + i], want[i]) << "row " << r << " i " << i;
+      for (int64_t i = k; i < stride; ++i) ASSERT_EQ(got[r * stride + i], int8_t{0x5A}) << "row " << r;
+    }
+  }
+}
+
+// The tiles' 512-bit scan gives token_qparams' scale and zero point: K off
+// the vector widths (1-65, stories15m's 288 and 768), NaN and infinities at
+// the first position, in the body and in the masked tail, one-signed rows,
+// constant rows, signed zeros.
+TEST_F(Linear8da4wAmxTest, TokenQparamsMatchTokenQparams) {
+  uint32_t seed = 41;
+  std::vector<int64_t> ks;
+  for (int64_t k = 1; k <= 65; ++k) ks.push_back(k);
+  for (const int64_t k : {127, 128, 129, 288, 768}) ks.push_back(k);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const int64_t k : ks) {
+    for (int kind = 0; kind < 9; ++kind) {
+      std::vector<float> x(static_cast<size_t>(k));
+      for (auto& v : x) v = (static_cast<int32_t>(next(&seed) >> 16) - 32768) / 512.0f;
+      if (kind == 1) for (auto& v : x) v = std::fabs(v) + 1.0f;     // Zero point -128.
+      if (kind == 2) for (auto& v : x) v = -std::fabs(v) - 1.0f;    // 127.
+      if (kind == 3) std::fill(x.begin(), x.end(), 0.25f);
+      if (kind == 4) for (int64_t i = 0; i < k; ++i) x[i] = i % 2 ? 0.0f : -0.0f;
+      if (kind == 5) x[0] = nan;
+      if (kind == 6) x[static_cast<size_t>(k - 1)] = nan;  // Often in the masked tail.
+      if (kind == 7) x[static_cast<size_t>(k / 2)] = k % 2 ? inf : -inf;
+      if (kind == 8) x[static_cast<size_t>(next(&seed) % k)] = 1e30f;
+      double want_scale = 0, got_scale = 0;
+      int64_t want_zp = 0, got_zp = 0;
+      token_qparams(x.data(), k, &want_scale, &want_zp);
+      token_qparams_8da4w_amx(x.data(), k, &got_scale, &got_zp);
+      if (std::isnan(want_scale)) {
+        ASSERT_TRUE(std::isnan(got_scale)) << "k " << k << " kind " << kind;
+      } else {
+        ASSERT_EQ(got_scale, want_scale) << "k " << k << " kind " << kind;
+      }
+      ASSERT_EQ(got_zp, want_zp) << "k " << k << " kind " << kind;
     }
   }
 }

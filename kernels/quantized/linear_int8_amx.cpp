@@ -1,6 +1,6 @@
 // linear_int8's prefill on AMX-BF16 tiles (linear_int8_amx.h). Built with
-// -mamx-tile -mamx-bf16 and AVX-512 F/BW/VL/BF16 (every AMX-BF16 CPU has
-// them; checked); runs only where cpu_has_amx_bf16().
+// -mamx-tile -mamx-bf16 and AVX-512 F/BW/VL/DQ/BF16 (every AMX-BF16 CPU
+// has them; checked); runs only where cpu_has_amx_bf16().
 //
 // Per call and block of 32 columns (two panels of 16), the weights are
 // converted once to bf16 in the B layout; then every block of 32 rows (two
@@ -41,13 +41,6 @@ int64_t part_bytes(int64_t rows, int64_t k) { return padded_rows(rows) * split_s
 
 // One block's panel: K / 2 rows of 16 dwords (a B tile per 32 values of K).
 int64_t block_bytes(int64_t k) { return amx_padded_k_int8(k) / 2 * kRowBytes; }
-
-// The top 16 bits of each float of a and b (a's first): 32 bf16 in order.
-__m512i top_halves(__m512 a, __m512 b) {
-  const __m256i lo = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(a), 16));
-  const __m256i hi = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(b), 16));
-  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
 
 // 32 int8 weights as 32 bf16 (exact: at most 8 significant bits, so
 // AVX512-BF16's rounding convert, one instruction for 32, keeps them).
@@ -147,7 +140,8 @@ void tiles(const RowsInt8Amx& rows, const char* const (&panel)[kBlocks], int64_t
 
 bool cpu_has_amx_bf16() {
   static const bool has = cpu_has_quant_isa(QuantIsa::kAmx) && __builtin_cpu_supports("amx-bf16") &&
-                          __builtin_cpu_supports("avx512bf16");
+                          __builtin_cpu_supports("avx512bf16") &&
+                          __builtin_cpu_supports("avx512dq");
   return has;
 }
 
@@ -156,6 +150,11 @@ size_t split_rows_int8_amx_bytes(int64_t rows, int64_t k) {
 }
 
 bool split_rows_int8_amx(const float* x, int64_t rows, int64_t k, void* split) {
+  return split_row_range_int8_amx(x, rows, k, split, 0, (rows + kTile - 1) / kTile);
+}
+
+bool split_row_range_int8_amx(const float* x, int64_t rows, int64_t k, void* split,
+                              int64_t block_begin, int64_t block_end) {
   const int64_t stride = split_stride(k);
   const int64_t part = part_bytes(rows, k);
   const __m512i keep = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
@@ -163,25 +162,34 @@ bool split_rows_int8_amx(const float* x, int64_t rows, int64_t k, void* split) {
   auto top = [&](__m512 v) {
     return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), keep));
   };
-  const __m512 zero = _mm512_setzero_ps();
+  // The odd words of a then b: the top halves of 32 floats, in order.
+  // Word i of the index is 2i + 1 (words 1, 3, ..., 63 of a then b).
+  const __m512i odd_words = _mm512_add_epi16(
+      _mm512_slli_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                         15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1),
+      _mm512_set1_epi16(1));
+  auto top_halves32 = [&](__m512 a, __m512 b) {
+    return _mm512_permutex2var_epi16(_mm512_castps_si512(a), odd_words, _mm512_castps_si512(b));
+  };
+  // fpclass: quiet NaN, +inf, -inf, signalling NaN.
+  constexpr int kNonFinite = 0x01 | 0x08 | 0x10 | 0x80;
   __mmask16 non_finite = 0;
-  for (int64_t r = 0; r < padded_rows(rows); ++r) {
+  for (int64_t r = block_begin * kTile; r < std::min(block_end * kTile, padded_rows(rows)); ++r) {
     char* dst = static_cast<char*>(split) + r * stride;
     for (int64_t k0 = 0; k0 < amx_padded_k_int8(k); k0 += kKStep) {
       __m512 v[2], hi[2], mid[2], lo[2];
       for (int j = 0; j < 2; ++j) {
         const __mmask16 mask = r < rows ? k_mask16(k - k0 - 16 * j) : 0;
         v[j] = _mm512_maskz_loadu_ps(mask, x + r * k + k0 + 16 * j);
-        // x - x is NaN exactly where x is inf or NaN.
-        non_finite |= _mm512_cmp_ps_mask(_mm512_sub_ps(v[j], v[j]), zero, _CMP_NEQ_UQ);
+        non_finite |= _mm512_fpclass_ps_mask(v[j], kNonFinite);
         hi[j] = top(v[j]);
         const __m512 rest = _mm512_sub_ps(v[j], hi[j]);  // Exact: x's low 16 bits.
         mid[j] = top(rest);
         lo[j] = _mm512_sub_ps(rest, mid[j]);  // Exact, at most 8 significant bits.
       }
-      _mm512_store_si512(dst + k0 * 2, top_halves(hi[0], hi[1]));
-      _mm512_store_si512(dst + part + k0 * 2, top_halves(mid[0], mid[1]));
-      _mm512_store_si512(dst + 2 * part + k0 * 2, top_halves(lo[0], lo[1]));
+      _mm512_store_si512(dst + k0 * 2, top_halves32(hi[0], hi[1]));
+      _mm512_store_si512(dst + part + k0 * 2, top_halves32(mid[0], mid[1]));
+      _mm512_store_si512(dst + 2 * part + k0 * 2, top_halves32(lo[0], lo[1]));
     }
   }
   return non_finite == 0;

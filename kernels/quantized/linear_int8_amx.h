@@ -44,6 +44,12 @@ size_t split_rows_int8_amx_bytes(int64_t rows, int64_t k);
 /// unusable) when some value is inf or NaN.
 bool split_rows_int8_amx(const float* x, int64_t rows, int64_t k, void* split);
 
+/// Rows of x are split in blocks of 16 (the last block's padding rows
+/// zeroed); split_rows_int8_amx for blocks [block_begin, block_end) only, so
+/// threads can share the split. False when a value there is inf or NaN.
+bool split_row_range_int8_amx(const float* x, int64_t rows, int64_t k, void* split,
+                              int64_t block_begin, int64_t block_end);
+
 /// Bytes of one thread's weight panel (two blocks of 16 columns).
 size_t linear_int8_amx_panel_bytes(int64_t k);
 

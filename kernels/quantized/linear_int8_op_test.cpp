@@ -97,7 +97,7 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
-    for (const SizesType rows : {1, 7, 8, 20, 63, 70}) {
+    for (const SizesType rows : {1, 7, 8, 16, 17, 20, 33, 40, 63, 64, 65, 70}) {
       OpRun r = make_run(rows, 99 + static_cast<uint32_t>(rows));
       run_op(rows, &r);
       for (int64_t row = 0; row < rows; ++row) {
@@ -117,21 +117,31 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
   threadpool::set_num_threads(threads_before);
 }
 
+// A non-finite activation in either block of 16 rows (split by different
+// threads at 2) sends the whole call to the loops.
 TEST(LinearInt8OpTest, NonFiniteRowsGiveTheLoopsResult) {
   constexpr SizesType kRows = 20;
-  for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
-    OpRun r = make_run(kRows, 5);
-    r.x[13 * kK + 50] = bad;
-    run_op(kRows, &r);
-    const std::vector<float> want = run_loops(kRows, r);
-    for (size_t i = 0; i < want.size(); ++i) {
-      if (std::isnan(want[i])) {
-        ASSERT_TRUE(std::isnan(r.out[i])) << "element " << i;
-      } else {
-        ASSERT_EQ(r.out[i], want[i]) << "element " << i << " (" << bad << " in row 13)";
+  const size_t threads_before = threadpool::num_threads();
+  for (const size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const int64_t bad_row : {13, 17}) {
+      for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+        OpRun r = make_run(kRows, 5);
+        r.x[bad_row * kK + 50] = bad;
+        run_op(kRows, &r);
+        const std::vector<float> want = run_loops(kRows, r);
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (std::isnan(want[i])) {
+            ASSERT_TRUE(std::isnan(r.out[i])) << "element " << i;
+          } else {
+            ASSERT_EQ(r.out[i], want[i]) << "element " << i << " (" << bad << " in row " << bad_row
+                                         << ", threads " << threads << ")";
+          }
+        }
       }
     }
   }
+  threadpool::set_num_threads(threads_before);
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ bool use_tile(int64_t rows, int64_t group) {
 template <typename Store>
 void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points,
                    float* row_scales, const Store& store) {
-  const TokenRangeF32Fn range = select_token_range_f32();
+  const RowRangeF32Fn range = select_row_range_f32();
   threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
     for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
       const float* x_row = x + r * k;
@@ -154,10 +154,12 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
     const int64_t in_pass = std::min(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
     float row_scales[kMaxRowsPerPass];
-    quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales,
-                  [&](int64_t r, const float* x_row, double scale, int64_t zero_point) {
-                    quantize_row_8da4w_amx(x_row, k, scale, zero_point, xq + r * stride);
-                  });
+    // Rows split over the pool (independent), as quantize_pass splits them.
+    threadpool::parallel_for(static_cast<size_t>(in_pass), 8, [&](size_t begin, size_t end) {
+      const int64_t r = static_cast<int64_t>(begin);
+      quantize_rows_8da4w_amx(x + (p0 + r) * k, static_cast<int64_t>(end) - r, k, stride,
+                              xq + r * stride, zero_points + r, row_scales + r);
+    });
     // The last tile's rows past the pass: zeros (their sums are not stored).
     const int64_t padded = (in_pass + kAmxTileRows8da4w - 1) / kAmxTileRows8da4w * kAmxTileRows8da4w;
     std::memset(xq + in_pass * stride, 0, static_cast<size_t>((padded - in_pass) * stride));

@@ -19,6 +19,7 @@
 // on bf16 tiles with the activations split exactly into three bf16 parts
 // (linear_int8_amx.h); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "extension/threadpool/threadpool.h"
@@ -102,7 +103,15 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base)
   if (scratch.parts == 0) return false;
   for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
     const int64_t in_pass = std::min(pass_rows, rows - p0);
-    if (!split_rows_int8_amx(x + p0 * k, in_pass, k, scratch.rows)) return false;
+    // Split by all threads in blocks of 16 rows (each block's rows once).
+    std::atomic<bool> finite{true};
+    threadpool::parallel_for(static_cast<size_t>((in_pass + 15) / 16), 1, [&](size_t b0, size_t b1) {
+      if (!split_row_range_int8_amx(x + p0 * k, in_pass, k, scratch.rows, static_cast<int64_t>(b0),
+                                    static_cast<int64_t>(b1))) {
+        finite.store(false, std::memory_order_relaxed);
+      }
+    });
+    if (!finite.load(std::memory_order_relaxed)) return false;
     RowsInt8Amx pass = base;
     pass.split = scratch.rows;
     pass.rows = in_pass;

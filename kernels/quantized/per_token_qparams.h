@@ -20,7 +20,7 @@ namespace torchlight::quantized {
 /// skipped) and whether any is NaN. The order of a minimum does not matter
 /// (a zero's sign is lost by token_qparams_from_range's min_neg/max_pos), so
 /// any order of the comparisons gives the same parameters.
-struct TokenRange {
+struct RowRange {
   float min, max;
   bool any_nan;
 };
@@ -36,7 +36,7 @@ static inline void widen_by_lanes(const float* lo, const float* hi, int lanes, f
 }
 
 template <typename T>
-inline TokenRange token_range(const T* x, int64_t n) {
+inline RowRange row_range(const T* x, int64_t n) {
   // In float (the values are floats, so every comparison is the same) with
   // NaN tracked apart; amin/amax propagate NaN.
   float mn_f = static_cast<float>(x[0]), mx_f = mn_f;
@@ -70,13 +70,18 @@ inline TokenRange token_range(const T* x, int64_t n) {
   return {mn_f, mx_f, any_nan};
 }
 
-// One token's (scale, zero point) from its range, every step rounded to T as torch does.
+/// The steps of token_qparams (below) after its scan: the (scale, zero
+/// point) of a token whose smallest and largest non-NaN values are mn_f and
+/// mx_f (any_nan: some value is NaN), every step rounded to T as torch does.
+/// Also for scans written elsewhere (linear_8da4w_amx.cpp,
+/// quantize_arranged_8da4w.h).
 template <typename T>
-inline void token_qparams_from_range(TokenRange range, double* scale_out, int64_t* zero_point_out) {
+inline void token_qparams_from_range(float mn_f, float mx_f, bool any_nan, double* scale_out,
+                                     int64_t* zero_point_out) {
   constexpr double kMin = -128, kMax = 127;
   const double eps = 1.1920928955078125e-07;  // torch.finfo(torch.float32).eps
-  const double mn = range.any_nan ? static_cast<double>(NAN) : static_cast<double>(range.min);
-  const double mx = range.any_nan ? static_cast<double>(NAN) : static_cast<double>(range.max);
+  const double mn = any_nan ? static_cast<double>(NAN) : static_cast<double>(mn_f);
+  const double mx = any_nan ? static_cast<double>(NAN) : static_cast<double>(mx_f);
   const double min_neg = mn < 0 || mn != mn ? mn : 0.0;
   const double max_pos = mx > 0 || mx != mx ? mx : 0.0;
   double scale = round_to<T>(round_to<T>(max_pos - min_neg) / (kMax - kMin));
@@ -93,10 +98,15 @@ inline void token_qparams_from_range(TokenRange range, double* scale_out, int64_
   *zero_point_out = portable::convert<int64_t>(std::nearbyint(zero_point));
 }
 
+template <typename T>
+inline void token_qparams_from_range(RowRange range, double* scale_out, int64_t* zero_point_out) {
+  token_qparams_from_range<T>(range.min, range.max, range.any_nan, scale_out, zero_point_out);
+}
+
 /// torch's _choose_qparams_per_token_asymmetric_impl on n values of T.
 template <typename T>
 inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zero_point_out) {
-  token_qparams_from_range<T>(token_range(x, n), scale_out, zero_point_out);
+  token_qparams_from_range<T>(row_range(x, n), scale_out, zero_point_out);
 }
 
 /// quantize_per_token of n floats with a float64 scale: round(x * (1 / scale)

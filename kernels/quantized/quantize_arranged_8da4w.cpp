@@ -22,14 +22,14 @@ void quantize_arranged_8da4w(const float* x, int64_t k, int64_t group, double sc
   }
 }
 
-TokenRange token_range_f32(const float* x, int64_t n) { return token_range(x, n); }
+RowRange row_range_f32(const float* x, int64_t n) { return row_range(x, n); }
 
-TokenRangeF32Fn select_token_range_f32(QuantIsa isa) {
+RowRangeF32Fn select_row_range_f32(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (isa >= QuantIsa::kAvx512Vnni) return &token_range_f32_avx512;
+  if (isa >= QuantIsa::kAvx512Vnni) return &row_range_f32_avx512;
 #endif
   (void)isa;
-  return &token_range_f32;
+  return &row_range_f32;
 }
 
 QuantizeArranged8da4wFn select_quantize_arranged_8da4w(int64_t group, QuantIsa isa) {

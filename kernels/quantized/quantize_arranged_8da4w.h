@@ -31,14 +31,14 @@ using QuantizeArranged8da4wFn = void (*)(const float*, int64_t, int64_t, double,
 QuantizeArranged8da4wFn select_quantize_arranged_8da4w(int64_t group, QuantIsa isa = quant_isa());
 
 /// The row's range ahead of its parameters (token_qparams_from_range):
-/// token_range<float> (portable, four lanes), or sixteen lanes with AVX-512;
-/// the same range, as a minimum's order does not matter (TokenRange).
-TokenRange token_range_f32(const float* x, int64_t n);
+/// row_range<float> (portable, four lanes), or sixteen lanes with AVX-512;
+/// the same range, as a minimum's order does not matter (RowRange).
+RowRange row_range_f32(const float* x, int64_t n);
 #if defined(__x86_64__) || defined(_M_X64)
-TokenRange token_range_f32_avx512(const float* x, int64_t n);
+RowRange row_range_f32_avx512(const float* x, int64_t n);
 #endif
-using TokenRangeF32Fn = TokenRange (*)(const float*, int64_t);
+using RowRangeF32Fn = RowRange (*)(const float*, int64_t);
 /// AVX-512 where `isa` is AVX-512 VNNI or above, else portable.
-TokenRangeF32Fn select_token_range_f32(QuantIsa isa = quant_isa());
+RowRangeF32Fn select_row_range_f32(QuantIsa isa = quant_isa());
 
 }  // namespace torchlight::quantized

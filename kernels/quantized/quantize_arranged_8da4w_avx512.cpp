@@ -1,4 +1,4 @@
-// quantize_arranged_8da4w and token_range_f32 with AVX-512 F/BW/VL
+// quantize_arranged_8da4w and row_range_f32 with AVX-512 F/BW/VL
 // (quantize_arranged_8da4w.h). Calls no (external) inline function of the
 // headers (per_token_qparams.h): their one shared copy must not carry these
 // flags; widen_by_lanes is static, so this file has its own.
@@ -11,8 +11,8 @@
 
 namespace torchlight::quantized {
 
-TokenRange token_range_f32_avx512(const float* x, int64_t n) {
-  // token_range's steps sixteen lanes at a time: minps(v, m) is v < m ? v : m.
+RowRange row_range_f32_avx512(const float* x, int64_t n) {
+  // row_range's steps sixteen lanes at a time: minps(v, m) is v < m ? v : m.
   float mn = x[0], mx = x[0];
   bool any_nan = false;
   int64_t i = 0;

@@ -339,12 +339,12 @@ TEST_P(QuantIsaTest, QuantizeArranged8da4wMatchesQuantizeTokenInt8) {
 }
 
 // The row's range ahead of its quantization parameters: the ISA's
-// token_range_f32 gives token_range's minimum and maximum (a zero's sign
+// row_range_f32 gives row_range's minimum and maximum (a zero's sign
 // aside, which the parameters drop) and NaN flag, so token_qparams' scale
 // and zero point, for lengths around every vector width, NaN in the first,
 // a middle and the last place, infinities, zeros of both signs.
-TEST_P(QuantIsaTest, TokenRangeGivesTokenQparams) {
-  const TokenRangeF32Fn range = select_token_range_f32(GetParam());
+TEST_P(QuantIsaTest, RowRangeGivesTokenQparams) {
+  const RowRangeF32Fn range = select_row_range_f32(GetParam());
   uint32_t seed = 777;
   for (int64_t n = 1; n <= 70; ++n) {
     for (int variant = 0; variant < 6; ++variant) {
@@ -363,7 +363,7 @@ TEST_P(QuantIsaTest, TokenRangeGivesTokenQparams) {
         x[static_cast<size_t>(next(&seed) % static_cast<uint32_t>(n))] = 1e-30f;
       }
       SCOPED_TRACE("n " + std::to_string(n) + " variant " + std::to_string(variant));
-      const TokenRange want = token_range(x.data(), n), got = range(x.data(), n);
+      const RowRange want = row_range(x.data(), n), got = range(x.data(), n);
       EXPECT_EQ(got.any_nan, want.any_nan);
       if (!want.any_nan) {
         EXPECT_EQ(got.min, want.min);

@@ -8,9 +8,10 @@
 // the default dim order, it picks a loop specialised for that dtype and
 // operator. That eval checks only what can change at run time (sizes, data
 // pointers, the tags of Scalar arguments a previous instruction may have
-// computed) and hands any call outside its fast cases (broadcasting, a
-// resize, a Bool scalar) to the reference kernel, which checks everything
-// and reports errors as before. The arithmetic is the reference kernels'
+// computed), resizes a dynamic out to self's shape when it differs, and
+// hands any call outside its fast cases (broadcasting, an out that cannot
+// be resized, a Bool scalar) to the reference kernel, which checks
+// everything and reports errors as before. The arithmetic is the reference kernels'
 // (opmath, alpha applied the same way), so results are identical.
 // Header-only: each operator instantiates only its own paths, so a
 // selective build links only the operators it lists.
@@ -91,7 +92,7 @@ void fast_eval(KernelContext& ctx, Span<EValue*> args) {
   const int64_t n = self.numel();
   const T* a = self.template const_data_ptr<T>();
   T* z = out.template mutable_data_ptr<T>();
-  if (!same_sizes(self, out) || (n > 0 && (a == nullptr || z == nullptr))) return reference(ctx, args);
+  if (n > 0 && (a == nullptr || z == nullptr)) return reference(ctx, args);
 
   T scalar_b = 0;
   const T* b = nullptr;
@@ -108,6 +109,11 @@ void fast_eval(KernelContext& ctx, Span<EValue*> args) {
       return reference(ctx, args);
     }
   }
+  // The result has self's shape here. A dynamic out left at another call's
+  // shape (an LLM's prefill after its decode steps, or the first of either)
+  // is resized as the reference would; one that cannot be goes to the
+  // reference, which reports it.
+  if (!same_sizes(self, out) && !out.resize(self.sizes()).ok()) return reference(ctx, args);
   *args[L.out + 1] = *args[L.out];
   if (b != nullptr) {
     for (int64_t i = 0; i < n; ++i) z[i] = apply<T, L.op>(a[i], b[i], alpha);

@@ -152,7 +152,7 @@ TEST(ArithFastPathTest, OtherDtypesAndLayoutsKeepTheReferenceKernel) {
   EXPECT_EQ(prepared_eval(add, mixed), add.eval);
 }
 
-TEST(ArithFastPathTest, ResizedInputsGoThroughTheReferenceWhichResizesOut) {
+TEST(ArithFastPathTest, ResizedInputsResizeOut) {
   const Kernel& mul = kernel_test::portable_kernel_named("aten::mul.out");
   TestTensor self(ScalarType::kFloat, {4}, {1, 2, 3, 4}, kernel_test::dynamic_bound());
   TestTensor other(ScalarType::kFloat, {4}, {2, 2, 2, 2}, kernel_test::dynamic_bound());
@@ -169,6 +169,36 @@ TEST(ArithFastPathTest, ResizedInputsGoThroughTheReferenceWhichResizesOut) {
   ASSERT_FALSE(ctx.failed()) << ctx.status().message();
   EXPECT_EQ(out.sizes(), std::vector<SizesType>({2}));
   EXPECT_EQ(out.values(), std::vector<double>({2, 4}));
+  // And back to the planned size (an LLM's decode steps, then a prefill).
+  const SizesType four[] = {4};
+  ASSERT_TRUE(self.impl().resize({four, 1}).ok());
+  ASSERT_TRUE(other.impl().resize({four, 1}).ok());
+  eval(ctx, args.span());
+  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  EXPECT_EQ(out.sizes(), std::vector<SizesType>({4}));
+  EXPECT_EQ(out.values(), std::vector<double>({2, 4, 6, 8}));
+}
+
+// An out that cannot take the result's shape (static, other sizes) gets
+// the reference kernel's error, not a write.
+TEST(ArithFastPathTest, StaticOutOfAnotherShapeReportsTheReferenceError) {
+  const Kernel& add = kernel_test::portable_kernel_named("aten::add.out");
+  TestTensor self(ScalarType::kFloat, {4}, {1, 2, 3, 4}, kernel_test::dynamic_bound());
+  TestTensor other(ScalarType::kFloat, {4}, {2, 2, 2, 2}, kernel_test::dynamic_bound());
+  TestTensor out(ScalarType::kFloat, {4}, {7, 7, 7, 7});
+  KernelArgs args{self.evalue(), other.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
+  const KernelFunction eval = prepared_eval(add, args);
+  ASSERT_NE(eval, add.eval);
+  const SizesType two[] = {2};
+  ASSERT_TRUE(self.impl().resize({two, 1}).ok());
+  ASSERT_TRUE(other.impl().resize({two, 1}).ok());
+  KernelContext fast_ctx(nullptr, nullptr, "aten::add.out");
+  eval(fast_ctx, args.span());
+  KernelContext reference_ctx(nullptr, nullptr, "aten::add.out");
+  add.eval(reference_ctx, args.span());
+  ASSERT_TRUE(fast_ctx.failed());
+  EXPECT_STREQ(fast_ctx.status().message(), reference_ctx.status().message());
+  EXPECT_EQ(out.values(), std::vector<double>({7, 7, 7, 7}));
 }
 
 TEST(ArithFastPathTest, ScalarKindChangedSinceLoadStillComputesCorrectly) {
