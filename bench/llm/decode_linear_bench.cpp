@@ -3,6 +3,10 @@
 //
 //   BM_int8_decode_isa/isa/K/N: the loop on one thread for every instruction
 //     set this CPU runs (1 avx2, 3 avx512), weight GB/s.
+//   BM_8da4w_quantize_row/isa/K: linear_8da4w's per-call activation step
+//     for one row (quantize_arranged_8da4w.h, group 32: the row's range,
+//     its parameters, the quantized arranged row) with each ISA's choice
+//     (1 avx2: the portable steps, 3 avx512).
 //   BM_int8_decode_split/threads/split/K/N: the loop inline on the calling
 //     thread (split 0), split over the pool in column chunks (split 1,
 //     column_chunks.h), or as the operator decides (split 2:
@@ -24,7 +28,9 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quant_isa.h"
+#include "kernels/quantized/quantize_arranged_8da4w.h"
 
 namespace torchlight::quantized {
 namespace {
@@ -92,6 +98,38 @@ void BM_int8_decode_split(benchmark::State& state) {
   const char* how[] = {" threads, inline", " threads, split", " threads, as the operator"};
   state.SetLabel(std::to_string(threads) + how[split]);
 }
+
+void BM_8da4w_quantize_row(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const int64_t k = state.range(1), group = 32;
+  if (!cpu_has_quant_isa(isa)) {
+    state.SkipWithError("this CPU does not run that ISA");
+    return;
+  }
+  std::vector<float> x(static_cast<size_t>(k));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 23) * 0.37f - 4.0f;
+  std::vector<int8_t> arranged(x.size());
+  std::vector<float> correction(static_cast<size_t>(k / group));
+  const QuantizeArranged8da4wFn quantize = select_quantize_arranged_8da4w(group, isa);
+  const RowRangeF32Fn range = select_row_range_f32(isa);
+  for (auto _ : state) {
+    double scale = 0;
+    int64_t zero_point = 0;
+    token_qparams_from_range<float>(range(x.data(), k), &scale, &zero_point);
+    quantize(x.data(), k, group, scale, static_cast<int32_t>(zero_point), arranged.data(),
+             correction.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(quant_isa_name(isa));
+}
+
+BENCHMARK(BM_8da4w_quantize_row)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const int64_t k : {288, 768, 2048}) {
+    for (const int64_t isa : {1, 3}) b->Args({isa, k});
+  }
+  b->ArgNames({"isa", "K"});
+  b->Unit(benchmark::kNanosecond);
+});
 
 // K x N: stories15m's attention (288 x 288), feed-forward (288 x 768,
 // 768 x 288) and classifier (288 x 32000); stories110m's 768 x 768,

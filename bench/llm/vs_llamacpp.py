@@ -42,31 +42,47 @@ def convert(shape: str, tools: Path, workdir: Path) -> dict:
     return files
 
 
-def llama_bench(tools: Path, gguf: Path, threads: int, prompt: int, new: int, repeats: int):
-    """(prefill tok/s, decode tok/s) from llama-bench's JSON."""
-    out = subprocess.run([str(tools / "llama-bench"), "-m", str(gguf), "-p", str(prompt), "-n",
-                          str(new), "-t", str(threads), "-r", str(repeats), "-o", "json"],
-                         check=True, capture_output=True, text=True).stdout
+def llama_bench(tools: Path, gguf: Path, threads: int, prompt: int, new: int, repeats: int,
+                depth: int):
+    """(prefill tok/s, decode tok/s) from llama-bench's JSON (avg_ts, the mean of `repeats`).
+
+    Decode runs at `depth` (-d: a context of that many tokens is filled
+    first, untimed); with depth = prompt its tokens sit at the positions
+    ours do, prompt .. prompt + new - 1, and attend over as much KV cache.
+    Depth 0 (plain -n) times positions 0 .. new - 1, less work than ours."""
+    def run(extra):
+        out = subprocess.run([str(tools / "llama-bench"), "-m", str(gguf), "-t", str(threads),
+                              "-r", str(repeats), "-o", "json"] + extra,
+                             check=True, capture_output=True, text=True).stdout
+        return json.loads(out)
+
     prefill = decode = None
-    for test in json.loads(out):
+    for test in run(["-p", str(prompt), "-n", "0"]):
         if test.get("n_prompt", 0) > 0 and test.get("n_gen", 0) == 0:
             prefill = test["avg_ts"]
-        elif test.get("n_gen", 0) > 0 and test.get("n_prompt", 0) == 0:
+    for test in run(["-p", "0", "-n", str(new), "-d", str(depth)]):
+        if test.get("n_gen", 0) > 0 and test.get("n_prompt", 0) == 0:
             decode = test["avg_ts"]
     return prefill, decode
 
 
-def ours(shape: str, quant: str, threads: int, prompt: int, new: int, workdir: Path):
-    """(prefill tok/s, decode tok/s), or None when the precision is not available here."""
+def ours(shape: str, quant: str, threads: int, prompt: int, new: int, workdir: Path,
+         repeats: int):
+    """(prefill tok/s, decode tok/s), each the mean of `repeats` runs (as llama-bench's
+    avg_ts), or None when the precision is not available here."""
     args = argparse.Namespace(shape=shape, quant=quant, group_size=32, threads=threads,
                               prompt_tokens=prompt, new_tokens=new, cli=bench_llm.CLI,
                               workdir=workdir, xnnpack=False)
-    try:
-        r = bench_llm.run(args)
-    except SystemExit as e:
-        print(f"  torchlight {quant}: {e}", flush=True)
-        return None
-    return r["prefill_tok_s"], r["decode_tok_s"]
+    prefill, decode = [], []
+    for _ in range(repeats):
+        try:
+            r = bench_llm.run(args)
+        except SystemExit as e:
+            print(f"  torchlight {quant}: {e}", flush=True)
+            return None
+        prefill.append(r["prefill_tok_s"])
+        decode.append(r["decode_tok_s"])
+    return sum(prefill) / repeats, sum(decode) / repeats
 
 
 def main() -> None:
@@ -76,18 +92,23 @@ def main() -> None:
     p.add_argument("--threads", default="1,2")
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)
-    p.add_argument("--repeats", type=int, default=3, help="llama-bench repetitions")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="repetitions of each side (llama-bench -r, and runs of ours); means")
+    p.add_argument("--llama-decode-from-empty", action="store_true",
+                   help="time llama.cpp's decode from an empty context (positions 0..) as "
+                        "before, instead of after --prompt-tokens as ours")
     p.add_argument("--workdir", type=Path, default=bench_llm.REPO / "build" / "bench-llm")
     args = p.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     files = convert(args.shape, args.llamacpp_bin, args.workdir)
+    depth = 0 if args.llama_decode_from_empty else args.prompt_tokens
     rows = []
     for threads in (int(t) for t in args.threads.split(",")):
         for quant, kind in PAIRS:
             theirs = llama_bench(args.llamacpp_bin, files[kind], threads, args.prompt_tokens,
-                                 args.new_tokens, args.repeats)
+                                 args.new_tokens, args.repeats, depth)
             mine = ours(args.shape, quant, threads, args.prompt_tokens, args.new_tokens,
-                        args.workdir)
+                        args.workdir, args.repeats)
             rows.append((threads, quant, kind, mine, theirs))
             print(f"  {threads} thread(s) {quant} vs {kind}: done", flush=True)
 
@@ -98,8 +119,9 @@ def main() -> None:
         return f"{a / b:6.2f}x" if a is not None and b else f"{'n/a':>7}"
 
     print()
-    print(f"{args.shape}, prompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens; "
-          f"tok/s (ours / llama.cpp)")
+    print(f"{args.shape}, prompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens "
+          f"(llama.cpp decodes at positions {depth}.., ours at {args.prompt_tokens}..); tok/s (ours / "
+          f"llama.cpp), means of {args.repeats} runs")
     header = (f"{'thr':>3} {'ours':>6} {'llama.cpp':>9} | {'decode':>9} {'llama.cpp':>9} "
               f"{'ratio':>7} | {'prefill':>9} {'llama.cpp':>9} {'ratio':>7}")
     print(header)

@@ -1,7 +1,7 @@
 // torchlight::sdpa_with_kv_cache.out against a naive loop, on the attention
 // shapes of GPT-2 124M and stories110M (12 heads, D = 64, a 1024-position
 // cache): decode (T = 1) with 128, 512 and 1024 valid positions, and a
-// T = 128 prefill. "ours" is the whole kernel call (checks, cache writes,
+// T = 128 prefill; and stories15M's decode (6 heads, D = 48) at 160. "ours" is the whole kernel call (checks, cache writes,
 // attention) through the thread pool; "ours/<isa>" runs one instruction-set
 // build of the attention loops alone, single-threaded. After the Google
 // Benchmark output, a table puts each case side by side with ratios.
@@ -28,23 +28,25 @@ namespace {
 using portable::kernel_test::KernelArgs;
 using portable::kernel_test::TestTensor;
 
-constexpr int kHeads = 12;
-constexpr int kHeadDim = 64;
-constexpr int kCacheLen = 1024;
-
 struct Case {
   const char* model;
   const char* phase;  // "decode" or "prefill"
   int rows;           // T
   int valid;          // Positions valid after the call: input_pos = valid - T .. valid - 1.
+  int heads = 12;
+  int head_dim = 64;
+  int cache_len = 1024;
 };
 
-// Both models have this attention shape; each is listed under its own name.
+// GPT-2 124M and stories110M have the same attention shape; each is listed
+// under its own name. stories15M: 6 heads of 48 (three 16-float vectors, not
+// a multiple of four), a 256-position cache.
 const Case kCases[] = {
     {"gpt2-124M", "decode", 1, 128},      {"gpt2-124M", "decode", 1, 512},
     {"gpt2-124M", "decode", 1, 1024},     {"gpt2-124M", "prefill", 128, 128},
     {"stories110M", "decode", 1, 128},    {"stories110M", "decode", 1, 512},
     {"stories110M", "decode", 1, 1024},   {"stories110M", "prefill", 128, 128},
+    {"stories15M", "decode", 1, 160, 6, 48, 256},
 };
 
 std::string case_name(const Case& c) {
@@ -65,16 +67,19 @@ std::vector<double> random_values(size_t n, uint64_t seed) {
 // The tensors of one call, with a full random cache.
 struct Inputs {
   explicit Inputs(const Case& c)
-      : query(ScalarType::kFloat, {1, kHeads, c.rows, kHeadDim},
-              random_values(size_t{kHeads} * c.rows * kHeadDim, 1)),
+      : kHeads(c.heads),
+        kHeadDim(c.head_dim),
+        kCacheLen(c.cache_len),
+        query(ScalarType::kFloat, {1, kHeads, c.rows, kHeadDim},
+              random_values(static_cast<size_t>(kHeads) * c.rows * kHeadDim, 1)),
         key(ScalarType::kFloat, {1, kHeads, c.rows, kHeadDim},
-            random_values(size_t{kHeads} * c.rows * kHeadDim, 2)),
+            random_values(static_cast<size_t>(kHeads) * c.rows * kHeadDim, 2)),
         value(ScalarType::kFloat, {1, kHeads, c.rows, kHeadDim},
-              random_values(size_t{kHeads} * c.rows * kHeadDim, 3)),
+              random_values(static_cast<size_t>(kHeads) * c.rows * kHeadDim, 3)),
         key_cache(ScalarType::kFloat, {1, kHeads, kCacheLen, kHeadDim},
-                  random_values(size_t{kHeads} * kCacheLen * kHeadDim, 4)),
+                  random_values(static_cast<size_t>(kHeads) * kCacheLen * kHeadDim, 4)),
         value_cache(ScalarType::kFloat, {1, kHeads, kCacheLen, kHeadDim},
-                    random_values(size_t{kHeads} * kCacheLen * kHeadDim, 5)),
+                    random_values(static_cast<size_t>(kHeads) * kCacheLen * kHeadDim, 5)),
         input_pos(ScalarType::kLong, {c.rows}, positions(c)),
         out(ScalarType::kFloat, {1, kHeads, c.rows, kHeadDim}) {}
 
@@ -84,6 +89,7 @@ struct Inputs {
     return pos;
   }
 
+  const int kHeads, kHeadDim, kCacheLen;  // The case's shape.
   TestTensor query, key, value, key_cache, value_cache, input_pos, out;
 };
 
@@ -97,6 +103,7 @@ void naive_sdpa(Inputs& in, const Case& c, std::vector<float>& scores) {
   float* vc = in.value_cache.tensor().mutable_data_ptr<float>();
   const int64_t* pos = in.input_pos.tensor().const_data_ptr<int64_t>();
   float* out = in.out.tensor().mutable_data_ptr<float>();
+  const int kHeads = c.heads, kHeadDim = c.head_dim, kCacheLen = c.cache_len;
   const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
   for (int h = 0; h < kHeads; ++h) {
     for (int i = 0; i < c.rows; ++i) {
@@ -131,7 +138,7 @@ void naive_sdpa(Inputs& in, const Case& c, std::vector<float>& scores) {
 
 void bench_naive(benchmark::State& state, Case c) {
   Inputs in(c);
-  std::vector<float> scores(kCacheLen);
+  std::vector<float> scores(c.cache_len);
   for (auto _ : state) {
     naive_sdpa(in, c, scores);
     benchmark::ClobberMemory();
@@ -162,10 +169,10 @@ void bench_variant(benchmark::State& state, Case c, SdpaVariant variant) {
   p.input_pos = in.input_pos.tensor().const_data_ptr<int64_t>();
   p.out = in.out.tensor().mutable_data_ptr<float>();
   p.batch = 1;
-  p.q_heads = kHeads;
-  p.kv_heads = kHeads;
+  p.q_heads = c.heads;
+  p.kv_heads = c.heads;
   p.rows = c.rows;
-  p.head_dim = kHeadDim;
+  p.head_dim = c.head_dim;
   p.input_pos_stride = 1;
   for (int d = 0; d < 3; ++d) {
     p.query_strides[d] = in.query.tensor().strides()[d];
@@ -173,7 +180,7 @@ void bench_variant(benchmark::State& state, Case c, SdpaVariant variant) {
     p.value_cache_strides[d] = in.value_cache.tensor().strides()[d];
     p.out_strides[d] = in.out.tensor().strides()[d];
   }
-  p.scale = 0.125f;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   sdpa_plan_work(p, 1);
   const size_t items = sdpa_work_items(p);
   for (auto _ : state) {

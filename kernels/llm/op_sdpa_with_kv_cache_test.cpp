@@ -382,58 +382,62 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
   const Span<const SdpaVariant> variants = sdpa_variants();
   ASSERT_GE(variants.size(), 1u);
   EXPECT_STREQ(variants[variants.size() - 1].name, "generic");
-  for (int dim : {3, 17, 40, 64, 72}) {
-    SCOPED_TRACE("D = " + std::to_string(dim));
-    const Shape s{2, 6, 3, 19, 150, dim};  // T = 19 rows at positions 120..138.
-    const std::vector<int64_t> pos = positions(120, 19);
-    const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 21);
-    ReferenceCache reference{s, random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 22),
-                             random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 23)};
-    TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
-    TestTensor key_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.keys);
-    TestTensor value_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.values);
-    TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
-    // The reference writes rows first; give it the rows already in the cache.
-    std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
-    std::vector<double> v(k.size());
-    for (int b = 0; b < s.b; ++b) {
-      for (int g = 0; g < s.hkv; ++g) {
-        for (int i = 0; i < s.t; ++i) {
-          for (int d = 0; d < s.d; ++d) {
-            k[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
-                reference.keys[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
-            v[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
-                reference.values[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+  // D = 44, 48 and 56 leave three or two whole vectors after the steps of four
+  // (accumulate_value_slices) at 16, 8 and 4 lanes; T = 1 is decode.
+  for (int rows : {19, 1}) {
+    for (int dim : {3, 17, 40, 44, 48, 56, 64, 72}) {
+      SCOPED_TRACE("D = " + std::to_string(dim) + ", T = " + std::to_string(rows));
+      const Shape s{2, 6, 3, rows, 150, dim};  // T rows at positions 120..
+      const std::vector<int64_t> pos = positions(120, rows);
+      const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 21);
+      ReferenceCache reference{s, random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 22),
+                               random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 23)};
+      TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
+      TestTensor key_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.keys);
+      TestTensor value_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.values);
+      TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
+      // The reference writes rows first; give it the rows already in the cache.
+      std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
+      std::vector<double> v(k.size());
+      for (int b = 0; b < s.b; ++b) {
+        for (int g = 0; g < s.hkv; ++g) {
+          for (int i = 0; i < s.t; ++i) {
+            for (int d = 0; d < s.d; ++d) {
+              k[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
+                  reference.keys[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+              v[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
+                  reference.values[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+            }
           }
         }
       }
-    }
-    const std::vector<double> expected = reference.step(q, k, v, pos, 0.2);
-    for (const SdpaVariant& variant : variants) {
-      SCOPED_TRACE(variant.name);
-      TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
-      SdpaProblem p{};
-      p.query = query.tensor().const_data_ptr<float>();
-      p.key_cache = key_cache.tensor().const_data_ptr<float>();
-      p.value_cache = value_cache.tensor().const_data_ptr<float>();
-      p.input_pos = input_pos.tensor().const_data_ptr<int64_t>();
-      p.out = out.tensor().mutable_data_ptr<float>();
-      p.batch = s.b;
-      p.q_heads = s.hq;
-      p.kv_heads = s.hkv;
-      p.rows = s.t;
-      p.head_dim = s.d;
-      p.input_pos_stride = 1;
-      for (int d = 0; d < 3; ++d) {
-        p.query_strides[d] = query.tensor().strides()[d];
-        p.key_cache_strides[d] = key_cache.tensor().strides()[d];
-        p.value_cache_strides[d] = value_cache.tensor().strides()[d];
-        p.out_strides[d] = out.tensor().strides()[d];
+      const std::vector<double> expected = reference.step(q, k, v, pos, 0.2);
+      for (const SdpaVariant& variant : variants) {
+        SCOPED_TRACE(variant.name);
+        TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
+        SdpaProblem p{};
+        p.query = query.tensor().const_data_ptr<float>();
+        p.key_cache = key_cache.tensor().const_data_ptr<float>();
+        p.value_cache = value_cache.tensor().const_data_ptr<float>();
+        p.input_pos = input_pos.tensor().const_data_ptr<int64_t>();
+        p.out = out.tensor().mutable_data_ptr<float>();
+        p.batch = s.b;
+        p.q_heads = s.hq;
+        p.kv_heads = s.hkv;
+        p.rows = s.t;
+        p.head_dim = s.d;
+        p.input_pos_stride = 1;
+        for (int d = 0; d < 3; ++d) {
+          p.query_strides[d] = query.tensor().strides()[d];
+          p.key_cache_strides[d] = key_cache.tensor().strides()[d];
+          p.value_cache_strides[d] = value_cache.tensor().strides()[d];
+          p.out_strides[d] = out.tensor().strides()[d];
+        }
+        p.scale = 0.2f;
+        sdpa_run(p, &variant);
+        const std::vector<double> actual = out.values();
+        for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
       }
-      p.scale = 0.2f;
-      sdpa_run(p, &variant);
-      const std::vector<double> actual = out.values();
-      for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
     }
   }
 }

@@ -20,7 +20,8 @@
 // group's scale in its four lanes); they are folded and corrected once per
 // column. Against one chunk per load, the pairs save a third of the
 // instructions per weight (decode, group 32, stories15m shapes: 10-25% less
-// time, bench/quantized BM_shape_8da4w). Decode takes four columns at once,
+// time, bench/quantized BM_shape_8da4w). Decode takes four columns at once
+// (group 32 in the AVX-512 build: eight),
 // two rows two (independent chains for the out-of-order core); more rows
 // take one (the registers are full).
 #pragma once
@@ -466,14 +467,23 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   }
 }
 
-// Decode with group 32, the common case, straight-line: four columns, the
+// Decode with group 32, the common case, straight-line: four columns (eight
+// in the AVX-512 build), the
 // groups two at a time from one 32-byte load per column (the general
 // template kept its sums in arrays across the group loop, and GCC spilled
 // them on every step). The same integer sums and float steps in the same
 // order as columns<1, 4>, so the same floats. kOwnU as in columns.
+#if defined(__AVX512VL__)
+// Eight columns a step where 32 vector registers hold their sums: each
+// activation pair's loads and permutes serve twice the columns.
+constexpr int kDecodeColumns8da4w = 8;
+#else
+constexpr int kDecodeColumns8da4w = 4;
+#endif
+
 template <bool kOwnU>
 void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  constexpr int kCols = 4;  // fold4 finishes four columns.
+  constexpr int kCols = kDecodeColumns8da4w;  // fold4 finishes four columns at a time.
   constexpr int64_t kPrefetchColumns = 16;
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
@@ -490,7 +500,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     __m256 uacc[kCols];
     const uint8_t* w[kCols];
     const float* w_scales[kCols];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int c = 0; c < kCols; ++c) {
       acc[c] = _mm256_setzero_ps();
       uacc[c] = _mm256_setzero_ps();
@@ -500,7 +510,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     int64_t g = 0;
     for (; g + 2 <= groups; g += 2) {
       const PairActivations x = load_pair(row.xq + g * 32);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c) {
         // The classifier's weights stream from memory: ask for the column
         // kPrefetchColumns ahead (a prefetch past the end does not fault).
@@ -517,7 +527,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     }
     if (g < groups) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + g * 32));
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c) {
         const __m256i u = unpack_chunk(w[c] + g * 16, low_mask);
         const __m256i dot = add_chunk_dot(zero, u, x);
@@ -528,19 +538,23 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), w_scale, acc[c]);
       }
     }
-    // finish_column_8da4w and the row's scale for the four columns at once
+    // finish_column_8da4w and the row's scale four columns at once
     // (vector fused multiply-adds round as std::fma does).
-    __m256 corr[kCols];
+#pragma GCC unroll 2
+    for (int c0 = 0; c0 < kCols; c0 += 4) {
+      __m256 corr[4];
 #pragma GCC unroll 4
-    for (int c = 0; c < kCols; ++c) {
-      corr[c] = correction_lanes(w_scales[c], correction, whole_groups, groups, tail);
+      for (int c = 0; c < 4; ++c) {
+        corr[c] = correction_lanes(w_scales[c0 + c], correction, whole_groups, groups, tail);
+      }
+      const __m128 products = fold4(acc[c0], acc[c0 + 1], acc[c0 + 2], acc[c0 + 3]);
+      const __m128 u_sums = kOwnU ? fold4(uacc[c0], uacc[c0 + 1], uacc[c0 + 2], uacc[c0 + 3])
+                                  : _mm_loadu_ps(row.u_folded + n + c0);
+      const __m128 corrections = fold4(corr[0], corr[1], corr[2], corr[3]);
+      const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, u_sums, products), corrections);
+      const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n + c0) : _mm_setzero_ps();
+      _mm_storeu_ps(row.out + n + c0, _mm_fmadd_ps(sum, row_scale, bias));
     }
-    const __m128 products = fold4(acc[0], acc[1], acc[2], acc[3]);
-    const __m128 u_sums = kOwnU ? fold4(uacc[0], uacc[1], uacc[2], uacc[3]) : _mm_loadu_ps(row.u_folded + n);
-    const __m128 corrections = fold4(corr[0], corr[1], corr[2], corr[3]);
-    const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, u_sums, products), corrections);
-    const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
-    _mm_storeu_ps(row.out + n, _mm_fmadd_ps(sum, row_scale, bias));
   }
   if (n < n_end) columns<1, 1, kOwnU>(row, n, n_end);
 }

@@ -39,6 +39,7 @@
 #include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/prefill_8da4w.h"
 #include "kernels/quantized/quant_common.h"
+#include "kernels/quantized/quantize_arranged_8da4w.h"
 #include "kernels/quantized/quantized_ops.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/schemas/op_schemas.h"
@@ -93,12 +94,13 @@ bool use_tile(int64_t rows, int64_t group) {
 template <typename Store>
 void quantize_pass(const float* x, int64_t k, int64_t rows, int32_t* zero_points,
                    float* row_scales, const Store& store) {
+  const RowRangeF32Fn range = select_row_range_f32();
   threadpool::parallel_for(static_cast<size_t>(rows), 8, [&](size_t begin, size_t end) {
     for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
       const float* x_row = x + r * k;
       double scale = 0;
       int64_t zero_point = 0;
-      token_qparams(x_row, k, &scale, &zero_point);
+      token_qparams_from_range<float>(range(x_row, k), &scale, &zero_point);
       zero_points[r] = static_cast<int32_t>(zero_point);
       row_scales[r] = static_cast<float>(scale);
       store(r, x_row, scale, zero_point);
@@ -323,6 +325,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
       reinterpret_cast<char*>(xq) + ((static_cast<size_t>(k * pass_rows) + 3) / 4) * 4);
   const Columns8da4wFn columns = tile ? select_tile_8da4w(group) : select_linear_8da4w(group);
   const FoldWeightSums8da4wFn fold_sums = select_fold_weight_sums_8da4w(group);
+  const QuantizeArranged8da4wFn quantize_row = select_quantize_arranged_8da4w(group);
   const float* x = input.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
   Row8da4w base{};
@@ -337,19 +340,10 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     const int64_t in_pass = std::min<int64_t>(pass_rows, rows - p0);
     int32_t zero_points[kMaxRowsPerPass];
     float row_scales[kMaxRowsPerPass];
-    // Quantized a chunk at a time, then arranged (linear_8da4w.h).
-    auto quantize_arranged = [&](int64_t r, const float* x_row, double scale, int64_t zero_point) {
+    // Quantized and arranged (linear_8da4w.h, quantize_arranged_8da4w.h).
+    auto quantize_arranged = [&](int64_t r, const float* x_row, double scale, int64_t) {
       int8_t* arranged = xq + r * k;
-      for (int64_t g0 = 0; g0 < k; g0 += group) {
-        int32_t sum = 0;
-        for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
-          const int64_t length = std::min<int64_t>(32, g0 + group - c0);
-          int8_t q[32];
-          quantize_token_int8(x_row + c0, length, scale, zero_point, q);
-          sum += arrange_chunk_8da4w(q, length, arranged + c0);
-        }
-        correction[r * groups + g0 / group] = correction_8da4w(sum, zero_points[r], group);
-      }
+      quantize_row(x_row, k, group, scale, zero_points[r], arranged, correction + r * groups);
       if (tile) pair_rows_8da4w(arranged, 1, k, group);
     };
     quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales, quantize_arranged);

@@ -16,10 +16,65 @@
 
 namespace torchlight::quantized {
 
+/// One token's value range: the smallest and largest values as floats (NaN
+/// skipped) and whether any is NaN. The order of a minimum does not matter
+/// (a zero's sign is lost by token_qparams_from_range's min_neg/max_pos), so
+/// any order of the comparisons gives the same parameters.
+struct RowRange {
+  float min, max;
+  bool any_nan;
+};
+
+/// Widens [*mn, *mx] by vector lanes' minima lo[] and maxima hi[]. Internal
+/// linkage: per-ISA files built with other flags use it too (a shared inline
+/// copy could carry their instructions here).
+static inline void widen_by_lanes(const float* lo, const float* hi, int lanes, float* mn, float* mx) {
+  for (int j = 0; j < lanes; ++j) {
+    *mn = lo[j] < *mn ? lo[j] : *mn;
+    *mx = *mx < hi[j] ? hi[j] : *mx;
+  }
+}
+
+template <typename T>
+inline RowRange row_range(const T* x, int64_t n) {
+  // In float (the values are floats, so every comparison is the same) with
+  // NaN tracked apart; amin/amax propagate NaN.
+  float mn_f = static_cast<float>(x[0]), mx_f = mn_f;
+  bool any_nan = false;
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) {
+    // minps(v, m) is v < m ? v : m, the scalar step below.
+    if (n >= 4) {
+      __m128 lo = _mm_loadu_ps(x), hi = lo, nan = _mm_setzero_ps();
+      for (; i + 4 <= n; i += 4) {
+        const __m128 v = _mm_loadu_ps(x + i);
+        lo = _mm_min_ps(v, lo);
+        hi = _mm_max_ps(v, hi);
+        nan = _mm_or_ps(nan, _mm_cmpunord_ps(v, v));
+      }
+      alignas(16) float l[4], h[4];
+      _mm_store_ps(l, lo);
+      _mm_store_ps(h, hi);
+      widen_by_lanes(l, h, 4, &mn_f, &mx_f);
+      any_nan = _mm_movemask_ps(nan) != 0;
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    const float v = static_cast<float>(x[i]);
+    mn_f = v < mn_f ? v : mn_f;
+    mx_f = mx_f < v ? v : mx_f;
+    any_nan |= v != v;
+  }
+  return {mn_f, mx_f, any_nan};
+}
+
 /// The steps of token_qparams (below) after its scan: the (scale, zero
 /// point) of a token whose smallest and largest non-NaN values are mn_f and
-/// mx_f (any_nan: some value is NaN). Also for scans written elsewhere
-/// (linear_8da4w_amx.cpp).
+/// mx_f (any_nan: some value is NaN), every step rounded to T as torch does.
+/// Also for scans written elsewhere (linear_8da4w_amx.cpp,
+/// quantize_arranged_8da4w.h).
 template <typename T>
 inline void token_qparams_from_range(float mn_f, float mx_f, bool any_nan, double* scale_out,
                                      int64_t* zero_point_out) {
@@ -43,48 +98,16 @@ inline void token_qparams_from_range(float mn_f, float mx_f, bool any_nan, doubl
   *zero_point_out = portable::convert<int64_t>(std::nearbyint(zero_point));
 }
 
-// One token's (scale, zero point), every step rounded to T as torch does.
+template <typename T>
+inline void token_qparams_from_range(RowRange range, double* scale_out, int64_t* zero_point_out) {
+  token_qparams_from_range<T>(range.min, range.max, range.any_nan, scale_out, zero_point_out);
+}
+
 /// torch's _choose_qparams_per_token_asymmetric_impl on n values of T.
 template <typename T>
 inline void token_qparams(const T* x, int64_t n, double* scale_out, int64_t* zero_point_out) {
-  // In float (the values are floats, so every comparison is the same) with
-  // NaN tracked apart; amin/amax propagate NaN.
-  float mn_f = static_cast<float>(x[0]), mx_f = mn_f;
-  bool any_nan = false;
-  int64_t i = 0;
-#if defined(__SSE2__)
-  if constexpr (std::is_same_v<T, float>) {
-    // minps(v, m) is v < m ? v : m, the scalar step below; the order of a
-    // minimum does not matter (a zero's sign is lost by min_neg/max_pos).
-    if (n >= 4) {
-      __m128 lo = _mm_loadu_ps(x), hi = lo, nan = _mm_setzero_ps();
-      for (; i + 4 <= n; i += 4) {
-        const __m128 v = _mm_loadu_ps(x + i);
-        lo = _mm_min_ps(v, lo);
-        hi = _mm_max_ps(v, hi);
-        nan = _mm_or_ps(nan, _mm_cmpunord_ps(v, v));
-      }
-      alignas(16) float l[4], h[4];
-      _mm_store_ps(l, lo);
-      _mm_store_ps(h, hi);
-      for (int j = 0; j < 4; ++j) {
-        mn_f = l[j] < mn_f ? l[j] : mn_f;
-        mx_f = mx_f < h[j] ? h[j] : mx_f;
-      }
-      any_nan = _mm_movemask_ps(nan) != 0;
-    }
-  }
-#endif
-  for (; i < n; ++i) {
-    const float v = static_cast<float>(x[i]);
-    mn_f = v < mn_f ? v : mn_f;
-    mx_f = mx_f < v ? v : mx_f;
-    any_nan |= v != v;
-  }
-  token_qparams_from_range<T>(mn_f, mx_f, any_nan, scale_out, zero_point_out);
+  token_qparams_from_range<T>(row_range(x, n), scale_out, zero_point_out);
 }
-
-
 
 /// quantize_per_token of n floats with a float64 scale: round(x * (1 / scale)
 /// + zero_point) in double, clamped to int8.

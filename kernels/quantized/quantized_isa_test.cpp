@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_qs8.h"
+#include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quant_isa.h"
+#include "kernels/quantized/quantize_arranged_8da4w.h"
 
 namespace torchlight::quantized {
 namespace {
@@ -285,6 +289,92 @@ TEST(QuantIsaAmxTest, LinearQs8IdenticalToGeneric) {
                                << " columns " << n_begin << ".." << n_end;
         }
       }
+    }
+  }
+}
+
+// 8da4w's activation rows: the ISA's quantize_arranged_8da4w (the portable
+// one below AVX-512) gives quantize_token_int8's bytes in arranged order
+// (linear_8da4w.h) and each group's correction, bit for bit, through ties,
+// clamping at both ends, NaN (0) and infinities; K of 1 to 24 chunks, groups
+// of 32 to 256 and 96.
+TEST_P(QuantIsaTest, QuantizeArranged8da4wMatchesQuantizeTokenInt8) {
+  uint32_t seed = 4242;
+  for (const auto& [k, group] : {std::pair<int64_t, int64_t>{32, 32}, {64, 32}, {288, 32},
+                                 {768, 32}, {256, 64}, {768, 128}, {512, 256}, {288, 96}}) {
+    std::vector<float> x(static_cast<size_t>(k));
+    for (auto& v : x) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 256.0f;
+    x[1] = 0.5f;  // Ties at scale 1: half to even.
+    x[2] = 1.5f;
+    x[3] = -2.5f;
+    x[k - 1] = 1e9f;  // Clamped.
+    x[k - 2] = -1e9f;
+    x[k / 2] = std::numeric_limits<float>::quiet_NaN();
+    x[k / 2 + 1] = std::numeric_limits<float>::infinity();
+    x[k / 2 + 2] = -std::numeric_limits<float>::infinity();
+    const QuantizeArranged8da4wFn quantize = select_quantize_arranged_8da4w(group, GetParam());
+    for (const auto& [scale, zp] : {std::pair<double, int32_t>{1.0, 0}, {0.37, -128}, {2.0, 127},
+                                    {0.013, 5}, {300.0, -3}}) {
+      SCOPED_TRACE("k " + std::to_string(k) + " group " + std::to_string(group) + " scale " +
+                   std::to_string(scale) + " zp " + std::to_string(zp));
+      std::vector<int8_t> q(static_cast<size_t>(k)), want(q.size());
+      quantize_token_int8(x.data(), k, scale, zp, q.data());
+      std::vector<float> want_correction;
+      for (int64_t g0 = 0; g0 < k; g0 += group) {
+        int32_t sum = 0;
+        for (int64_t i = g0; i < g0 + group; ++i) sum += q[i];
+        want_correction.push_back(static_cast<float>(8 * (sum - zp * static_cast<int32_t>(group))));
+        for (int64_t c0 = g0; c0 < g0 + group; c0 += 32) {
+          for (int64_t p = 0; p < 32; ++p) want[c0 + p] = q[c0 + arranged_element_8da4w(p, 32)];
+        }
+      }
+      std::vector<int8_t> got(q.size(), 99);
+      std::vector<float> correction(want_correction.size(), -1.0f);
+      quantize(x.data(), k, group, scale, zp, got.data(), correction.data());
+      ASSERT_EQ(got, want);
+      ASSERT_EQ(0, std::memcmp(correction.data(), want_correction.data(),
+                               correction.size() * sizeof(float)));
+    }
+  }
+}
+
+// The row's range ahead of its quantization parameters: the ISA's
+// row_range_f32 gives row_range's minimum and maximum (a zero's sign
+// aside, which the parameters drop) and NaN flag, so token_qparams' scale
+// and zero point, for lengths around every vector width, NaN in the first,
+// a middle and the last place, infinities, zeros of both signs.
+TEST_P(QuantIsaTest, RowRangeGivesTokenQparams) {
+  const RowRangeF32Fn range = select_row_range_f32(GetParam());
+  uint32_t seed = 777;
+  for (int64_t n = 1; n <= 70; ++n) {
+    for (int variant = 0; variant < 6; ++variant) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (auto& v : x) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 512.0f;
+      if (variant == 1) x[0] = std::numeric_limits<float>::quiet_NaN();
+      if (variant == 2) x[n / 2] = std::numeric_limits<float>::quiet_NaN();
+      if (variant == 3) x[n - 1] = std::numeric_limits<float>::quiet_NaN();
+      if (variant == 4) {
+        x[n - 1] = std::numeric_limits<float>::infinity();
+        x[0] = -std::numeric_limits<float>::infinity();
+      }
+      if (variant == 5) {  // Zeros of both signs and one extreme per place.
+        for (auto& v : x) v = (next(&seed) >> 31) ? -0.0f : 0.0f;
+        x[static_cast<size_t>(next(&seed) % static_cast<uint32_t>(n))] = -3.5f;
+        x[static_cast<size_t>(next(&seed) % static_cast<uint32_t>(n))] = 1e-30f;
+      }
+      SCOPED_TRACE("n " + std::to_string(n) + " variant " + std::to_string(variant));
+      const RowRange want = row_range(x.data(), n), got = range(x.data(), n);
+      EXPECT_EQ(got.any_nan, want.any_nan);
+      if (!want.any_nan) {
+        EXPECT_EQ(got.min, want.min);
+        EXPECT_EQ(got.max, want.max);
+      }
+      double want_scale = 0, got_scale = 0;
+      int64_t want_zp = 0, got_zp = 0;
+      token_qparams(x.data(), n, &want_scale, &want_zp);
+      token_qparams_from_range<float>(got, &got_scale, &got_zp);
+      EXPECT_EQ(0, std::memcmp(&got_scale, &want_scale, sizeof(double)));
+      EXPECT_EQ(got_zp, want_zp);
     }
   }
 }
