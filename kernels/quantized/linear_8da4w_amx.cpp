@@ -17,6 +17,7 @@
 
 #include "kernels/quantized/amx_tile_config.h"
 #include "kernels/quantized/per_token_qparams.h"
+#include "kernels/quantized/quantize_arranged_8da4w.h"
 #include "kernels/quantized/transpose16_avx512.h"
 
 namespace torchlight::quantized {
@@ -174,48 +175,8 @@ size_t linear_8da4w_amx_panel_bytes(int64_t k, int64_t group) {
   return kBlocks * block_bytes(k, group);
 }
 
-namespace {
-
-// token_qparams' scan of one token: its smallest and largest non-NaN
-// values, and whether any value is NaN.
-struct TokenRange {
-  float low, high;
-  bool any_nan;
-};
-
-TokenRange token_range(const float* x, int64_t k) {
-  // min_ps(v, m) is v < m ? v : m, token_qparams' step: NaN lanes keep m
-  // (NaN is tracked apart), and the order of a minimum does not matter.
-  const __m512 first = _mm512_set1_ps(x[0]);
-  __m512 lo[4] = {first, first, first, first}, hi[4] = {first, first, first, first};
-  __mmask16 nan = 0;
-  int64_t i = 0;
-  for (; i + 64 <= k; i += 64) {
-    for (int j = 0; j < 4; ++j) {
-      const __m512 v = _mm512_loadu_ps(x + i + 16 * j);
-      lo[j] = _mm512_min_ps(v, lo[j]);
-      hi[j] = _mm512_max_ps(v, hi[j]);
-      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    }
-  }
-  for (; i < k; i += 16) {
-    const __mmask16 mask = k - i >= 16 ? static_cast<__mmask16>(0xFFFF)
-                                       : static_cast<__mmask16>((1u << (k - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(mask, x + i);
-    lo[0] = _mm512_mask_min_ps(lo[0], mask, v, lo[0]);
-    hi[0] = _mm512_mask_max_ps(hi[0], mask, v, hi[0]);
-    nan |= _mm512_mask_cmp_ps_mask(mask, v, v, _CMP_UNORD_Q);
-  }
-  const __m512 low = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
-  const __m512 high = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
-  return {_mm512_reduce_min_ps(low), _mm512_reduce_max_ps(high), nan != 0};
-}
-
-}  // namespace
-
 void token_qparams_8da4w_amx(const float* x, int64_t k, double* scale, int64_t* zero_point) {
-  const TokenRange range = token_range(x, k);
-  token_qparams_from_range<float>(range.low, range.high, range.any_nan, scale, zero_point);
+  token_qparams_from_range<float>(row_range_f32_avx512(x, k), scale, zero_point);
 }
 
 void quantize_rows_8da4w_amx(const float* x, int64_t rows, int64_t k, int64_t stride, int8_t* xq,
@@ -226,13 +187,12 @@ void quantize_rows_8da4w_amx(const float* x, int64_t rows, int64_t k, int64_t st
   constexpr int64_t kStep = 8;
   for (int64_t r0 = 0; r0 < rows; r0 += kStep) {
     const int64_t n = std::min(kStep, rows - r0);
-    TokenRange range[kStep];
+    RowRange range[kStep];
     double scale[kStep];
     int64_t zero_point[kStep];
-    for (int64_t r = 0; r < n; ++r) range[r] = token_range(x + (r0 + r) * k, k);
+    for (int64_t r = 0; r < n; ++r) range[r] = row_range_f32_avx512(x + (r0 + r) * k, k);
     for (int64_t r = 0; r < n; ++r) {
-      token_qparams_from_range<float>(range[r].low, range[r].high, range[r].any_nan, &scale[r],
-                                      &zero_point[r]);
+      token_qparams_from_range<float>(range[r], &scale[r], &zero_point[r]);
     }
     for (int64_t r = 0; r < n; ++r) {
       zero_points[r0 + r] = static_cast<int32_t>(zero_point[r]);

@@ -1,7 +1,7 @@
 // quantize_arranged_8da4w and row_range_f32 with AVX-512 F/BW/VL
 // (quantize_arranged_8da4w.h). Calls no (external) inline function of the
 // headers (per_token_qparams.h): their one shared copy must not carry these
-// flags; widen_by_lanes is static, so this file has its own.
+// flags.
 // Built with -ffp-contract=off: x * (1 / scale) + zero_point rounds twice,
 // as quantize_token_int8's scalar and SSE2 steps do.
 #include <immintrin.h>
@@ -12,31 +12,33 @@
 namespace torchlight::quantized {
 
 RowRange row_range_f32_avx512(const float* x, int64_t n) {
-  // row_range's steps sixteen lanes at a time: minps(v, m) is v < m ? v : m.
-  float mn = x[0], mx = x[0];
-  bool any_nan = false;
+  // row_range's steps sixteen lanes at a time, four independent
+  // accumulators, the tail masked: min_ps(v, m) is v < m ? v : m (NaN lanes
+  // keep m; NaN is tracked apart), and the order of a minimum does not
+  // matter. Also the 8da4w AMX prefill's scan (linear_8da4w_amx.cpp).
+  const __m512 first = _mm512_set1_ps(x[0]);
+  __m512 lo[4] = {first, first, first, first}, hi[4] = {first, first, first, first};
+  __mmask16 nan = 0;
   int64_t i = 0;
-  if (n >= 16) {
-    __m512 lo = _mm512_loadu_ps(x), hi = lo;
-    __mmask16 nan = 0;
-    for (; i + 16 <= n; i += 16) {
-      const __m512 v = _mm512_loadu_ps(x + i);
-      lo = _mm512_min_ps(v, lo);
-      hi = _mm512_max_ps(v, hi);
+  for (; i + 64 <= n; i += 64) {
+    for (int j = 0; j < 4; ++j) {
+      const __m512 v = _mm512_loadu_ps(x + i + 16 * j);
+      lo[j] = _mm512_min_ps(v, lo[j]);
+      hi[j] = _mm512_max_ps(v, hi[j]);
       nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     }
-    alignas(64) float l[16], h[16];
-    _mm512_store_ps(l, lo);
-    _mm512_store_ps(h, hi);
-    widen_by_lanes(l, h, 16, &mn, &mx);
-    any_nan = nan != 0;
   }
-  for (; i < n; ++i) {
-    mn = x[i] < mn ? x[i] : mn;
-    mx = mx < x[i] ? x[i] : mx;
-    any_nan |= x[i] != x[i];
+  for (; i < n; i += 16) {
+    const __mmask16 mask = n - i >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                       : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(mask, x + i);
+    lo[0] = _mm512_mask_min_ps(lo[0], mask, v, lo[0]);
+    hi[0] = _mm512_mask_max_ps(hi[0], mask, v, hi[0]);
+    nan |= _mm512_mask_cmp_ps_mask(mask, v, v, _CMP_UNORD_Q);
   }
-  return {mn, mx, any_nan};
+  const __m512 low = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
+  const __m512 high = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
+  return {_mm512_reduce_min_ps(low), _mm512_reduce_max_ps(high), nan != 0};
 }
 
 void quantize_arranged_8da4w_avx512(const float* x, int64_t k, int64_t group, double scale,
