@@ -1,17 +1,15 @@
 // MobileNetV2's depthwise 3x3 layers (batch 1, NHWC, depth multiplier 1),
 // fp32 and int8 (qs8 activations, per-channel qc8w weights, XNNPACK's fp32
-// requantization), on XNNPACK's convolution operator and on a prototype
-// kernel in this file, one thread, wall time, best of N rounds per layer.
-// It answers whether the delegate should run depthwise layers itself:
-//  - fp32: the prototype keeps the 9 taps in registers (one load per
-//    product against XNNPACK's input, weight and pointer loads); it
-//    prints the largest difference from XNNPACK's output;
-//  - int8: the prototype pairs taps in 16-bit lanes (vpmaddwd: two
-//    products per instruction, exact in int32) instead of XNNPACK's
-//    avx512skx kernel's 32-bit multiplies, and requantizes as XNNPACK does
-//    (scale = input_scale * kernel_scale / output_scale, float multiply,
-//    min with max - zero point, round to nearest even, saturate, add the
-//    zero point, max with min); it prints how many outputs differ.
+// requantization), on XNNPACK's convolution operator and on ours, one
+// thread, wall time, best of N rounds per layer:
+//  - fp32: a prototype in this file that keeps the 9 taps in registers
+//    (one load per product against XNNPACK's input, weight and pointer
+//    loads); it prints the largest difference from XNNPACK's output. Not
+//    shipped: it is no faster (these layers are bound by moving their
+//    activations);
+//  - int8: the delegate's depthwise_qs8 kernel (backends/xnnpack), with
+//    vpmaddwd and, where the CPU has it, VNNI; it prints how many outputs
+//    differ from XNNPACK's (the kernel promises none).
 //
 //   ./torchlight exec build/release/bench/xnnpack/torchlight_xnnpack_dw_floor [rounds]
 #include <immintrin.h>
@@ -24,6 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include "backends/xnnpack/depthwise_qs8.h"
 
 namespace {
 
@@ -106,130 +106,12 @@ __attribute__((target("avx512f"))) void dw_f32(const Shape& s, const float* pack
   }
 }
 
-// --- int8: per 32 channels, 5 tap pairs of int16 weights interleaved the
-// way unpacklo/hi_epi16 interleave two taps' inputs, then the bias and the
-// scale in that lane order (lo: channels 8k..8k+3, hi: 8k+4..8k+7 of each
-// 128-bit lane k). ----------------------------------------------------------
-struct PackedQs8 {
-  std::vector<int16_t> w;  // [blocks][5 pairs][2 halves][32]
-  std::vector<int32_t> bias;  // [blocks][2][16]
-  std::vector<float> scale;   // [blocks][2][16]
-};
-
-size_t lane_channel(size_t half, size_t j) {  // j-th int32 of half (0: lo, 1: hi)
-  return (j / 4) * 8 + half * 4 + j % 4;
-}
-
-PackedQs8 pack_qs8(const std::vector<int8_t>& w, const std::vector<int32_t>& b,
-                   const std::vector<float>& scale, size_t c) {
-  const size_t blocks = (c + 31) / 32;
-  PackedQs8 p;
-  p.w.assign(blocks * 5 * 2 * 32, 0);
-  p.bias.assign(blocks * 32, 0);
-  p.scale.assign(blocks * 32, 0.0f);
-  for (size_t blk = 0; blk < blocks; ++blk) {
-    for (size_t half = 0; half < 2; ++half) {
-      for (size_t j = 0; j < 16; ++j) {
-        const size_t ch = blk * 32 + lane_channel(half, j);
-        if (ch >= c) continue;  // Zeros past the last channel.
-        for (size_t pair = 0; pair < 5; ++pair) {
-          int16_t* dst = p.w.data() + ((blk * 5 + pair) * 2 + half) * 32 + 2 * j;
-          dst[0] = w[(2 * pair) * c + ch];
-          dst[1] = 2 * pair + 1 < 9 ? w[(2 * pair + 1) * c + ch] : 0;
-        }
-        p.bias[blk * 32 + half * 16 + j] = b[ch];
-        p.scale[blk * 32 + half * 16 + j] = scale[ch];
-      }
-    }
-  }
-  return p;
-}
-
-// The int8 kernel's body, compiled twice: without VNNI (vpmaddwd + vpaddd) and
-// with it (vpdpwssd), each function for its own instruction sets.
-#define DW_QS8_BODY(kVnni) \
-{ \
-  const ptrdiff_t c = s.channels; \
-  const __m512i zp_in = _mm512_set1_epi16(in_zp); \
-  const __m512 max_less_zp = _mm512_set1_ps(static_cast<float>(out_max - out_zp)); \
-  const __m512i zp_out = _mm512_set1_epi16(out_zp); \
-  const __m256i vmin = _mm256_set1_epi8(out_min); \
-  for (ptrdiff_t oy = 0; oy < s.out_hw; ++oy) { \
-    const int8_t* rows[3]; \
-    for (ptrdiff_t ky = 0; ky < 3; ++ky) { \
-      const ptrdiff_t iy = oy * s.stride - 1 + ky; \
-      rows[ky] = iy >= 0 && iy < s.in_hw ? in + iy * s.in_hw * c : nullptr; \
-    } \
-    for (ptrdiff_t ox0 = 0; ox0 < s.out_hw; ox0 += 8) { \
-      const ptrdiff_t tile = std::min<ptrdiff_t>(8, s.out_hw - ox0); \
-      for (ptrdiff_t ch = 0; ch < c; ch += 32) { \
-        const ptrdiff_t blk = ch / 32; \
-        const __mmask32 mask = ch + 32 <= c ? ~__mmask32{0} : (__mmask32{1} << (c - ch)) - 1; \
-        __m512i w[10]; \
-        for (int k = 0; k < 10; ++k) w[k] = _mm512_loadu_si512(p.w.data() + (blk * 10 + k) * 32); \
-        const __m512i bias_lo = _mm512_loadu_si512(p.bias.data() + blk * 32); \
-        const __m512i bias_hi = _mm512_loadu_si512(p.bias.data() + blk * 32 + 16); \
-        const __m512 scale_lo = _mm512_loadu_ps(p.scale.data() + blk * 32); \
-        const __m512 scale_hi = _mm512_loadu_ps(p.scale.data() + blk * 32 + 16); \
-        for (ptrdiff_t i = 0; i < tile; ++i) { \
-          const ptrdiff_t ix0 = (ox0 + i) * s.stride - 1; \
-          __m512i x[10]; \
-          for (int ky = 0; ky < 3; ++ky) { \
-            for (int kx = 0; kx < 3; ++kx) { \
-              const ptrdiff_t ix = ix0 + kx; \
-              const bool inside = rows[ky] != nullptr && ix >= 0 && ix < s.in_hw; \
-              x[3 * ky + kx] = \
-                  inside ? _mm512_sub_epi16( \
-                               _mm512_cvtepi8_epi16( \
-                                   _mm256_maskz_loadu_epi8(mask, rows[ky] + ix * c + ch)), \
-                               zp_in) \
-                         : _mm512_setzero_si512(); \
-            } \
-          } \
-          x[9] = _mm512_setzero_si512(); \
-          __m512i acc_lo = bias_lo, acc_hi = bias_hi; \
-          for (int pair = 0; pair < 5; ++pair) { \
-            const __m512i a = x[2 * pair], b = x[2 * pair + 1]; \
-            if (kVnni) { /* One instruction: the pair's products and the sum. */ \
-              acc_lo = _mm512_dpwssd_epi32(acc_lo, _mm512_unpacklo_epi16(a, b), w[2 * pair]); \
-              acc_hi = _mm512_dpwssd_epi32(acc_hi, _mm512_unpackhi_epi16(a, b), w[2 * pair + 1]); \
-            } else { \
-              acc_lo = _mm512_add_epi32( \
-                  acc_lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), w[2 * pair])); \
-              acc_hi = _mm512_add_epi32( \
-                  acc_hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), w[2 * pair + 1])); \
-            } \
-          } \
-          const __m512 f_lo = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc_lo), scale_lo), \
-                                            max_less_zp); \
-          const __m512 f_hi = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc_hi), scale_hi), \
-                                            max_less_zp); \
-          __m512i v16 = _mm512_packs_epi32(_mm512_cvtps_epi32(f_lo), _mm512_cvtps_epi32(f_hi)); \
-          v16 = _mm512_adds_epi16(v16, zp_out); \
-          const __m256i v8 = _mm256_max_epi8(_mm512_cvtsepi16_epi8(v16), vmin); \
-          _mm256_mask_storeu_epi8(out + (oy * s.out_hw + ox0 + i) * c + ch, mask, v8); \
-        } \
-      } \
-    } \
-  } \
-}
-
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void dw_qs8_madd(const Shape& s, const PackedQs8& p,
-                                                        const int8_t* in, int8_t* out,
-                                                        int8_t in_zp, int8_t out_zp,
-                                                        int8_t out_min, int8_t out_max) DW_QS8_BODY(false)
-
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void dw_qs8_vnni(const Shape& s, const PackedQs8& p,
-                                                        const int8_t* in, int8_t* out,
-                                                        int8_t in_zp, int8_t out_zp,
-                                                        int8_t out_min, int8_t out_max) DW_QS8_BODY(true)
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 10;
-  if (xnn_initialize(nullptr) != xnn_status_success || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl")) {
+  if (xnn_initialize(nullptr) != xnn_status_success ||
+      !torchlight::xnnpack::depthwise_qs8_supported()) {
     std::printf("needs XNNPACK and AVX-512F/BW/VL\n");
     return 1;
   }
@@ -297,17 +179,28 @@ int main(int argc, char** argv) {
         xnn_status_success) {
       return 1;
     }
-    const PackedQs8 qp = pack_qs8(qw, qb, rscale, c);
+    using torchlight::xnnpack::DepthwiseQs8Quant;
+    using torchlight::xnnpack::DepthwiseQs8Shape;
+    std::vector<uint8_t> qp_memory(torchlight::xnnpack::depthwise_qs8_packed_bytes(c) + 64);
+    void* qp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(qp_memory.data()) + 63) &
+                                       ~uintptr_t{63});
+    torchlight::xnnpack::pack_depthwise_qs8(qw.data(), qb.data(), rscale.data(), c, qp);
+    DepthwiseQs8Shape qs;
+    qs.in_h = qs.in_w = in_hw, qs.channels = c, qs.out_h = qs.out_w = out_hw;
+    qs.stride_h = qs.stride_w = l.stride, qs.pad_top = qs.pad_left = 1;
+    const DepthwiseQs8Quant qq{in_zp, out_zp, out_min, out_max};
     const double ix = best_ms(rounds, [&] { xnn_run_operator(op, nullptr); });
+    torchlight::xnnpack::depthwise_qs8_allow_vnni(false);
     const double io = best_ms(rounds, [&] {
-      dw_qs8_madd(shape, qp, qx.data(), q1.data(), in_zp, out_zp, out_min, out_max);
+      torchlight::xnnpack::depthwise_qs8_rows(qs, qq, qp, qx.data(), q1.data(), 0, out_hw);
     });
     size_t differ = 0;
     for (size_t i = 0; i < out_n; ++i) differ += q0[i] != q1[i];
+    torchlight::xnnpack::depthwise_qs8_allow_vnni(true);
     double iv = 0;
     if (vnni) {
       iv = best_ms(rounds, [&] {
-        dw_qs8_vnni(shape, qp, qx.data(), q1.data(), in_zp, out_zp, out_min, out_max);
+        torchlight::xnnpack::depthwise_qs8_rows(qs, qq, qp, qx.data(), q1.data(), 0, out_hw);
       });
       for (size_t i = 0; i < out_n; ++i) differ += q0[i] != q1[i];
     }
