@@ -23,6 +23,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench/xnnpack/wall_time.h"
+
 #include "backends/xnnpack/depthwise_qs8.h"
 
 namespace {
@@ -41,22 +43,6 @@ struct Shape {
   ptrdiff_t in_hw, channels, out_hw, stride;  // Padding 1 on every side.
 };
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-template <typename F>
-double best_ms(int rounds, F&& f) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    const double t0 = now_ms();
-    for (int i = 0; i < 20; ++i) f();
-    best = std::min(best, (now_ms() - t0) / 20);
-  }
-  return best;
-}
 
 // --- fp32: packed per 16 channels as 9 taps then the bias. ---------------
 std::vector<float> pack_f32(const std::vector<float>& w, const std::vector<float>& b, size_t c) {
@@ -146,8 +132,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     const std::vector<float> packed = pack_f32(w, b, c);
-    const double fx = best_ms(rounds, [&] { xnn_run_operator(op, nullptr); });
-    const double fo = best_ms(rounds, [&] { dw_f32(shape, packed.data(), x.data(), y1.data(), 0, 6); });
+    using torchlight::bench::best_ms;
+    const double fx = best_ms(rounds, 20, [&] { xnn_run_operator(op, nullptr); });
+    const double fo =
+        best_ms(rounds, 20, [&] { dw_f32(shape, packed.data(), x.data(), y1.data(), 0, 6); });
     float diff = 0;
     for (size_t i = 0; i < out_n; ++i) diff = std::max(diff, std::fabs(y0[i] - y1[i]));
     xnn_delete_operator(op);
@@ -189,9 +177,9 @@ int main(int argc, char** argv) {
     qs.in_h = qs.in_w = in_hw, qs.channels = c, qs.out_h = qs.out_w = out_hw;
     qs.stride_h = qs.stride_w = l.stride, qs.pad_top = qs.pad_left = 1;
     const DepthwiseQs8Quant qq{in_zp, out_zp, out_min, out_max};
-    const double ix = best_ms(rounds, [&] { xnn_run_operator(op, nullptr); });
+    const double ix = best_ms(rounds, 20, [&] { xnn_run_operator(op, nullptr); });
     torchlight::xnnpack::depthwise_qs8_allow_vnni(false);
-    const double io = best_ms(rounds, [&] {
+    const double io = best_ms(rounds, 20, [&] {
       torchlight::xnnpack::depthwise_qs8_rows(qs, qq, qp, qx.data(), q1.data(), 0, out_hw);
     });
     size_t differ = 0;
@@ -199,7 +187,7 @@ int main(int argc, char** argv) {
     torchlight::xnnpack::depthwise_qs8_allow_vnni(true);
     double iv = 0;
     if (vnni) {
-      iv = best_ms(rounds, [&] {
+      iv = best_ms(rounds, 20, [&] {
         torchlight::xnnpack::depthwise_qs8_rows(qs, qq, qp, qx.data(), q1.data(), 0, out_hw);
       });
       for (size_t i = 0; i < out_n; ++i) differ += q0[i] != q1[i];

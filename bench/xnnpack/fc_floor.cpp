@@ -14,29 +14,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench/xnnpack/wall_time.h"
+
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/gemm/gemm.h"
-
-namespace {
-
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-template <typename F>
-double best_ms(int rounds, F&& f) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    const double t0 = now_ms();
-    for (int i = 0; i < 200; ++i) f();
-    best = std::min(best, (now_ms() - t0) / 200);
-  }
-  return best;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace torchlight;
@@ -60,7 +41,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     threadpool::yield_to_native_pool();
-    const double xnn = best_ms(rounds, [&] { xnn_run_operator(op, threadpool::native_pool()); });
+    const double xnn = bench::best_ms(rounds, 200,
+                                      [&] { xnn_run_operator(op, threadpool::native_pool()); });
     threadpool::park_native_pool();
     optimized::GemmProblem p;
     p.m = 1, p.n = static_cast<int64_t>(n), p.k = static_cast<int64_t>(k);
@@ -68,7 +50,7 @@ int main(int argc, char** argv) {
     p.b = {w.data(), 1, static_cast<int64_t>(k)};
     p.c = y1.data(), p.ldc = static_cast<int64_t>(n);
     p.beta = 1.0f, p.addend = {b.data(), 0, 1};
-    const double ours = best_ms(rounds, [&] { (void)optimized::gemm(p); });
+    const double ours = bench::best_ms(rounds, 200, [&] { (void)optimized::gemm(p); });
     float diff = 0;
     for (size_t i = 0; i < n; ++i) diff = std::max(diff, std::fabs(y0[i] - y1[i]));
     std::printf("threads %zu: XNNPACK %.3f ms  gemm %.3f ms  (%.2fx)  max diff %.2g\n", threads,
