@@ -23,10 +23,11 @@ as a qint8 clamp (a convert to float, a float clamp and a convert back per
 relu6), so both lowerings are timed side by side.
 
 Engines: "eager"; "ours" (the delegate as shipped: float convolutions with
-one group run on Torchlight's conv2d between XNNPACK stages,
-backends/xnnpack/stage_plan.h); "ours-xnn" (the same program with every
-convolution left to XNNPACK, TORCHLIGHT_XNNPACK_CONV=xnnpack), so the
-split's gain is measured side by side too.
+one group run on Torchlight's conv2d and int8 depthwise 3x3 ones on its
+depthwise_qs8 kernel between XNNPACK stages, backends/xnnpack/stage_plan.h);
+"ours-xnn" (the same program with every convolution left to XNNPACK,
+TORCHLIGHT_XNNPACK_CONV=xnnpack), so the split's gain is measured side by
+side too.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 #include "backends/xnnpack/payload_builder.h"
 
 #include <cstring>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -140,6 +141,24 @@ fb::XNNQuantParamsUnion per_token() {
   u.type = fb::XNNQuantParams::PerTokenDynamicQuant;
   u.value = q;
   return u;
+}
+
+Result<TensorLayout> NamedDataInMemory::get_tensor_layout(std::string_view key) const {
+  return Status::error(Error::kNotSupported, "no tensor layout for '%.*s'",
+                       static_cast<int>(key.size()), key.data());
+}
+
+Status NamedDataInMemory::load_data_into(std::string_view key, void* buffer, size_t size) const {
+  const auto it = blobs_.find(std::string(key));
+  if (it == blobs_.end()) return Status::error(Error::kNotFound, "no named data");
+  if (size > it->second.size()) return Status::error(Error::kInvalidArgument, "too many bytes");
+  if (size > 0) std::memcpy(buffer, it->second.data(), size);
+  return Error::kOk;
+}
+
+Result<const char*> NamedDataInMemory::get_key(uint32_t index) const {
+  if (index >= blobs_.size()) return Status::error(Error::kInvalidArgument, "index out of range");
+  return std::next(blobs_.begin(), index)->first.c_str();
 }
 
 Result<FreeableBuffer> NamedDataInMemory::get_data(std::string_view key) const {

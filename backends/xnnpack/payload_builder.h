@@ -88,8 +88,11 @@ class NamedDataInMemory : public NamedDataMap {
  public:
   explicit NamedDataInMemory(std::map<std::string, std::vector<uint8_t>> blobs)
       : blobs_(std::move(blobs)) {}
+  Result<TensorLayout> get_tensor_layout(std::string_view key) const override;
   Result<FreeableBuffer> get_data(std::string_view key) const override;
-  size_t get_num_keys() const override { return blobs_.size(); }
+  Status load_data_into(std::string_view key, void* buffer, size_t size) const override;
+  Result<uint32_t> get_num_keys() const override { return uint32_t(blobs_.size()); }
+  Result<const char*> get_key(uint32_t index) const override;
   /// get_data calls, and buffers not freed yet.
   mutable int loads = 0;
   mutable int live = 0;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <new>
 
+#include "backends/xnnpack/depthwise_stage.h"
 #include "backends/xnnpack/value_view.h"
 #include "schema/xnnpack_generated.h"
 
@@ -156,18 +157,24 @@ bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode*
 namespace {
 
 // Each node's stage kind, and for a kLinear8da4w node the float value its
-// convert reads (`sources`). Converts whose every reader is such a linear
-// (and whose output is not the caller's) become kSkip.
+// convert reads (`sources`); for a kDepthwiseQs8 node the clamp folded into
+// it, or kNoNode (`sources` too). Converts whose every reader is such a
+// linear (and whose output is not the caller's) become kSkip.
 void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, StageChoice choice,
                     StageKind* kinds, uint32_t* sources) {
   const auto* nodes = ctx.graph->xnodes();
   const uint32_t num_nodes = nodes->size();
   const ConvRouting routing = conv_routing_for(optimized::active_gemm_isa());
+  std::fill(kinds, kinds + num_nodes, StageKind::kXnnpack);
   for (uint32_t n = 0; n < num_nodes; ++n) {
-    kinds[n] = StageKind::kXnnpack;
+    if (kinds[n] != StageKind::kXnnpack) continue;  // A clamp folded already.
     uint32_t convert = 0;
     if (choice.conv2d && runs_on_conv2d(ctx, nodes->Get(n), routing)) {
       kinds[n] = StageKind::kConv2d;
+    } else if (choice.depthwise && runs_on_depthwise_qs8(ctx, nodes->Get(n))) {
+      kinds[n] = StageKind::kDepthwiseQs8;
+      sources[n] = clamp_to_fold(ctx, reads, n);
+      if (sources[n] != kNoNode) kinds[sources[n]] = StageKind::kFolded;
     } else if (choice.linears && runs_on_linear_8da4w(ctx, nodes->Get(n), &convert)) {
       kinds[n] = StageKind::kLinear8da4w;
       sources[n] = nodes->Get(convert)->xnode_union_as_XNNConvert()->input_id();
@@ -207,6 +214,7 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
     const bool own = kinds[n] != StageKind::kXnnpack;
     plan.num_convs += kinds[n] == StageKind::kConv2d;
     plan.num_linears += kinds[n] == StageKind::kLinear8da4w;
+    plan.num_depthwise += kinds[n] == StageKind::kDepthwiseQs8;
     num_stages += own || previous_own;
     plan.num_xnn_stages += !own && previous_own;
     previous_own = own;
@@ -224,7 +232,10 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
   previous_own = true;
   for (uint32_t n = 0; n < num_nodes; ++n) {
     const bool own = kinds[n] != StageKind::kXnnpack;
-    if (own || previous_own) plan.stages[plan.num_stages++] = {n, n + 1, kinds[n]};
+    if (own || previous_own) {
+      plan.stages[plan.num_stages++] = {
+          n, n + 1, kinds[n], kinds[n] == StageKind::kDepthwiseQs8 ? sources[n] : kNoNode};
+    }
     plan.stages[plan.num_stages - 1].end = n + 1;
     previous_own = own;
   }
@@ -234,7 +245,9 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
   for (uint32_t i = 0; i < reads.size; ++i) {
     const NodeRead& r = reads.entries[i];
     uint32_t value = r.value;
-    if (kinds[r.node] == StageKind::kSkip) continue;  // Runs nothing, reads nothing.
+    // Runs nothing, reads nothing (a folded clamp's depthwise stage writes
+    // its output).
+    if (kinds[r.node] == StageKind::kSkip || kinds[r.node] == StageKind::kFolded) continue;
     // A linear reads its convert's float input, not the qdint8 value.
     if (kinds[r.node] == StageKind::kLinear8da4w && ctx.datatypes[value] == xnn_datatype_qdint8) {
       value = sources[r.node];
@@ -255,16 +268,25 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
       continue;
     }
     if (ctx.kinds[v] != ValueKind::kInternal || crosses[v] == 0) continue;
-    // Only float values are meant to cross; anything else (a quantized
-    // value between two XNNPACK stages) keeps the one runtime.
-    if (ctx.datatypes[v] != xnn_datatype_fp32) return StagePlan{};
+    // Only float32 and qint8 values are meant to cross; anything else keeps
+    // the one runtime.
+    if (ctx.datatypes[v] != xnn_datatype_fp32 && ctx.datatypes[v] != xnn_datatype_qint8) {
+      return StagePlan{};
+    }
     uint64_t numel = 1;
     for (uint32_t d = 0; d < ctx.shapes[v].rank; ++d) numel *= ctx.shapes[v].dims[d];
     planned.home = ValueHome::kArena;
     planned.external_id = next_external++;
+    planned.element_bytes = ctx.datatypes[v] == xnn_datatype_fp32 ? 4 : 1;
     // XNNPACK may read (never write) up to XNN_EXTRA_BYTES past an input.
-    planned.capacity = align_up(static_cast<size_t>(numel) * sizeof(float) + XNN_EXTRA_BYTES);
-    lives[num_lives++] = {v, stage_of(plan, ctx.producers[v]), last_reader[v]};
+    planned.capacity =
+        align_up(static_cast<size_t>(numel) * planned.element_bytes + XNN_EXTRA_BYTES);
+    // A folded clamp's output is written by the depthwise stage before it.
+    uint32_t writer = ctx.producers[v];
+    if (kinds[writer] == StageKind::kFolded) {
+      writer = ctx.producers[nodes->Get(writer)->xnode_union_as_XNNClamp()->input_id()];
+    }
+    lives[num_lives++] = {v, stage_of(plan, writer), last_reader[v]};
   }
   plan.num_external_ids = next_external;
   plan.arena_bytes = place_values(lives.get(), num_lives, plan.values);

@@ -5,7 +5,10 @@
 //   most of them, in about 0.6x of XNNPACK's time; on AVX-512: only those
 //   with filters of 2 MiB or more; bench/README.md);
 // - 8da4w linears (qd8 input, block-wise 4-bit weights) go to
-//   linear_8da4w where XNNPACK gets some row counts wrong (linear_stage.h).
+//   linear_8da4w where XNNPACK gets some row counts wrong (linear_stage.h);
+// - int8 depthwise 3x3 convolutions go to depthwise_qs8 on AVX-512 CPUs,
+//   bit-identical and about twice as fast (depthwise_stage.h), with the
+//   qint8 clamp after each folded in.
 //
 // The nodes split, in payload order (a topological order), into stages:
 // each such node is a stage of its own, and each run of nodes between
@@ -46,6 +49,7 @@ struct PlannedValue {
   uint32_t external_id = 0;
   size_t offset = 0;    // kArena: byte offset in the arena.
   size_t capacity = 0;  // kArena: bytes of its declared (largest) shape.
+  uint8_t element_bytes = 4;  // float32 or qint8.
 };
 
 enum class StageKind : uint8_t {
@@ -53,6 +57,8 @@ enum class StageKind : uint8_t {
   kConv2d,       // One convolution on conv2d.
   kLinear8da4w,  // One fully-connected on linear_8da4w (linear_stage.h).
   kSkip,         // A convert only kLinear8da4w stages read: nothing runs.
+  kDepthwiseQs8,  // One int8 depthwise convolution on depthwise_qs8.
+  kFolded,        // A clamp folded into the kDepthwiseQs8 stage before it.
 };
 
 /// One stage: nodes [begin, end); other than kXnnpack, the one node `begin`.
@@ -60,6 +66,7 @@ struct Stage {
   uint32_t begin = 0;
   uint32_t end = 0;
   StageKind kind = StageKind::kXnnpack;
+  uint32_t folded = 0xFFFFFFFFu;  // kDepthwiseQs8: the clamp folded in, if any.
 };
 
 struct StagePlan {
@@ -67,9 +74,10 @@ struct StagePlan {
   uint32_t num_stages = 0;
   uint32_t num_convs = 0;
   uint32_t num_linears = 0;
+  uint32_t num_depthwise = 0;
   uint32_t num_xnn_stages = 0;
   /// False: nothing to split, run one runtime.
-  bool split() const { return num_convs + num_linears > 0; }
+  bool split() const { return num_convs + num_linears + num_depthwise > 0; }
   PlannedValue* values = nullptr;  // Indexed by payload value id.
   uint32_t num_external_ids = 0;  // Each stage subgraph reserves this many.
   size_t arena_bytes = 0;
@@ -109,13 +117,15 @@ bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode*
 /// Splits the graph whose full definition filled `ctx` (with constant_data
 /// and producers) and `reads`. Arrays come from `allocator` (the delegate's).
 /// A plan that does not split() means: no node qualifies, or a crossing
-/// value is not float32 (only float32 values are worth an arena).
+/// value is neither float32 nor qint8.
 /// What leaves XNNPACK: convolutions unless `conv2d` is false (routed by
 /// conv_routing_for(optimized::active_gemm_isa())), 8da4w linears when
-/// `linears` is true.
+/// `linears` is true, int8 depthwise convolutions when `depthwise` is true
+/// (and runs_on_depthwise_qs8 holds).
 struct StageChoice {
   bool conv2d = true;
   bool linears = false;
+  bool depthwise = false;
 };
 
 /// Errors: kDelegateMemoryAllocationFailed.

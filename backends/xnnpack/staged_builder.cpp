@@ -162,6 +162,7 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   parts.xnn_stages = allocator->allocate_array<XnnStage>(parts.num_xnn_stages + 1);
   parts.convs = allocator->allocate_array<ConvStage>(plan.num_convs + 1);
   parts.linears = allocator->allocate_array<LinearStage>(plan.num_linears + 1);
+  parts.depthwise = allocator->allocate_array<DepthwiseStage>(plan.num_depthwise + 1);
   parts.shapes = allocator->allocate_array<ValueShape>(ctx.num_values);
   parts.arena = static_cast<uint8_t*>(
       allocator->allocate(plan.arena_bytes == 0 ? 1 : plan.arena_bytes, kScratchAlignment));
@@ -171,6 +172,7 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   std::unique_ptr<uint32_t[]> producers(new (std::nothrow) uint32_t[ctx.num_values + 1]);
   TL_CHECK_OR_RETURN(parts.order != nullptr && parts.xnn_stages != nullptr &&
                          parts.convs != nullptr && parts.linears != nullptr &&
+                         parts.depthwise != nullptr &&
                          parts.shapes != nullptr &&
                          parts.arena != nullptr && executor_memory != nullptr &&
                          flags != nullptr && ids != nullptr && producers != nullptr,
@@ -203,7 +205,15 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
       parts.linear_scratch_bytes =
           std::max(parts.linear_scratch_bytes, parts.linears[parts.num_linears].scratch_bytes);
       ++parts.num_linears;
-    } else if (stage.kind == StageKind::kSkip) {
+    } else if (stage.kind == StageKind::kDepthwiseQs8) {
+      parts.order[i] = {stage.kind, parts.num_depthwise};
+      Result<DepthwiseStage> dw = make_depthwise_stage(ctx, stage.begin, stage.folded);
+      if (!dw.ok()) {
+        StagedExecutor release_built(parts, FreeableBuffer());  // Frees runtimes and workspace.
+        return dw.status();
+      }
+      parts.depthwise[parts.num_depthwise++] = dw.get();
+    } else if (stage.kind == StageKind::kSkip || stage.kind == StageKind::kFolded) {
       parts.order[i] = {stage.kind, 0};
     }
   }

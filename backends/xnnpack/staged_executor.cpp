@@ -1,5 +1,7 @@
 #include "backends/xnnpack/staged_executor.h"
 
+#include <pthreadpool.h>
+
 #include <cstdio>
 #include <utility>
 
@@ -56,10 +58,11 @@ Status StagedExecutor::set_output_shape(Span<EValue*> args, uint32_t value, uint
   size_t numel = 1;
   for (uint32_t d = 0; d < rank; ++d) numel *= dims[d];
   if (planned.home == ValueHome::kArena) {
-    TL_CHECK_OR_RETURN(numel * sizeof(float) <= planned.capacity, Error::kInvalidArgument,
-                       "XNNPACK delegate value %u would hold %zu floats; its declared shape "
+    TL_CHECK_OR_RETURN(numel * planned.element_bytes <= planned.capacity,
+                       Error::kInvalidArgument,
+                       "XNNPACK delegate value %u would hold %zu elements; its declared shape "
                        "allows %zu",
-                       value, numel, planned.capacity / sizeof(float));
+                       value, numel, planned.capacity / planned.element_bytes);
     ValueShape& shape = parts_.shapes[value];
     shape.rank = rank;
     for (uint32_t d = 0; d < rank; ++d) shape.dims[d] = dims[d];
@@ -138,6 +141,21 @@ Status StagedExecutor::reshape_linear(Span<EValue*> args, const LinearStage& lin
   return set_output_shape(args, linear.output, shape.rank, shape.dims);
 }
 
+Status StagedExecutor::reshape_depthwise(Span<EValue*> args, const DepthwiseStage& dw) {
+  const ValueShape in = shape_of(args, dw.input);
+  TL_CHECK_OR_RETURN(in.rank == 4 && in.dims[3] == dw.window.channels, Error::kInvalidArgument,
+                     "XNNPACK node %u: depthwise input must be [N, H, W, %zu]", dw.node,
+                     dw.window.channels);
+  const size_t padded_h = in.dims[1] + dw.window.pad_top + dw.pad_bottom;
+  const size_t padded_w = in.dims[2] + dw.window.pad_left + dw.pad_right;
+  TL_CHECK_OR_RETURN(padded_h >= 3 && padded_w >= 3, Error::kInvalidArgument,
+                     "XNNPACK node %u: a %zux%zu input is smaller than the 3x3 window", dw.node,
+                     in.dims[1], in.dims[2]);
+  const size_t dims[4] = {in.dims[0], (padded_h - 3) / dw.window.stride_h + 1,
+                          (padded_w - 3) / dw.window.stride_w + 1, dw.window.channels};
+  return set_output_shape(args, dw.output, 4, dims);
+}
+
 Status StagedExecutor::reshape_all(Span<EValue*> args) {
   for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
     const StageRef ref = parts_.order[i];
@@ -151,7 +169,11 @@ Status StagedExecutor::reshape_all(Span<EValue*> args) {
       case StageKind::kXnnpack:
         TL_RETURN_IF_ERROR(reshape_xnn_stage(args, parts_.xnn_stages[ref.index]));
         break;
+      case StageKind::kDepthwiseQs8:
+        TL_RETURN_IF_ERROR(reshape_depthwise(args, parts_.depthwise[ref.index]));
+        break;
       case StageKind::kSkip:
+      case StageKind::kFolded:
         break;
     }
   }
@@ -228,6 +250,47 @@ Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, Event
   return Error::kOk;
 }
 
+namespace {
+
+struct DepthwiseJob {
+  DepthwiseQs8Shape shape;
+  const DepthwiseStage* stage;
+  const int8_t* in;
+  int8_t* out;
+};
+
+}  // namespace
+
+void StagedExecutor::run_depthwise(Span<EValue*> args, const DepthwiseStage& dw,
+                                   EventTracer* tracer, uint32_t nth) {
+  const ValueShape in = shape_of(args, dw.input);
+  const ValueShape out = shape_of(args, dw.output);
+  DepthwiseJob job{dw.window, &dw, static_cast<const int8_t*>(data_of(args, dw.input)),
+                   static_cast<int8_t*>(data_of(args, dw.output))};
+  job.shape.batch = in.dims[0];
+  job.shape.in_h = in.dims[1];
+  job.shape.in_w = in.dims[2];
+  job.shape.out_h = out.dims[1];
+  job.shape.out_w = out.dims[2];
+  const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;
+  const size_t rows = job.shape.batch * job.shape.out_h;
+  auto run_row = [](void* context, size_t row) {
+    const auto* j = static_cast<const DepthwiseJob*>(context);
+    depthwise_qs8_rows(j->shape, j->stage->quant, j->stage->packed, j->in, j->out, row, row + 1);
+  };
+  if (parts_.pool != nullptr) {
+    threadpool::yield_to_native_pool();
+    pthreadpool_parallelize_1d(parts_.pool, run_row, &job, rows, 0);
+  } else {
+    depthwise_qs8_rows(job.shape, dw.quant, dw.packed, job.in, job.out, 0, rows);
+  }
+  if (tracer != nullptr) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "Convolution (NHWC, QC8) DWConv depthwise_qs8 #%u", nth);
+    tracer->log_profiling_delegate(name, -1, start_ns, tl_platform_monotonic_ns(), nullptr, 0);
+  }
+}
+
 size_t StagedExecutor::linear_rows(Span<EValue*> args, const LinearStage& linear) const {
   const ValueShape in = shape_of(args, linear.input);
   size_t rows = 1;
@@ -261,10 +324,16 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
   }
   uint32_t nth_conv = 0;
   uint32_t nth_linear = 0;
+  uint32_t nth_depthwise = 0;
   bool after_xnnpack = false;
   for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
     const StageRef ref = parts_.order[i];
-    if (ref.kind == StageKind::kSkip) continue;
+    if (ref.kind == StageKind::kSkip || ref.kind == StageKind::kFolded) continue;
+    if (ref.kind == StageKind::kDepthwiseQs8) {  // On pthreadpool, like XNNPACK's stages.
+      run_depthwise(args, parts_.depthwise[ref.index], tracer, ++nth_depthwise);
+      after_xnnpack = true;
+      continue;
+    }
     if (ref.kind != StageKind::kXnnpack) {
       // Each pool's workers spin for a while after a job; the other pool's
       // would then wait for a core (with 2 cores, for a scheduler tick).

@@ -1,6 +1,7 @@
 // StagedExecutor: a delegate whose payload stage_plan.h split. XNNPACK
 // stages (one runtime each, sharing one XNNPACK workspace), convolutions on
-// conv2d and 8da4w linears on linear_8da4w run in payload order. Values crossing stages live in the arena
+// conv2d, 8da4w linears on linear_8da4w and int8 depthwise convolutions on
+// depthwise_qs8 run in payload order. Values crossing stages live in the arena
 // or in the call's tensors. Shapes flow stage by stage, so dynamic inputs
 // work as they do with one runtime.
 #pragma once
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "backends/xnnpack/definition_context.h"
+#include "backends/xnnpack/depthwise_stage.h"
 #include "backends/xnnpack/linear_stage.h"
 #include "backends/xnnpack/packed_weights_cache.h"
 #include "backends/xnnpack/stage_plan.h"
@@ -70,6 +72,8 @@ struct StagedParts {
   uint32_t num_convs = 0;
   LinearStage* linears = nullptr;
   uint32_t num_linears = 0;
+  DepthwiseStage* depthwise = nullptr;
+  uint32_t num_depthwise = 0;
   void* linear_scratch = nullptr;  // For the linear needing the most.
   size_t linear_scratch_bytes = 0;
   ExternalValue* externals = nullptr;  // The payload's, inputs first.
@@ -106,6 +110,7 @@ class StagedExecutor : public XnnDelegate {
   Status reshape_xnn_stage(Span<EValue*> args, XnnStage& stage);
   Status reshape_conv(Span<EValue*> args, const ConvStage& conv);
   Status reshape_linear(Span<EValue*> args, const LinearStage& linear);
+  Status reshape_depthwise(Span<EValue*> args, const DepthwiseStage& dw);
   // Records a stage output's new shape: resizes the argument or checks the
   // arena room.
   Status set_output_shape(Span<EValue*> args, uint32_t value, uint32_t rank, const size_t* dims);
@@ -117,6 +122,9 @@ class StagedExecutor : public XnnDelegate {
   // Sets *on_xnnpack when the linear's one-row XNNPACK runtime ran it.
   Status run_linear(Span<EValue*> args, LinearStage& linear, size_t rows, EventTracer* tracer,
                     uint32_t nth, bool* on_xnnpack);
+  // On pthreadpool's threads, as XNNPACK's operators run.
+  void run_depthwise(Span<EValue*> args, const DepthwiseStage& dw, EventTracer* tracer,
+                     uint32_t nth);
   void invalidate();
 
   StagedParts parts_;

@@ -64,7 +64,8 @@ Status check_externals(const ExternalValue* externals, uint32_t count) {
 
 // TORCHLIGHT_XNNPACK_CONV=xnnpack keeps every convolution on XNNPACK (for
 // side-by-side measurements); by default float convolutions with one group
-// run on Torchlight's conv2d (stage_plan.h).
+// run on Torchlight's conv2d and int8 depthwise ones on depthwise_qs8
+// (stage_plan.h).
 bool conv2d_offload_disabled() {
   const char* choice = std::getenv("TORCHLIGHT_XNNPACK_CONV");
   return choice != nullptr && std::strcmp(choice, "xnnpack") == 0;
@@ -196,7 +197,8 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   TL_ASSIGN_OR_RETURN(xnnpack::StagePlan plan,
                       xnnpack::plan_stages(ctx, reads, num_externs,
                                            {!conv2d_offload_disabled(),
-                                            xnnpack::linears_leave_xnnpack()},
+                                            xnnpack::linears_leave_xnnpack(),
+                                            !conv2d_offload_disabled()},
                                            allocator));
   if (plan.split()) {
     const xnnpack::StagedBuild build{&ctx,         &reads, &plan, externals, num_externals,

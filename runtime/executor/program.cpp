@@ -273,20 +273,53 @@ Result<Span<const uint8_t>> Program::inline_delegate_data(size_t index) const {
   return Span<const uint8_t>(blob->data()->data(), blob->data()->size());
 }
 
-Result<FreeableBuffer> Program::named_data(std::string_view key) const {
+Result<const fb::NamedData*> Program::named_data_entry(std::string_view key) const {
   const auto* entries = program_->named_data();
   if (entries != nullptr) {
     for (flatbuffers::uoffset_t i = 0; i < entries->size(); ++i) {
       const fb::NamedData* entry = entries->Get(i);
       if (entry == nullptr || entry->key() == nullptr) continue;
-      if (std::string_view(entry->key()->c_str(), entry->key()->size()) != key) continue;
-      return load_segment(entry->segment_index(),
-                          {DataLoader::SegmentKind::kNamedData, entry->segment_index(),
-                           entry->key()->c_str()});
+      if (std::string_view(entry->key()->c_str(), entry->key()->size()) == key) return entry;
     }
   }
   return Status::error(Error::kNotFound, "'%s' has no named data '%.*s'", loader_->name(),
                        static_cast<int>(key.size()), key.data());
+}
+
+Result<FreeableBuffer> Program::named_data(std::string_view key) const {
+  TL_ASSIGN_OR_RETURN(const fb::NamedData* entry, named_data_entry(key));
+  return load_segment(entry->segment_index(), {DataLoader::SegmentKind::kNamedData,
+                                               entry->segment_index(), entry->key()->c_str()});
+}
+
+Status Program::load_named_data_into(std::string_view key, void* buffer, size_t size) const {
+  TL_ASSIGN_OR_RETURN(const fb::NamedData* entry, named_data_entry(key));
+  TL_ASSIGN_OR_RETURN(const ProgramSegment s, segment(entry->segment_index()));
+  TL_CHECK_OR_RETURN(size <= s.size, Error::kInvalidArgument,
+                     "named data '%.*s' holds %llu bytes; %zu were asked for",
+                     static_cast<int>(key.size()), key.data(), ull(s.size), size);
+  TL_CHECK_OR_RETURN(buffer != nullptr || size == 0, Error::kInvalidArgument,
+                     "no buffer to load named data '%.*s' into", static_cast<int>(key.size()),
+                     key.data());
+  if (size == 0) return Error::kOk;
+  TL_ASSIGN_OR_RETURN(FreeableBuffer bytes,
+                      loader_->load(static_cast<size_t>(header_.segment_base_offset + s.offset),
+                                    size, {DataLoader::SegmentKind::kNamedData, entry->segment_index(),
+                                           entry->key()->c_str()}));
+  std::memcpy(buffer, bytes.data(), size);
+  return Error::kOk;
+}
+
+Result<const char*> Program::named_data_key(uint32_t index) const {
+  const auto* entries = program_->named_data();
+  const uint32_t count = entries == nullptr ? 0 : entries->size();
+  TL_CHECK_OR_RETURN(index < count, Error::kInvalidArgument,
+                     "'%s' has %u named data keys; index %u is out of range", loader_->name(),
+                     count, index);
+  const fb::NamedData* entry = entries->Get(index);
+  TL_CHECK_OR_RETURN(entry != nullptr && entry->key() != nullptr, Error::kInvalidProgram,
+                     "'%s' named data entry %u has no key", loader_->name(), index);
+  return entry->key()->c_str();
 }
 
 }  // namespace torchlight

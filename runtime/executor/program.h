@@ -20,6 +20,7 @@ namespace torchlight {
 
 namespace fb {
 struct ExecutionPlan;
+struct NamedData;
 struct Program;
 }  // namespace fb
 
@@ -107,10 +108,20 @@ class Program {
   Result<Span<const uint8_t>> inline_delegate_data(size_t index) const;
   /// Loads the named-data entry `key` (a segment).
   Result<FreeableBuffer> named_data(std::string_view key) const;
+  /// Whether named-data entry `key` exists. Errors: kNotFound.
+  Status find_named_data(std::string_view key) const { return named_data_entry(key).status(); }
+  /// Copies the first `size` bytes of named-data entry `key` into `buffer`.
+  /// Errors: kNotFound, kInvalidArgument (`size` passes the entry's end, or
+  /// no buffer), the loader's errors.
+  Status load_named_data_into(std::string_view key, void* buffer, size_t size) const;
+  /// The key of named-data entry `index`. Errors: kInvalidArgument (out of
+  /// range), kInvalidProgram (an entry without a key).
+  Result<const char*> named_data_key(uint32_t index) const;
   const fb::Program* flatbuffer() const { return program_; }
 
  private:
   Result<const fb::ExecutionPlan*> find_plan(std::string_view name) const;
+  Result<const fb::NamedData*> named_data_entry(std::string_view key) const;
 
   Program(DataLoader* loader, FreeableBuffer program_data, const fb::Program* program,
           ProgramHeader header, FreeableBuffer constant_segment)

@@ -8,6 +8,7 @@
 #include "extension/data_loader/buffer_data_loader.h"
 #include "runtime/backend/backend_registry.h"
 #include "runtime/core/testing/error_matchers.h"
+#include "runtime/executor/program_named_data.h"
 #include "runtime/executor/testing/pte_builder.h"
 #include "runtime/executor/testing/test_kernels.h"
 
@@ -232,6 +233,62 @@ TEST(ProgramTest, NamedDataAndSegmentsAreReadable) {
   EXPECT_EQ(std::vector<uint8_t>(data->bytes().begin(), data->bytes().end()), second);
   EXPECT_THAT(program->named_data("bias"),
               ErrorIs(Error::kNotFound, "'test.pte' has no named data 'bias'"));
+}
+
+TEST(ProgramTest, NamedDataMapHasUpstreamsInterface) {
+  auto object = unpack(read_fixture("add.pte"));
+  for (const char* key : {"weights", "bias"}) {
+    auto named = std::make_unique<fb::NamedDataT>();
+    named->key = key;
+    named->segment_index = object->named_data.empty() ? 1 : 0;
+    object->named_data.push_back(std::move(named));
+  }
+  const std::vector<uint8_t> first = {1, 2, 3};
+  const std::vector<uint8_t> second = {9, 8, 7, 6, 5};
+  auto bytes = pack(*object, {first, second});
+  auto program = load_bytes(bytes);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  const ProgramNamedData map(*program);
+  const NamedDataMap& data = map;
+
+  ASSERT_EQ(*data.get_num_keys(), 2u);
+  EXPECT_STREQ(*data.get_key(0), "weights");
+  EXPECT_STREQ(*data.get_key(1), "bias");
+  EXPECT_THAT(data.get_key(2),
+              ErrorIs(Error::kInvalidArgument, "has 2 named data keys; index 2 is out of range"));
+
+  uint8_t buffer[8] = {0};
+  ASSERT_TRUE(data.load_data_into("weights", buffer, 5).ok());
+  EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + 5), second);
+  uint8_t part[2] = {0};
+  ASSERT_TRUE(data.load_data_into("bias", part, 2).ok());  // A prefix is fine.
+  EXPECT_EQ(part[0], 1);
+  EXPECT_EQ(part[1], 2);
+  EXPECT_THAT(data.load_data_into("bias", buffer, 4),
+              ErrorIs(Error::kInvalidArgument, "named data 'bias' holds 3 bytes; 4 were asked"));
+  EXPECT_THAT(data.load_data_into("bias", nullptr, 1),
+              ErrorIs(Error::kInvalidArgument, "no buffer"));
+  EXPECT_TRUE(data.load_data_into("bias", nullptr, 0).ok());
+  EXPECT_THAT(data.load_data_into("scale", buffer, 1),
+              ErrorIs(Error::kNotFound, "no named data 'scale'"));
+
+  auto blob = data.get_data("bias");
+  ASSERT_TRUE(blob.ok()) << blob.status().message();
+  EXPECT_EQ(std::vector<uint8_t>(blob->bytes().begin(), blob->bytes().end()), first);
+  EXPECT_THAT(data.get_tensor_layout("bias"),
+              ErrorIs(Error::kNotSupported, "'bias' of 'test.pte' is an opaque blob"));
+  EXPECT_THAT(data.get_tensor_layout("scale"), ErrorIs(Error::kNotFound, "'scale'"));
+}
+
+TEST(ProgramTest, NamedDataMapOfAProgramWithoutNamedData) {
+  auto bytes = read_fixture("add.pte");
+  auto program = load_bytes(bytes);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  const ProgramNamedData data(*program);
+  EXPECT_EQ(*data.get_num_keys(), 0u);
+  EXPECT_THAT(data.get_key(0), ErrorIs(Error::kInvalidArgument, "has 0 named data keys"));
+  uint8_t byte = 0;
+  EXPECT_THAT(data.load_data_into("w", &byte, 1), ErrorIs(Error::kNotFound, "'w'"));
 }
 
 // --- Bad files ----------------------------------------------------------------

@@ -1,0 +1,96 @@
+#include "backends/xnnpack/depthwise_qs8.h"
+
+#include <cstring>
+
+namespace torchlight {
+namespace xnnpack {
+
+#if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
+// One per instruction-set variant, each built with its own flags.
+void depthwise_qs8_rows_avx512(const DepthwiseQs8Shape&, const DepthwiseQs8Quant&, const void*,
+                               const int8_t*, int8_t*, size_t, size_t);
+void depthwise_qs8_rows_vnni(const DepthwiseQs8Shape&, const DepthwiseQs8Quant&, const void*,
+                             const int8_t*, int8_t*, size_t, size_t);
+#endif
+
+namespace {
+
+constexpr size_t kBlock = 32;
+constexpr size_t kWeightBytes = 10 * kBlock * sizeof(int16_t);
+constexpr size_t kBlockBytes = kWeightBytes + kBlock * (sizeof(int32_t) + sizeof(float));
+
+// The channel (within its block) of int32 lane j of half `half`: the order
+// unpacklo/hi_epi16 leave two taps' inputs in (4 channels per 128-bit lane).
+size_t lane_channel(size_t half, size_t j) { return (j / 4) * 8 + half * 4 + j % 4; }
+
+bool vnni_allowed = true;
+
+bool use_vnni() {
+#if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  return vnni && vnni_allowed;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+bool depthwise_qs8_supported() {
+#if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
+  static const bool ok = __builtin_cpu_supports("avx512f") &&
+                         __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+void depthwise_qs8_allow_vnni(bool allowed) { vnni_allowed = allowed; }
+
+size_t depthwise_qs8_packed_bytes(size_t channels) {
+  return (channels + kBlock - 1) / kBlock * kBlockBytes;
+}
+
+void pack_depthwise_qs8(const int8_t* filter, const int32_t* bias, const float* scales,
+                        size_t channels, void* packed) {
+  auto* bytes = static_cast<uint8_t*>(packed);
+  std::memset(bytes, 0, depthwise_qs8_packed_bytes(channels));
+  for (size_t block = 0; block * kBlock < channels; ++block) {
+    uint8_t* b = bytes + block * kBlockBytes;
+    auto* weights = reinterpret_cast<int16_t*>(b);
+    auto* biases = reinterpret_cast<int32_t*>(b + kWeightBytes);
+    auto* block_scales = reinterpret_cast<float*>(b + kWeightBytes + kBlock * sizeof(int32_t));
+    for (size_t half = 0; half < 2; ++half) {
+      for (size_t j = 0; j < 16; ++j) {
+        const size_t c = block * kBlock + lane_channel(half, j);
+        if (c >= channels) continue;  // Zeros past the last channel.
+        for (size_t pair = 0; pair < 5; ++pair) {
+          int16_t* dst = weights + (pair * 2 + half) * kBlock + 2 * j;
+          dst[0] = filter[(2 * pair) * channels + c];
+          dst[1] = 2 * pair + 1 < 9 ? filter[(2 * pair + 1) * channels + c] : 0;
+        }
+        biases[half * 16 + j] = bias == nullptr ? 0 : bias[c];
+        block_scales[half * 16 + j] = scales[c];
+      }
+    }
+  }
+}
+
+void depthwise_qs8_rows(const DepthwiseQs8Shape& shape, const DepthwiseQs8Quant& quant,
+                        const void* packed, const int8_t* in, int8_t* out, size_t row_begin,
+                        size_t row_end) {
+#if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
+  if (use_vnni()) {
+    depthwise_qs8_rows_vnni(shape, quant, packed, in, out, row_begin, row_end);
+  } else {
+    depthwise_qs8_rows_avx512(shape, quant, packed, in, out, row_begin, row_end);
+  }
+#else
+  (void)shape, (void)quant, (void)packed, (void)in, (void)out, (void)row_begin, (void)row_end;
+#endif
+}
+
+}  // namespace xnnpack
+}  // namespace torchlight
