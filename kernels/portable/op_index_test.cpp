@@ -133,6 +133,18 @@ TEST(OpIndexTest, PermutedMaskWithOuterRows) {
   EXPECT_THAT(out.values(), ElementsAre(0, 2, 4, 6, 8, 10));
 }
 
+TEST(OpIndexTest, IndicesThatDoNotBroadcastNameBothSizes) {
+  TestTensor self(kF32, {3, 3});
+  TestTensor rows(kI64, {2}, {0, 1});
+  TestTensor cols(kI64, {3}, {0, 1, 2});
+  TestTensor out(kF32, {3});
+  TensorList indices({&rows, &cols});
+  KernelArgs args{self.evalue(), indices.evalue(), out.evalue(), EValue()};
+  Status s = run_kernel(&index_tensor_out, "aten::index.Tensor_out", args);
+  EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "'indices'"));
+  EXPECT_THAT(s.message(), HasSubstr("do not broadcast together: size 3 against 2"));
+}
+
 TEST(OpIndexTest, MaskResultNeedsResizableOut) {
   TestTensor self(kF32, {4}, {1, 2, 3, 4});
   TestTensor mask(ScalarType::kBool, {4}, {1, 0, 1, 1});

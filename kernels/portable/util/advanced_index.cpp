@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kernels/portable/util/index_broadcast.h"
 #include "kernels/portable/util/overlap.h"
 #include "runtime/core/result.h"
 #include "runtime/platform/assert.h"
@@ -146,24 +147,18 @@ Status AdvancedIndex::init(const Tensor& self, Span<const Tensor> indices,
   for (size_t e = 0; e < num_entries_; ++e) {
     const Entry& entry = entries_[e];
     const size_t n = entry.is_mask ? 1 : entry.tensor.dim();
-    if (n > broadcast_.dim) {
-      // Right-align: shift the sizes so far up, padding with 1s in front.
-      const size_t grow = n - broadcast_.dim;
-      for (size_t d = broadcast_.dim; d-- > 0;) broadcast_.sizes[d + grow] = broadcast_.sizes[d];
-      for (size_t d = 0; d < grow; ++d) broadcast_.sizes[d] = 1;
-      broadcast_.dim = n;
-    }
-    for (size_t k = 0; k < n; ++k) {
-      const int64_t size = entry.is_mask ? entry.mask_count : entry.tensor.size(k);
-      SizesType& have = broadcast_.sizes[broadcast_.dim - n + k];
-      TL_CHECK_OR_RETURN(have == size || have == 1 || size == 1, Error::kInvalidArgument,
-                         "argument '%s' has index tensors that do not broadcast together: size "
-                         "%lld against %d",
-                         name_, static_cast<long long>(size), have);
-      TL_CHECK_OR_RETURN(size <= INT32_MAX, Error::kInvalidArgument,
-                         "argument '%s' selects too many elements", name_);
-      if (have == 1) have = static_cast<SizesType>(size);
-    }
+    auto size_at = [&](size_t k) -> int64_t {
+      return entry.is_mask ? entry.mask_count : entry.tensor.size(k);
+    };
+    index_broadcast::BroadcastFailure failure;
+    const bool broadcasts = index_broadcast::broadcast_into(&broadcast_, n, size_at, &failure);
+    TL_CHECK_OR_RETURN(broadcasts || failure.too_large, Error::kInvalidArgument,
+                       "argument '%s' has index tensors that do not broadcast together: size "
+                       "%lld against %lld",
+                       name_, static_cast<long long>(failure.size),
+                       static_cast<long long>(failure.have));
+    TL_CHECK_OR_RETURN(broadcasts, Error::kInvalidArgument,
+                       "argument '%s' selects too many elements", name_);
   }
 
   // The result: B placed among the dimensions that were not indexed.

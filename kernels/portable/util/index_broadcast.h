@@ -12,10 +12,20 @@
 
 namespace torchlight::portable::index_broadcast {
 
+/// Why a shape did not broadcast: the two sizes that clash, or a size that
+/// does not fit SizesType.
+struct BroadcastFailure {
+  int64_t have = 0;
+  int64_t size = 0;
+  bool too_large = false;
+};
+
 /// Broadcasts a shape of `n` sizes, size_at(k) for k < n, into `shape`
-/// (right-aligned, as ATen does); false when they do not broadcast.
+/// (right-aligned, as ATen does); false, with the reason in `failure` when
+/// given, when they do not broadcast.
 template <typename SizeAt>
-bool broadcast_into(ShapeBuffer* shape, size_t n, const SizeAt& size_at) {
+bool broadcast_into(ShapeBuffer* shape, size_t n, const SizeAt& size_at,
+                    BroadcastFailure* failure = nullptr) {
   ShapeBuffer& s = *shape;
   if (n > s.dim) {
     const size_t grow = n - s.dim;
@@ -26,7 +36,12 @@ bool broadcast_into(ShapeBuffer* shape, size_t n, const SizeAt& size_at) {
   for (size_t k = 0; k < n; ++k) {
     const int64_t size = size_at(k);
     SizesType& have = s.sizes[s.dim - n + k];
-    if (have != size && have != 1 && size != 1) return false;
+    const bool clash = have != size && have != 1 && size != 1;
+    const bool too_large = size > INT32_MAX;
+    if (clash || too_large) {
+      if (failure != nullptr) *failure = BroadcastFailure{have, size, !clash};
+      return false;
+    }
     if (have == 1) have = static_cast<SizesType>(size);
   }
   return true;
