@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_vnni.h"
 
 namespace torchlight::quantized {
 
@@ -30,6 +31,19 @@ ColumnsInt8Fn select_linear_int8(QuantIsa isa) {
   (void)isa;
   return &linear_int8_columns_generic;
 #endif
+}
+
+ColumnsInt8VnniFn select_linear_int8_vnni(QuantIsa isa) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (isa == QuantIsa::kAvx512Vnni || isa == QuantIsa::kAmx) return &linear_int8_vnni_columns_avx512;
+#else
+  (void)isa;
+#endif
+  return nullptr;
+}
+
+bool linear_int8_takes_vnni(int64_t k, QuantIsa isa) {
+  return k >= 1 && k <= kMaxKInt8Vnni && select_linear_int8_vnni(isa) != nullptr;
 }
 
 }  // namespace torchlight::quantized
