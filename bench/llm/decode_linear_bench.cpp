@@ -3,8 +3,8 @@
 //
 //   BM_int8_decode_isa/isa/K/N: the loop on one thread for every instruction
 //     set this CPU runs (1 avx2, 3 avx512), weight GB/s.
-//   BM_int8_decode_vnni/sums/K/N: the AVX-512 VNNI digit loop
-//     (linear_int8_vnni.h) on one thread, the row's split included, with
+//   BM_int8_decode_vnni/isa/sums/K/N: the VNNI digit loop (linear_int8_vnni.h;
+//     2 AVX-VNNI, 3 AVX-512 VNNI) on one thread, the row's split included, with
 //     the column sums from prepare (sums 1) or summed in the loop (0).
 //   BM_8da4w_quantize_row/isa/K: linear_8da4w's per-call activation step
 //     for one row (quantize_arranged_8da4w.h, group 32: the row's range,
@@ -82,10 +82,11 @@ void BM_int8_decode_isa(benchmark::State& state) {
 }
 
 void BM_int8_decode_vnni(benchmark::State& state) {
-  const bool precomputed = state.range(0) != 0;
-  const int64_t k = state.range(1), n = state.range(2);
-  if (!linear_int8_takes_vnni(k, QuantIsa::kAvx512Vnni) || !cpu_has_quant_isa(QuantIsa::kAvx512Vnni)) {
-    state.SkipWithError("this CPU has no AVX-512 VNNI");
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const bool precomputed = state.range(1) != 0;
+  const int64_t k = state.range(2), n = state.range(3);
+  if (!linear_int8_takes_vnni(k, isa) || !cpu_has_quant_isa(isa)) {
+    state.SkipWithError("this CPU does not run that ISA");
     return;
   }
   Int8Problem p(k, n);
@@ -93,7 +94,8 @@ void BM_int8_decode_vnni(benchmark::State& state) {
   weight_sums_qs8(p.weight.data(), k, 0, n, sums.data());
   std::vector<uint8_t> digits(int8_vnni_digit_bytes(k) + 64);
   auto* aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(digits.data()) + 63) / 64 * 64);
-  const ColumnsInt8VnniFn columns = select_linear_int8_vnni(QuantIsa::kAvx512Vnni);
+  const ColumnsInt8VnniFn columns = select_linear_int8_vnni(isa);
+  const SplitRowInt8VnniFn split = select_split_row_int8_vnni(isa);
   RowInt8Vnni row{};
   row.u = aligned;
   row.plane = static_cast<int64_t>(int8_vnni_digit_bytes(k) / 3);
@@ -103,13 +105,12 @@ void BM_int8_decode_vnni(benchmark::State& state) {
   row.k = k;
   row.out = p.out.data();
   for (auto _ : state) {
-#if defined(__x86_64__) || defined(_M_X64)
-    split_row_int8_vnni_avx512(p.x.data(), k, aligned, &row.exponent);
-#endif
+    split(p.x.data(), k, aligned, &row.exponent);
     columns(row, 0, n);
     benchmark::ClobberMemory();
   }
   report_weights(state, n * k);
+  state.SetLabel(quant_isa_name(isa));
 }
 
 void BM_int8_decode_split(benchmark::State& state) {
@@ -183,9 +184,11 @@ BENCHMARK(BM_int8_decode_isa)->Apply([](benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_int8_decode_vnni)->Apply([](benchmark::internal::Benchmark* b) {
   for (const auto& s : kShapes) {
-    for (const int64_t sums : {0, 1}) b->Args({sums, s[0], s[1]});
+    for (const int64_t isa : {2, 3}) {
+      for (const int64_t sums : {0, 1}) b->Args({isa, sums, s[0], s[1]});
+    }
   }
-  b->ArgNames({"sums", "K", "N"});
+  b->ArgNames({"isa", "sums", "K", "N"});
   b->Unit(benchmark::kMicrosecond);
 });
 

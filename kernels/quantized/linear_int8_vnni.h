@@ -1,4 +1,4 @@
-// linear_int8's one-row (decode) loop on VNNI: the float32 activation row
+// linear_int8's one-row (decode) loop on VNNI (AVX-512 VNNI or AVX-VNNI): the float32 activation row
 // is split into three signed int8 digits against a power-of-two scale
 // (int8_digit_split.h: x ~= 2^(e - 16) (65536 d0 + 256 d1 + d2)), and each
 // column's three dot products a_p = sum_k d_pk w_nk are exact int32 sums from
@@ -51,18 +51,27 @@ struct RowInt8Vnni {
 /// Columns [n_begin, n_end) of the row.
 using ColumnsInt8VnniFn = void (*)(const RowInt8Vnni&, int64_t n_begin, int64_t n_end);
 
-#if defined(__x86_64__) || defined(_M_X64)
-void linear_int8_vnni_columns_avx512(const RowInt8Vnni& row, int64_t n_begin, int64_t n_end);
 /// Splits x [K] (int8_digit_split.h) into `digits` (int8_vnni_digit_bytes(K)
 /// bytes, 64-byte aligned) and offsets every byte by 128; false (digits
 /// unspecified) when x holds inf or NaN.
+using SplitRowInt8VnniFn = bool (*)(const float* x, int64_t k, uint8_t* digits, int32_t* exponent);
+
+#if defined(__x86_64__) || defined(_M_X64)
+// One build per instruction set (linear_int8_vnni_impl.h): AVX-512 VNNI (64
+// digits a step, the AVX-512 split) and AVX-VNNI (32, the portable split).
+void linear_int8_vnni_columns_avx512(const RowInt8Vnni& row, int64_t n_begin, int64_t n_end);
 bool split_row_int8_vnni_avx512(const float* x, int64_t k, uint8_t* digits, int32_t* exponent);
+void linear_int8_vnni_columns_avxvnni(const RowInt8Vnni& row, int64_t n_begin, int64_t n_end);
+bool split_row_int8_vnni_avxvnni(const float* x, int64_t k, uint8_t* digits, int32_t* exponent);
 #endif
 
-/// The loop for `isa`, or null where there is none (below AVX-512 VNNI).
+/// The loop for `isa`, or null where there is none (below AVX-VNNI).
 ColumnsInt8VnniFn select_linear_int8_vnni(QuantIsa isa = quant_isa());
+/// The split that loop reads, or null with it.
+SplitRowInt8VnniFn select_split_row_int8_vnni(QuantIsa isa = quant_isa());
 
-/// Whether a one-row call of K runs on that loop for `isa`.
+/// Whether a one-row call of K runs on that loop for `isa` (AVX-512 VNNI and
+/// above; the AVX-VNNI loop is built and tested but waits for an AVX2 digit split).
 bool linear_int8_takes_vnni(int64_t k, QuantIsa isa = quant_isa());
 
 /// Bytes of the split row: three planes of round_up64(K).

@@ -18,7 +18,7 @@
 // (QuantIsa::kAmx), calls of kMinRowsInt8Amx rows or more run ahead of both
 // on bf16 tiles with the activations split exactly into three bf16 parts
 // (linear_int8_amx.h); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
-// Decode (one row) on AVX-512 VNNI splits the row into three int8 digits
+// Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
 // and sums them exactly against the int8 weights (linear_int8_vnni.h:
 // error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
 // and other CPUs, take the float loop.
@@ -141,16 +141,16 @@ struct PreparedInt8 {
 // The one-row call on the VNNI loop; false (nothing written) when the row
 // holds inf or NaN or no memory is left for its digits.
 bool run_vnni_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
-#if defined(__x86_64__) || defined(_M_X64)
   const ColumnsInt8VnniFn columns = select_linear_int8_vnni();
+  const SplitRowInt8VnniFn split = select_split_row_int8_vnni();
   const size_t bytes = int8_vnni_digit_bytes(base.k);
   auto* digits = reinterpret_cast<uint8_t*>(round_up64(reinterpret_cast<uintptr_t>(ctx.scratch())));
   if (ctx.scratch() == nullptr || ctx.scratch_bytes() < bytes + 63) {
     digits = static_cast<uint8_t*>(ctx.allocate_temp(bytes, 64));
   }
   RowInt8Vnni row{};
-  if (columns == nullptr || digits == nullptr ||
-      !split_row_int8_vnni_avx512(x, base.k, digits, &row.exponent)) {
+  if (columns == nullptr || split == nullptr || digits == nullptr ||
+      !split(x, base.k, digits, &row.exponent)) {
     return false;
   }
   const PreparedInt8* prepared = ctx.state<PreparedInt8>();
@@ -166,10 +166,6 @@ bool run_vnni_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
   parallel_column_chunks(base.n, 1, base.k,
                          [&](int64_t n_begin, int64_t n_end) { columns(row, n_begin, n_end); });
   return true;
-#else
-  (void)ctx, (void)x, (void)base;
-  return false;
-#endif
 }
 
 }  // namespace
