@@ -85,7 +85,7 @@ void BM_int8_decode_vnni(benchmark::State& state) {
   const auto isa = static_cast<QuantIsa>(state.range(0));
   const bool precomputed = state.range(1) != 0;
   const int64_t k = state.range(2), n = state.range(3);
-  if (!linear_int8_takes_vnni(k, isa) || !cpu_has_quant_isa(isa)) {
+  if (select_linear_int8_vnni(isa) == nullptr || k > kMaxKInt8Vnni || !cpu_has_quant_isa(isa)) {
     state.SkipWithError("this CPU does not run that ISA");
     return;
   }

@@ -2,6 +2,7 @@
 // std::fma keeps the sums identical to the x86 loops' fused multiply-adds.
 #include <cmath>
 
+#include "kernels/quantized/int8_digit_split.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 
@@ -54,11 +55,12 @@ SplitRowInt8VnniFn select_split_row_int8_vnni(QuantIsa isa) {
 }
 
 bool linear_int8_takes_vnni(int64_t k, QuantIsa isa) {
-  // Not at AVX-VNNI yet: its split is the portable one (~6.5 ns a value), which
-  // cost more than the loop saves (BM_int8_decode_vnni/isa:2 against the AVX2
-  // float loop: 288 x 288 1.15x, 768 x 288 0.89x); it waits for an AVX2 split.
-  return k >= 1 && k <= kMaxKInt8Vnni && isa != QuantIsa::kAvxVnni &&
-         select_linear_int8_vnni(isa) != nullptr;
+  // AVX-VNNI only with a vector digit split: the portable one (~6.5 ns a
+  // value) cost more than the loop saves (BM_int8_decode_vnni/isa:2 against
+  // the AVX2 float loop: 768 x 288 0.89x; with the AVX2 split 1.7-2x).
+  const bool split_ok = isa != QuantIsa::kAvxVnni ||
+                        select_split_int8_digits(QuantIsa::kAvxVnni) != &split_int8_digits_generic;
+  return k >= 1 && k <= kMaxKInt8Vnni && split_ok && select_linear_int8_vnni(isa) != nullptr;
 }
 
 }  // namespace torchlight::quantized

@@ -71,7 +71,7 @@ ColumnsInt8VnniFn select_linear_int8_vnni(QuantIsa isa = quant_isa());
 SplitRowInt8VnniFn select_split_row_int8_vnni(QuantIsa isa = quant_isa());
 
 /// Whether a one-row call of K runs on that loop for `isa` (AVX-512 VNNI and
-/// above; the AVX-VNNI loop is built and tested but waits for an AVX2 digit split).
+/// above; AVX-VNNI only where the digit split has a vector build for it).
 bool linear_int8_takes_vnni(int64_t k, QuantIsa isa = quant_isa());
 
 /// Bytes of the split row: three planes of round_up64(K).

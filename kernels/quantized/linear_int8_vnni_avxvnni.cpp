@@ -1,6 +1,6 @@
 // linear_int8's one-row VNNI loop (linear_int8_vnni_impl.h), AVX-VNNI build
 // (the 256-bit VEX vpdpbusd, e.g. Alder Lake): 32 digits a step, the tail
-// through a zeroed copy, the portable digit split. Built with -mavx2 -mfma
+// through a zeroed copy, the digit split int8_digit_split.h has for AVX-VNNI. Built with -mavx2 -mfma
 // -mavxvnni; run only where quant_isa() is AVX-VNNI.
 #include <immintrin.h>
 
@@ -28,7 +28,7 @@ struct VecInt8Vnni {
   static T flip(T v) { return _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))); }
   static T dpbusd(T acc, T u, T w) { return _mm256_dpbusd_avx_epi32(acc, u, w); }
   static bool split(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out) {
-    return split_int8_digits_generic(x, rows, k, out);
+    return select_split_int8_digits(QuantIsa::kAvxVnni)(x, rows, k, out);
   }
   // out[i]: the lane sum of v[i], by a tree of halving shuffles and adds,
   // whose element i sums input kOrder[i].

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/quantized/int8_digit_split.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/linear_qs8.h"
 
@@ -192,7 +193,9 @@ TEST(LinearInt8VnniSelectTest, OnlyVnniAndKWithinInt32) {
   EXPECT_TRUE(linear_int8_takes_vnni(kMaxKInt8Vnni, QuantIsa::kAvx512Vnni));
   EXPECT_FALSE(linear_int8_takes_vnni(kMaxKInt8Vnni + 1, QuantIsa::kAvx512Vnni));
   EXPECT_FALSE(linear_int8_takes_vnni(288, QuantIsa::kAvx2));
-  EXPECT_FALSE(linear_int8_takes_vnni(288, QuantIsa::kAvxVnni));  // until its split is AVX2
+  // AVX-VNNI once the digit split has a vector build for it.
+  EXPECT_EQ(linear_int8_takes_vnni(288, QuantIsa::kAvxVnni),
+            select_split_int8_digits(QuantIsa::kAvxVnni) != &split_int8_digits_generic);
 }
 
 }  // namespace
