@@ -3,6 +3,9 @@
 //
 //   BM_int8_decode_isa/isa/K/N: the loop on one thread for every instruction
 //     set this CPU runs (1 avx2, 3 avx512), weight GB/s.
+//   BM_int8_decode_vnni/isa/sums/K/N: the VNNI digit loop (linear_int8_vnni.h;
+//     2 AVX-VNNI, 3 AVX-512 VNNI) on one thread, the row's split included, with
+//     the column sums from prepare (sums 1) or summed in the loop (0).
 //   BM_8da4w_quantize_row/isa/K: linear_8da4w's per-call activation step
 //     for one row (quantize_arranged_8da4w.h, group 32: the row's range,
 //     its parameters, the quantized arranged row) with each ISA's choice
@@ -28,6 +31,8 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_vnni.h"
+#include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/quant_isa.h"
 #include "kernels/quantized/quantize_arranged_8da4w.h"
@@ -70,6 +75,38 @@ void BM_int8_decode_isa(benchmark::State& state) {
   const ColumnsInt8Fn columns = select_linear_int8(isa);
   for (auto _ : state) {
     columns(p.rows, 0, n);
+    benchmark::ClobberMemory();
+  }
+  report_weights(state, n * k);
+  state.SetLabel(quant_isa_name(isa));
+}
+
+void BM_int8_decode_vnni(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const bool precomputed = state.range(1) != 0;
+  const int64_t k = state.range(2), n = state.range(3);
+  if (select_linear_int8_vnni(isa) == nullptr || k > kMaxKInt8Vnni || !cpu_has_quant_isa(isa)) {
+    state.SkipWithError("this CPU does not run that ISA");
+    return;
+  }
+  Int8Problem p(k, n);
+  std::vector<int32_t> sums(static_cast<size_t>(n));
+  weight_sums_qs8(p.weight.data(), k, 0, n, sums.data());
+  std::vector<uint8_t> digits(int8_vnni_digit_bytes(k) + 64);
+  auto* aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(digits.data()) + 63) / 64 * 64);
+  const ColumnsInt8VnniFn columns = select_linear_int8_vnni(isa);
+  const SplitRowInt8VnniFn split = select_split_row_int8_vnni(isa);
+  RowInt8Vnni row{};
+  row.u = aligned;
+  row.plane = static_cast<int64_t>(int8_vnni_digit_bytes(k) / 3);
+  row.weight = p.weight.data();
+  row.scales = p.scales.data();
+  row.weight_sums = precomputed ? sums.data() : nullptr;
+  row.k = k;
+  row.out = p.out.data();
+  for (auto _ : state) {
+    split(p.x.data(), k, aligned, &row.exponent);
+    columns(row, 0, n);
     benchmark::ClobberMemory();
   }
   report_weights(state, n * k);
@@ -142,6 +179,16 @@ BENCHMARK(BM_int8_decode_isa)->Apply([](benchmark::internal::Benchmark* b) {
     for (const int64_t isa : {1, 3}) b->Args({isa, s[0], s[1]});
   }
   b->ArgNames({"isa", "K", "N"});
+  b->Unit(benchmark::kMicrosecond);
+});
+
+BENCHMARK(BM_int8_decode_vnni)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes) {
+    for (const int64_t isa : {2, 3}) {
+      for (const int64_t sums : {0, 1}) b->Args({isa, sums, s[0], s[1]});
+    }
+  }
+  b->ArgNames({"isa", "sums", "K", "N"});
   b->Unit(benchmark::kMicrosecond);
 });
 

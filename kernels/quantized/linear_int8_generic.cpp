@@ -2,7 +2,9 @@
 // std::fma keeps the sums identical to the x86 loops' fused multiply-adds.
 #include <cmath>
 
+#include "kernels/quantized/int8_digit_split.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_vnni.h"
 
 namespace torchlight::quantized {
 
@@ -30,6 +32,35 @@ ColumnsInt8Fn select_linear_int8(QuantIsa isa) {
   (void)isa;
   return &linear_int8_columns_generic;
 #endif
+}
+
+ColumnsInt8VnniFn select_linear_int8_vnni(QuantIsa isa) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (isa == QuantIsa::kAvx512Vnni || isa == QuantIsa::kAmx) return &linear_int8_vnni_columns_avx512;
+  if (isa == QuantIsa::kAvxVnni) return &linear_int8_vnni_columns_avxvnni;
+#else
+  (void)isa;
+#endif
+  return nullptr;
+}
+
+SplitRowInt8VnniFn select_split_row_int8_vnni(QuantIsa isa) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (isa == QuantIsa::kAvx512Vnni || isa == QuantIsa::kAmx) return &split_row_int8_vnni_avx512;
+  if (isa == QuantIsa::kAvxVnni) return &split_row_int8_vnni_avxvnni;
+#else
+  (void)isa;
+#endif
+  return nullptr;
+}
+
+bool linear_int8_takes_vnni(int64_t k, QuantIsa isa) {
+  // AVX-VNNI only with a vector digit split: the portable one (~6.5 ns a
+  // value) cost more than the loop saves (BM_int8_decode_vnni/isa:2 against
+  // the AVX2 float loop: 768 x 288 0.89x; with the AVX2 split 1.7-2x).
+  const bool split_ok = isa != QuantIsa::kAvxVnni ||
+                        select_split_int8_digits(QuantIsa::kAvxVnni) != &split_int8_digits_generic;
+  return k >= 1 && k <= kMaxKInt8Vnni && split_ok && select_linear_int8_vnni(isa) != nullptr;
 }
 
 }  // namespace torchlight::quantized

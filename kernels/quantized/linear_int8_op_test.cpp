@@ -4,7 +4,11 @@
 // with QuantIsa::kAmx), the dequantized GEMM (64 rows or more otherwise),
 // at one and two threads, against float64 within 1e-5 of |scale| sum |x w|
 // + |bias|; and a row with inf or NaN gives the loops' floats for every
-// row (the tiles fall back to them).
+// row (the tiles fall back to them). One row on AVX-512 VNNI (the digit
+// loop, linear_int8_vnni.h) within that path's bound, with the weight a
+// program constant (column sums from prepare) or not; a non-finite row there
+// gives the float loop's floats. ctest also runs these with
+// TORCHLIGHT_QUANT_ISA=avx2 and =generic (the float loops at one row).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +21,7 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/quantized_kernels.h"
 
 namespace torchlight {
@@ -53,7 +58,7 @@ OpRun make_run(SizesType rows, uint32_t seed) {
   return r;
 }
 
-void run_op(SizesType rows, OpRun* r) {
+void run_op(SizesType rows, OpRun* r, uint64_t constant_args = 0) {
   TestTensor input(ScalarType::kFloat, {1, rows, kK});
   TestTensor weight(ScalarType::kChar, {kN, kK});
   TestTensor scales(ScalarType::kFloat, {kN});
@@ -68,7 +73,7 @@ void run_op(SizesType rows, OpRun* r) {
   KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), bias.evalue(), out.evalue(), EValue()};
   std::vector<uint8_t> method(8 << 20);
   MemoryAllocator allocator(method.data(), static_cast<uint32_t>(method.size()));
-  const Status status = call_kernel(linear_int8_kernel(), args.span(), &allocator);
+  const Status status = call_kernel(linear_int8_kernel(), args.span(), &allocator, nullptr, constant_args);
   ASSERT_TRUE(status.ok()) << status.message();
   r->out.resize(static_cast<size_t>(rows * kN));
   for (size_t i = 0; i < r->out.size(); ++i) r->out[i] = static_cast<float>(out.get(static_cast<int64_t>(i)));
@@ -142,6 +147,55 @@ TEST(LinearInt8OpTest, NonFiniteRowsGiveTheLoopsResult) {
     }
   }
   threadpool::set_num_threads(threads_before);
+}
+
+// One row: on AVX-512 VNNI within linear_int8_vnni.h's bound,
+// |scale| max|x| sum|w| / (127 * 2^16) + 2^-24 |exact|; else the float loop's 1e-5.
+TEST(LinearInt8OpTest, OneRowWithinItsPathsBound) {
+  const bool vnni = quantized::linear_int8_takes_vnni(kK);
+  const size_t threads_before = threadpool::num_threads();
+  for (const size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const uint64_t constant_args : {uint64_t{0}, uint64_t{1} << 1}) {
+      for (const uint32_t seed : {1u, 2u, 3u}) {
+        OpRun r = make_run(1, seed);
+        if (seed == 3) r.x[10] = 1.0e20f;  // one huge value among small ones
+        run_op(1, &r, constant_args);
+        for (int64_t n = 0; n < kN; ++n) {
+          double sum = 0, magnitude = 0, abs_w = 0, m = 0;
+          for (int64_t i = 0; i < kK; ++i) {
+            const double x = r.x[i], w = r.weight[n * kK + i];
+            sum += x * w;
+            magnitude += std::fabs(x * w);
+            abs_w += std::fabs(w);
+            m = std::fmax(m, std::fabs(x));
+          }
+          const double want = sum * r.scales[n] + r.bias[n];
+          const double bound = vnni ? r.scales[n] * m * abs_w / (127.0 * 65536.0) + std::ldexp(std::fabs(want), -24)
+                                    : 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n]));
+          ASSERT_NEAR(r.out[n], want, bound) << "threads " << threads << " constant " << constant_args
+                                             << " seed " << seed << " column " << n;
+        }
+      }
+    }
+  }
+  threadpool::set_num_threads(threads_before);
+}
+
+TEST(LinearInt8OpTest, NonFiniteOneRowGivesTheFloatLoop) {
+  for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    OpRun r = make_run(1, 8);
+    r.x[50] = bad;
+    run_op(1, &r, uint64_t{1} << 1);
+    const std::vector<float> want = run_loops(1, r);
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) {
+        ASSERT_TRUE(std::isnan(r.out[i])) << "element " << i;
+      } else {
+        ASSERT_EQ(r.out[i], want[i]) << "element " << i << " (" << bad << ")";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,10 @@
 // (QuantIsa::kAmx), calls of kMinRowsInt8Amx rows or more run ahead of both
 // on bf16 tiles with the activations split exactly into three bf16 parts
 // (linear_int8_amx.h); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
+// Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
+// and sums them exactly against the int8 weights (linear_int8_vnni.h:
+// error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
+// and other CPUs, take the float loop.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -26,6 +30,8 @@
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/linear_int8_amx.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_vnni.h"
+#include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/quant_common.h"
 #include "kernels/quantized/quantized_ops.h"
 #include "kernels/quantized/weight_only_gemm.h"
@@ -125,9 +131,46 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base)
 }
 #endif
 
+// What prepare keeps for a constant weight: its columns' sums, for the
+// one-row VNNI loop's +128 offset.
+struct PreparedInt8 {
+  const int8_t* weight;  // The weight they were made from.
+  const int32_t* weight_sums;  // [N]
+};
+
+// The one-row call on the VNNI loop; false (nothing written) when the row
+// holds inf or NaN or no memory is left for its digits.
+bool run_vnni_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
+  const ColumnsInt8VnniFn columns = select_linear_int8_vnni();
+  const SplitRowInt8VnniFn split = select_split_row_int8_vnni();
+  const size_t bytes = int8_vnni_digit_bytes(base.k);
+  auto* digits = reinterpret_cast<uint8_t*>(round_up64(reinterpret_cast<uintptr_t>(ctx.scratch())));
+  if (ctx.scratch() == nullptr || ctx.scratch_bytes() < bytes + 63) {
+    digits = static_cast<uint8_t*>(ctx.allocate_temp(bytes, 64));
+  }
+  RowInt8Vnni row{};
+  if (columns == nullptr || split == nullptr || digits == nullptr ||
+      !split(x, base.k, digits, &row.exponent)) {
+    return false;
+  }
+  const PreparedInt8* prepared = ctx.state<PreparedInt8>();
+  row.u = digits;
+  row.plane = static_cast<int64_t>(bytes / 3);
+  row.weight = base.weight;
+  row.scales = base.scales;
+  row.bias = base.bias;
+  row.weight_sums = prepared != nullptr && prepared->weight == base.weight ? prepared->weight_sums
+                                                                            : nullptr;
+  row.k = base.k;
+  row.out = base.out;
+  parallel_column_chunks(base.n, 1, base.k,
+                         [&](int64_t n_begin, int64_t n_end) { columns(row, n_begin, n_end); });
+  return true;
+}
+
 }  // namespace
 
-Status linear_int8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+Status linear_int8_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call) {
   TL_RETURN_IF_ERROR(check_static(args));
   // Prefill-shaped calls (rows from the input's planned shape) get scratch
   // for the dequantized GEMM.
@@ -141,6 +184,24 @@ Status linear_int8_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* ca
                                    amx_scratch_bytes(planned_rows, k, threadpool::num_threads()));
   }
 #endif
+  if (linear_int8_takes_vnni(k)) {
+    // Decode's split row (64-byte aligned), and a constant weight's column sums.
+    call->scratch_bytes = std::max(call->scratch_bytes, int8_vnni_digit_bytes(k) + 63);
+    if (ctx.is_constant(1)) {
+      const int64_t n = weight.size(0);
+      auto* prepared = static_cast<PreparedInt8*>(ctx.allocate(sizeof(PreparedInt8)));
+      auto* sums = static_cast<int32_t*>(ctx.allocate(sizeof(int32_t) * static_cast<size_t>(n)));
+      TL_CHECK_OR_RETURN(prepared != nullptr && sums != nullptr, Error::kMemoryAllocationFailed,
+                         "no method memory for the weight's %lld column sums",
+                         static_cast<long long>(n));
+      prepared->weight = weight.const_data_ptr<int8_t>();
+      prepared->weight_sums = sums;
+      parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
+        weight_sums_qs8(prepared->weight, k, n_begin, n_end, sums);
+      });
+      call->state = prepared;
+    }
+  }
   return Error::kOk;
 }
 
@@ -180,6 +241,13 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
     }
   }
 #endif
+  if (rows == 1 && linear_int8_takes_vnni(k)) {
+    base.out = y;
+    if (run_vnni_row(ctx, x, base)) {
+      set_return(args, 5, *args[4]);
+      return;
+    }
+  }
   const Int8Weights weights{base.weight, base.scales, k};
   const DequantizedGemm problem{x, rows, k, n, base.bias, y, dequantize_int8_rows, &weights};
   Status gemm;
