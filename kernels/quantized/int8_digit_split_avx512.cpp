@@ -1,0 +1,79 @@
+// The digit split (int8_digit_split.h) in 512-bit vectors. Built with
+// -mavx512f -mavx512bw -mavx512vl; run only where quant_isa() is AVX-512
+// VNNI or above. The same operations per value as the generic loop (max of
+// the magnitudes' bits, an exact scalef, the convert's round half to even,
+// the bytes of (Y + 0x8080) ^ 0x8080), so the same digits.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/quantized/int8_digit_split.h"
+
+namespace torchlight::quantized {
+namespace {
+
+__mmask16 tail_mask(int64_t count) {
+  return count >= 16 ? static_cast<__mmask16>(0xFFFF)
+                     : static_cast<__mmask16>(count <= 0 ? 0 : (1u << count) - 1);
+}
+
+// The largest |x| of a row, as bits (above 0x7F7FFFFF: inf or NaN).
+uint32_t max_abs_bits(const float* row, int64_t k) {
+  const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+  int64_t i = 0;
+  for (; i + 64 <= k; i += 64) {
+    m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_loadu_si512(row + i), magnitude));
+    m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_loadu_si512(row + i + 16), magnitude));
+    m2 = _mm512_max_epu32(m2, _mm512_and_si512(_mm512_loadu_si512(row + i + 32), magnitude));
+    m3 = _mm512_max_epu32(m3, _mm512_and_si512(_mm512_loadu_si512(row + i + 48), magnitude));
+  }
+  for (; i < k; i += 16) {
+    const __m512i v = _mm512_maskz_loadu_epi32(tail_mask(k - i), row + i);
+    m0 = _mm512_max_epu32(m0, _mm512_and_si512(v, magnitude));
+  }
+  return _mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_max_epu32(m0, m1), _mm512_max_epu32(m2, m3)));
+}
+
+}  // namespace
+
+bool split_int8_digits_avx512(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out) {
+  const __m512i bias = _mm512_set1_epi32(0x8080);
+  bool finite = true;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * k;
+    const uint32_t max_bits = max_abs_bits(row, k);
+    if (max_bits >= 0x7F800000u) {
+      finite = false;
+      continue;
+    }
+    const int32_t e = int8_digit_exponent(max_bits);
+    out.exponents[r] = e;
+    const __m512 up = _mm512_set1_ps(static_cast<float>(16 - e));
+    int8_t* d0 = out.digits + r * out.row_bytes;
+    int8_t* d1 = d0 + out.plane_bytes;
+    int8_t* d2 = d1 + out.plane_bytes;
+    int64_t i = 0;
+    for (; i < k; i += 16) {
+      const __mmask16 mask = tail_mask(k - i);
+      const __m512 v = _mm512_maskz_loadu_ps(mask, row + i);
+      const __m512i y = _mm512_cvt_roundps_epi32(_mm512_scalef_ps(v, up),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m512i w = _mm512_xor_si512(_mm512_add_epi32(y, bias), bias);
+      // Whole 16-byte stores while the row's padding holds them.
+      const __mmask16 store = tail_mask(out.row_bytes - i);
+      _mm_mask_storeu_epi8(d2 + i, store, _mm512_cvtepi32_epi8(w));
+      _mm_mask_storeu_epi8(d1 + i, store, _mm512_cvtepi32_epi8(_mm512_srli_epi32(w, 8)));
+      _mm_mask_storeu_epi8(d0 + i, store, _mm512_cvtepi32_epi8(_mm512_srli_epi32(w, 16)));
+    }
+    if (i < out.row_bytes) {
+      for (int p = 0; p < kInt8Digits; ++p) {
+        std::memset(d0 + p * out.plane_bytes + i, 0, static_cast<size_t>(out.row_bytes - i));
+      }
+    }
+  }
+  return finite;
+}
+
+}  // namespace torchlight::quantized
