@@ -2,14 +2,18 @@
 // -mamx-tile -mamx-int8 and AVX-512 F/BW/VL (every AMX CPU has them); runs
 // only where cpu_runs_linear_int8_amx().
 //
-// Per call and block of 32 columns (two panels of 16), the weights are laid
-// out once in the B layout; then every block of 16 rows meets them: per 64
-// values of K, the three digit tiles (A) against both panels (B) into six
-// C tiles of exact int32 sums, in an order that reloads one operand per
-// multiply (7 loads for 6 multiplies). The sums are combined in float32 at
-// the store. The last block of 16 columns takes a one-panel variant;
-// columns past N are computed on zero padding and not stored, rows past
-// the call's on zero digits and not stored.
+// Per call and group of 8 blocks of 16 columns, the weights are laid out
+// once in the B layout (a panel per block); then every block of 16 rows
+// meets the group's panels in turn, its digits staying in L1 (the panels
+// come from L2: one B load per three multiplies): per 64 values of K, the
+// three digit tiles (A) against the panel's tile (B) into three C tiles of
+// exact int32 sums, which are combined in float32 at the store.
+// Every operand has its own tile (three A, two B alternating by step):
+// with six C tiles (two column blocks) and one A and one B tile reloaded
+// between multiplies, each load waited for the multiply reading the tile
+// before it, and the multiplies ran at ~60 cycles instead of ~16. Columns
+// past N are computed on zero padding and not stored, rows past the
+// call's on zero digits and not stored.
 #include "kernels/quantized/linear_int8_amx.h"
 
 #include <immintrin.h>
@@ -27,7 +31,10 @@ namespace {
 
 constexpr int64_t kTile = 16;      // Rows of a tile, int32 columns of a C tile.
 constexpr int64_t kRowBytes = 64;  // Bytes of a tile row: 64 values of K.
-constexpr int kBlocks = 2;         // Column blocks per step.
+// Blocks of 16 columns laid out before the rows meet them: the panels of a
+// group (128 x K bytes) stay in L2 while each block of 16 rows' digits (3
+// x 16 x K bytes) stays in L1 for the whole group.
+constexpr int64_t kGroupBlocks = 8;
 
 int64_t padded_k(int64_t k) { return (k + kRowBytes - 1) / kRowBytes * kRowBytes; }
 int64_t padded_rows(int64_t rows) { return (rows + kTile - 1) / kTile * kTile; }
@@ -78,8 +85,10 @@ void layout_block(const RowsInt8Amx& rows, int64_t n0, int64_t cols, char* panel
   }
 }
 
-// C tiles 0-5 (column block cb, digit p at 3 cb + p), 6 (a digit tile, A)
-// and 7 (a panel tile, B): all 16 rows of 64 bytes.
+// C tiles 0-2 (digit p's sums), A tiles 3-5 (digit p's 16 rows of 64
+// values of K), B tiles 6-7 (the panel's 64 values of K, alternating by
+// step): all 16 rows of 64 bytes. Each operand has its own tile so a load
+// never waits for the multiply still reading the previous one.
 void configure() {
   AmxTileConfig config;
   for (int t = 0; t < 8; ++t) config.set(t, kTile, kRowBytes);
@@ -110,53 +119,51 @@ void store_block(const RowsInt8Amx& rows, const int32_t (&c)[kInt8Digits][kTile]
   }
 }
 
-// Rows [r0, r0 + 16) by the panels' columns [n0, n0 + 16 kColBlocks),
-// columns past n_end not stored.
-template <int kColBlocks>
-void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* const (&panel)[kBlocks],
-           int64_t r0, int64_t n0, int64_t n_end) {
+// Rows [r0, r0 + 16) by the panel's columns [n0, n0 + 16), columns past
+// n_end not stored.
+void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* panel, int64_t r0,
+           int64_t n0, int64_t n_end) {
   const int64_t stride = digits.row_bytes;
   const int8_t* a = digits.digits + r0 * stride;
   const int64_t plane = digits.plane_bytes;
-  alignas(64) int32_t c[kColBlocks][kInt8Digits][kTile][kTile];
+  const int64_t k_end = padded_k(rows.k);
+  alignas(64) int32_t c[kInt8Digits][kTile][kTile];
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
-  if constexpr (kColBlocks == 2) {
-    _tile_zero(3);
-    _tile_zero(4);
-    _tile_zero(5);
+  // Two steps of K a turn (B tiles 6 and 7); an odd last step alone.
+  int64_t k0 = 0;
+  for (; k0 + 2 * kRowBytes <= k_end; k0 += 2 * kRowBytes) {
+    _tile_loadd(6, panel + k0 / 4 * kRowBytes, kRowBytes);
+    _tile_loadd(3, a + k0, stride);
+    _tile_loadd(4, a + plane + k0, stride);
+    _tile_loadd(5, a + 2 * plane + k0, stride);
+    _tile_dpbssd(0, 3, 6);
+    _tile_dpbssd(1, 4, 6);
+    _tile_dpbssd(2, 5, 6);
+    const int64_t k1 = k0 + kRowBytes;
+    _tile_loadd(7, panel + k1 / 4 * kRowBytes, kRowBytes);
+    _tile_loadd(3, a + k1, stride);
+    _tile_loadd(4, a + plane + k1, stride);
+    _tile_loadd(5, a + 2 * plane + k1, stride);
+    _tile_dpbssd(0, 3, 7);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 7);
   }
-  for (int64_t k0 = 0; k0 < padded_k(rows.k); k0 += kRowBytes) {
-    const int8_t* ak = a + k0;
-    _tile_loadd(7, panel[0] + k0 / 4 * kRowBytes, kRowBytes);
-    _tile_loadd(6, ak, stride);
-    _tile_dpbssd(0, 6, 7);
-    _tile_loadd(6, ak + plane, stride);
-    _tile_dpbssd(1, 6, 7);
-    _tile_loadd(6, ak + 2 * plane, stride);
-    _tile_dpbssd(2, 6, 7);
-    if constexpr (kColBlocks == 2) {
-      _tile_loadd(7, panel[1] + k0 / 4 * kRowBytes, kRowBytes);
-      _tile_dpbssd(5, 6, 7);
-      _tile_loadd(6, ak + plane, stride);
-      _tile_dpbssd(4, 6, 7);
-      _tile_loadd(6, ak, stride);
-      _tile_dpbssd(3, 6, 7);
-    }
+  if (k0 < k_end) {
+    _tile_loadd(6, panel + k0 / 4 * kRowBytes, kRowBytes);
+    _tile_loadd(3, a + k0, stride);
+    _tile_loadd(4, a + plane + k0, stride);
+    _tile_loadd(5, a + 2 * plane + k0, stride);
+    _tile_dpbssd(0, 3, 6);
+    _tile_dpbssd(1, 4, 6);
+    _tile_dpbssd(2, 5, 6);
   }
   constexpr int64_t kCBytes = kTile * sizeof(int32_t);
-  _tile_stored(0, c[0][0], kCBytes);
-  _tile_stored(1, c[0][1], kCBytes);
-  _tile_stored(2, c[0][2], kCBytes);
-  if constexpr (kColBlocks == 2) {
-    _tile_stored(3, c[kColBlocks - 1][0], kCBytes);
-    _tile_stored(4, c[kColBlocks - 1][1], kCBytes);
-    _tile_stored(5, c[kColBlocks - 1][2], kCBytes);
-  }
-  for (int cb = 0; cb < kColBlocks; ++cb) {
-    store_block(rows, c[cb], digits.exponents, r0, n0 + cb * kTile, n_end);
-  }
+  _tile_stored(0, c[0], kCBytes);
+  _tile_stored(1, c[1], kCBytes);
+  _tile_stored(2, c[2], kCBytes);
+  store_block(rows, c, digits.exponents, r0, n0, n_end);
 }
 
 }  // namespace
@@ -193,7 +200,7 @@ bool split_row_range_int8_amx(const float* x, int64_t rows, int64_t k, void* spl
   return finite;
 }
 
-size_t linear_int8_amx_panel_bytes(int64_t k) { return static_cast<size_t>(kBlocks * block_bytes(k)); }
+size_t linear_int8_amx_panel_bytes(int64_t k) { return static_cast<size_t>(kGroupBlocks * block_bytes(k)); }
 
 int8_t* split_int8_amx_digit_plane(void* split, int64_t rows, int64_t k, int digit) {
   return static_cast<int8_t*>(split) + digit * plane_bytes(rows, k);
@@ -203,21 +210,18 @@ int64_t split_int8_amx_row_bytes(int64_t k) { return digit_stride(k); }
 
 void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_begin, int64_t n_end) {
   configure();
-  char* base = static_cast<char*>(memory);
-  const char* const panel[kBlocks] = {base, base + block_bytes(rows.k)};
+  char* panels = static_cast<char*>(memory);
+  const int64_t panel_bytes = block_bytes(rows.k);
   const Int8DigitRows digits = digit_rows(const_cast<void*>(rows.split), rows.rows, rows.k);
   const int64_t row_end = padded_rows(rows.rows);
-  for (int64_t n0 = n_begin; n0 < n_end; n0 += kBlocks * kTile) {
-    const bool two_columns = n_end - n0 > kTile;
-    layout_block(rows, n0, std::min<int64_t>(kTile, n_end - n0), base);
-    if (two_columns) {
-      layout_block(rows, n0 + kTile, std::min<int64_t>(kTile, n_end - n0 - kTile), base + block_bytes(rows.k));
+  for (int64_t g0 = n_begin; g0 < n_end; g0 += kGroupBlocks * kTile) {
+    const int64_t g_end = std::min(n_end, g0 + kGroupBlocks * kTile);
+    for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
+      layout_block(rows, n0, std::min<int64_t>(kTile, g_end - n0), panels + (n0 - g0) / kTile * panel_bytes);
     }
     for (int64_t r0 = 0; r0 < row_end; r0 += kTile) {
-      if (two_columns) {
-        tiles<2>(rows, digits, panel, r0, n0, n_end);
-      } else {
-        tiles<1>(rows, digits, panel, r0, n0, n_end);
+      for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
+        tiles(rows, digits, panels + (n0 - g0) / kTile * panel_bytes, r0, n0, g_end);
       }
     }
   }

@@ -61,7 +61,7 @@ bool split_rows_int8_amx(const float* x, int64_t rows, int64_t k, void* split);
 bool split_row_range_int8_amx(const float* x, int64_t rows, int64_t k, void* split,
                               int64_t block_begin, int64_t block_end);
 
-/// Bytes of one thread's weight panel (two blocks of 16 columns).
+/// Bytes of one thread's weight panels (a group of 8 blocks of 16 columns).
 size_t linear_int8_amx_panel_bytes(int64_t k);
 
 struct RowsInt8Amx {
