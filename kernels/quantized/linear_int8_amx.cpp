@@ -8,12 +8,12 @@
 // come from L2: one B load per three multiplies): per 64 values of K, the
 // three digit tiles (A) against the panel's tile (B) into three C tiles of
 // exact int32 sums, which are combined in float32 at the store.
-// Every operand has its own tile (three A, two B alternating by step):
-// with six C tiles (two column blocks) and one A and one B tile reloaded
-// between multiplies, each load waited for the multiply reading the tile
-// before it, and the multiplies ran at ~60 cycles instead of ~16. Columns
-// past N are computed on zero padding and not stored, rows past the
-// call's on zero digits and not stored.
+// Every operand has its own tile (three A, two B alternating by step), so
+// a load never waits for a multiply still reading its tile. On this Xeon a
+// multiply takes ~7.5 ns, a tile load ~3.5 ns from L1 but ~9-13 ns from
+// L2, hence the digits in L1 (measured with the loop alone, best of
+// repeated runs). Columns past N are computed on zero padding and not
+// stored, rows past the call's on zero digits and not stored.
 #include "kernels/quantized/linear_int8_amx.h"
 
 #include <immintrin.h>
