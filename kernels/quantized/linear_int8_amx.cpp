@@ -95,10 +95,13 @@ void configure() {
   _tile_loadconfig(&config);
 }
 
+// A block's three C tiles as stored: c[p][r][column].
+using DigitSums = int32_t[kInt8Digits][kTile][kTile];
+
 // out[r0 + r, col0 + c] for the valid rows and columns, from the three
 // digit sums c[p][r][c] (combine_int8_digit_sums' operations in 16 lanes).
-void store_block(const RowsInt8Amx& rows, const int32_t (&c)[kInt8Digits][kTile][kTile],
-                 const int32_t* exponents, int64_t r0, int64_t col0, int64_t n_end) {
+void store_block(const RowsInt8Amx& rows, const DigitSums& c, const int32_t* exponents, int64_t r0,
+                 int64_t col0, int64_t n_end) {
   const __mmask16 mask = k_mask16(n_end - col0);
   if (mask == 0) return;
   const __m512 scale = _mm512_maskz_loadu_ps(mask, rows.scales + col0);
@@ -119,15 +122,13 @@ void store_block(const RowsInt8Amx& rows, const int32_t (&c)[kInt8Digits][kTile]
   }
 }
 
-// Rows [r0, r0 + 16) by the panel's columns [n0, n0 + 16), columns past
-// n_end not stored.
+// The digit sums of rows [r0, r0 + 16) by the panel's 16 columns, into c.
 void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* panel, int64_t r0,
-           int64_t n0, int64_t n_end) {
+           DigitSums& c) {
   const int64_t stride = digits.row_bytes;
   const int8_t* a = digits.digits + r0 * stride;
   const int64_t plane = digits.plane_bytes;
   const int64_t k_end = padded_k(rows.k);
-  alignas(64) int32_t c[kInt8Digits][kTile][kTile];
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
@@ -163,7 +164,6 @@ void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* pan
   _tile_stored(0, c[0], kCBytes);
   _tile_stored(1, c[1], kCBytes);
   _tile_stored(2, c[2], kCBytes);
-  store_block(rows, c, digits.exponents, r0, n0, n_end);
 }
 
 }  // namespace
@@ -219,11 +219,21 @@ void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_be
     for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
       layout_block(rows, n0, std::min<int64_t>(kTile, g_end - n0), panels + (n0 - g0) / kTile * panel_bytes);
     }
+    // Each block's sums are combined after the next block's tiles are
+    // issued, so the vector work overlaps the tile multiplies.
+    alignas(64) DigitSums sums[2];
+    int64_t pending_r0 = -1, pending_n0 = 0;
+    int slot = 0;
     for (int64_t r0 = 0; r0 < row_end; r0 += kTile) {
       for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
-        tiles(rows, digits, panels + (n0 - g0) / kTile * panel_bytes, r0, n0, g_end);
+        tiles(rows, digits, panels + (n0 - g0) / kTile * panel_bytes, r0, sums[slot]);
+        if (pending_r0 >= 0) store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, g_end);
+        pending_r0 = r0;
+        pending_n0 = n0;
+        slot ^= 1;
       }
     }
+    store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, g_end);
   }
   _tile_release();
 }
