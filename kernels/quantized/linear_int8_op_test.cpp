@@ -1,6 +1,6 @@
 // torchlight::linear_int8.out as a program runs it (prepare, then eval with
 // method memory for scratch), on whatever path this CPU takes: the loops
-// (below 8 rows, or without AMX), the AMX-INT8 tiles (8 rows or more with
+// (below 4 rows, or without AMX), the AMX-INT8 tiles (4 rows or more with
 // QuantIsa::kAmx), the dequantized GEMM (64 rows or more otherwise), at one
 // and two threads, against float64: within 1e-5 of |scale| sum |x w| +
 // |bias| on the float paths, within linear_int8_amx.h's bound on the tiles
@@ -99,10 +99,10 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
-    for (const SizesType rows : {1, 7, 8, 16, 17, 20, 33, 40, 63, 64, 65, 70}) {
+    for (const SizesType rows : {1, 3, 4, 7, 8, 16, 17, 20, 33, 40, 63, 64, 65, 70}) {
       OpRun r = make_run(rows, 99 + static_cast<uint32_t>(rows));
       run_op(rows, &r);
-      const bool tiles = rows >= 8 && quantized::quant_isa() == quantized::QuantIsa::kAmx;
+      const bool tiles = rows >= 4 && quantized::quant_isa() == quantized::QuantIsa::kAmx;
       for (int64_t row = 0; row < rows; ++row) {
         for (int64_t n = 0; n < kN; ++n) {
           double sum = 0, magnitude = 0, m = 0, weights = 0;
