@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/quantized/int8_digit_split.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_8da4w_amx.h"
 #include "kernels/quantized/linear_int8_amx.h"
@@ -224,6 +225,34 @@ BENCHMARK(BM_int8_amx_phase)
     ->ArgNames({"phase", "K", "N", "rows"})
     ->Unit(benchmark::kMicrosecond)
     ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
+
+// The int8 digit split alone per ISA (0 generic, 1 AVX2, 3 AVX-512): one
+// decode row (K = 288, 768) and a prefill block of 16 rows.
+void BM_int8_digit_split(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const int64_t k = state.range(1), rows = state.range(2);
+  if (skip_without(state, isa)) return;
+  std::vector<float> x(static_cast<size_t>(rows * k));
+  uint32_t seed = 1;
+  for (float& v : x) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(static_cast<int32_t>(seed >> 8) - (1 << 23)) / (1 << 23);
+  }
+  const int64_t row_bytes = (k + 63) / 64 * 64;
+  std::vector<int8_t> digits(static_cast<size_t>(kInt8Digits * rows * row_bytes));
+  std::vector<int32_t> exponents(static_cast<size_t>(rows));
+  const Int8DigitRows out{digits.data(), row_bytes, rows * row_bytes, exponents.data()};
+  const SplitInt8DigitsFn split = select_split_int8_digits(isa);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(split(x.data(), rows, k, out));
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(quant_isa_name(isa));
+}
+BENCHMARK(BM_int8_digit_split)
+    ->ArgsProduct({{0, 1, 3}, {288, 768}, {1, 16}})
+    ->ArgNames({"isa", "K", "rows"})
+    ->Unit(benchmark::kNanosecond);
 
 // Each shape on every x86 ISA in turn, so one run compares them side by side.
 void shapes(benchmark::internal::Benchmark* b, bool with_group) {

@@ -64,6 +64,7 @@ float combine_int8_digit_sums(int32_t a0, int32_t a1, int32_t a2, int32_t expone
 SplitInt8DigitsFn select_split_int8_digits(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
   if (isa >= QuantIsa::kAvx512Vnni) return &split_int8_digits_avx512;
+  if (isa >= QuantIsa::kAvx2) return &split_int8_digits_avx2;
 #else
   (void)isa;
 #endif
