@@ -316,6 +316,7 @@ void few_rows_int8(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_shape_f32)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_int8)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_int8)->Apply(few_rows_int8);
+BENCHMARK(BM_shape_int8)->Apply(larger_shapes);
 BENCHMARK(BM_shape_8da4w)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_4w)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_8da4w)->Apply(larger_shapes);

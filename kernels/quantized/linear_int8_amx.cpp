@@ -122,6 +122,21 @@ void store_block(const RowsInt8Amx& rows, const DigitSums& c, const int32_t* exp
   }
 }
 
+// One step of 64 values of K at k0: the panel's B tile into tile B, the
+// three digit tiles of the rows at `a` (planes `plane` bytes apart), three
+// multiplies into C tiles 0-2. A macro: the tile intrinsics paste their
+// tile numbers into the instruction, so B must be a literal.
+#define TORCHLIGHT_INT8_DIGIT_STEP(B, k0)                  \
+  do {                                                    \
+    _tile_loadd(B, panel + (k0) / 4 * kRowBytes, kRowBytes); \
+    _tile_loadd(3, a + (k0), stride);                     \
+    _tile_loadd(4, a + plane + (k0), stride);             \
+    _tile_loadd(5, a + 2 * plane + (k0), stride);         \
+    _tile_dpbssd(0, 3, B);                                \
+    _tile_dpbssd(1, 4, B);                                \
+    _tile_dpbssd(2, 5, B);                                \
+  } while (false)
+
 // The digit sums of rows [r0, r0 + 16) by the panel's 16 columns, into c.
 void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* panel, int64_t r0,
            DigitSums& c) {
@@ -135,36 +150,16 @@ void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* pan
   // Two steps of K a turn (B tiles 6 and 7); an odd last step alone.
   int64_t k0 = 0;
   for (; k0 + 2 * kRowBytes <= k_end; k0 += 2 * kRowBytes) {
-    _tile_loadd(6, panel + k0 / 4 * kRowBytes, kRowBytes);
-    _tile_loadd(3, a + k0, stride);
-    _tile_loadd(4, a + plane + k0, stride);
-    _tile_loadd(5, a + 2 * plane + k0, stride);
-    _tile_dpbssd(0, 3, 6);
-    _tile_dpbssd(1, 4, 6);
-    _tile_dpbssd(2, 5, 6);
-    const int64_t k1 = k0 + kRowBytes;
-    _tile_loadd(7, panel + k1 / 4 * kRowBytes, kRowBytes);
-    _tile_loadd(3, a + k1, stride);
-    _tile_loadd(4, a + plane + k1, stride);
-    _tile_loadd(5, a + 2 * plane + k1, stride);
-    _tile_dpbssd(0, 3, 7);
-    _tile_dpbssd(1, 4, 7);
-    _tile_dpbssd(2, 5, 7);
+    TORCHLIGHT_INT8_DIGIT_STEP(6, k0);
+    TORCHLIGHT_INT8_DIGIT_STEP(7, k0 + kRowBytes);
   }
-  if (k0 < k_end) {
-    _tile_loadd(6, panel + k0 / 4 * kRowBytes, kRowBytes);
-    _tile_loadd(3, a + k0, stride);
-    _tile_loadd(4, a + plane + k0, stride);
-    _tile_loadd(5, a + 2 * plane + k0, stride);
-    _tile_dpbssd(0, 3, 6);
-    _tile_dpbssd(1, 4, 6);
-    _tile_dpbssd(2, 5, 6);
-  }
+  if (k0 < k_end) TORCHLIGHT_INT8_DIGIT_STEP(6, k0);
   constexpr int64_t kCBytes = kTile * sizeof(int32_t);
   _tile_stored(0, c[0], kCBytes);
   _tile_stored(1, c[1], kCBytes);
   _tile_stored(2, c[2], kCBytes);
 }
+#undef TORCHLIGHT_INT8_DIGIT_STEP
 
 }  // namespace
 
