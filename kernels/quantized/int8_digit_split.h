@@ -64,6 +64,10 @@ SplitInt8DigitsFn select_split_int8_digits(QuantIsa isa = quant_isa());
 /// the sign): both splits use it.
 int32_t int8_digit_exponent(uint32_t max_abs_bits);
 
+/// The same from any row's max |x| bits: false (no exponent) when the row
+/// holds inf or NaN (bits above 0x7F7FFFFF).
+bool int8_digit_row_exponent(uint32_t max_abs_bits, int32_t* exponent);
+
 /// The dot product the digits stand for, from the three exact int32 sums
 /// a_p = sum_k d_pk w_k: 2^(e - 16) * (65536 a0 + (256 a1 + a2)), in float32
 /// as the vector combines compute it: inner = fma(float(a1), 256, float(a2)),

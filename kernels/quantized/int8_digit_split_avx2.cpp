@@ -60,12 +60,11 @@ bool split_int8_digits_avx2(const float* x, int64_t rows, int64_t k, const Int8D
   bool finite = true;
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * k;
-    const uint32_t max_bits = max_abs_bits(row, k);
-    if (max_bits >= 0x7F800000u) {
+    int32_t e = 0;
+    if (!int8_digit_row_exponent(max_abs_bits(row, k), &e)) {
       finite = false;
       continue;
     }
-    const int32_t e = int8_digit_exponent(max_bits);
     const int32_t up = 16 - e;  // In [-106, 171].
     const __m256 first = _mm256_set1_ps(power_of_two(up > 127 ? 127 : up));
     const __m256 second = _mm256_set1_ps(power_of_two(up > 127 ? up - 127 : 0));

@@ -73,12 +73,11 @@ bool split_int8_digits_avx512(const float* x, int64_t rows, int64_t k, const Int
   bool finite = true;
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * k;
-    const uint32_t max_bits = max_abs_bits(row, k);
-    if (max_bits >= 0x7F800000u) {
+    int32_t e = 0;
+    if (!int8_digit_row_exponent(max_abs_bits(row, k), &e)) {
       finite = false;
       continue;
     }
-    const int32_t e = int8_digit_exponent(max_bits);
     out.exponents[r] = e;
     const __m512 up = _mm512_set1_ps(static_cast<float>(16 - e));
     int8_t* d0 = out.digits + r * out.row_bytes;
