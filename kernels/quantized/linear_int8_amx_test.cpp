@@ -239,6 +239,22 @@ TEST_F(LinearInt8AmxTest, TwoDigitsFailTheBound) {
   EXPECT_GT(outside, c.n / 2);
 }
 
+// The largest K (kMaxKInt8Amx) with every digit sum at its extreme: x =
+// -(126 + 128/256 + 128/65536) gives d0 = -126, d1 = d2 = -128 in every
+// position, and weights of -128 put A1 and A2 at 2^14 K = 2^31 - 2^14,
+// still inside int32; the result must stay within the bound.
+TEST_F(LinearInt8AmxTest, LargestKKeepsTheSumsInInt32) {
+  const int64_t rows = 4, k = kMaxKInt8Amx, n = 16;
+  Case c{rows, k, n, std::vector<float>(static_cast<size_t>(rows * k), -(126.0f + 128.0f / 256 + 128.0f / 65536)),
+         std::vector<float>(n, 1.0f / 65536), std::vector<float>(n, 0.5f), std::vector<int8_t>(static_cast<size_t>(n * k), -128)};
+  for (int64_t i = 1; i < n; ++i) std::fill(c.weight.begin() + i * k, c.weight.begin() + (i + 1) * k, static_cast<int8_t>(i % 2 == 0 ? -128 : 127));
+  bool finite = false;
+  const std::vector<float> got = run_amx(c, true, &finite);
+  ASSERT_TRUE(finite);
+  const Reference ref = reference(c, true);
+  for (int64_t i = 0; i < rows * n; ++i) ASSERT_NEAR(got[i], ref.want[i], ref.amx_bound[i]) << "output " << i;
+}
+
 TEST_F(LinearInt8AmxTest, NonFiniteRowsAreReportedForTheFallback) {
   uint32_t seed = 5;
   for (const float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
