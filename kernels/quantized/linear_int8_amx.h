@@ -27,8 +27,8 @@
 //
 // Layout: the digits are the A operand (16 rows of 64 bytes of K per tile,
 // each digit a plane of rows at an odd number of 64-byte lines); the
-// weights the B operand, laid out per call and block of 16 columns into a
-// thread's panel: K / 4 rows of 16 columns x 4 bytes of K (a 16 x 16 dword
+// weights the B operand, laid out per call and block of 16 columns (8
+// blocks at a time) into a thread's panels: K / 4 rows of 16 columns x 4 bytes of K (a 16 x 16 dword
 // transpose per 64 values of K). K is padded with zeros to a multiple of
 // 64, rows to 16 and columns to 16.
 #pragma once
