@@ -9,7 +9,7 @@ anything: each round runs the base CLI and this checkout's CLI (or --cli)
 once each, in alternating order, on the programs `bench_llm.py` exported to
 DIR (run it once per precision with --workdir DIR first), and prints the
 median decode and prefill tok/s of each and the ratio new / base, then
-the best decode of each (the least disturbed run). --env and --base-env
+the best decode and prefill of each (the least disturbed runs). --env and --base-env
 set variables for one side's runs, so one CLI can be compared with itself
 under two settings (e.g. --base-env TORCHLIGHT_QUANT_ISA=avx2).
 --base-workdir gives the base CLI its own programs (exported by its own
@@ -62,8 +62,8 @@ def main() -> None:
     tokenizer = args.workdir / "tokenizer-32000.bin"
     stats = args.workdir / "ab-stats.json"
     print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio | "
-          "best decode base / new |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "best decode base / new | best prefill base / new |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for quant in args.quant.split(","):
         stem = f"{args.shape}-{quant}" + ("-g32" if quant in ("8da4w", "4w") else "")
         pte = {}
@@ -84,8 +84,10 @@ def main() -> None:
                    for k, v in got.items()}
             (db, pb), (dn, pn) = med["base"], med["new"]
             best = {k: max(d for d, _ in v) for k, v in got.items()}
+            best_prefill = {k: max(f for _, f in v) for k, v in got.items()}
             print(f"| {quant} | {threads} | {db:.1f} | {dn:.1f} | {dn / db:.2f}x | {pb:.1f} | "
-                  f"{pn:.1f} | {pn / pb:.2f}x | {best['base']:.1f} / {best['new']:.1f} |",
+                  f"{pn:.1f} | {pn / pb:.2f}x | {best['base']:.1f} / {best['new']:.1f} | "
+                  f"{best_prefill['base']:.1f} / {best_prefill['new']:.1f} |",
                   flush=True)
 
 

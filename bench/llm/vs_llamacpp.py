@@ -98,13 +98,18 @@ def main() -> None:
                    help="time llama.cpp's decode from an empty context (positions 0..) as "
                         "before, instead of after --prompt-tokens as ours")
     p.add_argument("--workdir", type=Path, default=bench_llm.REPO / "build" / "bench-llm")
+    p.add_argument("--quants", default=",".join(q for q, _ in PAIRS),
+                   help="our precisions to compare, e.g. int8 (default: all)")
     args = p.parse_args()
+    quants = args.quants.split(",")
     args.workdir.mkdir(parents=True, exist_ok=True)
     files = convert(args.shape, args.llamacpp_bin, args.workdir)
     depth = 0 if args.llama_decode_from_empty else args.prompt_tokens
     rows = []
     for threads in (int(t) for t in args.threads.split(",")):
         for quant, kind in PAIRS:
+            if quant not in quants:
+                continue
             theirs = llama_bench(args.llamacpp_bin, files[kind], threads, args.prompt_tokens,
                                  args.new_tokens, args.repeats, depth)
             mine = ours(args.shape, quant, threads, args.prompt_tokens, args.new_tokens,

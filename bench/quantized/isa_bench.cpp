@@ -20,8 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/quantized/int8_digit_split.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_8da4w_amx.h"
+#include "kernels/quantized/linear_int8_amx.h"
 #include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/quant_isa.h"
 
@@ -176,6 +178,81 @@ void BM_isa_qs8(benchmark::State& state) {
   }
   report(state, isa, rows * n * k);
 }
+
+// linear_int8's AMX prefill by phase, one thread: 0 the activations' digit
+// split, 1 the columns (weights laid out per block of 16 + tiles + combine),
+// 2 both (the op's call on one thread). Min of the repetitions is the
+// figure to read on a loaded machine (the "min" statistic).
+void BM_int8_amx_phase(benchmark::State& state) {
+  const int64_t phase = state.range(0), k = state.range(1), n = state.range(2), rows = state.range(3);
+  if (skip_without(state, QuantIsa::kAmx)) return;
+  std::vector<float> x(static_cast<size_t>(rows * k));
+  uint32_t seed = 1;
+  for (float& v : x) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(static_cast<int32_t>(seed >> 8) - (1 << 23)) / (1 << 23);
+  }
+  const std::vector<uint8_t> weight = random_bytes(static_cast<size_t>(n * k), 2);
+  std::vector<float> scales(n, 0.004f), out(rows * n);
+  std::vector<uint8_t> split(split_rows_int8_amx_bytes(rows, k) + 64);
+  std::vector<uint8_t> panel(linear_int8_amx_panel_bytes(k) + 64);
+  auto aligned = [](std::vector<uint8_t>& v) {
+    return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64;
+  };
+  RowsInt8Amx call{};
+  call.split = aligned(split);
+  call.rows = rows;
+  call.weight = reinterpret_cast<const int8_t*>(weight.data());
+  call.scales = scales.data();
+  call.k = k;
+  call.n = n;
+  call.out = out.data();
+  split_rows_int8_amx(x.data(), rows, k, aligned(split));
+  for (auto _ : state) {
+    if (phase != 1) split_rows_int8_amx(x.data(), rows, k, aligned(split));
+    if (phase != 0) linear_int8_amx_columns(call, aligned(panel), 0, n);
+    benchmark::ClobberMemory();
+  }
+  report(state, QuantIsa::kAmx, phase == 0 ? rows * k : rows * n * k);
+}
+BENCHMARK(BM_int8_amx_phase)
+    ->ArgsProduct({{0, 1, 2}, {288}, {288, 768}, {16, 128}})
+    ->Args({0, 768, 288, 128})
+    ->Args({1, 768, 288, 128})
+    ->Args({2, 768, 288, 128})
+    ->Args({2, 768, 2048, 128})
+    ->Args({2, 2048, 768, 128})
+    ->ArgNames({"phase", "K", "N", "rows"})
+    ->Unit(benchmark::kMicrosecond)
+    ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
+
+// The int8 digit split alone per ISA (0 generic, 1 AVX2, 3 AVX-512): one
+// decode row (K = 288, 768) and a prefill block of 16 rows.
+void BM_int8_digit_split(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const int64_t k = state.range(1), rows = state.range(2);
+  if (skip_without(state, isa)) return;
+  std::vector<float> x(static_cast<size_t>(rows * k));
+  uint32_t seed = 1;
+  for (float& v : x) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(static_cast<int32_t>(seed >> 8) - (1 << 23)) / (1 << 23);
+  }
+  const int64_t row_bytes = (k + 63) / 64 * 64;
+  std::vector<int8_t> digits(static_cast<size_t>(kInt8Digits * rows * row_bytes));
+  std::vector<int32_t> exponents(static_cast<size_t>(rows));
+  const Int8DigitRows out{digits.data(), row_bytes, rows * row_bytes, exponents.data()};
+  const SplitInt8DigitsFn split = select_split_int8_digits(isa);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(split(x.data(), rows, k, out));
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(quant_isa_name(isa));
+}
+BENCHMARK(BM_int8_digit_split)
+    ->ArgsProduct({{0, 1, 3}, {288, 768}, {1, 16}})
+    ->ArgNames({"isa", "K", "rows"})
+    ->Unit(benchmark::kNanosecond);
 
 // Each shape on every x86 ISA in turn, so one run compares them side by side.
 void shapes(benchmark::internal::Benchmark* b, bool with_group) {

@@ -308,7 +308,7 @@ void larger_shapes(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 // Short prompts on stories15m's up projection, one thread: where
-// linear_int8's AMX-BF16 tiles start to win (kMinRowsInt8Amx).
+// linear_int8's AMX-INT8 tiles start to win (kMinRowsInt8Amx).
 void few_rows_int8(benchmark::internal::Benchmark* b) {
   for (int64_t rows : {4, 8, 12, 16, 24, 32, 48}) b->Args({288, 768, rows, 1});
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -316,6 +316,7 @@ void few_rows_int8(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_shape_f32)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_int8)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_int8)->Apply(few_rows_int8);
+BENCHMARK(BM_shape_int8)->Apply(larger_shapes);
 BENCHMARK(BM_shape_8da4w)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_4w)->Apply(stories15m_shapes);
 BENCHMARK(BM_shape_8da4w)->Apply(larger_shapes);

@@ -21,6 +21,12 @@ int32_t int8_digit_exponent(uint32_t max_abs_bits) {
   return g - 6 + (fraction > 0x7E0000u ? 1 : 0);
 }
 
+bool int8_digit_row_exponent(uint32_t max_abs_bits, int32_t* exponent) {
+  if (max_abs_bits >= 0x7F800000u) return false;  // inf or NaN.
+  *exponent = int8_digit_exponent(max_abs_bits);
+  return true;
+}
+
 bool split_int8_digits_generic(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out) {
   bool finite = true;
   for (int64_t r = 0; r < rows; ++r) {
@@ -32,11 +38,11 @@ bool split_int8_digits_generic(const float* x, int64_t rows, int64_t k, const In
       bits &= 0x7FFFFFFFu;
       max_bits = bits > max_bits ? bits : max_bits;
     }
-    if (max_bits >= 0x7F800000u) {  // inf or NaN.
+    int32_t e = 0;
+    if (!int8_digit_row_exponent(max_bits, &e)) {
       finite = false;
       continue;
     }
-    const int32_t e = int8_digit_exponent(max_bits);
     out.exponents[r] = e;
     int8_t* d0 = out.digits + r * out.row_bytes;
     int8_t* d1 = d0 + out.plane_bytes;
@@ -64,6 +70,7 @@ float combine_int8_digit_sums(int32_t a0, int32_t a1, int32_t a2, int32_t expone
 SplitInt8DigitsFn select_split_int8_digits(QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
   if (isa >= QuantIsa::kAvx512Vnni) return &split_int8_digits_avx512;
+  if (isa >= QuantIsa::kAvx2) return &split_int8_digits_avx2;
 #else
   (void)isa;
 #endif

@@ -50,18 +50,23 @@ using SplitInt8DigitsFn = bool (*)(const float* x, int64_t rows, int64_t k, cons
 
 bool split_int8_digits_generic(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out);
 #if defined(__x86_64__) || defined(_M_X64)
-/// AVX-512 F/BW/VL (every level at or above kAvx512Vnni): the same digits
-/// and exponents as the generic loop.
+/// AVX-512 F/BW/VL (every level at or above kAvx512Vnni) and AVX2 (kAvx2,
+/// kAvxVnni): the same digits and exponents as the generic loop.
 bool split_int8_digits_avx512(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out);
+bool split_int8_digits_avx2(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out);
 #endif
 
 /// The split for `isa` (one this CPU runs): AVX-512 at kAvx512Vnni and
-/// above, else generic.
+/// above, AVX2 at kAvx2 and kAvxVnni, else generic.
 SplitInt8DigitsFn select_split_int8_digits(QuantIsa isa = quant_isa());
 
 /// e_r from the bits of m = max_k |x_rk| (a finite float's bits without
 /// the sign): both splits use it.
 int32_t int8_digit_exponent(uint32_t max_abs_bits);
+
+/// The same from any row's max |x| bits: false (no exponent) when the row
+/// holds inf or NaN (bits above 0x7F7FFFFF).
+bool int8_digit_row_exponent(uint32_t max_abs_bits, int32_t* exponent);
 
 /// The dot product the digits stand for, from the three exact int32 sums
 /// a_p = sum_k d_pk w_k: 2^(e - 16) * (65536 a0 + (256 a1 + a2)), in float32

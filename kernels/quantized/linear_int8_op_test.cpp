@@ -1,16 +1,19 @@
 // torchlight::linear_int8.out as a program runs it (prepare, then eval with
 // method memory for scratch), on whatever path this CPU takes: the loops
-// (below 8 rows, or without AMX-BF16), the AMX-BF16 tiles (8 rows or more
-// with QuantIsa::kAmx), the dequantized GEMM (64 rows or more otherwise),
-// at one and two threads, against float64 within 1e-5 of |scale| sum |x w|
-// + |bias|; and a row with inf or NaN gives the loops' floats for every
-// row (the tiles fall back to them). One row on AVX-512 VNNI (the digit
-// loop, linear_int8_vnni.h) within that path's bound, with the weight a
-// program constant (column sums from prepare) or not; a non-finite row there
-// gives the float loop's floats. ctest also runs these with
-// TORCHLIGHT_QUANT_ISA=avx2 and =generic (the float loops at one row).
+// (below 4 rows, or without AMX), the AMX-INT8 tiles (4 rows or more with
+// QuantIsa::kAmx), the dequantized GEMM (64 rows or more otherwise), at one
+// and two threads, against float64: within 1e-5 of |scale| sum |x w| +
+// |bias| on the float paths, within linear_int8_amx.h's bound on the tiles
+// (2^-22 of |scale| max|x| sum|w|, roughly); and a row with inf or NaN
+// gives the loops' floats for every row (the tiles fall back to them).
+// One row on AVX-512 VNNI (the digit loop, linear_int8_vnni.h) within that
+// path's bound, with the weight a program constant (column sums from
+// prepare) or not; a non-finite row there gives the float loop's floats.
+// ctest also runs these with TORCHLIGHT_QUANT_ISA=avx2 and =generic (the
+// float loops at one row).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -102,18 +105,25 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
-    for (const SizesType rows : {1, 7, 8, 16, 17, 20, 33, 40, 63, 64, 65, 70}) {
+    for (const SizesType rows : {1, 3, 4, 7, 8, 16, 17, 20, 33, 40, 63, 64, 65, 70}) {
       OpRun r = make_run(rows, 99 + static_cast<uint32_t>(rows));
       run_op(rows, &r);
+      const bool tiles = rows >= 4 && quantized::quant_isa() == quantized::QuantIsa::kAmx;
       for (int64_t row = 0; row < rows; ++row) {
         for (int64_t n = 0; n < kN; ++n) {
-          double sum = 0, magnitude = 0;
+          double sum = 0, magnitude = 0, m = 0, weights = 0;
           for (int64_t i = 0; i < kK; ++i) {
             sum += static_cast<double>(r.x[row * kK + i]) * r.weight[n * kK + i];
             magnitude += std::fabs(static_cast<double>(r.x[row * kK + i]) * r.weight[n * kK + i]);
+            m = std::max(m, std::fabs(static_cast<double>(r.x[row * kK + i])));
+            weights += std::abs(r.weight[n * kK + i]);
           }
           const double want = sum * r.scales[n] + r.bias[n];
-          ASSERT_NEAR(r.out[row * kN + n], want, 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n])))
+          const double bound =
+              tiles ? r.scales[n] * (m * weights / (127 * 65536.0) + std::ldexp(1.0, -23) * (magnitude + m * weights / 64)) +
+                          std::ldexp(1.0, -24) * std::fabs(want)
+                    : 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n]));
+          ASSERT_NEAR(r.out[row * kN + n], want, bound)
               << "rows " << rows << " threads " << threads << " row " << row << " column " << n;
         }
       }

@@ -14,10 +14,11 @@
 // the inner loop is AVX2 + FMA where the CPU has it (linear_int8.h).
 // Prefill (at least kMinRowsDequantizedGemm rows) instead dequantizes the weight
 // (w * scale, as the decomposed graph does) a panel at a time into scratch
-// and runs the fp32 GEMM on it (dequantized_gemm.h). With AMX-BF16
+// and runs the fp32 GEMM on it (dequantized_gemm.h). With AMX
 // (QuantIsa::kAmx), calls of kMinRowsInt8Amx rows or more run ahead of both
-// on bf16 tiles with the activations split exactly into three bf16 parts
-// (linear_int8_amx.h); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
+// on AMX-INT8 tiles with the activations split into three int8 digits and a
+// power-of-two scale per row (linear_int8_amx.h: error about 2^-22 of
+// max|x| sum|w| |scale|); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
 // Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
 // and sums them exactly against the int8 weights (linear_int8_vnni.h:
 // error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
@@ -77,16 +78,18 @@ void dequantize_int8_rows(const void* weights, int64_t n_begin, int64_t n_end, f
 }
 
 #if defined(__x86_64__) || defined(_M_X64)
-// Calls of this many rows or more run on AMX-BF16 tiles where the CPU has
-// them and the workspace holds their scratch (measured: bench/quantized,
-// see the README).
-constexpr int64_t kMinRowsInt8Amx = 8;
+// Calls of this many rows or more run on AMX-INT8 tiles where the CPU has
+// them, K fits the int32 sums and the workspace holds their scratch
+// (measured: BM_shape_int8, 4 x 288 x 768 on tiles 18.5 us against the
+// AVX-512 loop's 36.4; see the README).
+constexpr int64_t kMinRowsInt8Amx = 4;
 // Rows split per pass: each thread's weight panel serves them all, and
-// their three bf16 parts stay in L2 (256 x 768: 1.2 MB).
+// their three digit planes stay in L2 (256 x 768: 0.6 MB).
 constexpr int64_t kMaxRowsPassInt8Amx = 256;
 
-bool use_amx(int64_t rows) {
-  return rows >= kMinRowsInt8Amx && quant_isa() == QuantIsa::kAmx && cpu_has_amx_bf16();
+bool use_amx(int64_t rows, int64_t k) {
+  return rows >= kMinRowsInt8Amx && k <= kMaxKInt8Amx && quant_isa() == QuantIsa::kAmx &&
+         cpu_runs_linear_int8_amx();
 }
 
 // The AMX path's scratch: a pass's split rows, then one weight panel per
@@ -179,7 +182,7 @@ Status linear_int8_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall
   const int64_t planned_rows = args[0]->to_tensor().numel() / k;
   call->scratch_bytes = weight_only_gemm_scratch_bytes(planned_rows, k, weight.size(0));
 #if defined(__x86_64__) || defined(_M_X64)
-  if (use_amx(planned_rows)) {
+  if (use_amx(planned_rows, k)) {
     call->scratch_bytes = std::max(call->scratch_bytes,
                                    amx_scratch_bytes(planned_rows, k, threadpool::num_threads()));
   }
@@ -227,7 +230,7 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
   base.k = k;
   base.n = n;
 #if defined(__x86_64__) || defined(_M_X64)
-  if (use_amx(rows)) {
+  if (use_amx(rows, k)) {
     RowsInt8Amx amx{};
     amx.weight = base.weight;
     amx.scales = base.scales;

@@ -12,9 +12,9 @@
 
 namespace torchlight::quantized {
 
-// kAmx: AVX-512 VNNI plus AMX tiles for many-row calls: AMX-INT8 for
-// linear_qs8 and linear_8da4w, AMX-BF16 for linear_int8 (where the CPU has
-// it); the rest runs as kAvx512Vnni.
+// kAmx: AVX-512 VNNI plus AMX-INT8 tiles for many-row calls of linear_qs8,
+// linear_8da4w and linear_int8 (its activations as int8 digits); the rest
+// runs as kAvx512Vnni.
 enum class QuantIsa { kGeneric = 0, kAvx2 = 1, kAvxVnni = 2, kAvx512Vnni = 3, kAmx = 4 };
 
 /// The best QuantIsa this CPU (and OS) runs, ignoring the cap.
