@@ -18,21 +18,23 @@ namespace torchlight::optimized {
 /// 147 KB (stories15m, 128 rows x 288 floats) in ~9 us on one core, its
 /// SwiGLU product 393 KB and each attention permute 147 KB; a chunk of
 /// 32 KB is 2 us or more of work, against ~1 us to hand a chunk to a
-/// spinning worker (bench/kernels/torchlight_pool_split_bench).
+/// spinning worker (bench/kernels/pool_split_bench.cpp).
 inline constexpr int64_t kMinSplitBytes = int64_t{32} << 10;
 
-struct PoolSplit {
+/// Loops of at least 2 x kMinBytes of out split into chunks of at least kMinBytes.
+template <int64_t kMinBytes>
+struct PoolSplitOf {
   template <typename Loop>
   static void run(int64_t n, int64_t item_bytes, const Loop& loop) {
     const int64_t bytes = std::max<int64_t>(item_bytes, 1);
-    if (n * bytes < 2 * kMinSplitBytes || threadpool::num_threads() == 1) {
+    if (n * bytes < 2 * kMinBytes || threadpool::num_threads() == 1) {
       loop(int64_t{0}, n);
       return;
     }
     // Blocks of whole lines (items larger than a line are blocks alone).
     const int64_t per_block = std::max<int64_t>(1, 64 / bytes);
     const int64_t blocks = (n + per_block - 1) / per_block;
-    const int64_t min_blocks = std::max<int64_t>(1, kMinSplitBytes / (per_block * bytes));
+    const int64_t min_blocks = std::max<int64_t>(1, kMinBytes / (per_block * bytes));
     threadpool::parallel_for(static_cast<size_t>(blocks), static_cast<size_t>(min_blocks),
                              [&](size_t begin, size_t end) {
                                loop(static_cast<int64_t>(begin) * per_block,
@@ -40,5 +42,7 @@ struct PoolSplit {
                              });
   }
 };
+
+using PoolSplit = PoolSplitOf<kMinSplitBytes>;
 
 }  // namespace torchlight::optimized
