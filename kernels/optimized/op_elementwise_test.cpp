@@ -141,6 +141,9 @@ TEST_P(ElementwiseTest, PermuteCopyMatchesIndexReferenceAndPortableBitForBit) {
       {{1, 63, 12, 64}, {0, 2, 1, 3}},
       {{3, 37, 5, 7}, {3, 1, 0, 2}},
       {{2, 301, 97}, {2, 0, 1}},        // runs of one element, past the threshold.
+      {{2, 9, 5, 37}, {0, 2, 1, 3}},    // runs of 148 bytes: two lines and a tail.
+      {{2, 9, 3, 13}, {0, 2, 1, 3}},    // runs of 52 bytes: a tail alone.
+      {{2, 9, 3, 150}, {0, 2, 1, 3}},   // runs of 600 bytes: one memcpy each.
       {{7, 5}, {1, 0}},
       {{5000, 9}, {1, 0}},
   };

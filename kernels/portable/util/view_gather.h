@@ -55,11 +55,23 @@ struct View {
   }
 };
 
+/// Contiguous runs up to this many bytes are copied inline (copy_run).
+inline constexpr size_t kShortRunBytes = 512;
+
 /// `n` elements of kSize bytes from `src` (every `stride`-th) to dense `dst`.
 template <size_t kSize>
 inline void copy_run(char* dst, const char* src, int64_t n, int64_t stride) {
   if (stride == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * kSize);
+    const size_t bytes = static_cast<size_t>(n) * kSize;
+    if (bytes > kShortRunBytes) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    // Short runs (an attention transpose's head of 48 floats: 192 bytes)
+    // inline, a line at a time: a library call per run cost more than its copy.
+    size_t i = 0;
+    for (; i + 64 <= bytes; i += 64) std::memcpy(dst + i, src + i, 64);
+    for (; i < bytes; i += kSize) std::memcpy(dst + i, src + i, kSize);
     return;
   }
   const int64_t step = stride * static_cast<int64_t>(kSize);
