@@ -44,7 +44,7 @@ void BM_add(benchmark::State& state) {
 
 void sizes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"bytes"})
-      ->ArgsProduct({{8192, 16384, 32768, 65536, 147456, 393216}})
+      ->ArgsProduct({{8192, 32768, 65536, 147456, 393216, 1048576, 4194304}})
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
 }

@@ -32,11 +32,14 @@ uint32_t bits_of(double v) {
 }
 
 // Element counts: small (serial), around 2 x kMinSplitBytes of floats (the
-// split starts there), an LLM prefill's (128 x 288, 128 x 768) and odd ones.
+// split starts there while the workers spin), an LLM prefill's (128 x 288,
+// 128 x 768), odd ones, and past kAlwaysSplitBytes (split whatever the
+// workers do, so a 2-thread run always splits these).
 std::vector<int64_t> element_counts() {
   const int64_t split = 2 * kMinSplitBytes / 4;
+  const int64_t always = kAlwaysSplitBytes / 4;
   return {1, 15, 17, 1000, split - 1, split, split + 1, split + 17, 128 * 288, 128 * 768 + 3,
-          200003};
+          200003, always - 1, always, always + 17, 300007};
 }
 
 class ElementwiseTest : public ::testing::TestWithParam<size_t> {
@@ -146,6 +149,8 @@ TEST_P(ElementwiseTest, PermuteCopyMatchesIndexReferenceAndPortableBitForBit) {
       {{2, 9, 3, 150}, {0, 2, 1, 3}},   // runs of 600 bytes: one memcpy each.
       {{7, 5}, {1, 0}},
       {{5000, 9}, {1, 0}},
+      {{1, 1024, 8, 37}, {0, 2, 1, 3}},  // 1.2 MB: split whatever the workers do.
+      {{70001, 5}, {1, 0}},
   };
   for (const Case& c : cases) {
     int64_t n = 1;
