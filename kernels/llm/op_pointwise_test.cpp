@@ -248,6 +248,45 @@ TEST_P(PointwiseKernelTest, RmsNormOverOddRowCounts) {
   }
 }
 
+// Prefill sizes (stories15m: 128 x 288 for rms_norm, [1, 6, T, 24, 2] for
+// rope) split over the pool: the same bytes as on one thread.
+TEST_P(PointwiseKernelTest, PrefillSizesMatchOneThreadBitForBit) {
+  for (int rows : {63, 65, 128, 129}) {
+    const int dim = 288;
+    const std::vector<float> x = random_floats(static_cast<size_t>(rows * dim), rows, 4.0);
+    const std::vector<float> w = random_floats(static_cast<size_t>(dim), dim, 1.0);
+    const std::vector<float> c = random_floats(static_cast<size_t>(rows * 24), rows + 1, 1.0);
+    const std::vector<float> s = random_floats(static_cast<size_t>(rows * 24), rows + 2, 1.0);
+    auto run = [&](size_t threads, std::vector<double>* norm, std::vector<double>* rope) {
+      threadpool::set_num_threads(threads);
+      TestTensor input(kF32, {1, rows, dim}, to_doubles(x));
+      TestTensor weight(kF32, {dim}, to_doubles(w));
+      TestTensor out(kF32, {1, rows, dim});
+      KernelArgs args{input.evalue(), weight.evalue(), EValue(1e-5), out.evalue(), EValue()};
+      ASSERT_TRUE(run_kernel(&rms_norm_out, "torchlight::rms_norm.out", args).ok());
+      *norm = out.values();
+      TestTensor pairs(kF32, {1, 6, rows, 24, 2}, to_doubles(x));
+      TestTensor cos(kF32, {rows, 24}, to_doubles(c));
+      TestTensor sin(kF32, {rows, 24}, to_doubles(s));
+      TestTensor rotated(kF32, {1, 6, rows, 24, 2});
+      KernelArgs rope_args{pairs.evalue(), cos.evalue(), sin.evalue(), rotated.evalue(), EValue()};
+      ASSERT_TRUE(run_kernel(&rope_out, "torchlight::rope.out", rope_args).ok());
+      *rope = rotated.values();
+    };
+    std::vector<double> norm_one, rope_one, norm, rope;
+    run(1, &norm_one, &rope_one);
+    run(GetParam(), &norm, &rope);
+    ASSERT_EQ(norm.size(), norm_one.size());
+    for (size_t i = 0; i < norm.size(); ++i) ASSERT_EQ(norm[i], norm_one[i]) << rows << " rows, " << i;
+    ASSERT_EQ(rope.size(), rope_one.size());
+    for (size_t i = 0; i < rope.size(); ++i) ASSERT_EQ(rope[i], rope_one[i]) << rows << " rows, " << i;
+    const std::vector<double> expected = rms_norm_reference(x, w, rows, dim, 1e-5);
+    for (size_t i = 0; i < norm.size(); ++i) {
+      ASSERT_NEAR(norm[i], expected[i], 1e-5 * std::max(1.0, std::fabs(expected[i])));
+    }
+  }
+}
+
 TEST(PointwiseKernelErrorsTest, SiluRejectsOtherDtypes) {
   TestTensor input(ScalarType::kDouble, {4});
   TestTensor out(kF32, {4});

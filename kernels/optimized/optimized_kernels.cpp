@@ -39,6 +39,19 @@ constexpr Kernel kKernels[] = {
      &schemas::katen__linear_out, &optimized::prepare_linear},
     {"aten::mm.out", &optimized::mm_out, kPriority, float_key({0, 1, 2}), &schemas::katen__mm_out,
      &optimized::prepare_mm},
+    // Element-wise and copies: the portable fast paths with large loops on
+    // the thread pool. add/sub(self, other, alpha, out), mul/div(self,
+    // other, out), permute_copy(self, dims, out).
+    {"aten::add.out", &optimized::add_out, kPriority, float_key({0, 1, 3}),
+     &schemas::katen__add_out, &optimized::prepare_add},
+    {"aten::sub.out", &optimized::sub_out, kPriority, float_key({0, 1, 3}),
+     &schemas::katen__sub_out, &optimized::prepare_sub},
+    {"aten::mul.out", &optimized::mul_out, kPriority, float_key({0, 1, 2}),
+     &schemas::katen__mul_out, &optimized::prepare_mul},
+    {"aten::div.out", &optimized::div_out, kPriority, float_key({0, 1, 2}),
+     &schemas::katen__div_out, &optimized::prepare_div},
+    {"aten::permute_copy.out", &optimized::permute_copy_out, kPriority, float_key({0, 2}),
+     &schemas::katen__permute_copy_out, &optimized::prepare_permute_copy},
 };
 
 }  // namespace

@@ -39,4 +39,22 @@ void convolution_out(KernelContext& ctx, Span<EValue*> args);
 /// the fast path, the unfolded image.
 Status prepare_convolution(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 
+/// aten::add.out, sub.out, mul.out, div.out: the portable kernels; their
+/// prepare steps install the portable fast path with large float32 loops
+/// split over the thread pool (op_arith.cpp).
+void add_out(KernelContext& ctx, Span<EValue*> args);
+void sub_out(KernelContext& ctx, Span<EValue*> args);
+void mul_out(KernelContext& ctx, Span<EValue*> args);
+void div_out(KernelContext& ctx, Span<EValue*> args);
+Status prepare_add(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+Status prepare_sub(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+Status prepare_mul(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+Status prepare_div(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
+/// aten::permute_copy.out: the portable kernel; its prepare step installs
+/// the portable gather with large copies split over the thread pool
+/// (op_permute_copy.cpp).
+void permute_copy_out(KernelContext& ctx, Span<EValue*> args);
+Status prepare_permute_copy(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
 }  // namespace torchlight::optimized

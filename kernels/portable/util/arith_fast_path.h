@@ -13,6 +13,10 @@
 // be resized, a Bool scalar) to the reference kernel, which checks
 // everything and reports errors as before. The arithmetic is the reference kernels'
 // (opmath, alpha applied the same way), so results are identical.
+// The loop runs through a Split policy (loop_split.h): SerialSplit here;
+// the optimized library's float32 kernels (kernels/optimized/op_arith.cpp)
+// pass one that spreads large calls over the thread pool. Each element is
+// computed alone, so any split gives the same bytes.
 // Header-only: each operator instantiates only its own paths, so a
 // selective build links only the operators it lists.
 #pragma once
@@ -20,6 +24,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/portable/util/loop_split.h"
 #include "kernels/portable/util/opmath.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel.h"
@@ -80,8 +85,9 @@ inline bool same_sizes(const Tensor& a, const Tensor& b) {
   return true;
 }
 
-// The eval prepare installs. `reference` is the self-checking kernel.
-template <typename T, const ArithLayout& L, KernelFunction reference>
+// The eval prepare installs. `reference` is the self-checking kernel;
+// Split::run(n, sizeof(T), loop) runs the element loop over [0, n).
+template <typename T, const ArithLayout& L, KernelFunction reference, typename Split = SerialSplit>
 void fast_eval(KernelContext& ctx, Span<EValue*> args) {
   const Tensor self = args[0]->to_tensor();
   const Tensor out = args[L.out]->to_tensor();
@@ -116,9 +122,13 @@ void fast_eval(KernelContext& ctx, Span<EValue*> args) {
   if (!same_sizes(self, out) && !out.resize(self.sizes()).ok()) return reference(ctx, args);
   *args[L.out + 1] = *args[L.out];
   if (b != nullptr) {
-    for (int64_t i = 0; i < n; ++i) z[i] = apply<T, L.op>(a[i], b[i], alpha);
+    Split::run(n, sizeof(T), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) z[i] = apply<T, L.op>(a[i], b[i], alpha);
+    });
   } else {
-    for (int64_t i = 0; i < n; ++i) z[i] = apply<T, L.op>(a[i], scalar_b, alpha);
+    Split::run(n, sizeof(T), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) z[i] = apply<T, L.op>(a[i], scalar_b, alpha);
+    });
   }
 }
 
@@ -128,15 +138,15 @@ inline bool is_dense(const Tensor& t, ScalarType dtype) {
 
 // Picks fast_eval when every tensor is `float` or `double` in the default dim
 // order; otherwise leaves the reference kernel in place.
-template <const ArithLayout& L, KernelFunction reference>
+template <const ArithLayout& L, KernelFunction reference, typename Split = SerialSplit>
 Status prepare_arith(Span<EValue*> args, PreparedCall* call) {
   const Tensor self = args[0]->to_tensor();
   const ScalarType dtype = self.scalar_type();
   if (dtype != ScalarType::kFloat && dtype != ScalarType::kDouble) return Error::kOk;
   if (!is_dense(self, dtype) || !is_dense(args[L.out]->to_tensor(), dtype)) return Error::kOk;
   if (!L.scalar_other && !is_dense(args[1]->to_tensor(), dtype)) return Error::kOk;
-  call->eval = dtype == ScalarType::kFloat ? &fast_eval<float, L, reference>
-                                           : &fast_eval<double, L, reference>;
+  call->eval = dtype == ScalarType::kFloat ? &fast_eval<float, L, reference, Split>
+                                           : &fast_eval<double, L, reference, Split>;
   return Error::kOk;
 }
 
