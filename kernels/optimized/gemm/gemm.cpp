@@ -593,6 +593,10 @@ size_t gemm_slot_floats() {
     const size_t packed = static_cast<size_t>(kern->kc * (kern->nc + kern->mc));
     if (packed > floats) floats = packed;
   }
+  if (amx_kernels() != nullptr) {
+    const size_t amx = (amx_kernels()->scratch_bytes() + sizeof(float) - 1) / sizeof(float);
+    if (amx > floats) floats = amx;
+  }
   // Whole cache lines per slot, so slots never share one.
   return (floats + 15) / 16 * 16;
 }

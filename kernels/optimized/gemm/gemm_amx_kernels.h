@@ -60,13 +60,15 @@ struct AmxNtBlock {
 struct AmxGemmKernels {
   /// Computes the block; n0 must be a multiple of 32. False (C partly
   /// written) when A's or W's values there hold inf or NaN, or the scratch
-  /// is too small (never with gemm's slot).
+  /// is below scratch_bytes() (never with gemm's slot).
   bool (*nt_block)(const AmxNtBlock& block, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
   /// Bytes of a whole split weight of [n, k].
   size_t (*split_weight_bytes)(int64_t n, int64_t k);
   /// Splits w ([n, k], row stride ldw) into `out` (split_weight_bytes,
   /// 64-byte aligned). False when a value is inf or NaN.
   bool (*split_weight)(const float* w, int64_t ldw, int64_t n, int64_t k, void* out);
+  /// Scratch nt_block needs at most (gemm's slots hold it).
+  size_t (*scratch_bytes)();
 };
 
 /// The table, or null when the build has no AMX file. It does not check the CPU.

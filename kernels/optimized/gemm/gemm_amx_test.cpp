@@ -205,13 +205,17 @@ TEST_F(GemmAmxTest, GemmMatchesFloat64AtOneAndTwoThreads) {
                                         << " k=" << s.k);
       ASSERT_TRUE(gemm_uses_amx(s.m, s.n, s.k));
       const Case c = make_case(s.m, s.n, s.k, Values::kMixed, seed++);
-      const double amx = worst_ratio(c, run_gemm(c), c.n + 1);
+      const std::vector<float> amx_out = run_gemm(c);
+      const double amx = worst_ratio(c, amx_out, c.n + 1);
       AlignedBuffer split(gemm_amx_split_bytes(s.n, s.k));
       ASSERT_TRUE(gemm_amx_split_weight(c.w.data(), c.ldw, s.n, s.k, split.data));
       const double amx_split = worst_ratio(c, run_gemm(c, split.data), c.n + 1);
       ASSERT_TRUE(set_gemm_isa(GemmIsa::kAvx512).ok());
-      const double avx512 = worst_ratio(c, run_gemm(c), c.n + 1);
+      const std::vector<float> avx512_out = run_gemm(c);
+      const double avx512 = worst_ratio(c, avx512_out, c.n + 1);
       ASSERT_TRUE(set_gemm_isa(GemmIsa::kAmx).ok());
+      // Other roundings: the AMX path ran (no silent fall-back to AVX-512).
+      EXPECT_NE(amx_out, avx512_out);
       EXPECT_LE(amx, 1.0);
       EXPECT_LE(amx_split, 1.0);
       // Both paths' worst error, in units of the bound (reported, not asserted).

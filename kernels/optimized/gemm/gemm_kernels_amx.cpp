@@ -19,12 +19,13 @@ constexpr int64_t kRowBytes = 64;  // Bytes of a tile row.
 constexpr int64_t kKStep = 32;     // bf16 values of K in a tile row.
 constexpr int64_t kParts = 3;      // hi, mid, lo.
 // Blocking: KC values of K per pass (A's 32 rows and B's 32 columns then
-// take 24 KB each, both in L1), MC rows of A split at a time, NCB columns
-// of B split at a time when the weight is not pre-split. Scratch: A
-// 3 * MC * KC * 2 bytes (plus a line per row), B 3 * NCB * KC * 2.
-constexpr int64_t kKc = 128;
+// take 48 KB each: B's stay in L1 while A's stream from L2; 128 measured
+// slower), MC rows of A split at a time, NCB columns of B split at a time
+// when the weight is not pre-split. Scratch: A 3 * MC * KC * 2 bytes (plus
+// a line per row), B 3 * NCB * KC * 2: 835 KB.
+constexpr int64_t kKc = 256;
 constexpr int64_t kMc = 256;
-constexpr int64_t kNcb = 512;
+constexpr int64_t kNcb = 256;
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -271,6 +272,11 @@ bool split_weight(const float* w, int64_t ldw, int64_t n, int64_t k, void* out) 
   return split_weight_blocks(w, ldw, n, k, static_cast<char*>(out), b_part_bytes(round_up(k, kKStep)));
 }
 
+size_t scratch_bytes() {
+  return static_cast<size_t>(kParts * kMc * a_row_stride(kKc) +
+                             kNcb / kTile * kParts * b_part_bytes(kKc));
+}
+
 bool nt_block(const AmxNtBlock& blk, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int64_t k = blk.k;
   const int64_t kc_step = round_up(ceil_div(k, ceil_div(k, kKc)), kKStep);
@@ -344,7 +350,8 @@ bool nt_block(const AmxNtBlock& blk, int64_t m0, int64_t m1, int64_t n0, int64_t
   return finite;
 }
 
-constexpr AmxGemmKernels kKernels = {&nt_block, &split_weight_bytes, &split_weight};
+constexpr AmxGemmKernels kKernels = {&nt_block, &split_weight_bytes, &split_weight,
+                                     &scratch_bytes};
 
 }  // namespace
 
