@@ -441,11 +441,13 @@ bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
 
 constexpr int64_t kAmxBlock = 32;  // Rows and columns of a pass of four tiles.
 
-// Where AMX measured faster than the AVX-512 NT path (bench/gemm
-// amx_bench): enough rows to amortize splitting the weight (when not
-// pre-split) and enough depth to fill the tiles.
+// Where AMX measured faster than the AVX-512 NT path (torchlight_gemm_bench's
+// linear_amx_split / linear vs linear_avx512, one core): enough rows to
+// amortize splitting the weight when it is not pre-split (64 x 768 x 768
+// took 1.26x AVX-512's time, 128 rows of stories15m's 288 / 768 products
+// 0.45-0.7x) and enough depth to fill a tile.
 bool amx_shape_wins(int64_t m, int64_t n, int64_t k, bool pre_split) {
-  return m >= (pre_split ? 32 : 64) && n >= 16 && k >= 32;
+  return m >= (pre_split ? 32 : 128) && n >= 16 && k >= 32;
 }
 
 // False when a value is inf or NaN (the caller recomputes on AVX-512) or

@@ -195,8 +195,9 @@ TEST_F(GemmAmxTest, GemmMatchesFloat64AtOneAndTwoThreads) {
     int64_t m, n, k;
   };
   // Several row, column and K blocks; sizes off every tile grid.
-  const Shape shapes[] = {{64, 96, 200}, {100, 130, 577}, {300, 64, 64},
-                          {513, 40, 1000}, {70, 300, 33},  {257, 17, 129}};
+  // At least 128 rows: the AMX path without a pre-split weight.
+  const Shape shapes[] = {{128, 96, 200}, {160, 130, 577}, {300, 64, 64},
+                          {513, 40, 1000}, {140, 300, 33}, {257, 17, 129}};
   uint32_t seed = 100;
   for (size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
