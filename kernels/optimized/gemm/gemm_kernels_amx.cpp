@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "kernels/optimized/gemm/gemm_amx_kernels.h"
+#include "kernels/quantized/transpose16_avx512.h"  // static inline: this file's own copy.
 
 namespace torchlight::optimized::internal {
 namespace {
@@ -102,33 +103,6 @@ bool split_rows(const float* a, int64_t lda, int64_t rows, int64_t rows_pad, int
   return non_finite == 0;
 }
 
-// r[c] (column c's 16 dwords) -> r[i] (dword i of every column).
-void transpose16x16(__m512i (&r)[16]) {
-  __m512i t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  __m512i u[16];
-  for (int i = 0; i < 4; ++i) {
-    u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  // u[4i + j]'s 128-bit lane L holds dword 4L + j of columns 4i..4i+3.
-  for (int j = 0; j < 4; ++j) {
-    const __m512i v0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x44);
-    const __m512i v1 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xEE);
-    const __m512i v2 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x44);
-    const __m512i v3 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xEE);
-    r[j] = _mm512_shuffle_i32x4(v0, v2, 0x88);
-    r[4 + j] = _mm512_shuffle_i32x4(v0, v2, 0xDD);
-    r[8 + j] = _mm512_shuffle_i32x4(v1, v3, 0x88);
-    r[12 + j] = _mm512_shuffle_i32x4(v1, v3, 0xDD);
-  }
-}
-
 // Weight rows [0, cols) (cols <= 16, row c at w + c * ldw) over columns
 // [0, kc) of K into one block's three parts (tdpbf16ps's B layout, part p
 // at out + p * part). False on inf or NaN.
@@ -149,7 +123,7 @@ bool split_weight_block(const float* w, int64_t ldw, int64_t cols, int64_t kc, c
     for (int p = 0; p < kParts; ++p) {
       __m512i r[kTile];
       for (int c = 0; c < kTile; ++c) r[c] = _mm512_load_si512(rows[p][c]);
-      transpose16x16(r);
+      quantized::transpose16(r);
       char* dst = out + p * part + k0 / 2 * kRowBytes;
       for (int i = 0; i < kTile; ++i) _mm512_store_si512(dst + i * kRowBytes, r[i]);
     }
