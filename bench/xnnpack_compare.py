@@ -27,7 +27,9 @@ one group run on Torchlight's conv2d and int8 depthwise 3x3 ones on its
 depthwise_qs8 kernel between XNNPACK stages, backends/xnnpack/stage_plan.h);
 "ours-xnn" (the same program with every convolution left to XNNPACK,
 TORCHLIGHT_XNNPACK_CONV=xnnpack), so the split's gain is measured side by
-side too.
+side too; "ours-avx512" (the delegate with the GEMM capped at AVX-512,
+TORCHLIGHT_GEMM_ISA=avx512: on AMX CPUs, the routing and kernels without
+the AMX path). --engines picks a subset.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from torchlight.backends.xnnpack import XnnpackPartitioner, preprocess  # noqa: 
 from torchlight.delegation import call_delegate  # noqa: E402
 
 SHAPE = (1, 3, 224, 224)
-ENGINES = ("ours", "ours-xnn", "eager")
+ENGINES = ("ours", "ours-avx512", "ours-xnn", "eager")
 
 
 ROUND_TRIP = "_f32relu6"
@@ -151,6 +153,7 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -160,17 +163,21 @@ def main() -> None:
 
     models = args.models.split(",")
     thread_counts = [int(t) for t in args.threads.split(",")]
+    engines = [e for e in ENGINES if e in args.engines.split(",") or e in ("ours", "eager")]
     best: dict = {}  # (model, engine, threads) -> best round's result
     with tempfile.TemporaryDirectory(prefix="xnnpack-bench-") as directory:
         counts = {name: export(name, Path(directory)) for name in models}
         for _ in range(args.rounds):
             for name in models:
                 for threads in thread_counts:
-                    for engine in ENGINES:
+                    for engine in engines:
                         env = dict(os.environ)
                         env.pop("TORCHLIGHT_XNNPACK_CONV", None)
+                        env.pop("TORCHLIGHT_GEMM_ISA", None)
                         if engine == "ours-xnn":
                             env["TORCHLIGHT_XNNPACK_CONV"] = "xnnpack"
+                        if engine == "ours-avx512":
+                            env["TORCHLIGHT_GEMM_ISA"] = "avx512"
                         result = subprocess.run(
                             [sys.executable, __file__, "--child", name, directory, engine,
                              str(threads), str(args.warmup), str(args.runs)],
@@ -180,21 +187,31 @@ def main() -> None:
                         if key not in best or r["ms"] < best[key]["ms"]:
                             best[key] = r
 
-    print(f"{'model':<20} {'threads':>7} {'eager ms':>9} {'ours ms':>8} {'ours/eager':>10} "
-          f"{'rel err':>8} {'ours-xnn ms':>11} {'ours/ours-xnn':>13}")
+    others = [e for e in engines if e not in ("ours", "eager")]
+    header = f"{'model':<20} {'threads':>7} {'eager ms':>9} {'ours ms':>8} {'ours/eager':>10} " \
+             f"{'rel err':>8}"
+    for e in others:
+        header += f" {e + ' ms':>14} {'ours/' + e:>16}"
+    print(header)
     for name in models:
         for threads in thread_counts:
             ours, eager = best[(name, "ours", threads)], best[(name, "eager", threads)]
-            xnn = best[(name, "ours-xnn", threads)]
-            print(f"{name:<20} {threads:>7} {eager['ms']:>9.2f} {ours['ms']:>8.2f} "
-                  f"{ours['ms'] / eager['ms']:>10.2f} {ours['rel_error']:>8.1e} "
-                  f"{xnn['ms']:>11.2f} {ours['ms'] / xnn['ms']:>13.2f}")
+            line = (f"{name:<20} {threads:>7} {eager['ms']:>9.2f} {ours['ms']:>8.2f} "
+                    f"{ours['ms'] / eager['ms']:>10.2f} {ours['rel_error']:>8.1e}")
+            for e in others:
+                other = best[(name, e, threads)]
+                line += f" {other['ms']:>14.2f} {ours['ms'] / other['ms']:>16.2f}"
+            print(line)
     print()
     for name in models:
         best_eager = min(best[(name, "eager", t)]["ms"] for t in thread_counts)
         best_ours = min(best[(name, "ours", t)]["ms"] for t in thread_counts)
-        print(f"{name}: best ours {best_ours:.2f} ms / best eager {best_eager:.2f} ms = "
-              f"{best_ours / best_eager:.2f}x")
+        line = (f"{name}: best ours {best_ours:.2f} ms / best eager {best_eager:.2f} ms = "
+                f"{best_ours / best_eager:.2f}x")
+        for e in others:
+            best_other = min(best[(name, e, t)]["ms"] for t in thread_counts)
+            line += f"; {e} {best_other:.2f} ms = {best_other / best_eager:.2f}x"
+        print(line)
     print()
     print(f"{'model':<20} {'XNNPACK ops':>11} {'portable ops':>12}  portable kernels")
     for name, info in counts.items():

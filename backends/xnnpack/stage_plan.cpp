@@ -88,11 +88,21 @@ size_t place_values(Lifetime* lives, uint32_t count, PlannedValue* values) {
 //    and inside the whole model (weights cold) its layer3 3x3 256->256
 //    (2.4 MB) took 3.8 ms on XNNPACK against 2.0 on conv2d (torchlight
 //    profile, 1 thread).
+//  - AMX (the same Xeon, gemm's fp32-accurate AMX path, filters split at
+//    init): 1.3-2.6x XNNPACK's speed on layers with 64 or more output
+//    channels and products of 32 or more (ResNet-18's convolutions but the
+//    stem: 0.38-1.02x its time; MobileNetV2's 1x1 layers at 28x28 and
+//    below: 0.52-0.87x); layers with 16-32 outputs tie or lose (0.84-1.26x)
+//    and shorter products are below a tile.
 ConvRouting conv_routing_for(optimized::GemmIsa isa) {
   ConvRouting r;
   r.min_input_channels = 8;
   r.min_patch = 64;
   r.min_filter_floats = isa == optimized::GemmIsa::kAvx512 ? uint64_t{1} << 19 : 0;  // 2 MiB
+  if (isa == optimized::GemmIsa::kAmx) {
+    r.min_patch = 32;
+    r.min_output_channels = 64;
+  }
   return r;
 }
 
@@ -100,7 +110,8 @@ bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,
                       uint64_t output_channels, uint64_t kernel_h, uint64_t kernel_w) {
   const uint64_t patch = input_channels * kernel_h * kernel_w;
   return input_channels >= routing.min_input_channels && patch >= routing.min_patch &&
-         patch * output_channels >= routing.min_filter_floats;
+         patch * output_channels >= routing.min_filter_floats &&
+         output_channels >= routing.min_output_channels;
 }
 
 bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,

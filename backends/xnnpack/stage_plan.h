@@ -91,6 +91,7 @@ struct ConvRouting {
   uint32_t min_input_channels = 0;
   uint64_t min_patch = 0;          // Products per output: channels x kernel.
   uint64_t min_filter_floats = 0;  // Output channels x patch.
+  uint64_t min_output_channels = 0;
 };
 ConvRouting conv_routing_for(optimized::GemmIsa isa);
 bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,

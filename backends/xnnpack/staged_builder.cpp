@@ -63,6 +63,18 @@ Result<ConvStage> make_conv_stage(const DefinitionContext& ctx, uint32_t node,
                                                  w.dilation_w);
   parts->columns_floats =
       std::max(parts->columns_floats, optimized::conv2d_columns_floats(declared));
+  c.amx_filter = nullptr;
+  const int64_t patch = w.patch();
+  if (optimized::active_gemm_isa() == optimized::GemmIsa::kAmx) {
+    // Split once here (1.5x the filter's bytes) instead of on every call.
+    const size_t bytes = optimized::gemm_amx_split_bytes(w.out_channels, patch);
+    void* split = ctx.allocator->allocate(bytes, 64);
+    TL_CHECK_OR_RETURN(split != nullptr, Error::kDelegateMemoryAllocationFailed,
+                       "out of memory for XNNPACK node %u's AMX filter (%zu bytes)", node, bytes);
+    if (optimized::gemm_amx_split_weight(c.weight, patch, w.out_channels, patch, split)) {
+      c.amx_filter = split;
+    }
+  }
   c.winograd_filter = nullptr;
   if (optimized::winograd_f2x3_preferred(declared)) {
     const size_t floats = optimized::winograd_f2x3_filter_floats(w.in_channels, w.out_channels);

@@ -229,6 +229,7 @@ Status StagedExecutor::run_conv(Span<EValue*> args, const ConvStage& conv, Event
   p.output = static_cast<float*>(data_of(args, conv.output));
   p.columns = parts_.columns;
   p.workspace = parts_.gemm;
+  p.weight_amx_split = conv.amx_filter;
   p.output_min = conv.output_min;
   p.output_max = conv.output_max;
   const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;

@@ -34,6 +34,9 @@ struct ConvStage {
   // The filter Winograd-transformed (winograd_f2x3.h), or null when the
   // declared shape does not call for it.
   const float* winograd_filter;
+  // The filter split for gemm's AMX path (gemm_amx_split_weight), or null
+  // (no AMX, or inf/NaN in it).
+  const void* amx_filter;
   float output_min;
   float output_max;
 };

@@ -302,6 +302,11 @@ TEST(XnnpackConvRoutingTest, Avx512SendsOnlyLargeFiltersToConv2d) {
       {GemmIsa::kAvx512, 128, 256, 3, false},  {GemmIsa::kAvx512, 256, 256, 3, true},
       {GemmIsa::kAvx512, 256, 512, 3, true},   {GemmIsa::kAvx512, 512, 512, 3, true},
       {GemmIsa::kAvx512, 3, 64, 7, false},     {GemmIsa::kAvx512, 320, 1280, 1, false},
+      // AMX: 64+ outputs and 32+ products (MobileNetV2's 1x1 32->192 and
+      // 320->1280, ResNet-18's 3x3 layers), not narrow or 3-channel ones.
+      {GemmIsa::kAmx, 64, 64, 3, true},        {GemmIsa::kAmx, 32, 192, 1, true},
+      {GemmIsa::kAmx, 320, 1280, 1, true},     {GemmIsa::kAmx, 384, 32, 1, false},
+      {GemmIsa::kAmx, 24, 144, 1, false},      {GemmIsa::kAmx, 3, 64, 7, false},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(conv2d_is_faster(conv_routing_for(c.isa), c.in_channels, c.out_channels, c.kernel,
@@ -340,6 +345,29 @@ TEST(XnnpackConvRoutingTest, Avx512GemmSplitsAtLargeFiltersOnly) {
   ASSERT_TRUE(avx2.forced());
   DelegateEventNames events;
   const auto split = run_all(payload, {{&in}}, {{1, 7, 7, 64}}, false, &events);
+  EXPECT_EQ(events.count_containing("conv2d"), 2u) << ::testing::PrintToString(events.names);
+  expect_same_outputs(split, alone);
+}
+
+TEST(XnnpackConvRoutingTest, AmxGemmRunsWideConvolutionsWithSplitFilters) {
+  // 3x3 64->64 (conv2d on AMX), 1x1 64->32 (too narrow: XNNPACK), 1x1
+  // 32->128 (conv2d): two conv2d stages whose filters were split at init;
+  // the outputs match XNNPACK alone within fp32 rounding.
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 14, 14, 64}, 0);
+  const uint32_t t = b.internal({1, 14, 14, 64});
+  const uint32_t u = b.internal({1, 14, 14, 32});
+  const uint32_t y = b.output({1, 14, 14, 128}, 1);
+  add_conv(b, {64, 64, 3, 1, 1, 1, true}, x, t, 90);
+  add_conv(b, {64, 32, 1}, t, u, 92);
+  add_conv(b, {32, 128, 1}, u, y, 94);
+  const auto payload = b.build();
+  OwnedTensor in = float_tensor({1, 14, 14, 64}, random_values(14 * 14 * 64, 96));
+  const auto alone = run_all(payload, {{&in}}, {{1, 14, 14, 128}}, true);
+  GemmIsaScope amx(GemmIsa::kAmx);
+  if (!amx.forced()) GTEST_SKIP() << "this CPU has no AMX-BF16 (or the OS did not grant it)";
+  DelegateEventNames events;
+  const auto split = run_all(payload, {{&in}}, {{1, 14, 14, 128}}, false, &events);
   EXPECT_EQ(events.count_containing("conv2d"), 2u) << ::testing::PrintToString(events.names);
   expect_same_outputs(split, alone);
 }

@@ -8,13 +8,17 @@
 //
 // Benchmarks are named <impl>/<M>x<K>x<N>/t<threads>:
 //   linear     gemm with the weight read transposed (what aten::linear.out
-//              runs), on the best instruction set; also linear_avx2 and
-//              linear_portable (those code paths forced; skipped where the
-//              CPU lacks them);
+//              runs), on the best instruction set; also linear_avx512,
+//              linear_avx2 and linear_portable (those code paths forced;
+//              skipped where the CPU lacks them), and linear_amx_split
+//              (AMX with the weight split beforehand, as the XNNPACK
+//              delegate's conv2d stages do; only where the CPU has AMX);
 //   mm         gemm on a row-major [K, N] B (aten::mm.out);
 //   portable   the portable kernel (aten::mm.out with the transposed weight
 //              view, single-threaded as it always is);
-//   peak       AVX-512 FMA throughput of one core, the compute ceiling.
+//   peak       AVX-512 FMA throughput of one core, the compute ceiling;
+//              peak/amx_bf16 the tdpbf16ps rate (and with the gemm kernel's
+//              tile loads from L1: peak/amx_bf16_loads).
 // --shapes=MxKxN,... replaces the list (e.g. a CNN's convolutions as
 // im2col products: M output pixels, K = kh * kw * Cin, N = Cout).
 // Counters: flops (FLOP/s) and weight_bytes (bytes of B read per second),
@@ -44,6 +48,7 @@
 namespace torchlight::bench {
 
 float avx512_fma_loop(int64_t iterations);
+float amx_bf16_loop(int64_t iterations, bool loads);
 
 namespace {
 
@@ -112,7 +117,8 @@ void set_counters(benchmark::State& state, const Shape& s, const MinTimer& timer
 }
 
 // Optimized gemm: transposed weight (linear) or row-major B (mm).
-void run_ours(benchmark::State& state, Shape s, size_t threads, GemmIsa isa, bool transposed) {
+void run_ours(benchmark::State& state, Shape s, size_t threads, GemmIsa isa, bool transposed,
+              bool pre_split = false) {
   threadpool::set_num_threads(threads);
   if (!optimized::set_gemm_isa(isa).ok()) {
     state.SkipWithError("instruction set not supported");
@@ -136,6 +142,16 @@ void run_ours(benchmark::State& state, Shape s, size_t threads, GemmIsa isa, boo
   if (transposed) {
     p.beta = 1.0f;
     p.addend = {bias.data(), 0, 1};
+  }
+  std::vector<float> split;
+  if (pre_split) {
+    split.resize(optimized::gemm_amx_split_bytes(s.n, s.k) / sizeof(float) + 16);
+    char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(split.data()) + 63) / 64 * 64);
+    if (!optimized::gemm_amx_split_weight(w.data(), s.k, s.n, s.k, aligned)) {
+      state.SkipWithError("no AMX split");
+      return;
+    }
+    p.b_amx_split = aligned;
   }
   MinTimer timer;
   for (auto _ : state) {
@@ -208,6 +224,17 @@ void run_peak(benchmark::State& state) {
   state.counters["flops"] =
       benchmark::Counter(768.0 * kRounds, benchmark::Counter::kIsIterationInvariantRate);
 }
+
+void run_peak_amx(benchmark::State& state, bool loads) {
+  if (!optimized::gemm_isa_supported(GemmIsa::kAmx)) {
+    state.SkipWithError("no AMX-BF16");
+    return;
+  }
+  constexpr int64_t kRounds = 1 << 16;
+  for (auto _ : state) benchmark::DoNotOptimize(amx_bf16_loop(kRounds, loads));
+  state.counters["flops"] =
+      benchmark::Counter(65536.0 * kRounds, benchmark::Counter::kIsIterationInvariantRate);
+}
 #endif
 
 std::string shape_name(const Shape& s) {
@@ -222,6 +249,14 @@ void register_all(const std::vector<Shape>& shapes) {
       benchmark::RegisterBenchmark(("linear" + suffix).c_str(), [s, threads, best](benchmark::State& st) {
         run_ours(st, s, threads, best, true);
       })->Unit(benchmark::kMicrosecond)->UseRealTime();
+      benchmark::RegisterBenchmark(("linear_avx512" + suffix).c_str(),
+                                   [s, threads](benchmark::State& st) {
+                                     run_ours(st, s, threads, GemmIsa::kAvx512, true);
+                                   })->Unit(benchmark::kMicrosecond)->UseRealTime();
+      benchmark::RegisterBenchmark(("linear_amx_split" + suffix).c_str(),
+                                   [s, threads](benchmark::State& st) {
+                                     run_ours(st, s, threads, GemmIsa::kAmx, true, true);
+                                   })->Unit(benchmark::kMicrosecond)->UseRealTime();
       benchmark::RegisterBenchmark(("linear_avx2" + suffix).c_str(),
                                    [s, threads](benchmark::State& st) {
                                      run_ours(st, s, threads, GemmIsa::kAvx2, true);
@@ -243,6 +278,12 @@ void register_all(const std::vector<Shape>& shapes) {
   }
 #if defined(TL_BENCH_HAVE_AVX512_PEAK)
   benchmark::RegisterBenchmark("peak/avx512_fma/t1", run_peak)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/amx_bf16/t1", [](benchmark::State& st) {
+    run_peak_amx(st, false);
+  })->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/amx_bf16_loads/t1", [](benchmark::State& st) {
+    run_peak_amx(st, true);
+  })->Unit(benchmark::kMicrosecond);
 #endif
 }
 

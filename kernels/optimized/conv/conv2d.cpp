@@ -174,6 +174,7 @@ Status conv2d_unclamped(const Conv2dProblem& p, bool* clamped) {
     // rows[P, K] x weight[Cout, K]^T: the linear (NT) product.
     mm.n = g.out_channels;
     mm.b = ConstMatrix{p.weight, 1, patch};
+    mm.b_amx_split = p.weight_amx_split;
     mm.ldc = g.out_channels;
     if (p.bias != nullptr) mm.addend = ConstMatrix{p.bias, 0, 1};
     if (g.is_pointwise()) {  // Every image's pixels in one product.

@@ -71,6 +71,9 @@ struct Conv2dProblem {
   float* output = nullptr;        // [N, Cout, OH, OW] or [N, OH, OW, Cout]
   float* columns = nullptr;
   GemmWorkspace workspace;
+  /// kNhwc only, optional: the [Cout, K] weight split for gemm's AMX path
+  /// (gemm_amx_split_weight), so calls do not split it again.
+  const void* weight_amx_split = nullptr;
   /// Outputs clamped to [output_min, output_max] (a fused ReLU / ReLU6, as
   /// XNNPACK's convolution nodes carry).
   float output_min = -std::numeric_limits<float>::infinity();

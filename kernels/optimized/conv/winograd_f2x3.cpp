@@ -229,7 +229,8 @@ bool winograd_f2x3_applies(const Conv2dGeometry& g) {
 }
 
 bool winograd_f2x3_preferred(const Conv2dGeometry& g) {
-  if (active_gemm_isa() == GemmIsa::kAvx512) return false;
+  // On AVX-512 (and AMX) CPUs im2col's GEMM is as fast (bench/README.md).
+  if (active_gemm_isa() == GemmIsa::kAvx512 || active_gemm_isa() == GemmIsa::kAmx) return false;
   return winograd_f2x3_applies(g) && tile_count(g) >= kWinogradMinTiles &&
          g.in_channels >= kWinogradMinInputChannels;
 }

@@ -2,13 +2,24 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__linux__) && defined(TL_GEMM_HAVE_X86_KERNELS)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/optimized/gemm/gemm_amx_kernels.h"
 #include "kernels/optimized/gemm/gemm_kernels.h"
 #include "runtime/core/result.h"
+#include "runtime/platform/log.h"
 
 namespace torchlight::optimized {
 
+using internal::AmxGemmKernels;
+using internal::AmxNtBlock;
 using internal::Epilogue;
 using internal::GemmKernels;
 
@@ -20,6 +31,7 @@ namespace {
 const GemmKernels* kernels_of(GemmIsa isa) {
   switch (isa) {
 #if defined(TL_GEMM_HAVE_X86_KERNELS)
+    case GemmIsa::kAmx:  // Everything but the AMX path itself.
     case GemmIsa::kAvx512: return internal::avx512_gemm_kernels();
     case GemmIsa::kAvx2: return internal::avx2_gemm_kernels();
 #endif
@@ -28,11 +40,50 @@ const GemmKernels* kernels_of(GemmIsa isa) {
   }
 }
 
+const AmxGemmKernels* amx_kernels() {
+#if defined(TL_GEMM_HAVE_X86_KERNELS)
+  return internal::amx_gemm_kernels();
+#else
+  return nullptr;
+#endif
+}
+
+// TORCHLIGHT_GEMM_ISA's cap (read once): the highest set to use.
+GemmIsa isa_cap() {
+  static const GemmIsa cap = [] {
+    const char* env = std::getenv("TORCHLIGHT_GEMM_ISA");
+    if (env == nullptr || *env == '\0') return GemmIsa::kAmx;
+    for (GemmIsa isa : {GemmIsa::kPortable, GemmIsa::kAvx2, GemmIsa::kAvx512, GemmIsa::kAmx}) {
+      if (std::strcmp(env, to_string(isa)) == 0) return isa;
+    }
+    TL_LOG(kTlLogWarning, "TORCHLIGHT_GEMM_ISA is '%s', expected portable, avx2, avx512 or amx; ignored",
+           env);
+    return GemmIsa::kAmx;
+  }();
+  return cap;
+}
+
 GemmIsa best_isa() {
-  if (gemm_isa_supported(GemmIsa::kAvx512)) return GemmIsa::kAvx512;
-  if (gemm_isa_supported(GemmIsa::kAvx2)) return GemmIsa::kAvx2;
+  for (GemmIsa isa : {GemmIsa::kAmx, GemmIsa::kAvx512, GemmIsa::kAvx2}) {
+    if (static_cast<int>(isa) <= static_cast<int>(isa_cap()) && gemm_isa_supported(isa)) {
+      return isa;
+    }
+  }
   return GemmIsa::kPortable;
 }
+
+#if defined(TL_GEMM_HAVE_X86_KERNELS) && defined(__linux__)
+// Linux hands out the AMX tile state (8 KiB per thread) only on request;
+// the grant covers every thread of the process.
+bool amx_granted() {
+  static const bool granted = [] {
+    constexpr long kArchReqXcompPerm = 0x1023;
+    constexpr long kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return granted;
+}
+#endif
 
 // -1 until first use; then the GemmIsa in force.
 std::atomic<int> g_active_isa{-1};
@@ -384,6 +435,84 @@ bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
 }
 
 // ---------------------------------------------------------------------------
+// AMX path (GemmIsa::kAmx, B transposed, many rows): tasks split C into
+// blocks, rows first (each task splits its own rows of A once; the
+// weight is pre-split or split per block of rows).
+
+constexpr int64_t kAmxBlock = 32;  // Rows and columns of a pass of four tiles.
+
+// Where AMX measured faster than the AVX-512 NT path (torchlight_gemm_bench's
+// linear_amx_split / linear vs linear_avx512, one core): enough rows to
+// amortize splitting the weight when it is not pre-split (64 x 768 x 768
+// took 1.26x AVX-512's time, 128 rows of stories15m's 288 / 768 products
+// 0.45-0.7x) and enough depth to fill a tile.
+bool amx_shape_wins(int64_t m, int64_t n, int64_t k, bool pre_split) {
+  return m >= (pre_split ? 32 : 128) && n >= 16 && k >= 32;
+}
+
+// False when a value is inf or NaN (the caller recomputes on AVX-512) or
+// no slot was free.
+bool run_amx(const GemmProblem& p, const Epilogue& ep, bool* out_of_memory_flag) {
+  SlotClaims claims(p.workspace);
+  AmxNtBlock block;
+  block.a = p.a.data;
+  block.lda = p.a.row_stride;
+  block.w = p.b.data;
+  block.ldw = p.b.col_stride;
+  block.split_w = p.b_amx_split;
+  block.k = p.k;
+  block.c = p.c;
+  block.ldc = p.ldc;
+  block.ep = ep;
+  const int64_t threads = concurrent_tasks(p.workspace);
+  const int64_t row_blocks = ceil_div(p.m, kAmxBlock);
+  const int64_t col_blocks = ceil_div(p.n, kAmxBlock);
+  int64_t m_split = 1;
+  int64_t n_split = 1;
+  if (threads > 1 && p.m * p.n * p.k >= kMinParallelMacs) {
+    const int64_t want = threads * kTasksPerThread;
+    m_split = min64(want, row_blocks);
+    n_split = min64(ceil_div(want, m_split), col_blocks);
+  }
+  std::atomic<bool> failed{false};
+  std::atomic<bool> no_slot{false};
+  auto tasks = [&](size_t begin, size_t end) {
+    size_t slot = 0;
+    float* scratch = claims.claim(&slot);
+    if (scratch == nullptr) {
+      no_slot.store(true, std::memory_order_relaxed);
+      return;
+    }
+    AmxNtBlock own = block;
+    own.scratch = scratch;
+    own.scratch_bytes = p.workspace.slot_floats * sizeof(float);
+    for (size_t t = begin; t < end && !failed.load(std::memory_order_relaxed); ++t) {
+      const int64_t tm = static_cast<int64_t>(t) / n_split;
+      const int64_t tn = static_cast<int64_t>(t) % n_split;
+      const int64_t m0 = min64(p.m, row_blocks * tm / m_split * kAmxBlock);
+      const int64_t m1 = min64(p.m, row_blocks * (tm + 1) / m_split * kAmxBlock);
+      const int64_t n0 = min64(p.n, col_blocks * tn / n_split * kAmxBlock);
+      const int64_t n1 = min64(p.n, col_blocks * (tn + 1) / n_split * kAmxBlock);
+      if (m0 < m1 && n0 < n1 && !amx_kernels()->nt_block(own, m0, m1, n0, n1)) {
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+    claims.release(slot);
+  };
+  run_tasks(m_split * n_split, threads, tasks);
+  *out_of_memory_flag = no_slot.load(std::memory_order_relaxed);
+  return !failed.load(std::memory_order_relaxed) && !*out_of_memory_flag;
+}
+
+// Whether run_gemm sends `p` (already past the GEMV cases) to run_amx.
+bool takes_amx(const GemmProblem& p, const Epilogue& ep) {
+  // A rerun on AVX-512 after a non-finite value must see the same C: no
+  // accumulation into C.
+  return current_isa() == GemmIsa::kAmx && !ep.accumulate && p.b.row_stride == 1 &&
+         p.a.col_stride == 1 && amx_shape_wins(p.m, p.n, p.k, p.b_amx_split != nullptr);
+}
+
+// ---------------------------------------------------------------------------
 
 Status check_problem(const GemmProblem& p) {
   TL_CHECK_OR_RETURN(p.m >= 0 && p.n >= 0 && p.k >= 0, Error::kInvalidArgument,
@@ -435,6 +564,12 @@ bool run_gemm(const GemmProblem& p) {
       return true;
     }
   }
+  if (takes_amx(p, ep)) {
+    bool no_slot = false;
+    if (run_amx(p, ep, &no_slot)) return true;
+    if (no_slot) return false;
+    // Inf or NaN in A or B: the split is not exact, AVX-512 keeps IEEE's rules.
+  }
   if (kern.micro_nt != nullptr && p.b.row_stride == 1) {
     return run_nt(p, kern, ep);
   }
@@ -459,6 +594,10 @@ size_t gemm_slot_floats() {
     if (kern == nullptr) continue;
     const size_t packed = static_cast<size_t>(kern->kc * (kern->nc + kern->mc));
     if (packed > floats) floats = packed;
+  }
+  if (amx_kernels() != nullptr) {
+    const size_t amx = (amx_kernels()->scratch_bytes() + sizeof(float) - 1) / sizeof(float);
+    if (amx > floats) floats = amx;
   }
   // Whole cache lines per slot, so slots never share one.
   return (floats + 15) / 16 * 16;
@@ -539,6 +678,7 @@ const char* to_string(GemmIsa isa) {
     case GemmIsa::kPortable: return "portable";
     case GemmIsa::kAvx2: return "avx2";
     case GemmIsa::kAvx512: return "avx512";
+    case GemmIsa::kAmx: return "amx";
   }
   return "unknown";
 }
@@ -553,6 +693,16 @@ bool gemm_isa_supported(GemmIsa isa) {
     case GemmIsa::kAvx512:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx512f");
+    case GemmIsa::kAmx:
+#if defined(__linux__)
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
+             amx_granted();
+#else
+      return false;
+#endif
 #endif
     default: return false;
   }
@@ -569,5 +719,19 @@ Status set_gemm_isa(GemmIsa isa) {
 }
 
 void reset_gemm_isa() { g_active_isa.store(static_cast<int>(best_isa()), std::memory_order_release); }
+
+bool gemm_uses_amx(int64_t m, int64_t n, int64_t k) {
+  return current_isa() == GemmIsa::kAmx && m > kGemvMaxRows && amx_shape_wins(m, n, k, true);
+}
+
+size_t gemm_amx_split_bytes(int64_t n, int64_t k) {
+  if (!gemm_isa_supported(GemmIsa::kAmx) || n <= 0 || k <= 0) return 0;
+  return amx_kernels()->split_weight_bytes(n, k);
+}
+
+bool gemm_amx_split_weight(const float* w, int64_t ldw, int64_t n, int64_t k, void* out) {
+  if (gemm_amx_split_bytes(n, k) == 0 || w == nullptr || out == nullptr) return false;
+  return amx_kernels()->split_weight(w, ldw, n, k, out);
+}
 
 }  // namespace torchlight::optimized

@@ -20,9 +20,14 @@
 //
 // Each path has AVX-512, AVX2+FMA and portable versions; the best one the
 // CPU supports is chosen at run time (set_gemm_isa() overrides it for tests
-// and benchmarks). Threads come from extension/threadpool.
+// and benchmarks; TORCHLIGHT_GEMM_ISA=portable|avx2|avx512|amx caps it).
+// On CPUs with AMX-BF16 granted by the OS (GemmIsa::kAmx), NT products with
+// enough rows run on bf16 tiles instead, fp32-accurate: each operand split
+// into three bf16 parts and the six products of order <= 2 summed
+// (gemm_amx_kernels.h). Threads come from extension/threadpool.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "runtime/core/status.h"
@@ -75,6 +80,10 @@ struct GemmProblem {
   /// Needed by products that pack (more than kGemvMaxRows rows); with fewer
   /// slots than threads, gemm uses fewer threads.
   GemmWorkspace workspace;
+  /// Optional, B given transposed only: B's [n, k] weight already split for
+  /// the AMX path (gemm_amx_split_weight of this very B), so calls do not
+  /// split it again. Ignored by the other paths.
+  const void* b_amx_split = nullptr;
 };
 
 /// The largest m served by the matrix-vector path.
@@ -99,6 +108,7 @@ enum class GemmIsa : uint8_t {
   kPortable = 0,  // Plain C++ the compiler vectorizes for the baseline ISA.
   kAvx2 = 1,      // AVX2 + FMA (x86-64 only).
   kAvx512 = 2,    // AVX-512F (x86-64 only).
+  kAmx = 3,       // kAvx512, plus AMX-BF16 tiles for NT products with many rows.
 };
 
 const char* to_string(GemmIsa isa);
@@ -115,7 +125,23 @@ GemmIsa active_gemm_isa();
 /// gemm_isa_supported(isa) is false (the active set is unchanged).
 Status set_gemm_isa(GemmIsa isa);
 
-/// Back to the best supported instruction set.
+/// Back to the best supported instruction set (capped by
+/// TORCHLIGHT_GEMM_ISA, read once).
 void reset_gemm_isa();
+
+/// Whether gemm() with the active set runs an NT product of this shape
+/// (B given transposed, A's rows contiguous, no addend other than a bias
+/// row) on AMX tiles: only where that measured faster than AVX-512.
+bool gemm_uses_amx(int64_t m, int64_t n, int64_t k);
+
+/// Bytes of B's [n, k] weight split for the AMX path (0 when this build or
+/// CPU has no AMX path).
+size_t gemm_amx_split_bytes(int64_t n, int64_t k);
+
+/// Splits the weight w ([n, k], row stride ldw, contiguous rows) into
+/// `out` (gemm_amx_split_bytes, 64-byte aligned) for GemmProblem::
+/// b_amx_split. False (out unusable) without an AMX path, or when a weight
+/// is inf or NaN (the per-call path then falls back to AVX-512).
+bool gemm_amx_split_weight(const float* w, int64_t ldw, int64_t n, int64_t k, void* out);
 
 }  // namespace torchlight::optimized

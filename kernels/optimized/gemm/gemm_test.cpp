@@ -380,7 +380,7 @@ std::string param_name(const ::testing::TestParamInfo<std::tuple<GemmIsa, size_t
 
 INSTANTIATE_TEST_SUITE_P(IsasAndThreads, GemmTest,
                          ::testing::Combine(::testing::Values(GemmIsa::kPortable, GemmIsa::kAvx2,
-                                                          GemmIsa::kAvx512),
+                                                          GemmIsa::kAvx512, GemmIsa::kAmx),
                                           ::testing::Values(size_t{1}, size_t{2})),
                          param_name);
 
@@ -466,17 +466,17 @@ TEST(GemmIsaTest, PortableIsAlwaysSupportedAndResetPicksTheBest) {
   ASSERT_TRUE(set_gemm_isa(GemmIsa::kPortable).ok());
   EXPECT_EQ(active_gemm_isa(), GemmIsa::kPortable);
   reset_gemm_isa();
-  const GemmIsa best = gemm_isa_supported(GemmIsa::kAvx512)
-                           ? GemmIsa::kAvx512
-                           : (gemm_isa_supported(GemmIsa::kAvx2) ? GemmIsa::kAvx2
-                                                                 : GemmIsa::kPortable);
+  GemmIsa best = GemmIsa::kPortable;
+  for (GemmIsa isa : {GemmIsa::kAvx2, GemmIsa::kAvx512, GemmIsa::kAmx}) {
+    if (gemm_isa_supported(isa)) best = isa;
+  }
   EXPECT_EQ(active_gemm_isa(), best);
   EXPECT_STREQ(to_string(GemmIsa::kAvx512), "avx512");
 }
 
 TEST(GemmIsaTest, UnsupportedIsaIsRefusedAndLeavesTheActiveOne) {
   const GemmIsa before = active_gemm_isa();
-  for (GemmIsa isa : {GemmIsa::kAvx2, GemmIsa::kAvx512}) {
+  for (GemmIsa isa : {GemmIsa::kAvx2, GemmIsa::kAvx512, GemmIsa::kAmx}) {
     if (gemm_isa_supported(isa)) continue;
     const Status status = set_gemm_isa(isa);
     EXPECT_THAT(status, ErrorIs(Error::kNotSupported,
