@@ -93,7 +93,11 @@ size_t place_values(Lifetime* lives, uint32_t count, PlannedValue* values) {
 //    channels and products of 32 or more (ResNet-18's convolutions but the
 //    stem: 0.38-1.02x its time; MobileNetV2's 1x1 layers at 28x28 and
 //    below: 0.52-0.87x); layers with 16-32 outputs tie or lose (0.84-1.26x)
-//    and shorter products are below a tile.
+//    and shorter products are below a tile. Only layers of 32M
+//    multiply-adds or more go (ResNet-18's 3x3 layers: 116M each): with
+//    every such MobileNetV2 layer routed (1-19M each, ~25 stages), its
+//    2-thread run took 8.06 ms against 6.10 on XNNPACK alone, while 1
+//    thread gained (7.26 against 9.12; xnnpack_compare, quiet machine).
 ConvRouting conv_routing_for(optimized::GemmIsa isa) {
   ConvRouting r;
   r.min_input_channels = 8;
@@ -102,6 +106,7 @@ ConvRouting conv_routing_for(optimized::GemmIsa isa) {
   if (isa == optimized::GemmIsa::kAmx) {
     r.min_patch = 32;
     r.min_output_channels = 64;
+    r.min_macs = uint64_t{32} << 20;
   }
   return r;
 }
@@ -131,7 +136,13 @@ bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                         t->kernel_height(), t->kernel_width())) {
     return false;
   }
-  return ctx.shapes[t->input1_id()].rank == 4;
+  const auto& out = ctx.shapes[t->output_id()];
+  if (ctx.shapes[t->input1_id()].rank != 4 || out.rank != 4) return false;
+  // In double: a hostile payload's product could wrap in 64 bits.
+  const double macs = static_cast<double>(out.dims[0]) * out.dims[1] * out.dims[2] *
+                      t->group_output_channels() * t->group_input_channels() *
+                      t->kernel_height() * t->kernel_width();
+  return macs >= static_cast<double>(routing.min_macs);
 }
 
 bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,

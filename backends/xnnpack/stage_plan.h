@@ -92,6 +92,10 @@ struct ConvRouting {
   uint64_t min_patch = 0;          // Products per output: channels x kernel.
   uint64_t min_filter_floats = 0;  // Output channels x patch.
   uint64_t min_output_channels = 0;
+  // Multiply-adds of one call (output pixels x output channels x patch):
+  // each conv2d stage hands the threads over from XNNPACK's pool to ours
+  // and back, which a small layer does not pay for at 2 threads.
+  uint64_t min_macs = 0;
 };
 ConvRouting conv_routing_for(optimized::GemmIsa isa);
 bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,

@@ -350,24 +350,28 @@ TEST(XnnpackConvRoutingTest, Avx512GemmSplitsAtLargeFiltersOnly) {
 }
 
 TEST(XnnpackConvRoutingTest, AmxGemmRunsWideConvolutionsWithSplitFilters) {
-  // 3x3 64->64 (conv2d on AMX), 1x1 64->32 (too narrow: XNNPACK), 1x1
-  // 32->128 (conv2d): two conv2d stages whose filters were split at init;
-  // the outputs match XNNPACK alone within fp32 rounding.
+  // At 56x56: 3x3 64->64 (116M multiply-adds: conv2d on AMX), 1x1 64->32
+  // (too narrow: XNNPACK), 1x1 32->128 (13M, too little work to pay for a
+  // stage: XNNPACK), 3x3 128->64 (231M: conv2d). Two conv2d stages whose
+  // filters were split at init; the outputs match XNNPACK alone within
+  // fp32 rounding.
   PayloadBuilder b;
-  const uint32_t x = b.input({1, 14, 14, 64}, 0);
-  const uint32_t t = b.internal({1, 14, 14, 64});
-  const uint32_t u = b.internal({1, 14, 14, 32});
-  const uint32_t y = b.output({1, 14, 14, 128}, 1);
+  const uint32_t x = b.input({1, 56, 56, 64}, 0);
+  const uint32_t t = b.internal({1, 56, 56, 64});
+  const uint32_t u = b.internal({1, 56, 56, 32});
+  const uint32_t v = b.internal({1, 56, 56, 128});
+  const uint32_t y = b.output({1, 56, 56, 64}, 1);
   add_conv(b, {64, 64, 3, 1, 1, 1, true}, x, t, 90);
   add_conv(b, {64, 32, 1}, t, u, 92);
-  add_conv(b, {32, 128, 1}, u, y, 94);
+  add_conv(b, {32, 128, 1}, u, v, 94);
+  add_conv(b, {128, 64, 3, 1, 1, 1, true}, v, y, 96);
   const auto payload = b.build();
-  OwnedTensor in = float_tensor({1, 14, 14, 64}, random_values(14 * 14 * 64, 96));
-  const auto alone = run_all(payload, {{&in}}, {{1, 14, 14, 128}}, true);
+  OwnedTensor in = float_tensor({1, 56, 56, 64}, random_values(56 * 56 * 64, 98));
+  const auto alone = run_all(payload, {{&in}}, {{1, 56, 56, 64}}, true);
   GemmIsaScope amx(GemmIsa::kAmx);
   if (!amx.forced()) GTEST_SKIP() << "this CPU has no AMX-BF16 (or the OS did not grant it)";
   DelegateEventNames events;
-  const auto split = run_all(payload, {{&in}}, {{1, 14, 14, 128}}, false, &events);
+  const auto split = run_all(payload, {{&in}}, {{1, 56, 56, 64}}, false, &events);
   EXPECT_EQ(events.count_containing("conv2d"), 2u) << ::testing::PrintToString(events.names);
   expect_same_outputs(split, alone);
 }
