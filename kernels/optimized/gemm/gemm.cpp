@@ -442,12 +442,17 @@ bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
 constexpr int64_t kAmxBlock = 32;  // Rows and columns of a pass of four tiles.
 
 // Where AMX measured faster than the AVX-512 NT path (torchlight_gemm_bench's
-// linear_amx_split / linear vs linear_avx512, one core): enough rows to
-// amortize splitting the weight when it is not pre-split (64 x 768 x 768
-// took 1.26x AVX-512's time, 128 rows of stories15m's 288 / 768 products
-// 0.45-0.7x) and enough depth to fill a tile.
+// linear_amx_split / linear vs linear_avx512, one core): enough depth to
+// fill a tile, and enough rows to amortize splitting the weight when it is
+// not pre-split. Alone, 128 rows of stories15m's products took 0.45-0.7x
+// AVX-512's time, but inside a whole 128-token fp32 prefill AMX lost at
+// every setting measured (`bench llm --quant fp32`, quiet machine, 3
+// alternating rounds: stories15m 1 thread 3898-4946 tok/s against
+// 4664-5930, 2 threads 4692-5354 against 6773-7730; stories110m 2
+// threads 587 against 800), so a weight split per call waits for 1024
+// rows (untested in between: the LLM prefills stay on AVX-512).
 bool amx_shape_wins(int64_t m, int64_t n, int64_t k, bool pre_split) {
-  return m >= (pre_split ? 32 : 128) && n >= 16 && k >= 32;
+  return m >= (pre_split ? 32 : 1024) && n >= 16 && k >= 32;
 }
 
 // False when a value is inf or NaN (the caller recomputes on AVX-512) or

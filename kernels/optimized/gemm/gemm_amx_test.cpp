@@ -195,9 +195,9 @@ TEST_F(GemmAmxTest, GemmMatchesFloat64AtOneAndTwoThreads) {
     int64_t m, n, k;
   };
   // Several row, column and K blocks; sizes off every tile grid.
-  // At least 128 rows: the AMX path without a pre-split weight.
-  const Shape shapes[] = {{128, 96, 200}, {160, 130, 577}, {300, 64, 64},
-                          {513, 40, 1000}, {140, 300, 33}, {257, 17, 129}};
+  // At least 1024 rows: the AMX path without a pre-split weight.
+  const Shape shapes[] = {{1024, 96, 200}, {1040, 130, 577}, {1100, 64, 64},
+                          {1537, 40, 1000}, {1030, 300, 33}, {1057, 17, 129}};
   uint32_t seed = 100;
   for (size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
