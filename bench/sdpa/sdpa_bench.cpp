@@ -162,25 +162,10 @@ void bench_ours(benchmark::State& state, Case c, size_t threads) {
 // One instruction-set build of the attention loops, on the calling thread.
 void bench_variant(benchmark::State& state, Case c, SdpaVariant variant) {
   Inputs in(c);
-  SdpaProblem p{};
-  p.query = in.query.tensor().const_data_ptr<float>();
-  p.key_cache = in.key_cache.tensor().const_data_ptr<float>();
-  p.value_cache = in.value_cache.tensor().const_data_ptr<float>();
-  p.input_pos = in.input_pos.tensor().const_data_ptr<int64_t>();
-  p.out = in.out.tensor().mutable_data_ptr<float>();
-  p.batch = 1;
-  p.q_heads = c.heads;
-  p.kv_heads = c.heads;
-  p.rows = c.rows;
-  p.head_dim = c.head_dim;
-  p.input_pos_stride = 1;
-  for (int d = 0; d < 3; ++d) {
-    p.query_strides[d] = in.query.tensor().strides()[d];
-    p.key_cache_strides[d] = in.key_cache.tensor().strides()[d];
-    p.value_cache_strides[d] = in.value_cache.tensor().strides()[d];
-    p.out_strides[d] = in.out.tensor().strides()[d];
-  }
-  p.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  SdpaProblem p = sdpa_problem_bhsd(in.query.tensor(), in.key_cache.tensor(),
+                                    in.value_cache.tensor(), in.input_pos.tensor(),
+                                    in.out.tensor(), scale);
   sdpa_plan_work(p, 1);
   const size_t items = sdpa_work_items(p);
   for (auto _ : state) {

@@ -191,10 +191,6 @@ void write_cache_rows(const Args& a) {
   }
 }
 
-void copy_strides(const Tensor& t, int64_t* strides) {
-  for (size_t d = 0; d < 3; ++d) strides[d] = t.strides()[d];
-}
-
 }  // namespace
 
 Status sdpa_with_kv_cache_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -214,23 +210,8 @@ void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
   write_cache_rows(a);
   if (a.out.tensor.numel() == 0) return;
 
-  SdpaProblem p{};
-  p.query = a.query.tensor.const_data_ptr<float>();
-  p.key_cache = a.key_cache.tensor.const_data_ptr<float>();
-  p.value_cache = a.value_cache.tensor.const_data_ptr<float>();
-  p.input_pos = a.input_pos.tensor.const_data_ptr<int64_t>();
-  p.out = a.out.tensor.mutable_data_ptr<float>();
-  p.batch = a.query.tensor.size(0);
-  p.q_heads = a.query.tensor.size(1);
-  p.kv_heads = a.key_cache.tensor.size(1);
-  p.rows = a.query.tensor.size(2);
-  p.head_dim = a.query.tensor.size(3);
-  p.input_pos_stride = a.input_pos.tensor.strides()[0];
-  copy_strides(a.query.tensor, p.query_strides);
-  copy_strides(a.key_cache.tensor, p.key_cache_strides);
-  copy_strides(a.value_cache.tensor, p.value_cache_strides);
-  copy_strides(a.out.tensor, p.out_strides);
-  p.scale = scale;
+  SdpaProblem p = sdpa_problem_bhsd(a.query.tensor, a.key_cache.tensor, a.value_cache.tensor,
+                                    a.input_pos.tensor, a.out.tensor, scale);
   sdpa_run(p, ctx.state<SdpaVariant>());
 }
 

@@ -415,25 +415,9 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
       for (const SdpaVariant& variant : variants) {
         SCOPED_TRACE(variant.name);
         TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
-        SdpaProblem p{};
-        p.query = query.tensor().const_data_ptr<float>();
-        p.key_cache = key_cache.tensor().const_data_ptr<float>();
-        p.value_cache = value_cache.tensor().const_data_ptr<float>();
-        p.input_pos = input_pos.tensor().const_data_ptr<int64_t>();
-        p.out = out.tensor().mutable_data_ptr<float>();
-        p.batch = s.b;
-        p.q_heads = s.hq;
-        p.kv_heads = s.hkv;
-        p.rows = s.t;
-        p.head_dim = s.d;
-        p.input_pos_stride = 1;
-        for (int d = 0; d < 3; ++d) {
-          p.query_strides[d] = query.tensor().strides()[d];
-          p.key_cache_strides[d] = key_cache.tensor().strides()[d];
-          p.value_cache_strides[d] = value_cache.tensor().strides()[d];
-          p.out_strides[d] = out.tensor().strides()[d];
-        }
-        p.scale = 0.2f;
+        SdpaProblem p = sdpa_problem_bhsd(query.tensor(), key_cache.tensor(),
+                                          value_cache.tensor(), input_pos.tensor(),
+                                          out.tensor(), 0.2f);
         sdpa_run(p, &variant);
         const std::vector<double> actual = out.values();
         for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;

@@ -34,6 +34,31 @@ constexpr double kMinParallelWork = 32768;
 
 }  // namespace
 
+SdpaProblem sdpa_problem_bhsd(const Tensor& query, const Tensor& key_cache,
+                              const Tensor& value_cache, const Tensor& input_pos,
+                              const Tensor& out, float scale) {
+  SdpaProblem p{};
+  p.query = query.const_data_ptr<float>();
+  p.key_cache = key_cache.const_data_ptr<float>();
+  p.value_cache = value_cache.const_data_ptr<float>();
+  p.input_pos = input_pos.const_data_ptr<int64_t>();
+  p.out = out.mutable_data_ptr<float>();
+  p.batch = query.size(0);
+  p.q_heads = query.size(1);
+  p.kv_heads = key_cache.size(1);
+  p.rows = query.size(2);
+  p.head_dim = query.size(3);
+  p.input_pos_stride = input_pos.strides()[0];
+  for (size_t d = 0; d < 3; ++d) {
+    p.query_strides[d] = query.strides()[d];
+    p.key_cache_strides[d] = key_cache.strides()[d];
+    p.value_cache_strides[d] = value_cache.strides()[d];
+    p.out_strides[d] = out.strides()[d];
+  }
+  p.scale = scale;
+  return p;
+}
+
 Span<const SdpaVariant> sdpa_variants() {
   static const VariantTable table = detect_variants();  // Thread-safe, once.
   return Span<const SdpaVariant>(table.items, table.count);

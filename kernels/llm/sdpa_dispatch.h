@@ -6,6 +6,7 @@
 
 #include "kernels/llm/sdpa_problem.h"
 #include "runtime/core/span.h"
+#include "runtime/core/tensor.h"
 
 namespace torchlight::llm {
 
@@ -20,6 +21,13 @@ struct SdpaVariant {
 /// The builds this binary holds that this CPU can run, fastest first; never
 /// empty ("generic" is last). Detected once; the table is static.
 Span<const SdpaVariant> sdpa_variants();
+
+/// The problem of sdpa_with_kv_cache's [B, H, S, D] tensors (checked by the
+/// caller: float32, D innermost, input_pos int64 [T]) with every row at its
+/// input_pos; the work split is left to sdpa_plan_work / sdpa_run.
+SdpaProblem sdpa_problem_bhsd(const Tensor& query, const Tensor& key_cache,
+                              const Tensor& value_cache, const Tensor& input_pos,
+                              const Tensor& out, float scale);
 
 /// Sets p.rows_per_block and p.blocks_per_group: blocks of up to
 /// kSdpaMaxRowsPerBlock rows, or kSdpaPrefillRows for groups of at least
