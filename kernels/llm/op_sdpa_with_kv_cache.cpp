@@ -3,6 +3,11 @@
 // writes the new key/value rows into the caches, then runs the attention
 // loops (sdpa_attend_impl.h) on the thread pool.
 //
+// The caches are float32, or both float16 (an exporter option that halves
+// the bytes attention reads per token: rows are written rounded to nearest
+// even and widened back to float32 a tile at a time; everything else stays
+// float32).
+//
 // The prepare step checks, once at load, what cannot change between runs:
 // the dtypes and ranks of every tensor and the dim order of out; it picks
 // the build of the attention loops this CPU runs best and keeps it as the
@@ -11,7 +16,8 @@
 //
 // Scratch: none, neither method scratch nor the temp allocator. The loops
 // use an online softmax over fixed tiles of keys, so each work item needs
-// only a small fixed stack array (128 scores) whatever the cache length.
+// only fixed stack arrays (128 scores, and a 32 KiB tile a float16 cache's
+// rows are widened into) whatever the cache length.
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -86,9 +92,19 @@ Args args_of(Span<EValue*> args) {
 // values: dtypes, ranks, and out's dim order (out is resized, its strides
 // recomputed from it). The prepare step runs them once, at load.
 Status check_static(const Args& a) {
-  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache, &a.out}) {
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.out}) {
     TL_RETURN_IF_ERROR(check_dtype(*t, ScalarType::kFloat));
   }
+  // The caches: float32, or both float16 (written rounded, read widened).
+  const ScalarType cache_type = a.key_cache.tensor.scalar_type();
+  TL_CHECK_OR_RETURN(cache_type == ScalarType::kFloat || cache_type == ScalarType::kHalf,
+                     Error::kInvalidType,
+                     "argument 'key_cache' has dtype %s, expected float32 or float16 (a "
+                     "float16 cache)",
+                     to_string(cache_type));
+  TL_CHECK_OR_RETURN(a.value_cache.tensor.scalar_type() == cache_type, Error::kInvalidType,
+                     "argument 'value_cache' has dtype %s, expected %s like 'key_cache'",
+                     to_string(a.value_cache.tensor.scalar_type()), to_string(cache_type));
   TL_RETURN_IF_ERROR(check_dtype(a.input_pos, ScalarType::kLong));
   TL_RETURN_IF_ERROR(portable::check_rank(a.query, kRank, "[B, Hq, T, D]"));
   TL_RETURN_IF_ERROR(portable::check_rank(a.key, kRank, "[B, Hkv, T, D]"));
@@ -139,6 +155,12 @@ Status check_shapes(const Args& a) {
   TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
                      "query has T = %d rows, more than the S = %d positions of key_cache", rows,
                      cache_len);
+  TL_CHECK_OR_RETURN(a.key_cache.tensor.scalar_type() != ScalarType::kHalf ||
+                         dim <= kSdpaWideFloats,
+                     Error::kInvalidArgument,
+                     "query has D = %d, more than the %d a float16 cache supports (one row "
+                     "must fit the widening scratch)",
+                     dim, static_cast<int>(kSdpaWideFloats));
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
     TL_RETURN_IF_ERROR(check_last_dim_dense(*t));
   }
@@ -169,18 +191,32 @@ float* mutable_row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
   return t.mutable_data_ptr<float>() + b * s[0] + h * s[1] + i * s[2];
 }
 
+uint16_t* mutable_half_row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
+  const auto s = t.strides();
+  return t.mutable_data_ptr<uint16_t>() + b * s[0] + h * s[1] + i * s[2];
+}
+
 // key_cache[b, g, input_pos[i]] = key[b, g, i], the same for values: all
-// rows before any attention (the contract's step 1).
-void write_cache_rows(const Args& a) {
+// rows before any attention (the contract's step 1). A float16 cache gets
+// the rows rounded by `narrow`.
+void write_cache_rows(const Args& a, SdpaNarrowFn narrow) {
   const Tensor& key = a.key.tensor;
   if (key.numel() == 0) return;
   const int64_t* pos = a.input_pos.tensor.const_data_ptr<int64_t>();
   const int64_t pos_stride = a.input_pos.tensor.strides()[0];
-  const size_t row_bytes = static_cast<size_t>(key.size(3)) * sizeof(float);
+  const int64_t dim = key.size(3);
+  const bool half = a.key_cache.tensor.scalar_type() == ScalarType::kHalf;
+  const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
   for (int64_t b = 0; b < key.size(0); ++b) {
     for (int64_t g = 0; g < key.size(1); ++g) {
       for (int64_t i = 0; i < key.size(2); ++i) {
         const int64_t p = pos[i * pos_stride];
+        if (half) {
+          narrow(row_ptr(key, b, g, i), mutable_half_row_ptr(a.key_cache.tensor, b, g, p), dim);
+          narrow(row_ptr(a.value.tensor, b, g, i),
+                 mutable_half_row_ptr(a.value_cache.tensor, b, g, p), dim);
+          continue;
+        }
         // memmove: a caller may pass rows that view the cache itself.
         std::memmove(mutable_row_ptr(a.key_cache.tensor, b, g, p), row_ptr(key, b, g, i),
                      row_bytes);
@@ -207,12 +243,14 @@ void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(a.out, a.query.tensor.sizes()));
   TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(a.out));
 
-  write_cache_rows(a);
+  const SdpaVariant* variant = ctx.state<SdpaVariant>();
+  if (variant == nullptr) variant = &sdpa_variants()[0];  // Called without prepare.
+  write_cache_rows(a, variant->narrow);
   if (a.out.tensor.numel() == 0) return;
 
   SdpaProblem p = sdpa_problem_bhsd(a.query.tensor, a.key_cache.tensor, a.value_cache.tensor,
                                     a.input_pos.tensor, a.out.tensor, scale);
-  sdpa_run(p, ctx.state<SdpaVariant>());
+  sdpa_run(p, variant);
 }
 
 }  // namespace torchlight::llm

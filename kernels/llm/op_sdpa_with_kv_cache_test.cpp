@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -426,6 +427,141 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
   }
 }
 
+// ---- Float16 caches: rows written rounded to nearest even, read widened. ----
+
+constexpr ScalarType kF16 = ScalarType::kHalf;
+
+// `values` as float16 would store them, back in double.
+std::vector<double> rounded_to_half(const std::vector<double>& values) {
+  std::vector<double> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    out[i] = Half::to_float(Half::from_float(static_cast<float>(values[i])));
+  }
+  return out;
+}
+
+// Every build's narrowing gives the bits Half::from_float gives (round to
+// nearest even, overflow to inf, subnormals, signed zeros; NaN stays NaN),
+// over special values and many float bit patterns, at lengths that reach
+// each build's vector and scalar tails.
+TEST(SdpaHalfCacheTest, EveryBuildNarrowsLikeHalf) {
+  std::vector<float> src = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65520.0f, -65520.0f, 1e9f,
+                            INFINITY, -INFINITY, NAN, 6.1e-5f, 5.96e-8f, 2.98e-8f, 2.99e-8f,
+                            1e-10f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 0.333333f};
+  uint32_t x = 12345;
+  for (int i = 0; i < 4000; ++i) {
+    x = x * 1664525u + 1013904223u;
+    float f;
+    // Exponents around float16's range (2^-30 .. 2^20), random mantissas and signs.
+    const uint32_t bits = (x & 0x807fffffu) | ((97u + (x >> 8) % 50u) << 23);
+    std::memcpy(&f, &bits, sizeof(f));
+    src.push_back(f);
+  }
+  for (const SdpaVariant& variant : sdpa_variants()) {
+    SCOPED_TRACE(variant.name);
+    for (size_t n : {src.size(), size_t{3}, size_t{17}}) {
+      std::vector<uint16_t> dst(n, 0xabcd);
+      variant.narrow(src.data(), dst.data(), static_cast<int64_t>(n));
+      for (size_t i = 0; i < n; ++i) {
+        const uint16_t expected = Half::from_float(src[i]);
+        if (std::isnan(src[i])) {
+          EXPECT_TRUE(std::isnan(Half::to_float(dst[i]))) << i;
+        } else {
+          ASSERT_EQ(dst[i], expected) << "element " << i << " = " << src[i];
+        }
+      }
+    }
+  }
+}
+
+// One call of every build on float16 caches against the double reference on
+// the caches' float16 values; heads wider than the widening scratch's tile
+// (D = 200: 40 keys a tile) and every path: decode (T = 1), decode blocks
+// (T = 19), prefill (T = 40).
+TEST(SdpaHalfCacheTest, EveryVariantMatchesTheReferenceOnTheRoundedCache) {
+  for (int rows : {1, 19, 40}) {
+    for (int dim : {3, 17, 48, 72, 200}) {
+      SCOPED_TRACE("D = " + std::to_string(dim) + ", T = " + std::to_string(rows));
+      const Shape s{1, 6, 3, rows, 170, dim};  // T rows at positions 120..
+      const std::vector<int64_t> pos = positions(120, rows);
+      const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 41);
+      ReferenceCache reference{
+          s, rounded_to_half(random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 42)),
+          rounded_to_half(random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 43))};
+      TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
+      TestTensor key_cache(kF16, {s.b, s.hkv, s.s, s.d}, reference.keys);
+      TestTensor value_cache(kF16, {s.b, s.hkv, s.s, s.d}, reference.values);
+      TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
+      // The rows at pos are already in the caches: step() rewrites them unchanged.
+      std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
+      std::vector<double> v(k.size());
+      for (int g = 0; g < s.hkv; ++g) {
+        for (int i = 0; i < s.t; ++i) {
+          for (int d = 0; d < s.d; ++d) {
+            k[idx({s.b, s.hkv, s.t, s.d}, {0, g, i, d})] =
+                reference.keys[idx({s.b, s.hkv, s.s, s.d}, {0, g, 120 + i, d})];
+            v[idx({s.b, s.hkv, s.t, s.d}, {0, g, i, d})] =
+                reference.values[idx({s.b, s.hkv, s.s, s.d}, {0, g, 120 + i, d})];
+          }
+        }
+      }
+      const std::vector<double> expected = reference.step(q, k, v, pos, 0.2);
+      for (const SdpaVariant& variant : sdpa_variants()) {
+        SCOPED_TRACE(variant.name);
+        TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
+        SdpaProblem p = sdpa_problem_bhsd(query.tensor(), key_cache.tensor(),
+                                          value_cache.tensor(), input_pos.tensor(),
+                                          out.tensor(), 0.2f);
+        ASSERT_NE(p.key_cache_half, nullptr);
+        ASSERT_EQ(p.key_cache, nullptr);
+        sdpa_run(p, &variant);
+        const std::vector<double> actual = out.values();
+        for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
+      }
+    }
+  }
+}
+
+// Through the kernel: a prefill then two decode steps on float16 caches,
+// grouped-query, 1 and 2 threads (the fixture's). The new rows land in the
+// caches rounded (bit for bit what Half gives), earlier rows stay, and
+// every output matches the reference on the rounded caches.
+TEST_P(SdpaTest, HalfCachesPrefillThenDecode) {
+  for (int dim : {48, 200}) {
+    SCOPED_TRACE("D = " + std::to_string(dim));
+    const int cache_len = 60;
+    TestTensor key_cache(kF16, {1, 2, cache_len, dim});
+    TestTensor value_cache(kF16, {1, 2, cache_len, dim});
+    ReferenceCache reference{{1, 4, 2, 0, cache_len, dim},
+                             std::vector<double>(2 * cache_len * dim, 0.0),
+                             std::vector<double>(2 * cache_len * dim, 0.0)};
+    int start = 0;
+    for (int rows : {40, 1, 1}) {
+      SCOPED_TRACE("rows at " + std::to_string(start));
+      reference.shape.t = rows;
+      const std::vector<int64_t> pos = positions(start, rows);
+      const uint64_t seed = 50 + static_cast<uint64_t>(start);
+      TestTensor query(kF32, {1, 4, rows, dim}, random_values(4 * rows * dim, seed));
+      TestTensor key(kF32, {1, 2, rows, dim}, random_values(2 * rows * dim, seed + 1));
+      TestTensor value(kF32, {1, 2, rows, dim}, random_values(2 * rows * dim, seed + 2));
+      TestTensor input_pos(kI64, {rows}, to_doubles(pos));
+      TestTensor out(kF32, {1, 4, rows, dim});
+      KernelArgs args{query.evalue(),     key.evalue(),       value.evalue(),
+                      key_cache.evalue(), value_cache.evalue(), input_pos.evalue(),
+                      EValue(0.125),      out.evalue(),       EValue()};
+      ASSERT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
+      const std::vector<double> expected =
+          reference.step(query.values(), rounded_to_half(key.values()),
+                         rounded_to_half(value.values()), pos, 0.125);
+      EXPECT_EQ(key_cache.values(), reference.keys);
+      EXPECT_EQ(value_cache.values(), reference.values);
+      const std::vector<double> actual = out.values();
+      for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
+      start += rows;
+    }
+  }
+}
+
 // The first `minus_inf` cache positions hold -inf keys, so their scores are
 // -inf; `rows` new rows follow them, each seeing all of those and finite
 // keys after. Softmax gives the -inf keys weight 0 (the results are finite).
@@ -510,6 +646,7 @@ struct BadCall {
   std::vector<SizesType> out{1, 4, 3, 8};
   ScalarType query_dtype = kF32;
   ScalarType key_cache_dtype = kF32;
+  ScalarType value_cache_dtype = kF32;
   ScalarType input_pos_dtype = kI64;
   ScalarType out_dtype = kF32;
   Layout key_layout;
@@ -522,7 +659,7 @@ struct BadCall {
     TestTensor k(kF32, key, random_values(count(key), 2), key_layout);
     TestTensor v(kF32, value, random_values(count(value), 3));
     TestTensor kc(key_cache_dtype, key_cache, random_values(count(key_cache), 4));
-    TestTensor vc(kF32, value_cache, random_values(count(value_cache), 5));
+    TestTensor vc(value_cache_dtype, value_cache, random_values(count(value_cache), 5));
     TestTensor pos(input_pos_dtype, input_pos_sizes, input_pos);
     TestTensor o(out_dtype, out, {}, out_layout);
     const std::vector<double> kc_before = kc.values();
@@ -573,6 +710,20 @@ TEST(SdpaErrorTest, Dtypes) {
   double_cache.key_cache_dtype = ScalarType::kDouble;
   expect_error(double_cache, Error::kInvalidType,
                "'key_cache' has dtype float64, expected float32");
+  BadCall half_key_cache_only;  // float16 caches come in pairs
+  half_key_cache_only.key_cache_dtype = ScalarType::kHalf;
+  expect_error(half_key_cache_only, Error::kInvalidType,
+               "'value_cache' has dtype float32, expected float16 like 'key_cache'");
+  BadCall half_caches_huge_head;  // D beyond the widening scratch
+  half_caches_huge_head.key_cache_dtype = ScalarType::kHalf;
+  half_caches_huge_head.value_cache_dtype = ScalarType::kHalf;
+  for (auto* sizes : {&half_caches_huge_head.query, &half_caches_huge_head.key,
+                      &half_caches_huge_head.value, &half_caches_huge_head.key_cache,
+                      &half_caches_huge_head.value_cache, &half_caches_huge_head.out}) {
+    sizes->back() = static_cast<SizesType>(kSdpaWideFloats + 1);
+  }
+  expect_error(half_caches_huge_head, Error::kInvalidArgument,
+               "query has D = 8193, more than the 8192 a float16 cache supports");
   BadCall int32_pos;
   int32_pos.input_pos_dtype = ScalarType::kInt;
   expect_error(int32_pos, Error::kInvalidType, "'input_pos' has dtype int32, expected int64");

@@ -16,4 +16,6 @@ void sdpa_attend_avx2(const SdpaProblem& p, size_t begin, size_t end) {
   }
 }
 
+void sdpa_narrow_avx2(const float* src, uint16_t* dst, int64_t n) { narrow_values(src, dst, n); }
+
 }  // namespace torchlight::llm

@@ -36,6 +36,84 @@ namespace {
 
 constexpr int64_t kTile = 128;  // Keys per tile: 32 KiB each of K and V at D = 64.
 
+// Float16 caches. `_Float16` vectors convert with one instruction per
+// vector where the file's flags allow it (F16C, AVX-512) and in software
+// elsewhere; widening is exact, narrowing rounds to nearest even.
+typedef _Float16 VecH __attribute__((vector_size(kLanes * sizeof(_Float16))));
+
+// Rows [0, n) of a float16 cache (`stride` elements apart) into `wide`,
+// packed `dim` floats a row.
+inline void widen_rows(const uint16_t* rows, int64_t stride, int64_t n, int64_t dim,
+                       float* __restrict wide) {
+  for (int64_t j = 0; j < n; ++j) {
+    const uint16_t* src = rows + j * stride;
+    float* dst = wide + j * dim;
+    int64_t d = 0;
+    for (; d + kLanes <= dim; d += kLanes) {
+      VecH h;
+      __builtin_memcpy(&h, src + d, sizeof(h));
+      store(dst + d, __builtin_convertvector(h, VecF));
+    }
+    for (; d < dim; ++d) {
+      _Float16 h;
+      __builtin_memcpy(&h, src + d, sizeof(h));
+      dst[d] = static_cast<float>(h);
+    }
+  }
+}
+
+void narrow_values(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const VecH h = __builtin_convertvector(load(src + i), VecH);
+    __builtin_memcpy(dst + i, &h, sizeof(h));
+  }
+  for (; i < n; ++i) {
+    const _Float16 h = static_cast<_Float16>(src[i]);
+    __builtin_memcpy(dst + i, &h, sizeof(h));
+  }
+}
+
+// Where one tile's key (or value) rows are read: the float32 cache itself,
+// or a float16 cache's rows widened into `wide`.
+struct TileRows {
+  const float* rows;
+  int64_t stride;
+};
+
+// Rows [j0, j0 + n) of one head's cache (`base` / `base_half`: row 0 of
+// the head; exactly one is non-null).
+inline TileRows tile_rows(const float* base, const uint16_t* base_half, int64_t stride,
+                          int64_t j0, int64_t n, int64_t dim, float* wide) {
+  if (base_half == nullptr) return TileRows{base + j0 * stride, stride};
+  widen_rows(base_half + j0 * stride, stride, n, dim, wide);
+  return TileRows{wide, dim};
+}
+
+// Keys per tile: `keys`, or fewer when a float16 tile must fit the scratch.
+inline int64_t keys_per_tile(const SdpaProblem& p, int64_t keys) {
+  if (p.key_cache_half == nullptr) return keys;
+  const int64_t fit = kSdpaWideFloats / p.head_dim;  // >= 1: the kernel checks D.
+  return fit < keys ? fit : keys;
+}
+
+// Row 0 of head g in batch b of a cache: float32 or float16, whichever
+// the problem has (the other stays null).
+struct HeadRows {
+  const float* k;
+  const float* v;
+  const uint16_t* k_half;
+  const uint16_t* v_half;
+};
+inline HeadRows head_rows(const SdpaProblem& p, int64_t b, int64_t g) {
+  const int64_t k_off = b * p.key_cache_strides[0] + g * p.key_cache_strides[1];
+  const int64_t v_off = b * p.value_cache_strides[0] + g * p.value_cache_strides[1];
+  if (p.key_cache_half != nullptr) {
+    return HeadRows{nullptr, nullptr, p.key_cache_half + k_off, p.value_cache_half + v_off};
+  }
+  return HeadRows{p.key_cache + k_off, p.value_cache + v_off, nullptr, nullptr};
+}
+
 // Maximum of the lanes, halving the width each step (lane_sum: vec_math_impl.h).
 inline Vec4 vmax(Vec4 a, Vec4 b) { return a > b ? a : b; }
 inline Vec8 vmax(Vec8 a, Vec8 b) { return a > b ? a : b; }
@@ -388,15 +466,16 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
     for (int64_t d = 0; d < dim; ++d) o[r][d] = 0.0f;
   }
 
-  const float* k_base = p.key_cache + b * p.key_cache_strides[0] + g * p.key_cache_strides[1];
-  const float* v_base = p.value_cache + b * p.value_cache_strides[0] + g * p.value_cache_strides[1];
-  const int64_t k_stride = p.key_cache_strides[2];
-  const int64_t v_stride = p.value_cache_strides[2];
+  const HeadRows head = head_rows(p, b, g);
+  const int64_t tile = keys_per_tile(p, kTile);
+  float wide[kSdpaWideFloats];  // A float16 tile's keys, then its values.
 
-  for (int64_t j0 = 0; j0 < max_limit; j0 += kTile) {
-    const int64_t j1 = min_i64(j0 + kTile, max_limit);
-    const float* k = k_base + j0 * k_stride;
-    const float* v = v_base + j0 * v_stride;
+  for (int64_t j0 = 0; j0 < max_limit; j0 += tile) {
+    const int64_t j1 = min_i64(j0 + tile, max_limit);
+    const TileRows keys =
+        tile_rows(head.k, head.k_half, p.key_cache_strides[2], j0, j1 - j0, dim, wide);
+    const float* k = keys.rows;
+    const int64_t k_stride = keys.stride;
     int64_t n[kSdpaMaxRowsPerBlock];  // Keys of this tile row r sees (<= 0: none).
     for (int64_t r = 0; r < num_rows; ++r) n[r] = min_i64(j1, limit[r]) - j0;
 
@@ -441,6 +520,11 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
 
     // Weighted value rows, four rows at a time over the keys all four see,
     // then each row's own remainder.
+    if (num_active == 0) continue;
+    const TileRows values =
+        tile_rows(head.v, head.v_half, p.value_cache_strides[2], j0, j1 - j0, dim, wide);
+    const float* v = values.rows;
+    const int64_t v_stride = values.stride;
     int64_t a = 0;
     for (; a + 4 <= num_active; a += 4) {
       float* outs[4];

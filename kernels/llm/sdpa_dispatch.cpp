@@ -11,7 +11,9 @@ struct VariantTable {
   SdpaVariant items[kMaxVariants];
   size_t count = 0;
 
-  void add(const char* name, SdpaAttendFn attend) { items[count++] = SdpaVariant{name, attend}; }
+  void add(const char* name, SdpaAttendFn attend, SdpaNarrowFn narrow) {
+    items[count++] = SdpaVariant{name, attend, narrow};
+  }
 };
 
 VariantTable detect_variants() {
@@ -19,11 +21,16 @@ VariantTable detect_variants() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   // libgcc's checks include the OS saving the wider registers (XGETBV).
-  const bool fma = __builtin_cpu_supports("fma");
-  if (fma && __builtin_cpu_supports("avx512f")) table.add("avx512", &sdpa_attend_avx512);
-  if (fma && __builtin_cpu_supports("avx2")) table.add("avx2", &sdpa_attend_avx2);
+  // F16C: the float16 cache conversions (every AVX2 CPU has it).
+  const bool fma = __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  if (fma && __builtin_cpu_supports("avx512f")) {
+    table.add("avx512", &sdpa_attend_avx512, &sdpa_narrow_avx512);
+  }
+  if (fma && __builtin_cpu_supports("avx2")) {
+    table.add("avx2", &sdpa_attend_avx2, &sdpa_narrow_avx2);
+  }
 #endif
-  table.add("generic", &sdpa_attend_generic);
+  table.add("generic", &sdpa_attend_generic, &sdpa_narrow_generic);
   return table;
 }
 
@@ -39,8 +46,13 @@ SdpaProblem sdpa_problem_bhsd(const Tensor& query, const Tensor& key_cache,
                               const Tensor& out, float scale) {
   SdpaProblem p{};
   p.query = query.const_data_ptr<float>();
-  p.key_cache = key_cache.const_data_ptr<float>();
-  p.value_cache = value_cache.const_data_ptr<float>();
+  if (key_cache.scalar_type() == ScalarType::kHalf) {
+    p.key_cache_half = static_cast<const uint16_t*>(key_cache.const_data_ptr());
+    p.value_cache_half = static_cast<const uint16_t*>(value_cache.const_data_ptr());
+  } else {
+    p.key_cache = key_cache.const_data_ptr<float>();
+    p.value_cache = value_cache.const_data_ptr<float>();
+  }
   p.input_pos = input_pos.const_data_ptr<int64_t>();
   p.out = out.mutable_data_ptr<float>();
   p.batch = query.size(0);

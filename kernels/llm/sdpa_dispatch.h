@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/llm/sdpa_problem.h"
 #include "runtime/core/span.h"
@@ -11,11 +12,13 @@
 namespace torchlight::llm {
 
 using SdpaAttendFn = void (*)(const SdpaProblem& p, size_t begin, size_t end);
+using SdpaNarrowFn = void (*)(const float* src, uint16_t* dst, int64_t n);
 
 /// One build of the attention loops.
 struct SdpaVariant {
   const char* name;  // "avx512", "avx2" or "generic"; static storage.
   SdpaAttendFn attend;
+  SdpaNarrowFn narrow;  // Float16 cache writes (sdpa_narrow_*).
 };
 
 /// The builds this binary holds that this CPU can run, fastest first; never
@@ -23,8 +26,9 @@ struct SdpaVariant {
 Span<const SdpaVariant> sdpa_variants();
 
 /// The problem of sdpa_with_kv_cache's [B, H, S, D] tensors (checked by the
-/// caller: float32, D innermost, input_pos int64 [T]) with every row at its
-/// input_pos; the work split is left to sdpa_plan_work / sdpa_run.
+/// caller: float32, or both caches float16; D innermost; input_pos int64
+/// [T]) with every row at its input_pos; the work split is left to
+/// sdpa_plan_work / sdpa_run.
 SdpaProblem sdpa_problem_bhsd(const Tensor& query, const Tensor& key_cache,
                               const Tensor& value_cache, const Tensor& input_pos,
                               const Tensor& out, float scale);

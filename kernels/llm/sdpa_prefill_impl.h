@@ -150,13 +150,15 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
   VecF running_max = minus_inf;
   VecF running_sum{};
 
-  const float* k_base = p.key_cache + b * p.key_cache_strides[0] + g * p.key_cache_strides[1];
-  const float* v_base = p.value_cache + b * p.value_cache_strides[0] + g * p.value_cache_strides[1];
-  const int64_t k_stride = p.key_cache_strides[2];
-  const int64_t v_stride = p.value_cache_strides[2];
+  const HeadRows head = head_rows(p, b, g);
+  const int64_t tile = keys_per_tile(p, kPrefillKeys);
+  alignas(64) float wide[kSdpaWideFloats];  // A float16 tile's keys, then its values.
 
-  for (int64_t j0 = 0; j0 < max_limit; j0 += kPrefillKeys) {
-    const int64_t n = min_i64(kPrefillKeys, max_limit - j0);
+  for (int64_t j0 = 0; j0 < max_limit; j0 += tile) {
+    const int64_t n = min_i64(tile, max_limit - j0);
+    const TileRows keys = tile_rows(head.k, head.k_half, p.key_cache_strides[2], j0, n, dim, wide);
+    const float* k_base = keys.rows;
+    const int64_t k_stride = keys.stride;
     // Scores of four keys at a time: each query vector load serves four.
     VecF tile_max = minus_inf;
     auto finish = [&](int64_t j, VecF acc) {
@@ -167,7 +169,7 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
     };
     int64_t j = 0;
     for (; j + 4 <= n; j += 4) {
-      const float* k = k_base + (j0 + j) * k_stride;
+      const float* k = k_base + j * k_stride;
       VecF a0{}, a1{}, a2{}, a3{};
       for (int64_t d = 0; d < dim; ++d) {
         const VecF qd = load(qt[d]);
@@ -182,7 +184,7 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
       finish(j + 3, a3);
     }
     for (; j < n; ++j) {
-      const float* k = k_base + (j0 + j) * k_stride;
+      const float* k = k_base + j * k_stride;
       VecF a{};
       for (int64_t d = 0; d < dim; ++d) a += splat(k[d]) * load(qt[d]);
       finish(j, a);
@@ -205,7 +207,10 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
     }
 
     // out^T[d] += w[j] * v[j][d], kPrefillDChunk values of d in registers.
-    const float* v = v_base + j0 * v_stride;
+    const TileRows values =
+        tile_rows(head.v, head.v_half, p.value_cache_strides[2], j0, n, dim, wide);
+    const float* v = values.rows;
+    const int64_t v_stride = values.stride;
     int64_t d0 = 0;
     for (; d0 + kPrefillDChunk <= dim; d0 += kPrefillDChunk) {
       VecF acc[kPrefillDChunk];

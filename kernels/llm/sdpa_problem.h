@@ -23,6 +23,11 @@ struct SdpaProblem {
   const float* query;        // [B, Hq, T, D]
   const float* key_cache;    // [B, Hkv, S, D], rows 0..max(input_pos) valid
   const float* value_cache;  // [B, Hkv, S, D]
+  // Float16 caches (IEEE binary16 bits), set instead of the two above: the
+  // loops widen each tile of key rows, then of value rows, to float32
+  // before using it (a float16 cache is read at half the bytes).
+  const uint16_t* key_cache_half;
+  const uint16_t* value_cache_half;
   const int64_t* input_pos;  // [T], each in [0, S); null: the limits below
   float* out;                // [B, Hq, T, D]
 
@@ -61,6 +66,11 @@ constexpr int64_t kSdpaMaxRowsPerBlock = 8;
 constexpr int64_t kSdpaPrefillRows = 16;
 constexpr int64_t kSdpaMinPrefillRows = 2 * kSdpaPrefillRows;
 
+/// Floats of the scratch a float16 tile is widened into (32 KiB: one tile
+/// of key or value rows stays in L1). A head of more floats than this
+/// cannot use a float16 cache (the kernel checks).
+constexpr int64_t kSdpaWideFloats = 8192;
+
 /// Computes out for work items [begin, end) of `p` (see SdpaProblem). Each
 /// variant is the same source built for one instruction set; they agree up
 /// to float rounding. Only call a variant the CPU supports (sdpa_dispatch.h).
@@ -68,6 +78,16 @@ void sdpa_attend_generic(const SdpaProblem& p, size_t begin, size_t end);
 #if defined(__x86_64__)
 void sdpa_attend_avx2(const SdpaProblem& p, size_t begin, size_t end);
 void sdpa_attend_avx512(const SdpaProblem& p, size_t begin, size_t end);
+#endif
+
+/// dst[i] = src[i] rounded to float16 (to nearest, ties to even; beyond the
+/// range: +-inf, like torch's .to(float16)), as IEEE binary16 bits, i < n.
+/// The cache writes of a float16 cache; one build per instruction set, like
+/// the loops, all giving the same bits.
+void sdpa_narrow_generic(const float* src, uint16_t* dst, int64_t n);
+#if defined(__x86_64__)
+void sdpa_narrow_avx2(const float* src, uint16_t* dst, int64_t n);
+void sdpa_narrow_avx512(const float* src, uint16_t* dst, int64_t n);
 #endif
 
 }  // namespace torchlight::llm
