@@ -185,11 +185,13 @@ def _exporter_digest() -> str:
 
 
 def export_program(shape: str, quant: str, group_size: int, workdir: Path,
-                   xnnpack: bool = False) -> tuple[Path, dict]:
+                   xnnpack: bool = False, kv_cache_dtype: str = "fp32") -> tuple[Path, dict]:
     """The shape's program at `quant` (exported once per exporter source),
     and its facts: weight and KV cache bytes, vocab size."""
-    # (-xnnpack before the group: the glob below must not match the other variant)
+    # (-xnnpack and -kv16 before the group: the glob below must not match
+    # another variant)
     tag = f"{shape}-{quant}" + ("-xnnpack" if xnnpack else "") + \
+        ("-kv16" if kv_cache_dtype == "fp16" else "") + \
         (f"-g{group_size}" if quant in ("8da4w", "4w") else "")
     pte = workdir / f"{tag}-{_exporter_digest()}.pte"
     facts_path = pte.with_suffix(".json")
@@ -199,7 +201,11 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path,
     from torchlight.llm import export_llm
     from torchlight.llm.metadata import llm_metadata_methods
 
-    model = quantize(build_model(shape), quant, group_size)
+    model = build_model(shape)
+    if kv_cache_dtype == "fp16":
+        from torchlight.llm.kv_cache import use_float16_kv_caches
+        use_float16_kv_caches(model)
+    model = quantize(model, quant, group_size)
     read, cache = weight_bytes(model)
     vocab = model.config.vocab_size
     methods = llm_metadata_methods(model, bos_id=BOS_ID)
@@ -231,7 +237,8 @@ def read_bandwidth(nbytes: int, threads: int) -> float:
 def run(args) -> dict:
     workdir = args.workdir
     workdir.mkdir(parents=True, exist_ok=True)
-    pte, facts = export_program(args.shape, args.quant, args.group_size, workdir, args.xnnpack)
+    pte, facts = export_program(args.shape, args.quant, args.group_size, workdir, args.xnnpack,
+                                args.kv_cache_dtype)
     tokenizer = workdir / f"tokenizer-{facts['vocab_size']}.bin"
     if not tokenizer.exists():
         synthetic_tokenizer(tokenizer, facts["vocab_size"])
@@ -249,7 +256,7 @@ def run(args) -> dict:
     bandwidth = read_bandwidth(facts["weight_bytes_per_token"], args.threads)
     decode = turn["decode_tokens_per_s"]
     roofline = bandwidth * 1e9 / facts["weight_bytes_per_token"]
-    # The float32 KV cache a decode step reads too (keys and values up to its
+    # The KV cache a decode step reads too (keys and values up to its
     # position), averaged over the decoded positions (P..P+T-2 read P+1..P+T-1
     # rows); not in the roofline (the issue's is weights only), but 14-23% on
     # top of stories15m's quantized weights.
@@ -257,6 +264,7 @@ def run(args) -> dict:
     kv_read = facts["kv_cache_bytes"] * mean_positions / CONTEXT[args.shape]
     return {
         "shape": args.shape, "quant": args.quant, "xnnpack": args.xnnpack,
+        "kv_cache_dtype": args.kv_cache_dtype,
         "group_size": args.group_size if args.quant in ("8da4w", "4w") else None,
         "threads": args.threads, "prompt_tokens": turn["prompt_tokens"],
         "new_tokens": turn["generated_tokens"],
@@ -277,7 +285,8 @@ def print_table(r: dict) -> None:
     mib = 2 ** 20
     rows = [
         ("model", f"{r['shape']} {r['quant']}" + (f" g{r['group_size']}" if r["group_size"] else "")
-         + (" (XNNPACK)" if r["xnnpack"] else "")),
+         + (" (XNNPACK)" if r["xnnpack"] else "")
+         + (" (float16 KV cache)" if r["kv_cache_dtype"] == "fp16" else "")),
         ("threads", r["threads"]),
         ("prompt / new tokens", f"{r['prompt_tokens']} / {r['new_tokens']}"),
         ("prefill tok/s", f"{r['prefill_tok_s']:.1f}"),
@@ -307,6 +316,8 @@ def main(argv=None) -> None:
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)
     p.add_argument("--xnnpack", action="store_true", help="delegate to XNNPACK")
+    p.add_argument("--kv-cache-dtype", choices=("fp32", "fp16"), default="fp32",
+                   help="the KV caches' dtype (fp16: stored float16, read as float32)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--cli", type=Path, default=CLI, help="the torchlight CLI to measure")
     p.add_argument("--workdir", type=Path, default=REPO / "build" / "bench-llm")

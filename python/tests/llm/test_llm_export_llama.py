@@ -58,7 +58,9 @@ def _llm(pte: Path, tmp_path: Path, *extra) -> dict:
     ["-kv"],
     [],
     ["-kv", "--use_sdpa_with_kv_cache", "--attention_ops", "torchlight"],
-], ids=["custom_sdpa", "fused", "plain_kv", "no_kv", "torchlight_ops"])
+    ["-kv", "--use_sdpa_with_kv_cache", "--attention_ops", "torchlight", "--kv_cache_dtype",
+     "fp16"],
+], ids=["custom_sdpa", "fused", "plain_kv", "no_kv", "torchlight_ops", "torchlight_fp16_cache"])
 def test_every_layout_generates_pytorchs_greedy_tokens(params, tmp_path, layout):
     flags = ["-p", str(params), "--max_seq_length", "32", *layout]
     pte = export_llama_program(flags, tmp_path / "m.pte")

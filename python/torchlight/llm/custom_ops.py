@@ -7,8 +7,8 @@ program calls):
         Tensor query,            # [B, Hq, T, D]  float32
         Tensor key,              # [B, Hkv, T, D] float32, this step's keys
         Tensor value,            # [B, Hkv, T, D] float32, this step's values
-        Tensor(a!) key_cache,    # [B, Hkv, S, D] float32, updated in place
-        Tensor(b!) value_cache,  # [B, Hkv, S, D] float32, updated in place
+        Tensor(a!) key_cache,    # [B, Hkv, S, D] float32 or float16, updated in place
+        Tensor(b!) value_cache,  # [B, Hkv, S, D] the key cache's dtype, updated in place
         Tensor input_pos,        # [T] int64, absolute position of each row
         float? scale=None        # None means 1/sqrt(D)
     ) -> Tensor                  # [B, Hq, T, D] float32, contiguous
@@ -24,6 +24,11 @@ Semantics, for every batch b, query head h and row i < T:
   3. out[b, h, i, :] = softmax_j(scale * query[b, h, i, :] . key_cache[b, g, j, :])
      weighted sum of value_cache[b, g, j, :], over the cache positions
      j = 0 .. input_pos[i] (causal: a row sees itself and earlier positions).
+
+Float16 caches (`use_float16_kv_caches`, kv_cache.py) halve the bytes
+attention reads per token: step 1 stores the rows rounded to float16 (to
+nearest even), step 3 reads them widened back to float32; everything else
+stays float32.
 
 Preconditions the kernel may check and report: every input_pos value lies in
 [0, S); T <= S. Cache rows beyond max(input_pos) are never read, so a kernel
@@ -106,10 +111,11 @@ def sdpa_with_kv_cache_reference(query: torch.Tensor, key: torch.Tensor, value: 
                                  input_pos: torch.Tensor,
                                  scale: Optional[float] = None) -> torch.Tensor:
     """The operator's definition in plain tensor operations (see the module
-    docstring). Writes the new rows into the caches in place, then attends."""
-    key_cache.index_copy_(2, input_pos, key)
-    value_cache.index_copy_(2, input_pos, value)
-    return attend(query, key_cache, value_cache, input_pos, scale)
+    docstring). Writes the new rows into the caches in place (rounded to the
+    caches' dtype), then attends in the query's dtype."""
+    key_cache.index_copy_(2, input_pos, key.to(key_cache.dtype))
+    value_cache.index_copy_(2, input_pos, value.to(value_cache.dtype))
+    return attend(query, key_cache.to(query.dtype), value_cache.to(query.dtype), input_pos, scale)
 
 
 _lib = torch.library.Library(NAMESPACE, "FRAGMENT")

@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
                    default="fp32",
                    help="the model's dtype: weights, activations and logits (the fused "
                         "attention operators and their KV caches stay float32, as upstream's)")
+    p.add_argument("--kv_cache_dtype", choices=("fp32", "fp16"), default="fp32",
+                   help="fp16: KV caches stored in float16, read back as float32 (half the "
+                        "cache's memory and read bytes; needs --attention_ops torchlight and "
+                        "-d fp32; a Torchlight addition)")
     p.add_argument("--max_seq_length", type=int, default=128,
                    help="most tokens per forward call, and the context without "
                         "--max_context_length")
@@ -118,6 +122,9 @@ def build_model(args):
         model = Llama(config_from_meta_params(params, **fields)).eval()
     if args.dtype_override != "fp32":
         cast_model(model, DTYPES[args.dtype_override])
+    if args.kv_cache_dtype == "fp16":
+        from torchlight.llm.kv_cache import use_float16_kv_caches
+        use_float16_kv_caches(model)
     if args.quantization_mode or args.embedding_quantize:
         from torchlight.llm.quantize import quantize_model
         skipped = quantize_model(model, args.quantization_mode, args.group_size,

@@ -40,8 +40,11 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cache: K
     With `use_custom_op` this is one call of torchlight::sdpa_with_kv_cache;
     otherwise the same computation in plain operators (index_copy_ into the
     buffers, masked softmax attention). The custom operator computes in the
-    cache's dtype (float32): other q, k, v are cast to it and the result back."""
-    if use_custom_op and q.dtype != cache.k_cache.dtype:
+    cache's dtype (float32): other q, k, v are cast to it and the result back;
+    float32 q, k, v with float16 caches (use_float16_kv_caches) go to it as
+    they are."""
+    half_cache = q.dtype == torch.float32 and cache.k_cache.dtype == torch.float16
+    if use_custom_op and q.dtype != cache.k_cache.dtype and not half_cache:
         dtype = cache.k_cache.dtype
         return cached_attention(q.to(dtype), k.to(dtype), v.to(dtype), cache, input_pos,
                                 use_custom_op, scale).to(q.dtype)
@@ -50,3 +53,24 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cache: K
                                              scale)
     return custom_ops.sdpa_with_kv_cache_reference(q, k, v, cache.k_cache, cache.v_cache,
                                                    input_pos, scale)
+
+
+def use_float16_kv_caches(model: nn.Module) -> int:
+    """Makes every KVCache of `model` float16 (the model itself stays float32)
+    and returns how many. Attention then stores each new key/value row
+    rounded to float16 and reads the cache widened back to float32: half the
+    cache's memory and half the bytes a decode step reads from it (llama.cpp
+    keeps its cache in float16 by default), at float16's rounding of keys and
+    values (relative 2^-11). Raises ValueError if the model has no KVCache
+    (upstream's layout keeps its own caches) or is not float32."""
+    caches = [m for m in model.modules() if isinstance(m, KVCache)]
+    if not caches:
+        raise ValueError("float16 KV caches: the model has no torchlight KVCache (upstream's "
+                         "cache layout and models without a cache keep float32)")
+    for cache in caches:
+        if cache.k_cache.dtype != torch.float32:
+            raise ValueError(f"float16 KV caches: the caches are {cache.k_cache.dtype}; only a "
+                             f"float32 model's caches can be made float16")
+        cache.k_cache = cache.k_cache.to(torch.float16)
+        cache.v_cache = cache.v_cache.to(torch.float16)
+    return len(caches)
