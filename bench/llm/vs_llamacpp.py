@@ -43,16 +43,21 @@ def convert(shape: str, tools: Path, workdir: Path) -> dict:
 
 
 def llama_bench(tools: Path, gguf: Path, threads: int, prompt: int, new: int, repeats: int,
-                depth: int):
+                depth: int, kv_cache_dtype: str):
     """(prefill tok/s, decode tok/s) from llama-bench's JSON (avg_ts, the mean of `repeats`).
 
     Decode runs at `depth` (-d: a context of that many tokens is filled
     first, untimed); with depth = prompt its tokens sit at the positions
     ours do, prompt .. prompt + new - 1, and attend over as much KV cache.
-    Depth 0 (plain -n) times positions 0 .. new - 1, less work than ours."""
+    Depth 0 (plain -n) times positions 0 .. new - 1, less work than ours.
+    Its KV cache keys and values are `kv_cache_dtype` (-ctk / -ctv; f16 is
+    llama.cpp's default)."""
+    cache_type = {"fp16": "f16", "fp32": "f32"}[kv_cache_dtype]
+
     def run(extra):
         out = subprocess.run([str(tools / "llama-bench"), "-m", str(gguf), "-t", str(threads),
-                              "-r", str(repeats), "-o", "json"] + extra,
+                              "-r", str(repeats), "-o", "json", "-ctk", cache_type,
+                              "-ctv", cache_type] + extra,
                              check=True, capture_output=True, text=True).stdout
         return json.loads(out)
 
@@ -67,12 +72,12 @@ def llama_bench(tools: Path, gguf: Path, threads: int, prompt: int, new: int, re
 
 
 def ours(shape: str, quant: str, threads: int, prompt: int, new: int, workdir: Path,
-         repeats: int):
+         repeats: int, kv_cache_dtype: str):
     """(prefill tok/s, decode tok/s), each the mean of `repeats` runs (as llama-bench's
     avg_ts), or None when the precision is not available here."""
     args = argparse.Namespace(shape=shape, quant=quant, group_size=32, threads=threads,
                               prompt_tokens=prompt, new_tokens=new, cli=bench_llm.CLI,
-                              workdir=workdir, xnnpack=False)
+                              workdir=workdir, xnnpack=False, kv_cache_dtype=kv_cache_dtype)
     prefill, decode = [], []
     for _ in range(repeats):
         try:
@@ -98,6 +103,9 @@ def main() -> None:
                    help="time llama.cpp's decode from an empty context (positions 0..) as "
                         "before, instead of after --prompt-tokens as ours")
     p.add_argument("--workdir", type=Path, default=bench_llm.REPO / "build" / "bench-llm")
+    p.add_argument("--kv-cache-dtype", choices=("fp16", "fp32"), default="fp16",
+                   help="both sides' KV cache (default fp16: llama.cpp's default, and ours "
+                        "with bench llm --kv-cache-dtype fp16)")
     p.add_argument("--quants", default=",".join(q for q, _ in PAIRS),
                    help="our precisions to compare, e.g. int8 (default: all)")
     args = p.parse_args()
@@ -111,9 +119,9 @@ def main() -> None:
             if quant not in quants:
                 continue
             theirs = llama_bench(args.llamacpp_bin, files[kind], threads, args.prompt_tokens,
-                                 args.new_tokens, args.repeats, depth)
+                                 args.new_tokens, args.repeats, depth, args.kv_cache_dtype)
             mine = ours(args.shape, quant, threads, args.prompt_tokens, args.new_tokens,
-                        args.workdir, args.repeats)
+                        args.workdir, args.repeats, args.kv_cache_dtype)
             rows.append((threads, quant, kind, mine, theirs))
             print(f"  {threads} thread(s) {quant} vs {kind}: done", flush=True)
 
@@ -125,8 +133,9 @@ def main() -> None:
 
     print()
     print(f"{args.shape}, prompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens "
-          f"(llama.cpp decodes at positions {depth}.., ours at {args.prompt_tokens}..); tok/s (ours / "
-          f"llama.cpp), means of {args.repeats} runs")
+          f"(llama.cpp decodes at positions {depth}.., ours at {args.prompt_tokens}..), "
+          f"{args.kv_cache_dtype} KV cache on both sides; tok/s (ours / llama.cpp), means of "
+          f"{args.repeats} runs")
     header = (f"{'thr':>3} {'ours':>6} {'llama.cpp':>9} | {'decode':>9} {'llama.cpp':>9} "
               f"{'ratio':>7} | {'prefill':>9} {'llama.cpp':>9} {'ratio':>7}")
     print(header)
