@@ -37,6 +37,7 @@ using ::testing::HasSubstr;
 constexpr const char* kOp = "torchlight::sdpa_with_kv_cache.out";
 constexpr ScalarType kF32 = ScalarType::kFloat;
 constexpr ScalarType kI64 = ScalarType::kLong;
+constexpr ScalarType kF16 = ScalarType::kHalf;
 
 struct Shape {
   int b, hq, hkv, t, s, d;
@@ -377,8 +378,61 @@ TEST_P(SdpaTest, EmptyBatchDoesNothing) {
   EXPECT_TRUE(run_kernel(&sdpa_with_kv_cache_out, kOp, args).ok());
 }
 
-// Each instruction-set build this CPU supports, through SdpaProblem, for
-// head sizes that exercise each build's full-vector, partial and scalar paths.
+// `values` as float16 would store them, back in double.
+std::vector<double> rounded_to_half(const std::vector<double>& values) {
+  std::vector<double> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    out[i] = Half::to_float(Half::from_float(static_cast<float>(values[i])));
+  }
+  return out;
+}
+
+// One call of every instruction-set build this CPU supports, through
+// SdpaProblem, on caches of `cache_dtype` (float32, or float16 holding
+// rounded values) against the double reference: T rows at positions 120..,
+// scale 0.2, each output within 2e-5.
+void check_every_variant(const Shape& s, ScalarType cache_dtype) {
+  const bool half = cache_dtype == ScalarType::kHalf;
+  const std::vector<int64_t> pos = positions(120, s.t);
+  const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 21);
+  std::vector<double> keys = random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 22);
+  std::vector<double> values = random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 23);
+  ReferenceCache reference{s, half ? rounded_to_half(keys) : keys,
+                           half ? rounded_to_half(values) : values};
+  TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
+  TestTensor key_cache(cache_dtype, {s.b, s.hkv, s.s, s.d}, reference.keys);
+  TestTensor value_cache(cache_dtype, {s.b, s.hkv, s.s, s.d}, reference.values);
+  TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
+  // The reference writes rows first; give it the rows already in the cache.
+  std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
+  std::vector<double> v(k.size());
+  for (int b = 0; b < s.b; ++b) {
+    for (int g = 0; g < s.hkv; ++g) {
+      for (int i = 0; i < s.t; ++i) {
+        for (int d = 0; d < s.d; ++d) {
+          k[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
+              reference.keys[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+          v[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
+              reference.values[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+        }
+      }
+    }
+  }
+  const std::vector<double> expected = reference.step(q, k, v, pos, 0.2);
+  for (const SdpaVariant& variant : sdpa_variants()) {
+    SCOPED_TRACE(variant.name);
+    TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
+    SdpaProblem p = sdpa_problem_bhsd(query.tensor(), key_cache.tensor(), value_cache.tensor(),
+                                      input_pos.tensor(), out.tensor(), 0.2f);
+    ASSERT_EQ(p.key_cache_half != nullptr, half);
+    ASSERT_EQ(p.key_cache == nullptr, half);
+    sdpa_run(p, &variant);
+    const std::vector<double> actual = out.values();
+    for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
+  }
+}
+
+// Head sizes that exercise each build's full-vector, partial and scalar paths.
 TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
   const Span<const SdpaVariant> variants = sdpa_variants();
   ASSERT_GE(variants.size(), 1u);
@@ -388,57 +442,12 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
   for (int rows : {19, 1}) {
     for (int dim : {3, 17, 40, 44, 48, 56, 64, 72}) {
       SCOPED_TRACE("D = " + std::to_string(dim) + ", T = " + std::to_string(rows));
-      const Shape s{2, 6, 3, rows, 150, dim};  // T rows at positions 120..
-      const std::vector<int64_t> pos = positions(120, rows);
-      const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 21);
-      ReferenceCache reference{s, random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 22),
-                               random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 23)};
-      TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
-      TestTensor key_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.keys);
-      TestTensor value_cache(kF32, {s.b, s.hkv, s.s, s.d}, reference.values);
-      TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
-      // The reference writes rows first; give it the rows already in the cache.
-      std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
-      std::vector<double> v(k.size());
-      for (int b = 0; b < s.b; ++b) {
-        for (int g = 0; g < s.hkv; ++g) {
-          for (int i = 0; i < s.t; ++i) {
-            for (int d = 0; d < s.d; ++d) {
-              k[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
-                  reference.keys[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
-              v[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
-                  reference.values[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
-            }
-          }
-        }
-      }
-      const std::vector<double> expected = reference.step(q, k, v, pos, 0.2);
-      for (const SdpaVariant& variant : variants) {
-        SCOPED_TRACE(variant.name);
-        TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
-        SdpaProblem p = sdpa_problem_bhsd(query.tensor(), key_cache.tensor(),
-                                          value_cache.tensor(), input_pos.tensor(),
-                                          out.tensor(), 0.2f);
-        sdpa_run(p, &variant);
-        const std::vector<double> actual = out.values();
-        for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
-      }
+      check_every_variant(Shape{2, 6, 3, rows, 150, dim}, kF32);
     }
   }
 }
 
 // ---- Float16 caches: rows written rounded to nearest even, read widened. ----
-
-constexpr ScalarType kF16 = ScalarType::kHalf;
-
-// `values` as float16 would store them, back in double.
-std::vector<double> rounded_to_half(const std::vector<double>& values) {
-  std::vector<double> out(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    out[i] = Half::to_float(Half::from_float(static_cast<float>(values[i])));
-  }
-  return out;
-}
 
 // Every build's narrowing gives the bits Half::from_float gives (round to
 // nearest even, overflow to inf, subnormals, signed zeros; NaN stays NaN),
@@ -474,50 +483,14 @@ TEST(SdpaHalfCacheTest, EveryBuildNarrowsLikeHalf) {
   }
 }
 
-// One call of every build on float16 caches against the double reference on
-// the caches' float16 values; heads wider than the widening scratch's tile
+// Float16 caches, every build: heads wider than the widening scratch's tile
 // (D = 200: 40 keys a tile) and every path: decode (T = 1), decode blocks
 // (T = 19), prefill (T = 40).
 TEST(SdpaHalfCacheTest, EveryVariantMatchesTheReferenceOnTheRoundedCache) {
   for (int rows : {1, 19, 40}) {
     for (int dim : {3, 17, 48, 72, 200}) {
       SCOPED_TRACE("D = " + std::to_string(dim) + ", T = " + std::to_string(rows));
-      const Shape s{1, 6, 3, rows, 170, dim};  // T rows at positions 120..
-      const std::vector<int64_t> pos = positions(120, rows);
-      const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 41);
-      ReferenceCache reference{
-          s, rounded_to_half(random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 42)),
-          rounded_to_half(random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 43))};
-      TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
-      TestTensor key_cache(kF16, {s.b, s.hkv, s.s, s.d}, reference.keys);
-      TestTensor value_cache(kF16, {s.b, s.hkv, s.s, s.d}, reference.values);
-      TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
-      // The rows at pos are already in the caches: step() rewrites them unchanged.
-      std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
-      std::vector<double> v(k.size());
-      for (int g = 0; g < s.hkv; ++g) {
-        for (int i = 0; i < s.t; ++i) {
-          for (int d = 0; d < s.d; ++d) {
-            k[idx({s.b, s.hkv, s.t, s.d}, {0, g, i, d})] =
-                reference.keys[idx({s.b, s.hkv, s.s, s.d}, {0, g, 120 + i, d})];
-            v[idx({s.b, s.hkv, s.t, s.d}, {0, g, i, d})] =
-                reference.values[idx({s.b, s.hkv, s.s, s.d}, {0, g, 120 + i, d})];
-          }
-        }
-      }
-      const std::vector<double> expected = reference.step(q, k, v, pos, 0.2);
-      for (const SdpaVariant& variant : sdpa_variants()) {
-        SCOPED_TRACE(variant.name);
-        TestTensor out(kF32, {s.b, s.hq, s.t, s.d});
-        SdpaProblem p = sdpa_problem_bhsd(query.tensor(), key_cache.tensor(),
-                                          value_cache.tensor(), input_pos.tensor(),
-                                          out.tensor(), 0.2f);
-        ASSERT_NE(p.key_cache_half, nullptr);
-        ASSERT_EQ(p.key_cache, nullptr);
-        sdpa_run(p, &variant);
-        const std::vector<double> actual = out.values();
-        for (size_t i = 0; i < actual.size(); ++i) ASSERT_NEAR(actual[i], expected[i], 2e-5) << i;
-      }
+      check_every_variant(Shape{1, 6, 3, rows, 170, dim}, kF16);
     }
   }
 }
