@@ -3,8 +3,10 @@
 // cache): decode (T = 1) with 128, 512 and 1024 valid positions, and a
 // T = 128 prefill; and stories15M's decode (6 heads, D = 48) at 160. "ours" is the whole kernel call (checks, cache writes,
 // attention) through the thread pool; "ours/<isa>" runs one instruction-set
-// build of the attention loops alone, single-threaded. After the Google
-// Benchmark output, a table puts each case side by side with ratios.
+// build of the attention loops alone, single-threaded; "ours-f16" is the
+// whole call on float16 caches (rows written rounded, tiles widened). After
+// the Google Benchmark output, a table puts each case side by side with
+// ratios.
 //
 //   build/release/bench/sdpa/torchlight_sdpa_bench [--benchmark_min_time=0.2s]
 #include <benchmark/benchmark.h>
@@ -64,9 +66,9 @@ std::vector<double> random_values(size_t n, uint64_t seed) {
   return out;
 }
 
-// The tensors of one call, with a full random cache.
+// The tensors of one call, with a full random cache of `cache_dtype`.
 struct Inputs {
-  explicit Inputs(const Case& c)
+  explicit Inputs(const Case& c, ScalarType cache_dtype = ScalarType::kFloat)
       : kHeads(c.heads),
         kHeadDim(c.head_dim),
         kCacheLen(c.cache_len),
@@ -76,9 +78,9 @@ struct Inputs {
             random_values(static_cast<size_t>(kHeads) * c.rows * kHeadDim, 2)),
         value(ScalarType::kFloat, {1, kHeads, c.rows, kHeadDim},
               random_values(static_cast<size_t>(kHeads) * c.rows * kHeadDim, 3)),
-        key_cache(ScalarType::kFloat, {1, kHeads, kCacheLen, kHeadDim},
+        key_cache(cache_dtype, {1, kHeads, kCacheLen, kHeadDim},
                   random_values(static_cast<size_t>(kHeads) * kCacheLen * kHeadDim, 4)),
-        value_cache(ScalarType::kFloat, {1, kHeads, kCacheLen, kHeadDim},
+        value_cache(cache_dtype, {1, kHeads, kCacheLen, kHeadDim},
                     random_values(static_cast<size_t>(kHeads) * kCacheLen * kHeadDim, 5)),
         input_pos(ScalarType::kLong, {c.rows}, positions(c)),
         out(ScalarType::kFloat, {1, kHeads, c.rows, kHeadDim}) {}
@@ -145,9 +147,9 @@ void bench_naive(benchmark::State& state, Case c) {
   }
 }
 
-void bench_ours(benchmark::State& state, Case c, size_t threads) {
+void bench_ours(benchmark::State& state, Case c, size_t threads, ScalarType cache_dtype) {
   threadpool::set_num_threads(threads);
-  Inputs in(c);
+  Inputs in(c, cache_dtype);
   KernelArgs args{in.query.evalue(),     in.key.evalue(),       in.value.evalue(),
                   in.key_cache.evalue(), in.value_cache.evalue(), in.input_pos.evalue(),
                   EValue(),              in.out.evalue(),       EValue()};
@@ -210,10 +212,14 @@ int main(int argc, char** argv) {
     const std::string name = case_name(c);
     benchmark::RegisterBenchmark(name + "/naive", bench_naive, c)->Unit(benchmark::kMicrosecond);
     for (size_t threads : {size_t{1}, size_t{2}}) {
-      benchmark::RegisterBenchmark(name + "/ours/threads:" + std::to_string(threads), bench_ours, c,
-                                   threads)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
+      for (torchlight::ScalarType cache :
+           {torchlight::ScalarType::kFloat, torchlight::ScalarType::kHalf}) {
+        const char* kind = cache == torchlight::ScalarType::kHalf ? "/ours-f16" : "/ours";
+        benchmark::RegisterBenchmark(name + kind + "/threads:" + std::to_string(threads),
+                                     bench_ours, c, threads, cache)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
     }
     for (const SdpaVariant& v : variants) {
       benchmark::RegisterBenchmark(name + "/ours/" + v.name, bench_variant, c, v)
@@ -226,9 +232,10 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 
-  std::printf("\nTimes in microseconds per call; speedup = naive / ours.\n");
-  std::printf("%-36s %10s %10s %10s %8s %8s", "case", "naive", "ours 1T", "ours 2T", "x 1T",
-              "x 2T");
+  std::printf("\nTimes in microseconds per call; speedup = naive / ours; f16 = ours on float16 "
+              "caches, f32/f16 its speedup.\n");
+  std::printf("%-36s %10s %10s %10s %8s %8s %8s %8s", "case", "naive", "ours 1T", "ours 2T",
+              "x 1T", "x 2T", "f16 1T", "f32/f16");
   for (const SdpaVariant& v : variants) std::printf(" %9s", v.name);
   std::printf("\n");
   for (const Case& c : kCases) {
@@ -237,8 +244,9 @@ int main(int argc, char** argv) {
     const double one = reporter.time(name + "/ours/threads:1");
     const double two = reporter.time(name + "/ours/threads:2");
     if (std::isnan(naive) && std::isnan(one)) continue;  // Filtered out.
-    std::printf("%-36s %10.1f %10.1f %10.1f %8.1f %8.1f", name.c_str(), naive, one, two,
-                naive / one, naive / two);
+    const double half = reporter.time(name + "/ours-f16/threads:1");
+    std::printf("%-36s %10.1f %10.1f %10.1f %8.1f %8.1f %8.1f %8.2f", name.c_str(), naive, one,
+                two, naive / one, naive / two, half, one / half);
     for (const SdpaVariant& v : variants) {
       std::printf(" %9.1f", reporter.time(name + "/ours/" + v.name));
     }

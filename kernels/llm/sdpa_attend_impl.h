@@ -28,6 +28,10 @@
 #include "kernels/llm/sdpa_problem.h"
 #include "kernels/llm/vec_math_impl.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace torchlight::llm {
 namespace {
 
@@ -36,10 +40,50 @@ namespace {
 
 constexpr int64_t kTile = 128;  // Keys per tile: 32 KiB each of K and V at D = 64.
 
-// Float16 caches. `_Float16` vectors convert with one instruction per
-// vector where the file's flags allow it (F16C, AVX-512) and in software
-// elsewhere; widening is exact, narrowing rounds to nearest even.
-typedef _Float16 VecH __attribute__((vector_size(kLanes * sizeof(_Float16))));
+// Float16 caches: whole vectors convert with one instruction where the
+// file's flags have it (AVX-512F: 16 lanes, F16C: 8; GCC lowers a
+// __builtin_convertvector of _Float16 vectors lane by lane, 10-20x slower),
+// scalar `_Float16` casts elsewhere. Widening is exact; narrowing rounds to
+// nearest even.
+#if defined(__AVX512F__) && TL_VEC_LANES == 16
+inline VecF widen(const uint16_t* p) {
+  const __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  VecF out;
+  __builtin_memcpy(&out, &v, sizeof(out));
+  return out;
+}
+inline void narrow(VecF v, uint16_t* p) {
+  __m512 x;
+  __builtin_memcpy(&x, &v, sizeof(x));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                      _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+constexpr bool kVectorHalf = true;
+#elif defined(__F16C__) && TL_VEC_LANES == 8
+inline VecF widen(const uint16_t* p) {
+  const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  VecF out;
+  __builtin_memcpy(&out, &v, sizeof(out));
+  return out;
+}
+inline void narrow(VecF v, uint16_t* p) {
+  __m256 x;
+  __builtin_memcpy(&x, &v, sizeof(x));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                   _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+constexpr bool kVectorHalf = true;
+#else
+inline VecF widen(const uint16_t*) { return VecF{}; }  // Not called: kVectorHalf.
+inline void narrow(VecF, uint16_t*) {}
+constexpr bool kVectorHalf = false;
+#endif
+
+inline float widen_one(uint16_t bits) {
+  _Float16 h;
+  __builtin_memcpy(&h, &bits, sizeof(h));
+  return static_cast<float>(h);
+}
 
 // Rows [0, n) of a float16 cache (`stride` elements apart) into `wide`,
 // packed `dim` floats a row.
@@ -49,24 +93,17 @@ inline void widen_rows(const uint16_t* rows, int64_t stride, int64_t n, int64_t 
     const uint16_t* src = rows + j * stride;
     float* dst = wide + j * dim;
     int64_t d = 0;
-    for (; d + kLanes <= dim; d += kLanes) {
-      VecH h;
-      __builtin_memcpy(&h, src + d, sizeof(h));
-      store(dst + d, __builtin_convertvector(h, VecF));
+    if (kVectorHalf) {
+      for (; d + kLanes <= dim; d += kLanes) store(dst + d, widen(src + d));
     }
-    for (; d < dim; ++d) {
-      _Float16 h;
-      __builtin_memcpy(&h, src + d, sizeof(h));
-      dst[d] = static_cast<float>(h);
-    }
+    for (; d < dim; ++d) dst[d] = widen_one(src[d]);
   }
 }
 
 void narrow_values(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const VecH h = __builtin_convertvector(load(src + i), VecH);
-    __builtin_memcpy(dst + i, &h, sizeof(h));
+  if (kVectorHalf) {
+    for (; i + kLanes <= n; i += kLanes) narrow(load(src + i), dst + i);
   }
   for (; i < n; ++i) {
     const _Float16 h = static_cast<_Float16>(src[i]);
