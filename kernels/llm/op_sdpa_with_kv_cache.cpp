@@ -16,8 +16,8 @@
 //
 // Scratch: none, neither method scratch nor the temp allocator. The loops
 // use an online softmax over fixed tiles of keys, so each work item needs
-// only fixed stack arrays (128 scores, and a 32 KiB tile a float16 cache's
-// rows are widened into) whatever the cache length.
+// only fixed stack arrays (128 scores; prefill also a 32 KiB tile a float16
+// cache's rows are widened into) whatever the cache length.
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -155,12 +155,6 @@ Status check_shapes(const Args& a) {
   TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
                      "query has T = %d rows, more than the S = %d positions of key_cache", rows,
                      cache_len);
-  TL_CHECK_OR_RETURN(a.key_cache.tensor.scalar_type() != ScalarType::kHalf ||
-                         dim <= kSdpaWideFloats,
-                     Error::kInvalidArgument,
-                     "query has D = %d, more than the %d a float16 cache supports (one row "
-                     "must fit the widening scratch)",
-                     dim, static_cast<int>(kSdpaWideFloats));
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
     TL_RETURN_IF_ERROR(check_last_dim_dense(*t));
   }

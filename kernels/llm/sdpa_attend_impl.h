@@ -43,7 +43,7 @@ constexpr int64_t kTile = 128;  // Keys per tile: 32 KiB each of K and V at D = 
 // Float16 caches: whole vectors convert with one instruction where the
 // file's flags have it (AVX-512F: 16 lanes, F16C: 8; GCC lowers a
 // __builtin_convertvector of _Float16 vectors lane by lane, 10-20x slower),
-// scalar `_Float16` casts elsewhere. Widening is exact; narrowing rounds to
+// lane by lane `_Float16` casts elsewhere. Widening is exact; narrowing rounds to
 // nearest even.
 #if defined(__AVX512F__) && TL_VEC_LANES == 16
 inline VecF widen(const uint16_t* p) {
@@ -58,7 +58,6 @@ inline void narrow(VecF v, uint16_t* p) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
                       _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-constexpr bool kVectorHalf = true;
 #elif defined(__F16C__) && TL_VEC_LANES == 8
 inline VecF widen(const uint16_t* p) {
   const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -72,11 +71,6 @@ inline void narrow(VecF v, uint16_t* p) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                    _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-constexpr bool kVectorHalf = true;
-#else
-inline VecF widen(const uint16_t*) { return VecF{}; }  // Not called: kVectorHalf.
-inline void narrow(VecF, uint16_t*) {}
-constexpr bool kVectorHalf = false;
 #endif
 
 inline float widen_one(uint16_t bits) {
@@ -85,53 +79,35 @@ inline float widen_one(uint16_t bits) {
   return static_cast<float>(h);
 }
 
-// Rows [0, n) of a float16 cache (`stride` elements apart) into `wide`,
-// packed `dim` floats a row.
-inline void widen_rows(const uint16_t* rows, int64_t stride, int64_t n, int64_t dim,
-                       float* __restrict wide) {
-  for (int64_t j = 0; j < n; ++j) {
-    const uint16_t* src = rows + j * stride;
-    float* dst = wide + j * dim;
-    int64_t d = 0;
-    if (kVectorHalf) {
-      for (; d + kLanes <= dim; d += kLanes) store(dst + d, widen(src + d));
-    }
-    for (; d < dim; ++d) dst[d] = widen_one(src[d]);
+#if !((defined(__AVX512F__) && TL_VEC_LANES == 16) || (defined(__F16C__) && TL_VEC_LANES == 8))
+inline VecF widen(const uint16_t* p) {
+  VecF v;
+  for (int i = 0; i < kLanes; ++i) v[i] = widen_one(p[i]);
+  return v;
+}
+inline void narrow(VecF v, uint16_t* p) {
+  for (int i = 0; i < kLanes; ++i) {
+    const _Float16 h = static_cast<_Float16>(v[i]);
+    __builtin_memcpy(p + i, &h, sizeof(h));
   }
 }
+#endif
+
+// Cache rows are float (float32 caches) or uint16_t (float16 bits): the
+// decode loops below are templates over that element type and read it
+// through these, widening in registers.
+inline VecF load_kv(const float* p) { return load(p); }
+inline VecF load_kv(const uint16_t* p) { return widen(p); }
+inline float kv_value(float x) { return x; }
+inline float kv_value(uint16_t x) { return widen_one(x); }
 
 void narrow_values(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
-  if (kVectorHalf) {
-    for (; i + kLanes <= n; i += kLanes) narrow(load(src + i), dst + i);
-  }
+  for (; i + kLanes <= n; i += kLanes) narrow(load(src + i), dst + i);
   for (; i < n; ++i) {
     const _Float16 h = static_cast<_Float16>(src[i]);
     __builtin_memcpy(dst + i, &h, sizeof(h));
   }
-}
-
-// Where one tile's key (or value) rows are read: the float32 cache itself,
-// or a float16 cache's rows widened into `wide`.
-struct TileRows {
-  const float* rows;
-  int64_t stride;
-};
-
-// Rows [j0, j0 + n) of one head's cache (`base` / `base_half`: row 0 of
-// the head; exactly one is non-null).
-inline TileRows tile_rows(const float* base, const uint16_t* base_half, int64_t stride,
-                          int64_t j0, int64_t n, int64_t dim, float* wide) {
-  if (base_half == nullptr) return TileRows{base + j0 * stride, stride};
-  widen_rows(base_half + j0 * stride, stride, n, dim, wide);
-  return TileRows{wide, dim};
-}
-
-// Keys per tile: `keys`, or fewer when a float16 tile must fit the scratch.
-inline int64_t keys_per_tile(const SdpaProblem& p, int64_t keys) {
-  if (p.key_cache_half == nullptr) return keys;
-  const int64_t fit = kSdpaWideFloats / p.head_dim;  // >= 1: the kernel checks D.
-  return fit < keys ? fit : keys;
 }
 
 // Row 0 of head g in batch b of a cache: float32 or float16, whichever
@@ -190,31 +166,33 @@ inline Vec4 lane_sums4(Vec16 a, Vec16 b, Vec16 c, Vec16 d) {
 }
 
 // a . b over n floats. Two accumulators halve the dependency chain.
-inline float dot(const float* __restrict a, const float* __restrict b, int64_t n) {
+template <typename KV>
+inline float dot(const float* __restrict a, const KV* __restrict b, int64_t n) {
   VecF acc0{};
   VecF acc1{};
   int64_t d = 0;
   for (; d + 2 * kLanes <= n; d += 2 * kLanes) {
-    acc0 += load(a + d) * load(b + d);
-    acc1 += load(a + d + kLanes) * load(b + d + kLanes);
+    acc0 += load(a + d) * load_kv(b + d);
+    acc1 += load(a + d + kLanes) * load_kv(b + d + kLanes);
   }
   if (d + kLanes <= n) {
-    acc0 += load(a + d) * load(b + d);
+    acc0 += load(a + d) * load_kv(b + d);
     d += kLanes;
   }
   float tail = 0.0f;
-  for (; d < n; ++d) tail += a[d] * b[d];
+  for (; d < n; ++d) tail += a[d] * kv_value(b[d]);
   return lane_sum(acc0 + acc1) + tail;
 }
 
 // out[i] = a . b_i for the 4 rows b_i = b + i * b_stride, sharing the loads
 // of a and one reduction of the four accumulators.
-inline void dot4(const float* __restrict a, const float* __restrict b, int64_t b_stride,
+template <typename KV>
+inline void dot4(const float* __restrict a, const KV* __restrict b, int64_t b_stride,
                  int64_t n, float* out) {
-  const float* b0 = b;
-  const float* b1 = b + b_stride;
-  const float* b2 = b + 2 * b_stride;
-  const float* b3 = b + 3 * b_stride;
+  const KV* b0 = b;
+  const KV* b1 = b + b_stride;
+  const KV* b2 = b + 2 * b_stride;
+  const KV* b3 = b + 3 * b_stride;
   VecF acc0{};
   VecF acc1{};
   VecF acc2{};
@@ -222,24 +200,25 @@ inline void dot4(const float* __restrict a, const float* __restrict b, int64_t b
   int64_t d = 0;
   for (; d + kLanes <= n; d += kLanes) {
     const VecF x = load(a + d);
-    acc0 += x * load(b0 + d);
-    acc1 += x * load(b1 + d);
-    acc2 += x * load(b2 + d);
-    acc3 += x * load(b3 + d);
+    acc0 += x * load_kv(b0 + d);
+    acc1 += x * load_kv(b1 + d);
+    acc2 += x * load_kv(b2 + d);
+    acc3 += x * load_kv(b3 + d);
   }
   float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   for (; d < n; ++d) {
-    tail[0] += a[d] * b0[d];
-    tail[1] += a[d] * b1[d];
-    tail[2] += a[d] * b2[d];
-    tail[3] += a[d] * b3[d];
+    tail[0] += a[d] * kv_value(b0[d]);
+    tail[1] += a[d] * kv_value(b1[d]);
+    tail[2] += a[d] * kv_value(b2[d]);
+    tail[3] += a[d] * kv_value(b3[d]);
   }
   const Vec4 sums = lane_sums4(acc0, acc1, acc2, acc3);
   for (int i = 0; i < 4; ++i) out[i] = sums[i] + tail[i];
 }
 
 // s[j] = scale * q . k_j for the n key rows k_j = k + j * k_stride.
-inline void tile_scores(const float* q, const float* k, int64_t k_stride, int64_t n, int64_t dim,
+template <typename KV>
+inline void tile_scores(const float* q, const KV* k, int64_t k_stride, int64_t n, int64_t dim,
                         float scale, float* s) {
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
@@ -252,22 +231,23 @@ inline void tile_scores(const float* q, const float* k, int64_t k_stride, int64_
 // out0[i] = q0 . b_i and out1[i] = q1 . b_i for the 4 rows b_i = b + i *
 // b_stride: a 2 x 4 register tile, so each key load serves two query rows
 // and each query load four keys (8 accumulators fit AVX2's 16 registers).
+template <typename KV>
 inline void dot2x4(const float* __restrict q0, const float* __restrict q1,
-                   const float* __restrict b, int64_t b_stride, int64_t n, float* out0,
+                   const KV* __restrict b, int64_t b_stride, int64_t n, float* out0,
                    float* out1) {
-  const float* b0 = b;
-  const float* b1 = b + b_stride;
-  const float* b2 = b + 2 * b_stride;
-  const float* b3 = b + 3 * b_stride;
+  const KV* b0 = b;
+  const KV* b1 = b + b_stride;
+  const KV* b2 = b + 2 * b_stride;
+  const KV* b3 = b + 3 * b_stride;
   VecF a0{}, a1{}, a2{}, a3{}, c0{}, c1{}, c2{}, c3{};
   int64_t d = 0;
   for (; d + kLanes <= n; d += kLanes) {
     const VecF x = load(q0 + d);
     const VecF y = load(q1 + d);
-    const VecF k0 = load(b0 + d);
-    const VecF k1 = load(b1 + d);
-    const VecF k2 = load(b2 + d);
-    const VecF k3 = load(b3 + d);
+    const VecF k0 = load_kv(b0 + d);
+    const VecF k1 = load_kv(b1 + d);
+    const VecF k2 = load_kv(b2 + d);
+    const VecF k3 = load_kv(b3 + d);
     a0 += x * k0;
     a1 += x * k1;
     a2 += x * k2;
@@ -280,10 +260,10 @@ inline void dot2x4(const float* __restrict q0, const float* __restrict q1,
   float t0[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   float t1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   for (; d < n; ++d) {
-    const float* rows[4] = {b0, b1, b2, b3};
+    const KV* rows[4] = {b0, b1, b2, b3};
     for (int i = 0; i < 4; ++i) {
-      t0[i] += q0[d] * rows[i][d];
-      t1[i] += q1[d] * rows[i][d];
+      t0[i] += q0[d] * kv_value(rows[i][d]);
+      t1[i] += q1[d] * kv_value(rows[i][d]);
     }
   }
   const Vec4 s0 = lane_sums4(a0, a1, a2, a3);
@@ -295,7 +275,8 @@ inline void dot2x4(const float* __restrict q0, const float* __restrict q1,
 }
 
 // tile_scores for two query rows over the same n keys.
-inline void tile_scores2(const float* q0, const float* q1, const float* k, int64_t k_stride,
+template <typename KV>
+inline void tile_scores2(const float* q0, const float* q1, const KV* k, int64_t k_stride,
                          int64_t n, int64_t dim, float scale, float* s0, float* s1) {
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
@@ -313,15 +294,15 @@ inline void tile_scores2(const float* q0, const float* q1, const float* k, int64
 
 // o[0, kVectors * kLanes) += sum over j < n of w[j] * v_j: one walk over the
 // value rows with a chain per vector.
-template <int kVectors>
+template <int kVectors, typename KV>
 inline void accumulate_vectors(float* __restrict o, const float* __restrict w,
-                               const float* __restrict v, int64_t v_stride, int64_t n) {
+                               const KV* __restrict v, int64_t v_stride, int64_t n) {
   VecF a[kVectors];
   for (int i = 0; i < kVectors; ++i) a[i] = load(o + i * kLanes);
   for (int64_t j = 0; j < n; ++j) {
-    const float* x = v + j * v_stride;
+    const KV* x = v + j * v_stride;
     const VecF wj = splat(w[j]);
-    for (int i = 0; i < kVectors; ++i) a[i] += wj * load(x + i * kLanes);
+    for (int i = 0; i < kVectors; ++i) a[i] += wj * load_kv(x + i * kLanes);
   }
   for (int i = 0; i < kVectors; ++i) store(o + i * kLanes, a[i]);
 }
@@ -331,8 +312,9 @@ inline void accumulate_vectors(float* __restrict o, const float* __restrict w,
 // waited a fused multiply-add's latency per row (head_dim 48, stories15m,
 // at 16 lanes: three walks). Each lane adds the same products in the same
 // order, so the same floats. Returns where the vectors end.
+template <typename KV>
 inline int64_t accumulate_value_slices(float* __restrict o, const float* __restrict w,
-                                       const float* __restrict v, int64_t v_stride, int64_t n,
+                                       const KV* __restrict v, int64_t v_stride, int64_t n,
                                        int64_t d0, int64_t dim) {
   const int64_t vectors = (dim - d0) / kLanes;
   if (vectors == 3) {
@@ -348,8 +330,9 @@ inline int64_t accumulate_value_slices(float* __restrict o, const float* __restr
 
 // o += sum over j < n of w[j] * v_j, v_j = v + j * v_stride, over dim floats.
 // Each slice of o stays in registers across all n value rows.
+template <typename KV>
 inline void accumulate_values(float* __restrict o, const float* __restrict w,
-                              const float* __restrict v, int64_t v_stride, int64_t n,
+                              const KV* __restrict v, int64_t v_stride, int64_t n,
                               int64_t dim) {
   int64_t d = 0;
   for (; d + 4 * kLanes <= dim; d += 4 * kLanes) {
@@ -358,12 +341,12 @@ inline void accumulate_values(float* __restrict o, const float* __restrict w,
     VecF a2 = load(o + d + 2 * kLanes);
     VecF a3 = load(o + d + 3 * kLanes);
     for (int64_t j = 0; j < n; ++j) {
-      const float* x = v + j * v_stride + d;
+      const KV* x = v + j * v_stride + d;
       const VecF wj = splat(w[j]);
-      a0 += wj * load(x);
-      a1 += wj * load(x + kLanes);
-      a2 += wj * load(x + 2 * kLanes);
-      a3 += wj * load(x + 3 * kLanes);
+      a0 += wj * load_kv(x);
+      a1 += wj * load_kv(x + kLanes);
+      a2 += wj * load_kv(x + 2 * kLanes);
+      a3 += wj * load_kv(x + 3 * kLanes);
     }
     store(o + d, a0);
     store(o + d + kLanes, a1);
@@ -373,20 +356,21 @@ inline void accumulate_values(float* __restrict o, const float* __restrict w,
   d = accumulate_value_slices(o, w, v, v_stride, n, d, dim);
   for (; d + kLanes <= dim; d += kLanes) {
     VecF a = load(o + d);
-    for (int64_t j = 0; j < n; ++j) a += splat(w[j]) * load(v + j * v_stride + d);
+    for (int64_t j = 0; j < n; ++j) a += splat(w[j]) * load_kv(v + j * v_stride + d);
     store(o + d, a);
   }
   for (; d < dim; ++d) {
     float a = o[d];
-    for (int64_t j = 0; j < n; ++j) a += w[j] * v[j * v_stride + d];
+    for (int64_t j = 0; j < n; ++j) a += w[j] * kv_value(v[j * v_stride + d]);
     o[d] = a;
   }
 }
 
 // accumulate_values for four out rows over the same n value rows: a 4 x 2
 // vector register tile, so each value load serves four rows.
+template <typename KV>
 inline void accumulate_values4(float* const* o, const float* const* w,
-                               const float* __restrict v, int64_t v_stride, int64_t n,
+                               const KV* __restrict v, int64_t v_stride, int64_t n,
                                int64_t dim) {
   int64_t d = 0;
   for (; d + 2 * kLanes <= dim; d += 2 * kLanes) {
@@ -396,9 +380,9 @@ inline void accumulate_values4(float* const* o, const float* const* w,
       a[r][1] = load(o[r] + d + kLanes);
     }
     for (int64_t j = 0; j < n; ++j) {
-      const float* x = v + j * v_stride + d;
-      const VecF x0 = load(x);
-      const VecF x1 = load(x + kLanes);
+      const KV* x = v + j * v_stride + d;
+      const VecF x0 = load_kv(x);
+      const VecF x1 = load_kv(x + kLanes);
       for (int r = 0; r < 4; ++r) {
         const VecF wj = splat(w[r][j]);
         a[r][0] += wj * x0;
@@ -414,7 +398,7 @@ inline void accumulate_values4(float* const* o, const float* const* w,
     VecF a[4];
     for (int r = 0; r < 4; ++r) a[r] = load(o[r] + d);
     for (int64_t j = 0; j < n; ++j) {
-      const VecF x = load(v + j * v_stride + d);
+      const VecF x = load_kv(v + j * v_stride + d);
       for (int r = 0; r < 4; ++r) a[r] += splat(w[r][j]) * x;
     }
     for (int r = 0; r < 4; ++r) store(o[r] + d, a[r]);
@@ -422,7 +406,7 @@ inline void accumulate_values4(float* const* o, const float* const* w,
   for (; d < dim; ++d) {
     for (int r = 0; r < 4; ++r) {
       float a = o[r][d];
-      for (int64_t j = 0; j < n; ++j) a += w[r][j] * v[j * v_stride + d];
+      for (int64_t j = 0; j < n; ++j) a += w[r][j] * kv_value(v[j * v_stride + d]);
       o[r][d] = a;
     }
   }
@@ -475,8 +459,11 @@ inline float exp_shifted_sum(float* s, int64_t n, float m) {
 
 // Query rows [row_begin, row_end) of key/value head g in batch b; rows are
 // numbered i * n_rep + r for position row i and query head g * n_rep + r.
-void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int64_t row_begin,
-                  int64_t row_end) {
+// The cache rows of head g in batch b start at k_base and v_base (float32,
+// or float16 bits widened as they are loaded).
+template <typename KV>
+void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base, int64_t b,
+                       int64_t g, int64_t n_rep, int64_t row_begin, int64_t row_end) {
   const int64_t num_rows = row_end - row_begin;  // 1..kSdpaMaxRowsPerBlock
   const int64_t dim = p.head_dim;
   const float* q[kSdpaMaxRowsPerBlock];
@@ -503,16 +490,13 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
     for (int64_t d = 0; d < dim; ++d) o[r][d] = 0.0f;
   }
 
-  const HeadRows head = head_rows(p, b, g);
-  const int64_t tile = keys_per_tile(p, kTile);
-  float wide[kSdpaWideFloats];  // A float16 tile's keys, then its values.
+  const int64_t k_stride = p.key_cache_strides[2];
+  const int64_t v_stride = p.value_cache_strides[2];
 
-  for (int64_t j0 = 0; j0 < max_limit; j0 += tile) {
-    const int64_t j1 = min_i64(j0 + tile, max_limit);
-    const TileRows keys =
-        tile_rows(head.k, head.k_half, p.key_cache_strides[2], j0, j1 - j0, dim, wide);
-    const float* k = keys.rows;
-    const int64_t k_stride = keys.stride;
+  for (int64_t j0 = 0; j0 < max_limit; j0 += kTile) {
+    const int64_t j1 = min_i64(j0 + kTile, max_limit);
+    const KV* k = k_base + j0 * k_stride;
+    const KV* v = v_base + j0 * v_stride;
     int64_t n[kSdpaMaxRowsPerBlock];  // Keys of this tile row r sees (<= 0: none).
     for (int64_t r = 0; r < num_rows; ++r) n[r] = min_i64(j1, limit[r]) - j0;
 
@@ -557,11 +541,6 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
 
     // Weighted value rows, four rows at a time over the keys all four see,
     // then each row's own remainder.
-    if (num_active == 0) continue;
-    const TileRows values =
-        tile_rows(head.v, head.v_half, p.value_cache_strides[2], j0, j1 - j0, dim, wide);
-    const float* v = values.rows;
-    const int64_t v_stride = values.stride;
     int64_t a = 0;
     for (; a + 4 <= num_active; a += 4) {
       float* outs[4];
@@ -587,6 +566,18 @@ void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int
     }
   }
   for (int64_t r = 0; r < num_rows; ++r) scale_row(o[r], 1.0f / running_sum[r], dim);
+}
+
+// Query rows [row_begin, row_end) of key/value head g in batch b, on the
+// problem's float32 or float16 caches.
+void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int64_t row_begin,
+                  int64_t row_end) {
+  const HeadRows head = head_rows(p, b, g);
+  if (head.k_half != nullptr) {
+    attend_block_rows(p, head.k_half, head.v_half, b, g, n_rep, row_begin, row_end);
+  } else {
+    attend_block_rows(p, head.k, head.v, b, g, n_rep, row_begin, row_end);
+  }
 }
 
 // Work item `item`'s key/value head (batch b, head g) and its rows

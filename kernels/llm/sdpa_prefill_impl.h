@@ -31,7 +31,51 @@ constexpr int64_t kPrefillKeys = 64;      // Keys per tile (their weights: 64 ve
 constexpr int64_t kPrefillMaxDim = 256;   // Larger heads: attend_block (stack arrays).
 constexpr int64_t kPrefillDChunk = kLanes == 16 ? 16 : 8;  // Out accumulators held in registers.
 
+// Float16 caches: each tile of key rows, then of value rows, is widened
+// into one float32 scratch of this many floats (32 KiB, in L1) before the
+// loops use it; every row of the block uses the tile, so the conversion is
+// paid once for kLanes rows.
+constexpr int64_t kPrefillWideFloats = 8192;
+
 inline VecI splat_i(int32_t x) { return x - VecI{}; }
+
+// Rows [0, n) of a float16 cache (`stride` elements apart) into `wide`,
+// packed `dim` floats a row.
+inline void widen_rows(const uint16_t* rows, int64_t stride, int64_t n, int64_t dim,
+                       float* __restrict wide) {
+  for (int64_t j = 0; j < n; ++j) {
+    const uint16_t* src = rows + j * stride;
+    float* dst = wide + j * dim;
+    int64_t d = 0;
+    for (; d + kLanes <= dim; d += kLanes) store(dst + d, widen(src + d));
+    for (; d < dim; ++d) dst[d] = widen_one(src[d]);
+  }
+}
+
+// Where one tile's key (or value) rows are read: the float32 cache itself,
+// or a float16 cache's rows widened into `wide`.
+struct TileRows {
+  const float* rows;
+  int64_t stride;
+};
+
+// Rows [j0, j0 + n) of one head's cache (`base` / `base_half`: row 0 of
+// the head; exactly one is non-null).
+inline TileRows tile_rows(const float* base, const uint16_t* base_half, int64_t stride,
+                          int64_t j0, int64_t n, int64_t dim, float* wide) {
+  if (base_half == nullptr) return TileRows{base + j0 * stride, stride};
+  widen_rows(base_half + j0 * stride, stride, n, dim, wide);
+  return TileRows{wide, dim};
+}
+
+// Keys per tile: kPrefillKeys, or fewer when a float16 tile must fit the
+// scratch (at least 32: D <= kPrefillMaxDim here).
+inline int64_t keys_per_tile(const SdpaProblem& p) {
+  if (p.key_cache_half == nullptr) return kPrefillKeys;
+  const int64_t fit = kPrefillWideFloats / p.head_dim;
+  return fit < kPrefillKeys ? fit : kPrefillKeys;
+}
+
 
 #if TL_VEC_LANES == 16
 // In place 16 x 16 transpose (Eklundh: at step h, rows i and i + h swap
@@ -151,8 +195,8 @@ void attend_rows_transposed(const SdpaProblem& p, int64_t b, int64_t g, int64_t 
   VecF running_sum{};
 
   const HeadRows head = head_rows(p, b, g);
-  const int64_t tile = keys_per_tile(p, kPrefillKeys);
-  alignas(64) float wide[kSdpaWideFloats];  // A float16 tile's keys, then its values.
+  const int64_t tile = keys_per_tile(p);
+  alignas(64) float wide[kPrefillWideFloats];  // A float16 tile's keys, then its values.
 
   for (int64_t j0 = 0; j0 < max_limit; j0 += tile) {
     const int64_t n = min_i64(tile, max_limit - j0);

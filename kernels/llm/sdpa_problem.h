@@ -24,8 +24,8 @@ struct SdpaProblem {
   const float* key_cache;    // [B, Hkv, S, D], rows 0..max(input_pos) valid
   const float* value_cache;  // [B, Hkv, S, D]
   // Float16 caches (IEEE binary16 bits), set instead of the two above: the
-  // loops widen each tile of key rows, then of value rows, to float32
-  // before using it (a float16 cache is read at half the bytes).
+  // loops widen each row to float32 as they load it (a float16 cache is
+  // read at half the bytes).
   const uint16_t* key_cache_half;
   const uint16_t* value_cache_half;
   const int64_t* input_pos;  // [T], each in [0, S); null: the limits below
@@ -65,11 +65,6 @@ constexpr int64_t kSdpaMaxRowsPerBlock = 8;
 /// (sdpa_prefill_impl.h) takes a vector's width of rows at a time.
 constexpr int64_t kSdpaPrefillRows = 16;
 constexpr int64_t kSdpaMinPrefillRows = 2 * kSdpaPrefillRows;
-
-/// Floats of the scratch a float16 tile is widened into (32 KiB: one tile
-/// of key or value rows stays in L1). A head of more floats than this
-/// cannot use a float16 cache (the kernel checks).
-constexpr int64_t kSdpaWideFloats = 8192;
 
 /// Computes out for work items [begin, end) of `p` (see SdpaProblem). Each
 /// variant is the same source built for one instruction set; they agree up
