@@ -71,6 +71,28 @@ void report_weights(benchmark::State& state, int64_t bytes) {
                                               benchmark::Counter::kIsRate);
 }
 
+// The *_decode_split benchmarks' loop: run(n_begin, n_end) over [0, n)
+// inline (state.range(1) 0), split in column chunks (1), or as the operator
+// decides (2: linear_runs_parallel), on state.range(0) threads.
+template <typename Run>
+void time_split(benchmark::State& state, int64_t k, int64_t n, int64_t bytes, const Run& run) {
+  const auto threads = static_cast<size_t>(state.range(0));
+  const int64_t split = state.range(1);
+  for (auto _ : state) {
+    if (split == 1) {
+      parallel_column_chunks(n, run);
+    } else if (split == 2) {
+      parallel_column_chunks(n, 1, k, run);
+    } else {
+      run(0, n);
+    }
+    benchmark::ClobberMemory();
+  }
+  report_weights(state, bytes);
+  const char* how[] = {" threads, inline", " threads, split", " threads, as the operator"};
+  state.SetLabel(std::to_string(threads) + how[split]);
+}
+
 void BM_int8_decode_isa(benchmark::State& state) {
   const auto isa = static_cast<QuantIsa>(state.range(0));
   const int64_t k = state.range(1), n = state.range(2);
@@ -121,26 +143,13 @@ void BM_int8_decode_vnni(benchmark::State& state) {
 }
 
 void BM_int8_decode_split(benchmark::State& state) {
-  const auto threads = static_cast<size_t>(state.range(0));
-  const int64_t split = state.range(1);
   const int64_t k = state.range(2), n = state.range(3);
-  threadpool::set_num_threads(threads);
+  threadpool::set_num_threads(static_cast<size_t>(state.range(0)));
   Int8Problem p(k, n);
   const ColumnsInt8Fn columns = select_linear_int8();
-  const auto run = [&](int64_t n_begin, int64_t n_end) { columns(p.rows, n_begin, n_end); };
-  for (auto _ : state) {
-    if (split == 1) {
-      parallel_column_chunks(n, run);
-    } else if (split == 2) {
-      parallel_column_chunks(n, 1, k, run);
-    } else {
-      run(0, n);
-    }
-    benchmark::ClobberMemory();
-  }
-  report_weights(state, n * k);
-  const char* how[] = {" threads, inline", " threads, split", " threads, as the operator"};
-  state.SetLabel(std::to_string(threads) + how[split]);
+  time_split(state, k, n, n * k, [&](int64_t n_begin, int64_t n_end) {
+    columns(p.rows, n_begin, n_end);
+  });
 }
 
 // One quantized, arranged decode row against random packed int4 weights
@@ -202,26 +211,13 @@ void BM_8da4w_decode_isa(benchmark::State& state) {
 }
 
 void BM_8da4w_decode_split(benchmark::State& state) {
-  const auto threads = static_cast<size_t>(state.range(0));
-  const int64_t split = state.range(1);
   const int64_t k = state.range(2), n = state.range(3);
-  threadpool::set_num_threads(threads);
+  threadpool::set_num_threads(static_cast<size_t>(state.range(0)));
   Problem8da4w p(k, n);
   const Columns8da4wFn columns = select_linear_8da4w(Problem8da4w::kGroup);
-  const auto run = [&](int64_t n_begin, int64_t n_end) { columns(p.row, n_begin, n_end); };
-  for (auto _ : state) {
-    if (split == 1) {
-      parallel_column_chunks(n, run);
-    } else if (split == 2) {
-      parallel_column_chunks(n, 1, k, run);
-    } else {
-      run(0, n);
-    }
-    benchmark::ClobberMemory();
-  }
-  report_weights(state, p.weight_bytes());
-  const char* how[] = {" threads, inline", " threads, split", " threads, as the operator"};
-  state.SetLabel(std::to_string(threads) + how[split]);
+  time_split(state, k, n, p.weight_bytes(), [&](int64_t n_begin, int64_t n_end) {
+    columns(p.row, n_begin, n_end);
+  });
 }
 
 void BM_8da4w_quantize_row(benchmark::State& state) {
