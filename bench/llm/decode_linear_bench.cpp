@@ -1,5 +1,5 @@
-// One decode step's int8 weight-only linears (torchlight::linear_int8's
-// loops, linear_int8.h) at stories15m's and stories110m's shapes, one row:
+// One decode step's quantized linears (torchlight::linear_int8's and linear_8da4w's
+// loops, linear_int8.h, linear_8da4w.h) at stories15m's and stories110m's shapes, one row:
 //
 //   BM_int8_decode_isa/isa/K/N: the loop on one thread for every instruction
 //     set this CPU runs (1 avx2, 3 avx512), weight GB/s.
@@ -10,6 +10,12 @@
 //     for one row (quantize_arranged_8da4w.h, group 32: the row's range,
 //     its parameters, the quantized arranged row) with each ISA's choice
 //     (1 avx2: the portable steps, 3 avx512).
+//   BM_8da4w_decode_isa/isa/K/N: linear_8da4w's one-row loop (group 32,
+//     the column weight sums from prepare, as decode runs it) on one thread
+//     for every instruction set this CPU runs (0 generic, 1 avx2, 2 avxvnni,
+//     3 avx512vnni); GB/s of weight bytes read (nibbles and group scales).
+//   BM_8da4w_decode_split/threads/split/K/N: that loop inline, split, or as
+//     the operator decides (as BM_int8_decode_split below), wall time.
 //   BM_int8_decode_split/threads/split/K/N: the loop inline on the calling
 //     thread (split 0), split over the pool in column chunks (split 1,
 //     column_chunks.h), or as the operator decides (split 2:
@@ -30,6 +36,7 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
+#include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/linear_qs8.h"
@@ -62,6 +69,28 @@ void report_weights(benchmark::State& state, int64_t bytes) {
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes) * 1e-9 *
                                                   static_cast<double>(state.iterations()),
                                               benchmark::Counter::kIsRate);
+}
+
+// The *_decode_split benchmarks' loop: run(n_begin, n_end) over [0, n)
+// inline (state.range(1) 0), split in column chunks (1), or as the operator
+// decides (2: linear_runs_parallel), on state.range(0) threads.
+template <typename Run>
+void time_split(benchmark::State& state, int64_t k, int64_t n, int64_t bytes, const Run& run) {
+  const auto threads = static_cast<size_t>(state.range(0));
+  const int64_t split = state.range(1);
+  for (auto _ : state) {
+    if (split == 1) {
+      parallel_column_chunks(n, run);
+    } else if (split == 2) {
+      parallel_column_chunks(n, 1, k, run);
+    } else {
+      run(0, n);
+    }
+    benchmark::ClobberMemory();
+  }
+  report_weights(state, bytes);
+  const char* how[] = {" threads, inline", " threads, split", " threads, as the operator"};
+  state.SetLabel(std::to_string(threads) + how[split]);
 }
 
 void BM_int8_decode_isa(benchmark::State& state) {
@@ -114,26 +143,81 @@ void BM_int8_decode_vnni(benchmark::State& state) {
 }
 
 void BM_int8_decode_split(benchmark::State& state) {
-  const auto threads = static_cast<size_t>(state.range(0));
-  const int64_t split = state.range(1);
   const int64_t k = state.range(2), n = state.range(3);
-  threadpool::set_num_threads(threads);
+  threadpool::set_num_threads(static_cast<size_t>(state.range(0)));
   Int8Problem p(k, n);
   const ColumnsInt8Fn columns = select_linear_int8();
-  const auto run = [&](int64_t n_begin, int64_t n_end) { columns(p.rows, n_begin, n_end); };
+  time_split(state, k, n, n * k, [&](int64_t n_begin, int64_t n_end) {
+    columns(p.rows, n_begin, n_end);
+  });
+}
+
+// One quantized, arranged decode row against random packed int4 weights
+// (group 32), with the columns' weight sums made as prepare makes them.
+struct Problem8da4w {
+  static constexpr int64_t kGroup = 32;
+  std::vector<uint8_t> weight;
+  std::vector<float> scales, u_folded, correction, out;
+  std::vector<int8_t> xq;
+  Row8da4w row{};
+  Problem8da4w(int64_t k, int64_t n)
+      : weight(static_cast<size_t>(n * k / 2)), scales(static_cast<size_t>(n * k / kGroup), 0.01f),
+        u_folded(static_cast<size_t>(n)), correction(static_cast<size_t>(k / kGroup)),
+        out(static_cast<size_t>(n)), xq(static_cast<size_t>(k)) {
+    uint32_t seed = 1;
+    for (uint8_t& v : weight) v = static_cast<uint8_t>((seed = seed * 1664525u + 1013904223u) >> 24);
+    std::vector<float> x(static_cast<size_t>(k));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 23) * 0.37f - 4.0f;
+    double scale = 0;
+    int64_t zero_point = 0;
+    token_qparams(x.data(), k, &scale, &zero_point);
+    quantize_arranged_8da4w(x.data(), k, kGroup, scale, static_cast<int32_t>(zero_point), xq.data(),
+                            correction.data());
+    fold_weight_sums_8da4w(weight.data(), scales.data(), k, kGroup, 0, n, u_folded.data());
+    row.xq = xq.data();
+    row.correction = correction.data();
+    row.rows = 1;
+    row.zero_point[0] = static_cast<int32_t>(zero_point);
+    row.scale[0] = static_cast<float>(scale);
+    row.weight = weight.data();
+    row.w_scales = scales.data();
+    row.u_folded = u_folded.data();
+    row.k = k;
+    row.n = n;
+    row.group = kGroup;
+    row.out = out.data();
+  }
+  // Nibbles and float32 group scales.
+  int64_t weight_bytes() const {
+    return static_cast<int64_t>(weight.size() + sizeof(float) * scales.size());
+  }
+};
+
+void BM_8da4w_decode_isa(benchmark::State& state) {
+  const auto isa = static_cast<QuantIsa>(state.range(0));
+  const int64_t k = state.range(1), n = state.range(2);
+  if (!cpu_has_quant_isa(isa)) {
+    state.SkipWithError("this CPU does not run that ISA");
+    return;
+  }
+  Problem8da4w p(k, n);
+  const Columns8da4wFn columns = select_linear_8da4w(Problem8da4w::kGroup, isa);
   for (auto _ : state) {
-    if (split == 1) {
-      parallel_column_chunks(n, run);
-    } else if (split == 2) {
-      parallel_column_chunks(n, 1, k, run);
-    } else {
-      run(0, n);
-    }
+    columns(p.row, 0, n);
     benchmark::ClobberMemory();
   }
-  report_weights(state, n * k);
-  const char* how[] = {" threads, inline", " threads, split", " threads, as the operator"};
-  state.SetLabel(std::to_string(threads) + how[split]);
+  report_weights(state, p.weight_bytes());
+  state.SetLabel(quant_isa_name(isa));
+}
+
+void BM_8da4w_decode_split(benchmark::State& state) {
+  const int64_t k = state.range(2), n = state.range(3);
+  threadpool::set_num_threads(static_cast<size_t>(state.range(0)));
+  Problem8da4w p(k, n);
+  const Columns8da4wFn columns = select_linear_8da4w(Problem8da4w::kGroup);
+  time_split(state, k, n, p.weight_bytes(), [&](int64_t n_begin, int64_t n_end) {
+    columns(p.row, n_begin, n_end);
+  });
 }
 
 void BM_8da4w_quantize_row(benchmark::State& state) {
@@ -190,6 +274,23 @@ BENCHMARK(BM_int8_decode_vnni)->Apply([](benchmark::internal::Benchmark* b) {
   }
   b->ArgNames({"isa", "sums", "K", "N"});
   b->Unit(benchmark::kMicrosecond);
+});
+
+BENCHMARK(BM_8da4w_decode_isa)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes) {
+    for (const int64_t isa : {0, 1, 2, 3}) b->Args({isa, s[0], s[1]});
+  }
+  b->ArgNames({"isa", "K", "N"});
+  b->Unit(benchmark::kMicrosecond);
+});
+
+BENCHMARK(BM_8da4w_decode_split)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes) {
+    for (const int64_t split : {0, 1, 2}) b->Args({2, split, s[0], s[1]});
+  }
+  b->ArgNames({"threads", "split", "K", "N"});
+  b->Unit(benchmark::kMicrosecond);
+  b->UseRealTime();
 });
 
 BENCHMARK(BM_int8_decode_split)->Apply([](benchmark::internal::Benchmark* b) {

@@ -67,9 +67,19 @@ inline __m256 correction_lanes(const float* w_scales, const float* correction,
     corr = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr);
   }
   if (whole_groups < groups) {
+#if defined(__AVX512VL__)
+    // Masked loads and a masked fused multiply-add: the lanes past the tail
+    // keep corr as the blend below keeps them, in one vector op instead of
+    // four (decode finishes every column with this; K = 288 has a tail).
+    (void)tail;
+    const auto lanes = static_cast<__mmask8>((1u << (groups - whole_groups)) - 1);
+    corr = _mm256_mask3_fmadd_ps(_mm256_maskz_loadu_ps(lanes, w_scales + whole_groups),
+                                 _mm256_maskz_loadu_ps(lanes, correction + whole_groups), corr, lanes);
+#else
     const __m256 with_tail = _mm256_fmadd_ps(_mm256_maskload_ps(w_scales + whole_groups, tail),
                                              _mm256_maskload_ps(correction + whole_groups, tail), corr);
     corr = _mm256_blendv_ps(corr, with_tail, _mm256_castsi256_ps(tail));
+#endif
   }
   return corr;
 }
@@ -198,6 +208,13 @@ inline __m256 fold8(const __m256 v[8]) {
   // q0 = [v0 q0 q1, v2 q0 q1 | v1 .., v3 ..]; then lanes 0 + 1.
   return _mm256_add_ps(_mm256_shuffle_ps(q0, q1, _MM_SHUFFLE(2, 0, 2, 0)),
                        _mm256_shuffle_ps(q0, q1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// fold() of eight columns' vectors, [fold(v[0]), ..., fold(v[7])]: fold8
+// fed [v0, v4, v1, v5, v2, v6, v3, v7], which it returns in column order.
+inline __m256 fold8_columns(const __m256 (&v)[8]) {
+  const __m256 order[8] = {v[0], v[4], v[1], v[5], v[2], v[6], v[3], v[7]};
+  return fold8(order);
 }
 
 // finish_column_8da4w and out = fma(sum, x_scale, bias) for four rows by
@@ -483,7 +500,7 @@ constexpr int kDecodeColumns8da4w = 4;
 
 template <bool kOwnU>
 void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  constexpr int kCols = kDecodeColumns8da4w;  // fold4 finishes four columns at a time.
+  constexpr int kCols = kDecodeColumns8da4w;  // fold4 / fold8 finish four / eight at a time.
   constexpr int64_t kPrefetchColumns = 16;
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
@@ -539,7 +556,26 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       }
     }
     // finish_column_8da4w and the row's scale four columns at once
-    // (vector fused multiply-adds round as std::fma does).
+    // (vector fused multiply-adds round as std::fma does); eight at once
+    // where the step has eight (fold8, fed in the order that returns the
+    // columns in order).
+#if defined(__AVX512VL__)
+    static_assert(kCols == 8, "the AVX-512 build takes eight columns a step");
+    {
+      __m256 corr[8];
+#pragma GCC unroll 8
+      for (int c = 0; c < 8; ++c) {
+        corr[c] = correction_lanes(w_scales[c], correction, whole_groups, groups, tail);
+      }
+      const __m256 products = fold8_columns(acc);
+      const __m256 u_sums = kOwnU ? fold8_columns(uacc) : _mm256_loadu_ps(row.u_folded + n);
+      const __m256 corrections = fold8_columns(corr);
+      const __m256 neg_zp = _mm256_set_m128(neg_zero_point, neg_zero_point);
+      const __m256 sum = _mm256_sub_ps(_mm256_fmadd_ps(neg_zp, u_sums, products), corrections);
+      const __m256 bias = row.bias != nullptr ? _mm256_loadu_ps(row.bias + n) : _mm256_setzero_ps();
+      _mm256_storeu_ps(row.out + n, _mm256_fmadd_ps(sum, _mm256_set_m128(row_scale, row_scale), bias));
+    }
+#else
 #pragma GCC unroll 2
     for (int c0 = 0; c0 < kCols; c0 += 4) {
       __m256 corr[4];
@@ -555,6 +591,7 @@ void columns_decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n + c0) : _mm_setzero_ps();
       _mm_storeu_ps(row.out + n + c0, _mm_fmadd_ps(sum, row_scale, bias));
     }
+#endif
   }
   if (n < n_end) columns<1, 1, kOwnU>(row, n, n_end);
 }
