@@ -154,6 +154,8 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--engines", default=",".join(ENGINES))
+    p.add_argument("--keep", metavar="DIR",
+                   help="export the programs into DIR and keep them (for torchlight profile)")
     p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -165,7 +167,9 @@ def main() -> None:
     thread_counts = [int(t) for t in args.threads.split(",")]
     engines = [e for e in ENGINES if e in args.engines.split(",") or e in ("ours", "eager")]
     best: dict = {}  # (model, engine, threads) -> best round's result
-    with tempfile.TemporaryDirectory(prefix="xnnpack-bench-") as directory:
+    with tempfile.TemporaryDirectory(prefix="xnnpack-bench-") as scratch:
+        directory = args.keep or scratch
+        Path(directory).mkdir(parents=True, exist_ok=True)
         counts = {name: export(name, Path(directory)) for name in models}
         for _ in range(args.rounds):
             for name in models:

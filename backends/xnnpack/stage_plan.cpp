@@ -90,23 +90,25 @@ size_t place_values(Lifetime* lives, uint32_t count, PlannedValue* values) {
 //    profile, 1 thread).
 //  - AMX (the same Xeon, gemm's fp32-accurate AMX path, filters split at
 //    init): 1.3-2.6x XNNPACK's speed on layers with 64 or more output
-//    channels and products of 32 or more (ResNet-18's convolutions but the
-//    stem: 0.38-1.02x its time; MobileNetV2's 1x1 layers at 28x28 and
-//    below: 0.52-0.87x); layers with 16-32 outputs tie or lose (0.84-1.26x)
-//    and shorter products are below a tile. Only layers of 32M
-//    multiply-adds or more go (ResNet-18's 3x3 layers: 116M each): with
-//    every such MobileNetV2 layer routed (1-19M each, ~25 stages), its
-//    2-thread run took 8.06 ms against 6.10 on XNNPACK alone, while 1
-//    thread gained (7.26 against 9.12; xnnpack_compare, quiet machine).
+//    channels (ResNet-18's convolutions but the stem: 0.38-1.02x its
+//    time); layers with 16-32 outputs tie or lose (0.84-1.26x). Inside
+//    MobileNetV2 (torchlight profile, 1 thread, per-operator minima of 60
+//    runs, session 16, loaded machine) its 1x1 layers from 64+ channels
+//    took 0.45-0.95x XNNPACK's time, but those from 32 channels (28x28,
+//    32->192: 1.1-2.2x) and the 2.4M-multiply-add 192->64 at 14x14 (1.3x)
+//    lost: products of 64+ and 4M multiply-adds or more go. Session 15
+//    had every layer of 32M or more only, as each conv2d stage then handed
+//    the threads from XNNPACK's pool to ours and back (MobileNetV2 with
+//    its small layers routed: 8.06 ms against 6.10 at 2 threads); conv2d
+//    stages now run on XNNPACK's pthreadpool (threadpool::NativePoolScope).
 ConvRouting conv_routing_for(optimized::GemmIsa isa) {
   ConvRouting r;
   r.min_input_channels = 8;
   r.min_patch = 64;
   r.min_filter_floats = isa == optimized::GemmIsa::kAvx512 ? uint64_t{1} << 19 : 0;  // 2 MiB
   if (isa == optimized::GemmIsa::kAmx) {
-    r.min_patch = 32;
     r.min_output_channels = 64;
-    r.min_macs = uint64_t{32} << 20;
+    r.min_macs = uint64_t{4} << 20;
   }
   return r;
 }

@@ -93,8 +93,7 @@ struct ConvRouting {
   uint64_t min_filter_floats = 0;  // Output channels x patch.
   uint64_t min_output_channels = 0;
   // Multiply-adds of one call (output pixels x output channels x patch):
-  // each conv2d stage hands the threads over from XNNPACK's pool to ours
-  // and back, which a small layer does not pay for at 2 threads.
+  // below it a layer's time is too short to gain from the faster GEMM.
   uint64_t min_macs = 0;
 };
 ConvRouting conv_routing_for(optimized::GemmIsa isa);

@@ -335,30 +335,33 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
       after_xnnpack = true;
       continue;
     }
-    if (ref.kind != StageKind::kXnnpack) {
+    if (ref.kind == StageKind::kConv2d) {
+      // On pthreadpool too (conv2d's parallel_for goes there in the scope):
+      // its workers, spinning after XNNPACK's last operator, take the
+      // chunks, and no pool hands the cores to the other.
+      threadpool::NativePoolScope on_native(parts_.pool);
+      if (parts_.pool != nullptr) threadpool::yield_to_native_pool();
+      TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
+      after_xnnpack = true;
+      continue;
+    }
+    if (ref.kind == StageKind::kLinear8da4w) {
       // Each pool's workers spin for a while after a job; the other pool's
       // would then wait for a core (with 2 cores, for a scheduler tick).
-      // Our kernels stay on the WorkPool, whose caller never waits for a
+      // linear_8da4w stays on the WorkPool, whose caller never waits for a
       // worker that has not started (pthreadpool's does, on a busy machine).
       // A linear small enough for the calling thread alone (decode's) needs
       // no core back, and parking costs a pthreadpool job.
-      LinearStage* linear =
-          ref.kind == StageKind::kLinear8da4w ? &parts_.linears[ref.index] : nullptr;
-      const size_t rows = linear != nullptr ? linear_rows(args, *linear) : 0;
-      const bool parallel =
-          linear == nullptr ||
-          quantized::linear_runs_parallel(static_cast<int64_t>(rows), linear->k, linear->n);
-      if (parts_.pool != nullptr && after_xnnpack && parallel) {
+      LinearStage& linear = parts_.linears[ref.index];
+      const size_t rows = linear_rows(args, linear);
+      if (parts_.pool != nullptr && after_xnnpack &&
+          quantized::linear_runs_parallel(static_cast<int64_t>(rows), linear.k, linear.n)) {
         threadpool::park_native_pool();
         after_xnnpack = false;
       }
-      if (ref.kind == StageKind::kConv2d) {
-        TL_RETURN_IF_ERROR(run_conv(args, parts_.convs[ref.index], tracer, ++nth_conv));
-      } else {
-        bool on_xnnpack = false;
-        TL_RETURN_IF_ERROR(run_linear(args, *linear, rows, tracer, ++nth_linear, &on_xnnpack));
-        after_xnnpack = after_xnnpack || on_xnnpack;
-      }
+      bool on_xnnpack = false;
+      TL_RETURN_IF_ERROR(run_linear(args, linear, rows, tracer, ++nth_linear, &on_xnnpack));
+      after_xnnpack = after_xnnpack || on_xnnpack;
       continue;
     }
     after_xnnpack = true;

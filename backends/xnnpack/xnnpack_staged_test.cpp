@@ -16,6 +16,7 @@
 
 #include "backends/xnnpack/payload_builder.h"
 #include "backends/xnnpack/stage_plan.h"
+#include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/gemm/gemm.h"
 #include "runtime/core/event_tracer.h"
 
@@ -302,9 +303,11 @@ TEST(XnnpackConvRoutingTest, Avx512SendsOnlyLargeFiltersToConv2d) {
       {GemmIsa::kAvx512, 128, 256, 3, false},  {GemmIsa::kAvx512, 256, 256, 3, true},
       {GemmIsa::kAvx512, 256, 512, 3, true},   {GemmIsa::kAvx512, 512, 512, 3, true},
       {GemmIsa::kAvx512, 3, 64, 7, false},     {GemmIsa::kAvx512, 320, 1280, 1, false},
-      // AMX: 64+ outputs and 32+ products (MobileNetV2's 1x1 32->192 and
-      // 320->1280, ResNet-18's 3x3 layers), not narrow or 3-channel ones.
-      {GemmIsa::kAmx, 64, 64, 3, true},        {GemmIsa::kAmx, 32, 192, 1, true},
+      // AMX: 64+ outputs and 64+ products (MobileNetV2's 1x1 64->384,
+      // 96->576 and 320->1280, ResNet-18's 3x3 layers), not narrow ones,
+      // 3-channel ones or MobileNetV2's 1x1 32->192.
+      {GemmIsa::kAmx, 64, 64, 3, true},        {GemmIsa::kAmx, 32, 192, 1, false},
+      {GemmIsa::kAmx, 64, 384, 1, true},       {GemmIsa::kAmx, 96, 576, 1, true},
       {GemmIsa::kAmx, 320, 1280, 1, true},     {GemmIsa::kAmx, 384, 32, 1, false},
       {GemmIsa::kAmx, 24, 144, 1, false},      {GemmIsa::kAmx, 3, 64, 7, false},
   };
@@ -351,8 +354,8 @@ TEST(XnnpackConvRoutingTest, Avx512GemmSplitsAtLargeFiltersOnly) {
 
 TEST(XnnpackConvRoutingTest, AmxGemmRunsWideConvolutionsWithSplitFilters) {
   // At 56x56: 3x3 64->64 (116M multiply-adds: conv2d on AMX), 1x1 64->32
-  // (too narrow: XNNPACK), 1x1 32->128 (13M, too little work to pay for a
-  // stage: XNNPACK), 3x3 128->64 (231M: conv2d). Two conv2d stages whose
+  // (too narrow: XNNPACK), 1x1 32->128 (products of 32: XNNPACK), 3x3
+  // 128->64 (231M: conv2d). Two conv2d stages whose
   // filters were split at init; the outputs match XNNPACK alone within
   // fp32 rounding.
   PayloadBuilder b;
@@ -374,6 +377,39 @@ TEST(XnnpackConvRoutingTest, AmxGemmRunsWideConvolutionsWithSplitFilters) {
   const auto split = run_all(payload, {{&in}}, {{1, 56, 56, 64}}, false, &events);
   EXPECT_EQ(events.count_containing("conv2d"), 2u) << ::testing::PrintToString(events.names);
   expect_same_outputs(split, alone);
+}
+
+TEST(XnnpackConvRoutingTest, Conv2dStagesShareXnnpacksPoolAtOneAndTwoThreads) {
+  // MobileNetV2-like 1x1 layers at 28x28, 9.6M multiply-adds each (expand
+  // 64->192 with relu6, project 192->64, expand again), all on conv2d,
+  // between XNNPACK's add: with 2 threads conv2d's chunks run on XNNPACK's
+  // pthreadpool (threadpool::NativePoolScope) right after its operators.
+  // The outputs match XNNPACK alone at each thread count.
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 28, 28, 64}, 0);
+  const uint32_t e1 = b.internal({1, 28, 28, 192});
+  const uint32_t p1 = b.internal({1, 28, 28, 64});
+  const uint32_t s1 = b.internal({1, 28, 28, 64});
+  const uint32_t y = b.output({1, 28, 28, 192}, 1);
+  add_conv(b, {64, 192, 1}, x, e1, 100);
+  b.clamp_last(0.0f, 6.0f);
+  add_conv(b, {192, 64, 1}, e1, p1, 102);
+  add_binary(b, Kind::XNNAdd, p1, x, s1);
+  add_conv(b, {64, 192, 1}, s1, y, 104);
+  const auto payload = b.build();
+  OwnedTensor in = float_tensor({1, 28, 28, 64}, random_values(28 * 28 * 64, 106));
+  GemmIsaScope amx(GemmIsa::kAmx);
+  if (!amx.forced()) GTEST_SKIP() << "this CPU has no AMX-BF16 (or the OS did not grant it)";
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    threadpool::set_num_threads(threads);
+    const auto alone = run_all(payload, {{&in}, {&in}}, {{1, 28, 28, 192}}, true);
+    DelegateEventNames events;
+    const auto split = run_all(payload, {{&in}, {&in}}, {{1, 28, 28, 192}}, false, &events);
+    EXPECT_EQ(events.count_containing("conv2d"), 6u) << ::testing::PrintToString(events.names);
+    expect_same_outputs(split, alone);
+  }
+  threadpool::set_num_threads(0);
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ Pool& pool() {
 // instead of deadlocking on the (non-reentrant) pool.
 thread_local bool in_parallel_region = false;
 
+// Set by NativePoolScope: this thread's parallel_for goes to that pthreadpool.
+thread_local pthreadpool_t routed_pool = nullptr;
+
 struct Job {
   RangeFn fn;
   void* context;
@@ -97,6 +100,12 @@ void set_num_threads(size_t n) {
   if (n > 1) p.work = std::make_unique<WorkPool>(n);
 }
 
+NativePoolScope::NativePoolScope(pthreadpool* pool) : previous_(routed_pool) {
+  if (pool != nullptr) routed_pool = pool;
+}
+
+NativePoolScope::~NativePoolScope() { routed_pool = previous_; }
+
 bool workers_ready() {
   Pool& p = pool();
   return p.work != nullptr && !in_parallel_region && p.work->ready();
@@ -106,14 +115,21 @@ void parallel_for(size_t n, size_t min_chunk, RangeFn fn, void* context) {
   if (n == 0) return;
   Pool& p = pool();
   min_chunk = std::max<size_t>(min_chunk, 1);
-  if (p.work == nullptr || in_parallel_region || n <= min_chunk) {
+  const bool routed = routed_pool != nullptr;
+  if ((p.work == nullptr && !routed) || in_parallel_region || n <= min_chunk) {
     fn(context, 0, n);
     return;
   }
+  const size_t threads = routed ? pthreadpool_get_threads_count(routed_pool) : p.threads;
   // A few chunks per thread balance uneven chunks without much overhead.
-  size_t chunk = std::max(min_chunk, (n + p.threads * 4 - 1) / (p.threads * 4));
+  size_t chunk = std::max(min_chunk, (n + threads * 4 - 1) / (threads * 4));
   Job job{fn, context, n, chunk};
   size_t chunks = (n + chunk - 1) / chunk;
+  if (routed) {
+    // The calling thread runs chunks too, as on the WorkPool.
+    pthreadpool_parallelize_1d(routed_pool, run_chunk, &job, chunks, 0);
+    return;
+  }
   // Busy with another caller's job: run this one here rather than wait.
   if (!p.work->run(chunks, run_chunk, &job)) fn(context, 0, n);
 }

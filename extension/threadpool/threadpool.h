@@ -3,7 +3,8 @@
 // Kernels see one small API and the core runtime stays free of threads.
 // parallel_for runs on WorkPool (work_pool.h: the caller never waits for a
 // worker that has not started, which matters on a loaded machine); XNNPACK
-// gets a pthreadpool of the same size (native_pool). The pool is created on
+// gets a pthreadpool of the same size (native_pool), which parallel_for
+// runs on instead inside a NativePoolScope. The pool is created on
 // first use with one thread per online core; set_num_threads() resizes it.
 // parallel_for blocks until every chunk has run, and runs inline when the
 // pool has one thread, the range is a single chunk, or another thread's job
@@ -41,6 +42,24 @@ void yield_to_native_pool();
 /// native_pool(): its workers stop spinning for the next job and sleep, so
 /// they do not hold the cores parallel_for's workers need.
 void park_native_pool();
+
+/// While alive, parallel_for calls made on the constructing thread run their
+/// chunks on `pool` (pthreadpool_parallelize_1d) instead of the WorkPool.
+/// For kernels that run between XNNPACK operators (the XNNPACK delegate's
+/// conv2d stages): one set of threads then serves both, with no hand-over
+/// between two pools whose workers each spin after a job. A null `pool`
+/// changes nothing; scopes nest (the innermost wins). Chunks are the same
+/// as on the WorkPool; nested calls from inside a chunk still run inline.
+class NativePoolScope {
+ public:
+  explicit NativePoolScope(pthreadpool* pool);
+  ~NativePoolScope();
+  NativePoolScope(const NativePoolScope&) = delete;
+  NativePoolScope& operator=(const NativePoolScope&) = delete;
+
+ private:
+  pthreadpool* previous_;
+};
 
 /// Whether a parallel_for now would start on every thread at once: the
 /// pool has workers, all awake (spinning after a recent job, none asleep),

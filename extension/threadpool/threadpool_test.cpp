@@ -4,6 +4,11 @@
 #include <pthreadpool.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 namespace torchlight {
@@ -57,6 +62,49 @@ TEST(ThreadpoolTest, ParkedNativePoolStillRunsBothPools) {
     });
     for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 2) << "round " << round;
   }
+  threadpool::set_num_threads(0);
+}
+
+// How many distinct threads ran chunks of a parallel_for of `n` items in
+// chunks of one, each chunk waiting (up to `patience`) until `want`
+// threads have started one: with fewer threads behind parallel_for the
+// wait runs out and the count stays below `want`.
+size_t threads_meeting(size_t n, size_t want, std::chrono::milliseconds patience) {
+  std::mutex mutex;
+  std::condition_variable met;
+  std::set<std::thread::id> seen;
+  threadpool::parallel_for(n, 1, [&](size_t, size_t) {
+    std::unique_lock<std::mutex> lock(mutex);
+    seen.insert(std::this_thread::get_id());
+    met.notify_all();
+    met.wait_for(lock, patience, [&] { return seen.size() >= want; });
+  });
+  return seen.size();
+}
+
+// In a NativePoolScope, parallel_for's chunks run on the given pthreadpool
+// (here one of three threads beside a WorkPool of two, so three threads at
+// once can only be that pool's); every item still runs once, nested calls
+// still run inline, and the scope's end brings the WorkPool back.
+TEST(ThreadpoolTest, NativePoolScopeRunsChunksOnThatPthreadpool) {
+  threadpool::set_num_threads(2);
+  pthreadpool_t three = pthreadpool_create(3);
+  ASSERT_NE(three, nullptr);
+  {
+    threadpool::NativePoolScope scope(three);
+    EXPECT_EQ(threads_meeting(12, 3, std::chrono::seconds(5)), 3u);
+    std::vector<std::atomic<int>> hits(1001);
+    threadpool::parallel_for(hits.size(), 7, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        threadpool::parallel_for(3, 1, [&](size_t b, size_t e) { hits[i] += int(e - b); });
+      }
+    });
+    for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 3) << "item " << i;
+    threadpool::NativePoolScope no_pool(nullptr);  // Changes nothing.
+    EXPECT_EQ(threads_meeting(12, 3, std::chrono::seconds(5)), 3u);
+  }
+  EXPECT_LE(threads_meeting(4, 3, std::chrono::milliseconds(100)), 2u);
+  pthreadpool_destroy(three);
   threadpool::set_num_threads(0);
 }
 
