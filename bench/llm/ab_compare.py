@@ -69,6 +69,8 @@ def main() -> None:
     envs = {name: dict(os.environ, **dict(v.split("=", 1) for v in values))
             for name, values in (("new", args.env), ("base", args.base_env))}
     tokenizer = args.workdir / "tokenizer-32000.bin"
+    if not tokenizer.exists():  # bench_llm.py writes it on its first run
+        bench_llm.synthetic_tokenizer(tokenizer, 32000)
     stats = args.workdir / "ab-stats.json"
     print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio | "
           "best decode base / new | best prefill base / new |")
