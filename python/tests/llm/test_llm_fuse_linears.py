@@ -57,6 +57,19 @@ def _run(module, tokens):
     return torch.cat(outs, dim=1)
 
 
+def _upstream_steps(forward, tokens):
+    """Upstream's layout (input_pos = the start position): the logits of
+    every step of STEPS, concatenated; `forward(tokens, input_pos)`."""
+    with torch.no_grad():
+        return torch.cat([torch.as_tensor(forward(tokens[:, a:b], torch.tensor([a])))
+                          for a, b in STEPS], dim=1)
+
+
+def _eager_upstream(model, tokens):
+    model.reset_cache()
+    return _upstream_steps(model, tokens)
+
+
 def _eager(model, tokens):
     model.reset_cache()
     with torch.no_grad():
@@ -119,12 +132,8 @@ def test_fused_upstream_layout_equals_the_separate_linears(op):
     model = _model(upstream_layout=True, upstream_op=op, use_custom_op=op != "plain")
     fused = fuse_linears(copy.deepcopy(model))
     tokens = _tokens()
-    outs = {}
-    for name, m in (("separate", model), ("fused", fused)):
-        m.reset_cache()
-        with torch.no_grad():
-            outs[name] = torch.cat([m(tokens[:, a:b], torch.tensor([a])) for a, b in STEPS], 1)
-    torch.testing.assert_close(outs["fused"], outs["separate"], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(_eager_upstream(fused, tokens), _eager_upstream(model, tokens),
+                               atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("qmode", ["int8", "8da4w", "4w"])
@@ -222,14 +231,9 @@ def test_export_llama_fuses_after_loading_a_checkpoint(tmp_path):
     assert fused.layers[0].attention.fused and fused.layers[0].feed_forward.fused
     assert not separate.layers[0].attention.fused and hasattr(separate.layers[0].attention, "wq")
     tokens = _tokens()
-    outs = {}
-    for name, m in (("fused", fused), ("separate", separate)):
-        m.reset_cache()
-        with torch.no_grad():
-            outs[name] = torch.cat([m(tokens[:, a:b], torch.tensor([a])) for a, b in STEPS], 1)
-    torch.testing.assert_close(outs["fused"], outs["separate"], atol=1e-5, rtol=1e-5)
-    want = _eager(source, tokens)
-    torch.testing.assert_close(outs["separate"], want, atol=1e-5, rtol=1e-5)
+    got_separate = _eager_upstream(separate, tokens)
+    torch.testing.assert_close(_eager_upstream(fused, tokens), got_separate, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got_separate, _eager(source, tokens), atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("qmode", ["int8", "8da4w"])
@@ -242,15 +246,13 @@ def test_export_llama_program_from_a_checkpoint_fused_equals_unfused(runtime, tm
              "--generate_full_logits"]
     programs = {name: export_llama_program(flags + extra, tmp_path / f"{name}.pte")
                 for name, extra in (("fused", []), ("separate", ["--no-fuse-linears"]))}
-    ops = {name: runtime.load(str(p)) for name, p in programs.items()}
     tokens = _tokens()
-    logits = {}
-    for name, module in ops.items():
-        outs = []
-        for a, b in STEPS:
-            (out,) = module.run("forward", [tokens[:, a:b], torch.tensor([a])])
-            outs.append(torch.as_tensor(out))
-        logits[name] = torch.cat(outs, dim=1)
+
+    def program_logits(pte):
+        module = runtime.load(str(pte))
+        return _upstream_steps(lambda t, p: module.run("forward", [t, p])[0], tokens)
+
+    logits = {name: program_logits(pte) for name, pte in programs.items()}
     assert torch.equal(logits["fused"], logits["separate"])
 
 
