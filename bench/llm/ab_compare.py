@@ -2,7 +2,7 @@
 
     python3 bench/llm/ab_compare.py --base BASE_CLI --workdir DIR
         [--base-workdir BASE_DIR] [--quant fp32,int8,8da4w(,4w)] [--threads 1,2] [--rounds 5]
-        [--env VAR=VALUE ...] [--base-env VAR=VALUE ...]
+        [--env VAR=VALUE ...] [--base-env VAR=VALUE ...] [--base-unfused]
 
 For a loaded machine, where only a comparison inside one run means
 anything: each round runs the base CLI and this checkout's CLI (or --cli)
@@ -14,6 +14,9 @@ set variables for one side's runs, so one CLI can be compared with itself
 under two settings (e.g. --base-env TORCHLIGHT_QUANT_ISA=avx2).
 --base-workdir gives the base CLI its own programs (exported by its own
 checkout), for when the new exporter emits operators the base CLI lacks.
+--base-unfused gives the base side the programs `bench_llm.py
+--no-fuse-linears` exported (separate wq/wk/wv and w1/w3), so with --base
+this CLI it measures sibling-linear fusion alone.
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_llm  # noqa: E402
 
 
 def run_once(cli: Path, pte: Path, tokenizer: Path, threads: int, prompt_tokens: int,
@@ -56,21 +63,27 @@ def main() -> None:
                    help="a variable for the new CLI's runs (repeatable)")
     p.add_argument("--base-env", action="append", default=[], metavar="VAR=VALUE",
                    help="a variable for the base CLI's runs (repeatable)")
+    p.add_argument("--base-unfused", action="store_true",
+                   help="the base side runs the programs exported with --no-fuse-linears")
     args = p.parse_args()
     envs = {name: dict(os.environ, **dict(v.split("=", 1) for v in values))
             for name, values in (("new", args.env), ("base", args.base_env))}
     tokenizer = args.workdir / "tokenizer-32000.bin"
+    if not tokenizer.exists():  # bench_llm.py writes it on its first run
+        bench_llm.synthetic_tokenizer(tokenizer, 32000)
     stats = args.workdir / "ab-stats.json"
     print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio | "
           "best decode base / new | best prefill base / new |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for quant in args.quant.split(","):
-        stem = f"{args.shape}-{quant}" + ("-g32" if quant in ("8da4w", "4w") else "")
         pte = {}
         for name, workdir in (("new", args.workdir), ("base", args.base_workdir or args.workdir)):
-            ptes = sorted(workdir.glob(f"{stem}-*.pte"))
+            fused = not (name == "base" and args.base_unfused)
+            stem = bench_llm.program_tag(args.shape, quant, 32, fuse_linears=fused)
+            ptes = bench_llm.programs_of(workdir, stem)
             if not ptes:
-                raise SystemExit(f"no {stem}-*.pte in {workdir}: run bench_llm.py with --workdir")
+                raise SystemExit(f"no {stem}-*.pte in {workdir}: run bench_llm.py with --workdir"
+                                 + ("" if fused else " and --no-fuse-linears"))
             pte[name] = ptes[-1]
         for threads in (int(t) for t in args.threads.split(",")):
             got = {"base": [], "new": []}

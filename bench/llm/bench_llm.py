@@ -2,7 +2,7 @@
 
     ./torchlight bench llm --shape {stories15m,stories110m,gpt2} --quant {fp32,int8,8da4w,4w}
                            [--group-size G] --threads N [--prompt-tokens P]
-                           [--new-tokens T] [--xnnpack] [--json]
+                           [--new-tokens T] [--xnnpack] [--no-fuse-linears] [--json]
 
 Builds the shape with random weights (speed does not depend on the values),
 quantizes it, exports it (cached under build/bench-llm by shape, precision
@@ -23,7 +23,10 @@ classifier included, and an 8-bit embedding); 8da4w (int8 dynamic
 activations, int4 group-wise weights on every linear, the classifier
 included, and a 4-bit embedding); 4w (int4 group-wise weight-only on every
 linear, the classifier included, and a 4-bit embedding). --xnnpack lowers with XnnpackPartitioner
-(8da4w linears run as XNNPACK's qd8-f32-qb4w fully-connected).
+(8da4w linears run as XNNPACK's qd8-f32-qb4w fully-connected). Llama
+shapes are exported with each block's wq/wk/wv and w1/w3 fused into one
+linear each (torchlight.llm.fuse_linears, before quantization: 4 linears a
+layer instead of 7) unless --no-fuse-linears.
 
 The prompt is exactly --prompt-tokens tokens: a synthetic llama2.c
 tokenizer whose pieces are single characters maps each prompt character to
@@ -36,6 +39,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -184,15 +188,31 @@ def _exporter_digest() -> str:
     return h.hexdigest()[:12]
 
 
+def program_tag(shape: str, quant: str, group_size: int, xnnpack: bool = False,
+                fuse_linears: bool = True, kv_cache_dtype: str = "fp32") -> str:
+    """The stem of the shape's program files, before the exporter digest;
+    "-unfused" marks a Llama exported without fuse_linears, "-kv16" float16
+    KV caches."""
+    unfused = not fuse_linears and shape != "gpt2"
+    return f"{shape}-{quant}" + ("-xnnpack" if xnnpack else "") + \
+        ("-unfused" if unfused else "") + ("-kv16" if kv_cache_dtype == "fp16" else "") + \
+        (f"-g{group_size}" if quant in ("8da4w", "4w") else "")
+
+
+def programs_of(workdir: Path, tag: str) -> list[Path]:
+    """The .pte files of `tag` in workdir, one per exporter digest, oldest
+    first; exactly the tag (stories15m-int8 is not stories15m-int8-unfused)."""
+    found = [p for p in workdir.glob(f"{tag}-*.pte")
+             if re.fullmatch(r"[0-9a-f]{12}", p.stem[len(tag) + 1:])]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
 def export_program(shape: str, quant: str, group_size: int, workdir: Path,
-                   xnnpack: bool = False, kv_cache_dtype: str = "fp32") -> tuple[Path, dict]:
+                   xnnpack: bool = False, fuse_linears: bool = True,
+                   kv_cache_dtype: str = "fp32") -> tuple[Path, dict]:
     """The shape's program at `quant` (exported once per exporter source),
     and its facts: weight and KV cache bytes, vocab size."""
-    # (-xnnpack and -kv16 before the group: the glob below must not match
-    # another variant)
-    tag = f"{shape}-{quant}" + ("-xnnpack" if xnnpack else "") + \
-        ("-kv16" if kv_cache_dtype == "fp16" else "") + \
-        (f"-g{group_size}" if quant in ("8da4w", "4w") else "")
+    tag = program_tag(shape, quant, group_size, xnnpack, fuse_linears, kv_cache_dtype)
     pte = workdir / f"{tag}-{_exporter_digest()}.pte"
     facts_path = pte.with_suffix(".json")
     if pte.exists() and facts_path.exists():
@@ -202,6 +222,9 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path,
     from torchlight.llm.metadata import llm_metadata_methods
 
     model = build_model(shape)
+    if fuse_linears and shape != "gpt2":  # GPT-2's attention is one c_attn already
+        from torchlight.llm.fuse_linears import fuse_linears as fuse
+        fuse(model)
     if kv_cache_dtype == "fp16":
         from torchlight.llm.kv_cache import use_float16_kv_caches
         use_float16_kv_caches(model)
@@ -217,8 +240,9 @@ def export_program(shape: str, quant: str, group_size: int, workdir: Path,
     else:
         edge = torchlight.to_edge(exported, constant_methods=methods)
     program = edge.to_executorch()
-    for old in list(workdir.glob(f"{tag}-*.pte")) + list(workdir.glob(f"{tag}-*.json")):
+    for old in programs_of(workdir, tag):
         old.unlink()  # programs (and their facts) of an older exporter
+        old.with_suffix(".json").unlink(missing_ok=True)
     program.save(str(pte))
     facts = {"weight_bytes_per_token": read, "kv_cache_bytes": cache, "vocab_size": vocab}
     facts_path.write_text(json.dumps(facts))
@@ -237,8 +261,10 @@ def read_bandwidth(nbytes: int, threads: int) -> float:
 def run(args) -> dict:
     workdir = args.workdir
     workdir.mkdir(parents=True, exist_ok=True)
+    fuse = getattr(args, "fuse_linears", True)
+    kv_cache_dtype = getattr(args, "kv_cache_dtype", "fp32")
     pte, facts = export_program(args.shape, args.quant, args.group_size, workdir, args.xnnpack,
-                                args.kv_cache_dtype)
+                                fuse, kv_cache_dtype)
     tokenizer = workdir / f"tokenizer-{facts['vocab_size']}.bin"
     if not tokenizer.exists():
         synthetic_tokenizer(tokenizer, facts["vocab_size"])
@@ -264,7 +290,8 @@ def run(args) -> dict:
     kv_read = facts["kv_cache_bytes"] * mean_positions / CONTEXT[args.shape]
     return {
         "shape": args.shape, "quant": args.quant, "xnnpack": args.xnnpack,
-        "kv_cache_dtype": args.kv_cache_dtype,
+        "kv_cache_dtype": kv_cache_dtype,
+        "fuse_linears": fuse and args.shape != "gpt2",
         "group_size": args.group_size if args.quant in ("8da4w", "4w") else None,
         "threads": args.threads, "prompt_tokens": turn["prompt_tokens"],
         "new_tokens": turn["generated_tokens"],
@@ -286,6 +313,7 @@ def print_table(r: dict) -> None:
     rows = [
         ("model", f"{r['shape']} {r['quant']}" + (f" g{r['group_size']}" if r["group_size"] else "")
          + (" (XNNPACK)" if r["xnnpack"] else "")
+         + (" (separate linears)" if not r["fuse_linears"] and r["shape"] != "gpt2" else "")
          + (" (float16 KV cache)" if r["kv_cache_dtype"] == "fp16" else "")),
         ("threads", r["threads"]),
         ("prompt / new tokens", f"{r['prompt_tokens']} / {r['new_tokens']}"),
@@ -316,6 +344,10 @@ def main(argv=None) -> None:
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)
     p.add_argument("--xnnpack", action="store_true", help="delegate to XNNPACK")
+    p.add_argument("--fuse-linears", dest="fuse_linears", action=argparse.BooleanOptionalAction,
+                   default=True,
+                   help="Llama shapes: one linear for each block's wq/wk/wv and one for w1/w3 "
+                        "(--no-fuse-linears: the separate linears)")
     p.add_argument("--kv-cache-dtype", choices=("fp32", "fp16"), default="fp32",
                    help="the KV caches' dtype (fp16: stored float16, read as float32)")
     p.add_argument("--json", action="store_true", help="print one JSON line")

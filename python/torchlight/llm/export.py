@@ -48,7 +48,8 @@ def dynamic_shapes(model: nn.Module, use_kv_cache: bool = True):
 
 def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = None,
                group_size: int = 128, embedding_quantize: Optional[str] = None,
-               last_logits_only: bool = False, use_kv_cache: bool = True) -> ExportedProgram:
+               last_logits_only: bool = False, use_kv_cache: bool = True,
+               fuse_linears: bool = False) -> ExportedProgram:
     """The model's cached forward, exported with a dynamic sequence length.
 
     The model is put in eval mode and its caches are zeroed first, so the
@@ -56,7 +57,9 @@ def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = No
     sizes 0 and 1) only sets the traced example. `qmode` ("8da4w", "int8",
     "4w"), `group_size` and `embedding_quantize` ("bits,group") quantize
     `model` in place first (torchlight.llm.quantize.quantize_model, upstream's
-    -qmode / -G / -E). With last_logits_only (for models with that
+    -qmode / -G / -E). fuse_linears (a Llama) first fuses each block's
+    wq/wk/wv and w1/w3 into one linear each, in place
+    (torchlight.llm.fuse_linears), before any quantization. With last_logits_only (for models with that
     attribute: our GPT and Llama), forward returns the last position's logits
     [1, 1, vocab], all generation needs: prefill then runs the classifier on
     one position instead of T. Without use_kv_cache, forward(tokens) attends
@@ -68,6 +71,9 @@ def export_llm(model: nn.Module, example_len: int = 4, qmode: Optional[str] = No
         raise ValueError(f"export_llm: example_len must be >= 2, got {example_len}")
     if last_logits_only and not hasattr(model, "last_logits_only"):
         raise ValueError(f"export_llm: {type(model).__name__} has no last_logits_only switch")
+    if fuse_linears:
+        from torchlight.llm.fuse_linears import fuse_linears as fuse
+        fuse(model)
     if qmode is not None or embedding_quantize:
         from torchlight.llm.quantize import quantize_model
         quantize_model(model, qmode, group_size, embedding_quantize)

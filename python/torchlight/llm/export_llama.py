@@ -17,6 +17,10 @@ get_max_context_len, get_n_layers, get_vocab_size, use_kv_cache,
 use_sdpa_with_kv_cache, enable_dynamic_shape, and get_tokenizer (the
 tokenizer's file name) with --tokenizer_path.
 
+Ours beyond upstream's flags: each block's wq/wk/wv and w1/w3 are fused into
+one linear each (fuse_linears.py) unless --no-fuse-linears; the program
+computes the same logits with 4 linears a layer instead of 7.
+
 Checkpoints (-c): Meta .pth with -p params.json, a Hugging Face directory or
 .safetensors, llama2.c .bin, nanoGPT ckpt.pt (checkpoints.py). Without -c,
 the weights are random, of --model's shape (or -p's).
@@ -95,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="recorded as get_tokenizer() (its file name; put it beside the .pte)")
     p.add_argument("--enable_dynamic_shape", action=argparse.BooleanOptionalAction, default=True,
                    help="T from 1 to max_seq_length (--no-enable_dynamic_shape: T = 1)")
+    p.add_argument("--fuse-linears", dest="fuse_linears", action=argparse.BooleanOptionalAction,
+                   default=True,
+                   help="one linear for each block's wq/wk/wv and one for w1/w3 (a torchlight "
+                        "extension, fuse_linears.py; --no-fuse-linears: upstream's separate "
+                        "linears)")
     p.add_argument("--generate_full_logits", action="store_true",
                    help="logits of every position, [1, T, vocab]")
     p.add_argument("--seed", type=int, default=0, help="of the random weights")
@@ -122,6 +131,9 @@ def build_model(args):
         model = Llama(config_from_meta_params(params, **fields)).eval()
     if args.dtype_override != "fp32":
         cast_model(model, DTYPES[args.dtype_override])
+    if args.fuse_linears:  # after loading (the checkpoint names the separate linears)
+        from torchlight.llm.fuse_linears import fuse_linears
+        fuse_linears(model)
     if args.kv_cache_dtype == "fp16":
         from torchlight.llm.kv_cache import use_float16_kv_caches
         use_float16_kv_caches(model)

@@ -17,6 +17,9 @@ Parameter names are llama2.c's model.py names:
     output.weight                        [vocab_size, dim]   (shared with
                                          tok_embeddings when shared_classifier)
 
+fuse_linears.py turns wq/wk/wv into attention.wqkv and w1/w3 into
+feed_forward.w13 (weights concatenated on the output dim, in that order).
+
 Rotary embeddings rotate interleaved pairs (x[2i], x[2i+1]) of each head, as
 llama2.c and Meta's reference do. forward() has the same two modes as GPT's:
 forward(tokens) without a cache, forward(tokens [1, T], input_pos [T]) with it.
@@ -132,6 +135,7 @@ class Attention(nn.Module):
         self.wk = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
         self.wv = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
         self.wo = nn.Linear(config.n_heads * self.head_dim, config.dim, bias=False)
+        self.fused = False  # wq, wk, wv replaced by one wqkv (fuse_linears.py)
         self.upstream_layout = config.upstream_layout
         if config.upstream_layout:
             self.kv_cache = UpstreamKVCache(config.max_batch, config.max_seq_len,
@@ -141,20 +145,39 @@ class Attention(nn.Module):
             self.kv_cache = KVCache(config.max_batch, config.n_kv_heads, config.max_seq_len,
                                     self.head_dim)
 
+    def _project(self, x: torch.Tensor, transpose: bool):
+        """q [B, T, Hq, D], k, v [B, T, Hkv, D] of x [B, T, dim], each
+        transposed to [B, H, T, D] when `transpose`; -1 for T keeps symbolic
+        sizes out of the exported graph."""
+        b, h, hkv, d = x.shape[0], self.n_heads, self.n_kv_heads, self.head_dim
+        if not self.fused:
+            q, k, v = (self.wq(x).view(b, -1, h, d), self.wk(x).view(b, -1, hkv, d),
+                       self.wv(x).view(b, -1, hkv, d))
+            if transpose:
+                return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+            return q, k, v
+        # One [B, T, Hq + 2 Hkv, D] result; transposing it whole is one
+        # permute_copy in the program where there were three. Cut by slices,
+        # not split: our slice_copy costs ~0.2 us a call at T = 1 against
+        # ~1.5 us for one split_with_sizes_copy (stories15m decode profile).
+        qkv = self.wqkv(x).view(b, -1, h + 2 * hkv, d)
+        dim = 1
+        if transpose:
+            qkv = qkv.transpose(1, 2)
+        else:
+            dim = 2
+        return qkv.narrow(dim, 0, h), qkv.narrow(dim, h, hkv), qkv.narrow(dim, h + hkv, hkv)
+
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
                 input_pos: Optional[torch.Tensor], start_pos=None) -> torch.Tensor:
         b = x.shape[0]
         if start_pos is not None:  # upstream layout: [B, T, H, D] throughout
-            q = apply_rope_bthd(self.wq(x).view(b, -1, self.n_heads, self.head_dim), cos, sin)
-            k = apply_rope_bthd(self.wk(x).view(b, -1, self.n_kv_heads, self.head_dim), cos, sin)
-            v = self.wv(x).view(b, -1, self.n_kv_heads, self.head_dim)
+            q, k, v = self._project(x, transpose=False)
+            q = apply_rope_bthd(q, cos, sin)
+            k = apply_rope_bthd(k, cos, sin)
             y = upstream_cached_attention(q, k, v, self.kv_cache, start_pos, self.upstream_op)
             return self.wo(y.reshape(b, -1, self.n_heads * self.head_dim))
-        # [B, T, dim] -> [B, H, T, D]; -1 for T keeps symbolic sizes out of
-        # the exported graph.
-        q = self.wq(x).view(b, -1, self.n_heads, self.head_dim).transpose(1, 2)
-        k = self.wk(x).view(b, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        v = self.wv(x).view(b, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        q, k, v = self._project(x, transpose=True)
         q = apply_rope(q, cos, sin)
         k = apply_rope(k, cos, sin)
         if input_pos is None:
@@ -175,8 +198,15 @@ class FeedForward(nn.Module):
         self.w1 = nn.Linear(dim, hidden_dim, bias=False)
         self.w2 = nn.Linear(hidden_dim, dim, bias=False)
         self.w3 = nn.Linear(dim, hidden_dim, bias=False)
+        self.hidden_dim = hidden_dim
+        self.fused = False  # w1, w3 replaced by one w13 (fuse_linears.py)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fused:
+            gate_up = self.w13(x)
+            gate = gate_up[..., :self.hidden_dim]
+            up = gate_up[..., self.hidden_dim:]
+            return self.w2(F.silu(gate) * up)
         return self.w2(F.silu(self.w1(x)) * self.w3(x))
 
 
