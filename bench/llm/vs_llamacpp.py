@@ -43,21 +43,19 @@ def convert(shape: str, tools: Path, workdir: Path) -> dict:
 
 
 def llama_bench(tools: Path, gguf: Path, threads: int, prompt: int, new: int, repeats: int,
-                depth: int, kv_cache_dtype: str):
+                depth: int):
     """(prefill tok/s, decode tok/s) from llama-bench's JSON (avg_ts, the mean of `repeats`).
 
     Decode runs at `depth` (-d: a context of that many tokens is filled
     first, untimed); with depth = prompt its tokens sit at the positions
     ours do, prompt .. prompt + new - 1, and attend over as much KV cache.
     Depth 0 (plain -n) times positions 0 .. new - 1, less work than ours.
-    Its KV cache keys and values are `kv_cache_dtype` (-ctk / -ctv; f16 is
-    llama.cpp's default)."""
-    cache_type = {"fp16": "f16", "fp32": "f32"}[kv_cache_dtype]
-
+    Its KV cache is float16, llama.cpp's default (llama-bench's -ctk / -ctv
+    take no float32)."""
     def run(extra):
         out = subprocess.run([str(tools / "llama-bench"), "-m", str(gguf), "-t", str(threads),
-                              "-r", str(repeats), "-o", "json", "-ctk", cache_type,
-                              "-ctv", cache_type] + extra,
+                              "-r", str(repeats), "-o", "json", "-ctk", "f16", "-ctv", "f16"]
+                             + extra,
                              check=True, capture_output=True, text=True).stdout
         return json.loads(out)
 
@@ -104,8 +102,8 @@ def main() -> None:
                         "before, instead of after --prompt-tokens as ours")
     p.add_argument("--workdir", type=Path, default=bench_llm.REPO / "build" / "bench-llm")
     p.add_argument("--kv-cache-dtype", choices=("fp16", "fp32"), default="fp16",
-                   help="both sides' KV cache (default fp16: llama.cpp's default, and ours "
-                        "with bench llm --kv-cache-dtype fp16)")
+                   help="our KV cache (bench llm --kv-cache-dtype); llama.cpp's is float16, "
+                        "its default (default fp16: the same on both sides)")
     p.add_argument("--quants", default=",".join(q for q, _ in PAIRS),
                    help="our precisions to compare, e.g. int8 (default: all)")
     args = p.parse_args()
@@ -119,7 +117,7 @@ def main() -> None:
             if quant not in quants:
                 continue
             theirs = llama_bench(args.llamacpp_bin, files[kind], threads, args.prompt_tokens,
-                                 args.new_tokens, args.repeats, depth, args.kv_cache_dtype)
+                                 args.new_tokens, args.repeats, depth)
             mine = ours(args.shape, quant, threads, args.prompt_tokens, args.new_tokens,
                         args.workdir, args.repeats, args.kv_cache_dtype)
             rows.append((threads, quant, kind, mine, theirs))
@@ -134,8 +132,8 @@ def main() -> None:
     print()
     print(f"{args.shape}, prompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens "
           f"(llama.cpp decodes at positions {depth}.., ours at {args.prompt_tokens}..), "
-          f"{args.kv_cache_dtype} KV cache on both sides; tok/s (ours / llama.cpp), means of "
-          f"{args.repeats} runs")
+          f"KV cache ours {args.kv_cache_dtype} / llama.cpp fp16; tok/s (ours / llama.cpp), "
+          f"means of {args.repeats} runs")
     header = (f"{'thr':>3} {'ours':>6} {'llama.cpp':>9} | {'decode':>9} {'llama.cpp':>9} "
               f"{'ratio':>7} | {'prefill':>9} {'llama.cpp':>9} {'ratio':>7}")
     print(header)
