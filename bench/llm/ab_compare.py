@@ -14,8 +14,9 @@ set variables for one side's runs, so one CLI can be compared with itself
 under two settings (e.g. --base-env TORCHLIGHT_QUANT_ISA=avx2).
 --base-workdir gives the base CLI its own programs (exported by its own
 checkout), for when the new exporter emits operators the base CLI lacks.
---base-unfused gives the base side the programs `bench_llm.py
---no-fuse-linears` exported (separate wq/wk/wv and w1/w3), so with --base
+--base-unfused gives the new side the programs `bench_llm.py
+--fuse-linears` exported and the base side the default ones (separate
+wq/wk/wv and w1/w3), so with --base
 this CLI it measures sibling-linear fusion alone.
 """
 
@@ -64,7 +65,8 @@ def main() -> None:
     p.add_argument("--base-env", action="append", default=[], metavar="VAR=VALUE",
                    help="a variable for the base CLI's runs (repeatable)")
     p.add_argument("--base-unfused", action="store_true",
-                   help="the base side runs the programs exported with --no-fuse-linears")
+                   help="the new side runs the programs exported with --fuse-linears, the base "
+                        "side the default (separate linears)")
     args = p.parse_args()
     envs = {name: dict(os.environ, **dict(v.split("=", 1) for v in values))
             for name, values in (("new", args.env), ("base", args.base_env))}
@@ -78,12 +80,12 @@ def main() -> None:
     for quant in args.quant.split(","):
         pte = {}
         for name, workdir in (("new", args.workdir), ("base", args.base_workdir or args.workdir)):
-            fused = not (name == "base" and args.base_unfused)
+            fused = name == "new" and args.base_unfused
             stem = bench_llm.program_tag(args.shape, quant, 32, fuse_linears=fused)
             ptes = bench_llm.programs_of(workdir, stem)
             if not ptes:
                 raise SystemExit(f"no {stem}-*.pte in {workdir}: run bench_llm.py with --workdir"
-                                 + ("" if fused else " and --no-fuse-linears"))
+                                 + (" and --fuse-linears" if fused else ""))
             pte[name] = ptes[-1]
         for threads in (int(t) for t in args.threads.split(",")):
             got = {"base": [], "new": []}

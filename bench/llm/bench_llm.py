@@ -2,7 +2,7 @@
 
     ./torchlight bench llm --shape {stories15m,stories110m,gpt2} --quant {fp32,int8,8da4w,4w}
                            [--group-size G] --threads N [--prompt-tokens P]
-                           [--new-tokens T] [--xnnpack] [--no-fuse-linears] [--json]
+                           [--new-tokens T] [--xnnpack] [--fuse-linears] [--json]
 
 Builds the shape with random weights (speed does not depend on the values),
 quantizes it, exports it (cached under build/bench-llm by shape, precision
@@ -23,10 +23,10 @@ classifier included, and an 8-bit embedding); 8da4w (int8 dynamic
 activations, int4 group-wise weights on every linear, the classifier
 included, and a 4-bit embedding); 4w (int4 group-wise weight-only on every
 linear, the classifier included, and a 4-bit embedding). --xnnpack lowers with XnnpackPartitioner
-(8da4w linears run as XNNPACK's qd8-f32-qb4w fully-connected). Llama
-shapes are exported with each block's wq/wk/wv and w1/w3 fused into one
-linear each (torchlight.llm.fuse_linears, before quantization: 4 linears a
-layer instead of 7) unless --no-fuse-linears.
+(8da4w linears run as XNNPACK's qd8-f32-qb4w fully-connected). With
+--fuse-linears, Llama shapes are exported with each block's wq/wk/wv and
+w1/w3 fused into one linear each (torchlight.llm.fuse_linears, before
+quantization: 4 linears a layer instead of 7).
 
 The prompt is exactly --prompt-tokens tokens: a synthetic llama2.c
 tokenizer whose pieces are single characters maps each prompt character to
@@ -189,26 +189,26 @@ def _exporter_digest() -> str:
 
 
 def program_tag(shape: str, quant: str, group_size: int, xnnpack: bool = False,
-                fuse_linears: bool = True, kv_cache_dtype: str = "fp32") -> str:
+                fuse_linears: bool = False, kv_cache_dtype: str = "fp32") -> str:
     """The stem of the shape's program files, before the exporter digest;
-    "-unfused" marks a Llama exported without fuse_linears, "-kv16" float16
-    KV caches."""
-    unfused = not fuse_linears and shape != "gpt2"
+    "-fused" marks a Llama exported with fuse_linears, "-kv16" float16 KV
+    caches."""
+    fused = fuse_linears and shape != "gpt2"
     return f"{shape}-{quant}" + ("-xnnpack" if xnnpack else "") + \
-        ("-unfused" if unfused else "") + ("-kv16" if kv_cache_dtype == "fp16" else "") + \
+        ("-fused" if fused else "") + ("-kv16" if kv_cache_dtype == "fp16" else "") + \
         (f"-g{group_size}" if quant in ("8da4w", "4w") else "")
 
 
 def programs_of(workdir: Path, tag: str) -> list[Path]:
     """The .pte files of `tag` in workdir, one per exporter digest, oldest
-    first; exactly the tag (stories15m-int8 is not stories15m-int8-unfused)."""
+    first; exactly the tag (stories15m-int8 is not stories15m-int8-fused)."""
     found = [p for p in workdir.glob(f"{tag}-*.pte")
              if re.fullmatch(r"[0-9a-f]{12}", p.stem[len(tag) + 1:])]
     return sorted(found, key=lambda p: p.stat().st_mtime)
 
 
 def export_program(shape: str, quant: str, group_size: int, workdir: Path,
-                   xnnpack: bool = False, fuse_linears: bool = True,
+                   xnnpack: bool = False, fuse_linears: bool = False,
                    kv_cache_dtype: str = "fp32") -> tuple[Path, dict]:
     """The shape's program at `quant` (exported once per exporter source),
     and its facts: weight and KV cache bytes, vocab size."""
@@ -261,7 +261,7 @@ def read_bandwidth(nbytes: int, threads: int) -> float:
 def run(args) -> dict:
     workdir = args.workdir
     workdir.mkdir(parents=True, exist_ok=True)
-    fuse = getattr(args, "fuse_linears", True)
+    fuse = getattr(args, "fuse_linears", False)
     kv_cache_dtype = getattr(args, "kv_cache_dtype", "fp32")
     pte, facts = export_program(args.shape, args.quant, args.group_size, workdir, args.xnnpack,
                                 fuse, kv_cache_dtype)
@@ -313,7 +313,7 @@ def print_table(r: dict) -> None:
     rows = [
         ("model", f"{r['shape']} {r['quant']}" + (f" g{r['group_size']}" if r["group_size"] else "")
          + (" (XNNPACK)" if r["xnnpack"] else "")
-         + (" (separate linears)" if not r["fuse_linears"] and r["shape"] != "gpt2" else "")
+         + (" (fused linears)" if r["fuse_linears"] else "")
          + (" (float16 KV cache)" if r["kv_cache_dtype"] == "fp16" else "")),
         ("threads", r["threads"]),
         ("prompt / new tokens", f"{r['prompt_tokens']} / {r['new_tokens']}"),
@@ -345,9 +345,9 @@ def main(argv=None) -> None:
     p.add_argument("--new-tokens", type=int, default=64)
     p.add_argument("--xnnpack", action="store_true", help="delegate to XNNPACK")
     p.add_argument("--fuse-linears", dest="fuse_linears", action=argparse.BooleanOptionalAction,
-                   default=True,
+                   default=False,
                    help="Llama shapes: one linear for each block's wq/wk/wv and one for w1/w3 "
-                        "(--no-fuse-linears: the separate linears)")
+                        "(default: the separate linears)")
     p.add_argument("--kv-cache-dtype", choices=("fp32", "fp16"), default="fp32",
                    help="the KV caches' dtype (fp16: stored float16, read as float32)")
     p.add_argument("--json", action="store_true", help="print one JSON line")

@@ -221,13 +221,13 @@ def _export_llama_model(checkpoint, *flags):
 
 
 def test_export_llama_fuses_after_loading_a_checkpoint(tmp_path):
-    """A llama2.c checkpoint (separate wq/wk/wv, w1/w3) loads, fuses by
-    default (--no-fuse-linears keeps upstream's linears), and both models
+    """A llama2.c checkpoint (separate wq/wk/wv, w1/w3) loads, fuses with
+    --fuse-linears (the default keeps upstream's linears), and both models
     give the same logits as the model that wrote it."""
     source = _model(use_custom_op=False)
     write_llama2c(tmp_path / "model.bin", source)
-    fused = _export_llama_model(tmp_path / "model.bin")
-    separate = _export_llama_model(tmp_path / "model.bin", "--no-fuse-linears")
+    fused = _export_llama_model(tmp_path / "model.bin", "--fuse-linears")
+    separate = _export_llama_model(tmp_path / "model.bin")
     assert fused.layers[0].attention.fused and fused.layers[0].feed_forward.fused
     assert not separate.layers[0].attention.fused and hasattr(separate.layers[0].attention, "wq")
     tokens = _tokens()
@@ -245,7 +245,7 @@ def test_export_llama_program_from_a_checkpoint_fused_equals_unfused(runtime, tm
              "--max_seq_length", str(MAX_SEQ), "-qmode", qmode, "-G", "32",
              "--generate_full_logits"]
     programs = {name: export_llama_program(flags + extra, tmp_path / f"{name}.pte")
-                for name, extra in (("fused", []), ("separate", ["--no-fuse-linears"]))}
+                for name, extra in (("fused", ["--fuse-linears"]), ("separate", []))}
     tokens = _tokens()
 
     def program_logits(pte):

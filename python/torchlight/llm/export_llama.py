@@ -17,9 +17,10 @@ get_max_context_len, get_n_layers, get_vocab_size, use_kv_cache,
 use_sdpa_with_kv_cache, enable_dynamic_shape, and get_tokenizer (the
 tokenizer's file name) with --tokenizer_path.
 
-Ours beyond upstream's flags: each block's wq/wk/wv and w1/w3 are fused into
-one linear each (fuse_linears.py) unless --no-fuse-linears; the program
-computes the same logits with 4 linears a layer instead of 7.
+Ours beyond upstream's flags: --fuse-linears fuses each block's wq/wk/wv and
+w1/w3 into one linear each (fuse_linears.py); the program computes the same
+logits with 4 linears a layer instead of 7. Off by default: on a quiet
+machine it measured no faster (bench/README.md, session 16).
 
 Checkpoints (-c): Meta .pth with -p params.json, a Hugging Face directory or
 .safetensors, llama2.c .bin, nanoGPT ckpt.pt (checkpoints.py). Without -c,
@@ -100,10 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--enable_dynamic_shape", action=argparse.BooleanOptionalAction, default=True,
                    help="T from 1 to max_seq_length (--no-enable_dynamic_shape: T = 1)")
     p.add_argument("--fuse-linears", dest="fuse_linears", action=argparse.BooleanOptionalAction,
-                   default=True,
+                   default=False,
                    help="one linear for each block's wq/wk/wv and one for w1/w3 (a torchlight "
-                        "extension, fuse_linears.py; --no-fuse-linears: upstream's separate "
-                        "linears)")
+                        "extension, fuse_linears.py; default: upstream's separate linears)")
     p.add_argument("--generate_full_logits", action="store_true",
                    help="logits of every position, [1, T, vocab]")
     p.add_argument("--seed", type=int, default=0, help="of the random weights")
