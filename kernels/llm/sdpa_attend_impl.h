@@ -43,8 +43,18 @@ constexpr int64_t kTile = 128;  // Keys per tile: 32 KiB each of K and V at D = 
 // Float16 caches: whole vectors convert with one instruction where the
 // file's flags have it (AVX-512F: 16 lanes, F16C: 8; GCC lowers a
 // __builtin_convertvector of _Float16 vectors lane by lane, 10-20x slower),
-// lane by lane `_Float16` casts elsewhere. Widening is exact; narrowing rounds to
-// nearest even.
+// lane by lane `_Float16` casts elsewhere. Widening is exact; narrowing
+// rounds to nearest even.
+inline float widen_one(uint16_t bits) {
+  _Float16 h;
+  __builtin_memcpy(&h, &bits, sizeof(h));
+  return static_cast<float>(h);
+}
+inline void narrow_one(float x, uint16_t* p) {
+  const _Float16 h = static_cast<_Float16>(x);
+  __builtin_memcpy(p, &h, sizeof(h));
+}
+
 #if defined(__AVX512F__) && TL_VEC_LANES == 16
 inline VecF widen(const uint16_t* p) {
   const __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -71,25 +81,14 @@ inline void narrow(VecF v, uint16_t* p) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                    _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-#endif
-
-inline float widen_one(uint16_t bits) {
-  _Float16 h;
-  __builtin_memcpy(&h, &bits, sizeof(h));
-  return static_cast<float>(h);
-}
-
-#if !((defined(__AVX512F__) && TL_VEC_LANES == 16) || (defined(__F16C__) && TL_VEC_LANES == 8))
+#else
 inline VecF widen(const uint16_t* p) {
   VecF v;
   for (int i = 0; i < kLanes; ++i) v[i] = widen_one(p[i]);
   return v;
 }
 inline void narrow(VecF v, uint16_t* p) {
-  for (int i = 0; i < kLanes; ++i) {
-    const _Float16 h = static_cast<_Float16>(v[i]);
-    __builtin_memcpy(p + i, &h, sizeof(h));
-  }
+  for (int i = 0; i < kLanes; ++i) narrow_one(v[i], p + i);
 }
 #endif
 
@@ -104,10 +103,7 @@ inline float kv_value(uint16_t x) { return widen_one(x); }
 void narrow_values(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) narrow(load(src + i), dst + i);
-  for (; i < n; ++i) {
-    const _Float16 h = static_cast<_Float16>(src[i]);
-    __builtin_memcpy(dst + i, &h, sizeof(h));
-  }
+  for (; i < n; ++i) narrow_one(src[i], dst + i);
 }
 
 // Row 0 of head g in batch b of a cache: float32 or float16, whichever
