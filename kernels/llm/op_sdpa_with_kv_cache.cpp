@@ -5,8 +5,7 @@
 //
 // The caches are float32, or both float16 (an exporter option that halves
 // the bytes attention reads per token: rows are written rounded to nearest
-// even and widened back to float32 a tile at a time; everything else stays
-// float32).
+// even and read back widened to float32; everything else stays float32).
 //
 // The prepare step checks, once at load, what cannot change between runs:
 // the dtypes and ranks of every tensor and the dim order of out; it picks
@@ -180,14 +179,11 @@ const float* row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
   return t.const_data_ptr<float>() + b * s[0] + h * s[1] + i * s[2];
 }
 
-float* mutable_row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
+// T: float, or uint16_t for a float16 cache's bits.
+template <typename T>
+T* mutable_row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
   const auto s = t.strides();
-  return t.mutable_data_ptr<float>() + b * s[0] + h * s[1] + i * s[2];
-}
-
-uint16_t* mutable_half_row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
-  const auto s = t.strides();
-  return t.mutable_data_ptr<uint16_t>() + b * s[0] + h * s[1] + i * s[2];
+  return t.mutable_data_ptr<T>() + b * s[0] + h * s[1] + i * s[2];
 }
 
 // key_cache[b, g, input_pos[i]] = key[b, g, i], the same for values: all
@@ -206,15 +202,16 @@ void write_cache_rows(const Args& a, SdpaNarrowFn narrow) {
       for (int64_t i = 0; i < key.size(2); ++i) {
         const int64_t p = pos[i * pos_stride];
         if (half) {
-          narrow(row_ptr(key, b, g, i), mutable_half_row_ptr(a.key_cache.tensor, b, g, p), dim);
+          narrow(row_ptr(key, b, g, i), mutable_row_ptr<uint16_t>(a.key_cache.tensor, b, g, p),
+                 dim);
           narrow(row_ptr(a.value.tensor, b, g, i),
-                 mutable_half_row_ptr(a.value_cache.tensor, b, g, p), dim);
+                 mutable_row_ptr<uint16_t>(a.value_cache.tensor, b, g, p), dim);
           continue;
         }
         // memmove: a caller may pass rows that view the cache itself.
-        std::memmove(mutable_row_ptr(a.key_cache.tensor, b, g, p), row_ptr(key, b, g, i),
+        std::memmove(mutable_row_ptr<float>(a.key_cache.tensor, b, g, p), row_ptr(key, b, g, i),
                      row_bytes);
-        std::memmove(mutable_row_ptr(a.value_cache.tensor, b, g, p),
+        std::memmove(mutable_row_ptr<float>(a.value_cache.tensor, b, g, p),
                      row_ptr(a.value.tensor, b, g, i), row_bytes);
       }
     }

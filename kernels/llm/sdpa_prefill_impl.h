@@ -76,7 +76,6 @@ inline int64_t keys_per_tile(const SdpaProblem& p) {
   return fit < kPrefillKeys ? fit : kPrefillKeys;
 }
 
-
 #if TL_VEC_LANES == 16
 // In place 16 x 16 transpose (Eklundh: at step h, rows i and i + h swap
 // their off-diagonal h x h blocks: row i takes row i + h's columns c - h

@@ -161,11 +161,9 @@ class Attention(nn.Module):
         # not split: our slice_copy costs ~0.2 us a call at T = 1 against
         # ~1.5 us for one split_with_sizes_copy (stories15m decode profile).
         qkv = self.wqkv(x).view(b, -1, h + 2 * hkv, d)
-        dim = 1
         if transpose:
             qkv = qkv.transpose(1, 2)
-        else:
-            dim = 2
+        dim = 1 if transpose else 2  # the heads' dimension
         return qkv.narrow(dim, 0, h), qkv.narrow(dim, h, hkv), qkv.narrow(dim, h + hkv, hkv)
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
