@@ -49,7 +49,14 @@ fi
 if [ -d python/tests ] && [ $# -eq 0 ]; then
   echo "=== pytest ==="
   log="build/release/pytest.log"
-  python3 -m pytest -q python/tests 2>&1 | tee "$log"
+  # One worker per core when pytest-xdist is there (the toolchain installs
+  # it): most tests export with torch on one thread. loadfile keeps each
+  # file's tests, and its module fixtures (builds, exports), in one worker.
+  parallel=()
+  if [ "$jobs" -gt 1 ] && python3 -c 'import xdist' 2>/dev/null; then
+    parallel=(-n "$jobs" --dist loadfile)
+  fi
+  python3 -m pytest -q "${parallel[@]}" python/tests 2>&1 | tee "$log"
   rc="${PIPESTATUS[0]}"
   if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then status=1; fi
   p="$(grep -oE '[0-9]+ passed' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)"
