@@ -5,7 +5,9 @@
 // - BM_prefill_layers: a stories15m layer's seven linears (wq, wk, wv, wo:
 //   288 x 288; w1, w3: 288 x 768; w2: 768 x 288) on 128 rows, each with its
 //   own weights, for 1 or 6 layers in a row (6: the model's 42, whose int8
-//   weights, 6 MB, no longer stay in L2 between runs); time per call.
+//   weights, 6 MB, no longer stay in L2 between runs); `repeat` 7 runs
+//   each call seven times before the next (each call's weights and scratch
+//   then warm): time per iteration, `calls` calls in it.
 // - BM_prefill_gap: one 288 x 288 call after `gap` us of scalar work on the
 //   calling thread, the call alone timed: whether the tile unit is slow to
 //   start after other work (as the model interleaves norms and attention).
@@ -85,20 +87,23 @@ void BM_prefill_layers(benchmark::State& state) {
     for (int i = 0; i < 2; ++i) linears.push_back(std::make_unique<Linear>(quant, x288, 288, 768, seed += 2));
     linears.push_back(std::make_unique<Linear>(quant, x768, 768, 288, seed += 2));
   }
+  const int64_t repeat = state.range(3);
   for (auto _ : state) {
     for (auto& linear : linears) {
-      if (!linear->run()) state.SkipWithError("kernel failed");
+      for (int64_t i = 0; i < repeat; ++i) {
+        if (!linear->run()) state.SkipWithError("kernel failed");
+      }
     }
     benchmark::ClobberMemory();
   }
-  state.counters["us/call"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * linears.size()) * 1e-6,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["calls"] = static_cast<double>(linears.size() * static_cast<size_t>(repeat));
   state.SetLabel(quantized::quant_isa_name(quantized::quant_isa()));
 }
 BENCHMARK(BM_prefill_layers)
-    ->ArgsProduct({{0, 1}, {1, 6}, {1, 2}})
-    ->ArgNames({"quant", "layers", "threads"})
+    ->ArgsProduct({{0, 1}, {1, 6}, {1, 2}, {1}})
+    ->Args({0, 1, 1, 7})
+    ->Args({1, 1, 1, 7})
+    ->ArgNames({"quant", "layers", "threads", "repeat"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

@@ -19,6 +19,9 @@
 // on AMX-INT8 tiles with the activations split into three int8 digits and a
 // power-of-two scale per row (linear_int8_amx.h: error about 2^-22 of
 // max|x| sum|w| |scale|); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
+// Prefill-sized passes there split their rows over the threads in one
+// parallel_for (each thread splits and multiplies its own rows), shorter
+// ones split the rows' digits, then the columns.
 // Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
 // and sums them exactly against the int8 weights (linear_int8_vnni.h:
 // error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
