@@ -105,7 +105,7 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
-    for (const SizesType rows : {1, 3, 4, 7, 8, 16, 17, 20, 33, 40, 47, 48, 49, 63, 64, 65, 70, 128, 129}) {
+    for (const SizesType rows : {1, 3, 4, 7, 8, 16, 17, 20, 33, 40, 47, 48, 49, 63, 64, 65, 70, 128, 129, 300}) {
       OpRun r = make_run(rows, 99 + static_cast<uint32_t>(rows));
       run_op(rows, &r);
       const bool tiles = rows >= 4 && quantized::quant_isa() == quantized::QuantIsa::kAmx;
