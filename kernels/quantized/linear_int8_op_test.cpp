@@ -105,7 +105,7 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
-    for (const SizesType rows : {1, 3, 4, 7, 8, 16, 17, 20, 33, 40, 63, 64, 65, 70}) {
+    for (const SizesType rows : {1, 3, 4, 7, 8, 16, 17, 20, 33, 40, 47, 48, 49, 63, 64, 65, 70, 128, 129, 300}) {
       OpRun r = make_run(rows, 99 + static_cast<uint32_t>(rows));
       run_op(rows, &r);
       const bool tiles = rows >= 4 && quantized::quant_isa() == quantized::QuantIsa::kAmx;
@@ -133,24 +133,26 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
 }
 
 // A non-finite activation in either block of 16 rows (split by different
-// threads at 2) sends the whole call to the loops.
+// threads at 2), or in either thread's rows of a 63-row call (split by
+// rows at 2 threads), sends the whole call to the loops.
 TEST(LinearInt8OpTest, NonFiniteRowsGiveTheLoopsResult) {
-  constexpr SizesType kRows = 20;
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
-    for (const int64_t bad_row : {13, 17}) {
-      for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
-        OpRun r = make_run(kRows, 5);
-        r.x[bad_row * kK + 50] = bad;
-        run_op(kRows, &r);
-        const std::vector<float> want = run_loops(kRows, r);
-        for (size_t i = 0; i < want.size(); ++i) {
-          if (std::isnan(want[i])) {
-            ASSERT_TRUE(std::isnan(r.out[i])) << "element " << i;
-          } else {
-            ASSERT_EQ(r.out[i], want[i]) << "element " << i << " (" << bad << " in row " << bad_row
-                                         << ", threads " << threads << ")";
+    for (const SizesType rows : {20, 63}) {
+      for (const int64_t bad_row : {int64_t{13}, int64_t{17}, int64_t{rows - 1}}) {
+        for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+          OpRun r = make_run(rows, 5);
+          r.x[bad_row * kK + 50] = bad;
+          run_op(rows, &r);
+          const std::vector<float> want = run_loops(rows, r);
+          for (size_t i = 0; i < want.size(); ++i) {
+            if (std::isnan(want[i])) {
+              ASSERT_TRUE(std::isnan(r.out[i])) << "element " << i;
+            } else {
+              ASSERT_EQ(r.out[i], want[i]) << "element " << i << " (" << bad << " in row " << bad_row
+                                           << " of " << rows << ", threads " << threads << ")";
+            }
           }
         }
       }

@@ -19,6 +19,9 @@
 // on AMX-INT8 tiles with the activations split into three int8 digits and a
 // power-of-two scale per row (linear_int8_amx.h: error about 2^-22 of
 // max|x| sum|w| |scale|); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
+// Prefill-sized passes there split their rows over the threads in one
+// parallel_for (each thread splits and multiplies its own rows), shorter
+// ones split the rows' digits, then the columns.
 // Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
 // and sums them exactly against the int8 weights (linear_int8_vnni.h:
 // error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
@@ -99,19 +102,87 @@ size_t amx_scratch_bytes(int64_t rows, int64_t k, size_t parts) {
          parts * linear_int8_amx_panel_bytes(k);
 }
 
+// A pass of this many blocks of 16 rows per thread or more splits its rows
+// over the threads instead of its columns: each thread splits its own rows
+// and multiplies them by every column, so a call is one parallel_for (not
+// one for the split and one for the columns) and no thread reads digits
+// another core wrote; the price is every thread laying out every column's
+// weights (a few percent of a call: perf, 128 x 288 x 288).
+constexpr int64_t kMinRowBlocksPerPartInt8Amx = 2;
+
+int64_t row_blocks_int8_amx(int64_t rows) { return (rows + 15) / 16; }
+
+// Rows of part p's share of `blocks` blocks of 16 rows (at most `rows`).
+int64_t part_row_begin(int64_t blocks, int64_t parts, int64_t p) { return blocks * p / parts * 16; }
+
+// The row split's scratch: per part, its rows' split and one panel.
+size_t amx_row_part_bytes(int64_t rows, int64_t k, int64_t parts) {
+  const int64_t blocks = row_blocks_int8_amx(std::min(rows, kMaxRowsPassInt8Amx));
+  const int64_t part_rows = (blocks + parts - 1) / parts * 16;
+  return round_up64(split_rows_int8_amx_bytes(part_rows, k)) + linear_int8_amx_panel_bytes(k);
+}
+
+bool splits_rows_int8_amx(int64_t rows, int64_t parts) {
+  return parts > 1 && row_blocks_int8_amx(std::min(rows, kMaxRowsPassInt8Amx)) >=
+                          kMinRowBlocksPerPartInt8Amx * parts;
+}
+
+// The pass on AMX tiles with its rows split over `parts` threads (one job);
+// false when some activation is inf or NaN.
+bool run_amx_row_parts(const float* x, RowsInt8Amx pass, char* scratch, size_t part_bytes,
+                       int64_t parts) {
+  const int64_t k = pass.k;
+  const int64_t blocks = row_blocks_int8_amx(pass.rows);
+  const size_t split_bytes = part_bytes - linear_int8_amx_panel_bytes(k);
+  std::atomic<bool> finite{true};
+  threadpool::parallel_for(static_cast<size_t>(parts), 1, [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const int64_t p = static_cast<int64_t>(t);
+      const int64_t r0 = part_row_begin(blocks, parts, p);
+      const int64_t r1 = std::min(pass.rows, part_row_begin(blocks, parts, p + 1));
+      if (r0 >= r1) continue;
+      char* mine = scratch + p * part_bytes;
+      if (!split_rows_int8_amx(x + r0 * k, r1 - r0, k, mine)) {
+        finite.store(false, std::memory_order_relaxed);
+        continue;
+      }
+      RowsInt8Amx part = pass;
+      part.split = mine;
+      part.rows = r1 - r0;
+      part.out = pass.out + r0 * pass.n;
+      linear_int8_amx_columns(part, mine + split_bytes, 0, pass.n);
+    }
+  });
+  return finite.load(std::memory_order_relaxed);
+}
+
 // The call on AMX tiles, a pass of up to kMaxRowsPassInt8Amx rows at a
 // time; false when the workspace is too small for one part or some
 // activation is inf or NaN (the caller's loops then compute every row).
 bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base) {
   const int64_t k = base.k;
   const int64_t pass_rows = std::min(rows, kMaxRowsPassInt8Amx);
+  const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  const size_t row_part_bytes = amx_row_part_bytes(rows, k, threads);
+  const bool row_parts = splits_rows_int8_amx(rows, threads) && ctx.scratch() != nullptr &&
+                         reinterpret_cast<uintptr_t>(ctx.scratch()) % 64 == 0 &&
+                         ctx.scratch_bytes() >= static_cast<size_t>(threads) * row_part_bytes;
   const size_t panel_bytes = linear_int8_amx_panel_bytes(k);
   const PanelScratch scratch =
       carve_panel_scratch(ctx.scratch(), ctx.scratch_bytes(),
                           round_up64(split_rows_int8_amx_bytes(pass_rows, k)), panel_bytes, base.n);
-  if (scratch.parts == 0) return false;
+  if (!row_parts && scratch.parts == 0) return false;
   for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
     const int64_t in_pass = std::min(pass_rows, rows - p0);
+    RowsInt8Amx pass = base;
+    pass.rows = in_pass;
+    pass.out = base.out + p0 * base.n;
+    if (row_parts) {
+      if (!run_amx_row_parts(x + p0 * k, pass, static_cast<char*>(ctx.scratch()), row_part_bytes, threads)) {
+        return false;
+      }
+      continue;
+    }
     // Split by all threads in blocks of 16 rows (each block's rows once).
     std::atomic<bool> finite{true};
     threadpool::parallel_for(static_cast<size_t>((in_pass + 15) / 16), 1, [&](size_t b0, size_t b1) {
@@ -121,10 +192,7 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base)
       }
     });
     if (!finite.load(std::memory_order_relaxed)) return false;
-    RowsInt8Amx pass = base;
     pass.split = scratch.rows;
-    pass.rows = in_pass;
-    pass.out = base.out + p0 * base.n;
     // Each part converts the columns it multiplies into its own panel.
     parallel_column_parts(base.n, scratch.parts, [&](int64_t part, int64_t c0, int64_t c1) {
       linear_int8_amx_columns(pass, scratch.panels + part * panel_bytes, c0, c1);
@@ -183,8 +251,12 @@ Status linear_int8_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall
   call->scratch_bytes = weight_only_gemm_scratch_bytes(planned_rows, k, weight.size(0));
 #if defined(__x86_64__) || defined(_M_X64)
   if (use_amx(planned_rows, k)) {
-    call->scratch_bytes = std::max(call->scratch_bytes,
-                                   amx_scratch_bytes(planned_rows, k, threadpool::num_threads()));
+    const size_t threads = threadpool::num_threads();
+    call->scratch_bytes = std::max(call->scratch_bytes, amx_scratch_bytes(planned_rows, k, threads));
+    if (splits_rows_int8_amx(planned_rows, static_cast<int64_t>(threads))) {
+      call->scratch_bytes = std::max(
+          call->scratch_bytes, threads * amx_row_part_bytes(planned_rows, k, static_cast<int64_t>(threads)));
+    }
   }
 #endif
   if (linear_int8_takes_vnni(k)) {
