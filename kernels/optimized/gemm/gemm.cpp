@@ -442,7 +442,7 @@ bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
 // AMX path (GemmIsa::kAmx, B transposed, many rows): tasks split C into
 // blocks, rows first (each task splits its own rows of A once; the
 // weight is pre-split or split per block of rows), columns first when C
-// has fewer rows than columns. Blocks change no element's arithmetic.
+// has too few rows for the tasks. Blocks change no element's arithmetic.
 
 constexpr int64_t kAmxBlock = 32;  // Rows and columns of a pass of four tiles.
 
@@ -481,12 +481,15 @@ bool run_amx(const GemmProblem& p, const Epilogue& ep, bool* out_of_memory_flag)
   int64_t n_split = 1;
   if (threads > 1 && p.m * p.n * p.k >= kMinParallelMacs) {
     const int64_t want = threads * kTasksPerThread;
-    if (p.m < p.n) {
-      // Few rows (a CNN's late layers: 49-196 pixels): a task of rows reads
-      // the whole weight and each thread then streams all of it (ResNet-18's
-      // layer4: 14 MB split), and 2 row blocks of 32 + 17 split unevenly;
-      // columns give each thread its share of the weight, at the cost of
-      // splitting the few rows of A in every task.
+    if (row_blocks < want && p.m < p.n) {
+      // Too few rows for the tasks (a CNN's 7x7 layers: 49 rows, 2 blocks
+      // of 32 + 17, split unevenly), and each thread would stream the
+      // whole weight (ResNet-18's layer4: 14 MB split): columns give each
+      // thread its share of it, at the cost of splitting the few rows of A
+      // in every task. MobileNetV2's 7x7 1x1 layers at 2 threads took
+      // 0.78-0.83x the time split so; its 14x14 ones (7 row blocks) lost
+      // 0.7-1.0x split by columns, so they keep rows (torchlight profile,
+      // per-operator minima, session 17, loaded machine).
       n_split = min64(want, col_blocks);
       m_split = min64(ceil_div(want, n_split), row_blocks);
     } else {

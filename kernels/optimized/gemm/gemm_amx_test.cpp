@@ -232,8 +232,8 @@ TEST_F(GemmAmxTest, GemmMatchesFloat64AtOneAndTwoThreads) {
   }
 }
 
-// Pre-split weights with fewer rows than columns (a CNN's late layers:
-// 7x7 and 14x14 pixels) split C by columns at 2 threads, rows otherwise:
+// Pre-split weights with few rows (a CNN's 7x7 layers: 49 pixels) split C
+// by columns at 2 threads, more rows (14x14: 196) by rows:
 // every element's arithmetic is the same, so 2 threads give 1 thread's
 // bytes, within the float64 bound.
 TEST_F(GemmAmxTest, TwoThreadsGiveOneThreadsBytesWithPreSplitWeights) {
