@@ -29,7 +29,10 @@ depthwise_qs8 kernel between XNNPACK stages, backends/xnnpack/stage_plan.h);
 TORCHLIGHT_XNNPACK_CONV=xnnpack), so the split's gain is measured side by
 side too; "ours-avx512" (the delegate with the GEMM capped at AVX-512,
 TORCHLIGHT_GEMM_ISA=avx512: on AMX CPUs, the routing and kernels without
-the AMX path). --engines picks a subset.
+the AMX path); "base" (the same program on another build's runtime module,
+--base-ext DIR: a directory holding its _torchlight_runtime*.so, e.g. a copy
+of main's, so a change is timed before and after in one run). --engines
+picks a subset.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from torchlight.backends.xnnpack import XnnpackPartitioner, preprocess  # noqa: 
 from torchlight.delegation import call_delegate  # noqa: E402
 
 SHAPE = (1, 3, 224, 224)
-ENGINES = ("ours", "ours-avx512", "ours-xnn", "eager")
+ENGINES = ("ours", "base", "ours-avx512", "ours-xnn", "eager")
 
 
 ROUND_TRIP = "_f32relu6"
@@ -156,6 +159,8 @@ def main() -> None:
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--keep", metavar="DIR",
                    help="export the programs into DIR and keep them (for torchlight profile)")
+    p.add_argument("--base-ext", metavar="DIR",
+                   help="engine 'base': the runtime module in DIR (another build's)")
     p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -166,6 +171,8 @@ def main() -> None:
     models = args.models.split(",")
     thread_counts = [int(t) for t in args.threads.split(",")]
     engines = [e for e in ENGINES if e in args.engines.split(",") or e in ("ours", "eager")]
+    if "base" in engines and not args.base_ext:
+        p.error("engine 'base' needs --base-ext DIR")
     best: dict = {}  # (model, engine, threads) -> best round's result
     with tempfile.TemporaryDirectory(prefix="xnnpack-bench-") as scratch:
         directory = args.keep or scratch
@@ -178,6 +185,9 @@ def main() -> None:
                         env = dict(os.environ)
                         env.pop("TORCHLIGHT_XNNPACK_CONV", None)
                         env.pop("TORCHLIGHT_GEMM_ISA", None)
+                        env.pop("TORCHLIGHT_PYTHON_EXT_DIR", None)
+                        if engine == "base":
+                            env["TORCHLIGHT_PYTHON_EXT_DIR"] = str(Path(args.base_ext).resolve())
                         if engine == "ours-xnn":
                             env["TORCHLIGHT_XNNPACK_CONV"] = "xnnpack"
                         if engine == "ours-avx512":

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <limits>
 
 #include "extension/threadpool/threadpool.h"
 #include "runtime/core/result.h"
@@ -104,15 +103,6 @@ int64_t block_pixels(const Conv2dGeometry& g) {
   return std::min(kMaxBlockPixels, std::max(kMinBlockPixels, kBlockFloats / g.patch()));
 }
 
-bool has_clamp(const Conv2dProblem& p) {
-  const float inf = std::numeric_limits<float>::infinity();
-  return p.output_min != -inf || p.output_max != inf;
-}
-
-void clamp_run(float* data, size_t count, float lo, float hi) {
-  for (size_t i = 0; i < count; ++i) data[i] = std::min(std::max(data[i], lo), hi);
-}
-
 // Threads for the blocked NHWC path: each needs a GEMM slot, two blocks of
 // its own at least, and room for its block's rows in `columns` (sized for
 // the whole image); 0 for the whole-image path.
@@ -122,8 +112,8 @@ int64_t blocked_threads(const Conv2dProblem& p) {
   return p.geometry.pixels() >= 2 * threads * block_pixels(p.geometry) ? threads : 0;
 }
 
-// out[P, Cout] of one image, a block of pixels at a time per thread; the
-// clamp too, while the block is in cache.
+// out[P, Cout] of one image, a block of pixels at a time per thread (the
+// GEMM clamps each block as it stores it).
 Status nhwc_blocked(const Conv2dProblem& p, const float* image, float* out, int64_t threads,
                     GemmProblem mm) {
   const Conv2dGeometry& g = p.geometry;
@@ -149,18 +139,27 @@ Status nhwc_blocked(const Conv2dProblem& p, const float* image, float* out, int6
           if (!has_failed.exchange(true)) failed = s;
           return;
         }
-        if (has_clamp(p)) {
-          clamp_run(part.c, (last - first) * static_cast<size_t>(g.out_channels), p.output_min,
-                    p.output_max);
-        }
       }
     }
   });
   return failed;
 }
 
-// Sets *clamped when the path applied the output clamp itself.
-Status conv2d_unclamped(const Conv2dProblem& p, bool* clamped) {
+}  // namespace
+
+int64_t conv2d_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                           int64_t dilation) {
+  const int64_t extent = dilation * (kernel - 1) + 1;
+  const int64_t padded = in + 2 * pad;
+  return extent > padded ? 0 : (padded - extent) / stride + 1;
+}
+
+size_t conv2d_columns_floats(const Conv2dGeometry& g) {
+  return g.is_pointwise() ? 0 : static_cast<size_t>(g.patch()) * static_cast<size_t>(g.pixels());
+}
+
+// The output clamp goes to gemm with the product (in the AMX path's store).
+Status conv2d(const Conv2dProblem& p) {
   const Conv2dGeometry& g = p.geometry;
   const int64_t pixels = g.pixels();
   const int64_t patch = g.patch();
@@ -169,6 +168,8 @@ Status conv2d_unclamped(const Conv2dProblem& p, bool* clamped) {
   GemmProblem mm;
   mm.workspace = p.workspace;
   mm.k = patch;
+  mm.output_min = p.output_min;
+  mm.output_max = p.output_max;
   if (p.bias != nullptr) mm.beta = 1.0f;
   if (p.layout == ConvLayout::kNhwc) {
     // rows[P, K] x weight[Cout, K]^T: the linear (NT) product.
@@ -186,7 +187,6 @@ Status conv2d_unclamped(const Conv2dProblem& p, bool* clamped) {
     mm.m = pixels;
     mm.a = ConstMatrix{p.columns, patch, 1};
     const int64_t threads = blocked_threads(p);
-    *clamped = threads > 0;
     for (int64_t n = 0; n < g.batch; ++n) {
       if (threads > 0) {
         TL_RETURN_IF_ERROR(
@@ -215,37 +215,6 @@ Status conv2d_unclamped(const Conv2dProblem& p, bool* clamped) {
     }
     mm.c = p.output + n * out_floats;
     TL_RETURN_IF_ERROR(gemm(mm));
-  }
-  return Error::kOk;
-}
-
-// Clamps `count` floats to [lo, hi] on the pool.
-void clamp(float* data, int64_t count, float lo, float hi) {
-  threadpool::parallel_for(static_cast<size_t>(count), kMinFloatsPerChunk,
-                           [&](size_t begin, size_t end) {
-                             clamp_run(data + begin, end - begin, lo, hi);
-                           });
-}
-
-}  // namespace
-
-int64_t conv2d_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                           int64_t dilation) {
-  const int64_t extent = dilation * (kernel - 1) + 1;
-  const int64_t padded = in + 2 * pad;
-  return extent > padded ? 0 : (padded - extent) / stride + 1;
-}
-
-size_t conv2d_columns_floats(const Conv2dGeometry& g) {
-  return g.is_pointwise() ? 0 : static_cast<size_t>(g.patch()) * static_cast<size_t>(g.pixels());
-}
-
-Status conv2d(const Conv2dProblem& p) {
-  bool clamped = false;
-  TL_RETURN_IF_ERROR(conv2d_unclamped(p, &clamped));
-  if (!clamped && has_clamp(p)) {
-    clamp(p.output, p.geometry.batch * p.geometry.out_channels * p.geometry.pixels(), p.output_min,
-          p.output_max);
   }
   return Error::kOk;
 }

@@ -1,9 +1,11 @@
 #include "kernels/optimized/gemm/gemm.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #if defined(__linux__) && defined(TL_GEMM_HAVE_X86_KERNELS)
 #include <sys/syscall.h>
@@ -134,6 +136,8 @@ int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 // one), more than splitting smaller work saves.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 21;  // Compute-bound paths.
 constexpr int64_t kMinChunkFloats = int64_t{1} << 18;   // Memory-bound: 1 MB a chunk.
+// A clamp pass over C (the non-AMX paths'): conv2d's chunk before it moved here.
+constexpr int64_t kMinClampChunkFloats = int64_t{1} << 14;
 // GEMV chunks are smaller: a decode step of a small model (stories15m: 0.3-0.9
 // MB per layer weight) would otherwise run every layer's GEMV on one thread.
 // A spinning worker claims a chunk within about a microsecond, and 64 KB of
@@ -437,7 +441,8 @@ bool run_nt(const GemmProblem& p, const GemmKernels& kern, const Epilogue& ep) {
 // ---------------------------------------------------------------------------
 // AMX path (GemmIsa::kAmx, B transposed, many rows): tasks split C into
 // blocks, rows first (each task splits its own rows of A once; the
-// weight is pre-split or split per block of rows).
+// weight is pre-split or split per block of rows), columns first when C
+// has too few rows for the tasks. Blocks change no element's arithmetic.
 
 constexpr int64_t kAmxBlock = 32;  // Rows and columns of a pass of four tiles.
 
@@ -476,8 +481,21 @@ bool run_amx(const GemmProblem& p, const Epilogue& ep, bool* out_of_memory_flag)
   int64_t n_split = 1;
   if (threads > 1 && p.m * p.n * p.k >= kMinParallelMacs) {
     const int64_t want = threads * kTasksPerThread;
-    m_split = min64(want, row_blocks);
-    n_split = min64(ceil_div(want, m_split), col_blocks);
+    if (row_blocks < want && p.m < p.n) {
+      // Too few rows for the tasks (a CNN's 7x7 layers: 49 rows, 2 blocks
+      // of 32 + 17, split unevenly), and each thread would stream the
+      // whole weight (ResNet-18's layer4: 14 MB split): columns give each
+      // thread its share of it, at the cost of splitting the few rows of A
+      // in every task. MobileNetV2's 7x7 1x1 layers at 2 threads took
+      // 0.78-0.83x the time split so; its 14x14 ones (7 row blocks) lost
+      // 0.7-1.0x split by columns, so they keep rows (torchlight profile,
+      // per-operator minima, session 17, loaded machine).
+      n_split = min64(want, col_blocks);
+      m_split = min64(ceil_div(want, n_split), row_blocks);
+    } else {
+      m_split = min64(want, row_blocks);
+      n_split = min64(ceil_div(want, m_split), col_blocks);
+    }
   }
   std::atomic<bool> failed{false};
   std::atomic<bool> no_slot{false};
@@ -538,9 +556,27 @@ Status check_problem(const GemmProblem& p) {
   return Error::kOk;
 }
 
-// Runs a checked problem. False when a packing buffer could not be had.
-bool run_gemm(const GemmProblem& p) {
-  if (p.m == 0 || p.n == 0) return true;
+bool has_clamp(const GemmProblem& p) {
+  return p.output_min != -std::numeric_limits<float>::infinity() ||
+         p.output_max != std::numeric_limits<float>::infinity();
+}
+
+// C = min(max(C, output_min), output_max), for the paths whose kernels do
+// not clamp in their store.
+void clamp_c(const GemmProblem& p) {
+  auto rows = [&](size_t begin, size_t end) {
+    for (int64_t i = static_cast<int64_t>(begin); i < static_cast<int64_t>(end); ++i) {
+      float* c = p.c + i * p.ldc;
+      for (int64_t j = 0; j < p.n; ++j) c[j] = std::min(std::max(c[j], p.output_min), p.output_max);
+    }
+  };
+  const int64_t min_rows = max64(1, kMinClampChunkFloats / max64(p.n, 1));
+  threadpool::parallel_for(static_cast<size_t>(p.m), static_cast<size_t>(min_rows), rows);
+}
+
+// Runs a checked problem, clamp excepted; sets *clamped when its kernels
+// applied the clamp. False when a packing buffer could not be had.
+bool run_product(const GemmProblem& p, bool* clamped) {
   const GemmKernels& kern = *kernels_of(current_isa());
   Epilogue ep;
   ep.alpha = p.alpha;
@@ -571,7 +607,14 @@ bool run_gemm(const GemmProblem& p) {
   }
   if (takes_amx(p, ep)) {
     bool no_slot = false;
-    if (run_amx(p, ep, &no_slot)) return true;
+    Epilogue amx_ep = ep;
+    amx_ep.clamp = has_clamp(p);
+    amx_ep.lo = p.output_min;
+    amx_ep.hi = p.output_max;
+    if (run_amx(p, amx_ep, &no_slot)) {
+      *clamped = true;
+      return true;
+    }
     if (no_slot) return false;
     // Inf or NaN in A or B: the split is not exact, AVX-512 keeps IEEE's rules.
   }
@@ -579,6 +622,15 @@ bool run_gemm(const GemmProblem& p) {
     return run_nt(p, kern, ep);
   }
   return run_packed(p, kern, ep);
+}
+
+// Runs a checked problem. False when a packing buffer could not be had.
+bool run_gemm(const GemmProblem& p) {
+  if (p.m == 0 || p.n == 0) return true;
+  bool clamped = false;
+  if (!run_product(p, &clamped)) return false;
+  if (!clamped && has_clamp(p)) clamp_c(p);
+  return true;
 }
 
 Status out_of_memory(const GemmProblem& p) {

@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "runtime/core/status.h"
 
@@ -84,6 +85,11 @@ struct GemmProblem {
   /// the AMX path (gemm_amx_split_weight of this very B), so calls do not
   /// split it again. Ignored by the other paths.
   const void* b_amx_split = nullptr;
+  /// C clamped to [output_min, output_max] at the end (a fused ReLU /
+  /// ReLU6). The AMX path clamps in its store, while the tile is in
+  /// registers; the other paths clamp C after the product.
+  float output_min = -std::numeric_limits<float>::infinity();
+  float output_max = std::numeric_limits<float>::infinity();
 };
 
 /// The largest m served by the matrix-vector path.

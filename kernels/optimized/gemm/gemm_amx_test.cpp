@@ -11,6 +11,7 @@
 // fail it for every K below ~2^12 (ThreeProductsFailTheBound).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -117,8 +118,10 @@ double worst_ratio(const Case& c, const std::vector<float>& out, int64_t ldc) {
   return worst;
 }
 
-// C = a @ w^T + bias through gemm() on the active set.
-std::vector<float> run_gemm(const Case& c, const void* split = nullptr) {
+// C = a @ w^T + bias through gemm() on the active set, clamped to [lo, hi].
+std::vector<float> run_gemm(const Case& c, const void* split = nullptr,
+                            float lo = -std::numeric_limits<float>::infinity(),
+                            float hi = std::numeric_limits<float>::infinity()) {
   const int64_t ldc = c.n + 1;
   std::vector<float> out(static_cast<size_t>(c.m * ldc), -3.0f);
   GemmProblem p;
@@ -133,6 +136,8 @@ std::vector<float> run_gemm(const Case& c, const void* split = nullptr) {
   p.beta = 1.0f;
   p.addend = ConstMatrix{c.bias.data(), 0, 1};
   p.b_amx_split = split;
+  p.output_min = lo;
+  p.output_max = hi;
   const Status s = gemm(p);
   EXPECT_TRUE(s.ok()) << s.message();
   return out;
@@ -223,6 +228,81 @@ TEST_F(GemmAmxTest, GemmMatchesFloat64AtOneAndTwoThreads) {
       std::printf("  m=%lld n=%lld k=%lld threads=%zu: worst error / bound: amx %.3f, avx512 %.3f\n",
                   static_cast<long long>(s.m), static_cast<long long>(s.n),
                   static_cast<long long>(s.k), threads, amx, avx512);
+    }
+  }
+}
+
+// Pre-split weights with few rows (a CNN's 7x7 layers: 49 pixels) split C
+// by columns at 2 threads, more rows (14x14: 196) by rows:
+// every element's arithmetic is the same, so 2 threads give 1 thread's
+// bytes, within the float64 bound.
+TEST_F(GemmAmxTest, TwoThreadsGiveOneThreadsBytesWithPreSplitWeights) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{49, 960, 160}, {49, 512, 600}, {196, 576, 96}, {33, 70, 300},
+                          {196, 96, 576}, {300, 64, 64}};
+  uint32_t seed = 200;
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
+    ASSERT_TRUE(gemm_uses_amx(s.m, s.n, s.k));
+    const Case c = make_case(s.m, s.n, s.k, Values::kMixed, seed++);
+    AlignedBuffer split(gemm_amx_split_bytes(s.n, s.k));
+    ASSERT_TRUE(gemm_amx_split_weight(c.w.data(), c.ldw, s.n, s.k, split.data));
+    threadpool::set_num_threads(1);
+    const std::vector<float> one = run_gemm(c, split.data);
+    threadpool::set_num_threads(2);
+    const std::vector<float> two = run_gemm(c, split.data);
+    EXPECT_EQ(one, two);
+    EXPECT_LE(worst_ratio(c, two, c.n + 1), 1.0);
+  }
+}
+
+// The clamp in the AMX store (the fused ReLU6 of the XNNPACK delegate's
+// convolutions) gives exactly the unclamped product clamped afterwards, at
+// 1 and 2 threads, with the weight pre-split (from 32 rows) or split per call
+// (from 1024), and with K in several passes (only the last one clamps: a
+// clamped partial sum would change the result). The AVX-512 path clamps
+// after its product: the same there.
+TEST_F(GemmAmxTest, ClampInTheStoreEqualsClampingAfterwards) {
+  struct Shape {
+    int64_t m, n, k;
+    bool pre_split;
+  };
+  const Shape shapes[] = {{96, 40, 70, true}, {196, 96, 600, true}, {49, 130, 320, true},
+                          {1040, 33, 530, false}};
+  uint32_t seed = 300;
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const Shape& sh : shapes) {
+      SCOPED_TRACE(::testing::Message() << "threads=" << threads << " m=" << sh.m
+                                        << " n=" << sh.n << " k=" << sh.k);
+      const Case c = make_case(sh.m, sh.n, sh.k, Values::kPositive, seed++);
+      AlignedBuffer split(gemm_amx_split_bytes(sh.n, sh.k));
+      ASSERT_TRUE(gemm_amx_split_weight(c.w.data(), c.ldw, sh.n, sh.k, split.data));
+      const void* w = sh.pre_split ? split.data : nullptr;
+      for (GemmIsa isa : {GemmIsa::kAmx, GemmIsa::kAvx512}) {
+        ASSERT_TRUE(set_gemm_isa(isa).ok());
+        const std::vector<float> plain = run_gemm(c, w);
+        // Bounds at about the 30th and 70th percentile of the last pass's
+        // sums (partial sums of the first passes lie below them).
+        std::vector<float> sorted(plain);
+        std::sort(sorted.begin(), sorted.end());
+        const float lo = sorted[sorted.size() * 3 / 10];
+        const float hi = sorted[sorted.size() * 7 / 10];
+        const std::vector<float> clamped = run_gemm(c, w, lo, hi);
+        size_t below = 0, above = 0;
+        for (size_t e = 0; e < plain.size(); ++e) {
+          if (plain[e] == -3.0f) continue;  // C's padding column.
+          below += plain[e] < lo;
+          above += plain[e] > hi;
+          ASSERT_EQ(clamped[e], std::min(std::max(plain[e], lo), hi))
+              << to_string(isa) << " element " << e;
+        }
+        EXPECT_GT(below, plain.size() / 5);
+        EXPECT_GT(above, plain.size() / 5);
+      }
+      ASSERT_TRUE(set_gemm_isa(GemmIsa::kAmx).ok());
     }
   }
 }

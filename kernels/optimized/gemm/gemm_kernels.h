@@ -13,11 +13,16 @@ namespace torchlight::optimized::internal {
 
 /// What a kernel does with each finished element x of the product:
 ///   C = alpha * x  (+ C when accumulate)  (+ beta * bias[j] when bias)
+/// and then, when clamp is set (only the AMX path's kernels read it; gemm.cpp
+/// clamps after the other paths), C = min(max(C, lo), hi).
 struct Epilogue {
   float alpha = 1.0f;
   float beta = 0.0f;
   const float* bias = nullptr;  // Indexed by the kernel's column; null: none.
   bool accumulate = false;
+  bool clamp = false;
+  float lo = 0.0f;
+  float hi = 0.0f;
 };
 
 /// A packed A block is a run of strips, strip s holding rows

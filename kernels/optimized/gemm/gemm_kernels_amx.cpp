@@ -218,10 +218,15 @@ void tile_products(const TileOperands& o, float* c) {
 }
 
 // The epilogue of a tile pass's [rows, cols] results (row stride 32) into
-// C at `out` (its column j0 of the bias).
-void store_block(const float* tile, int64_t tile_ld, int64_t rows, int64_t cols, float* out,
+// C at `out` (its column j0 of the bias); kClamp: then max with lo, min with
+// hi (a fused ReLU / ReLU6, no second pass over C; NaN stays NaN, as with
+// std::max / std::min).
+template <bool kClamp>
+void store_tiles(const float* tile, int64_t tile_ld, int64_t rows, int64_t cols, float* out,
                  int64_t ldc, const Epilogue& ep, int64_t j0) {
   const __m512 alpha = _mm512_set1_ps(ep.alpha);
+  const __m512 lo = _mm512_set1_ps(ep.lo);
+  const __m512 hi = _mm512_set1_ps(ep.hi);
   for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
     const __mmask16 mask = mask16(cols - c0);
     const __m512 bias = ep.bias != nullptr
@@ -232,9 +237,19 @@ void store_block(const float* tile, int64_t tile_ld, int64_t rows, int64_t cols,
       float* dst = out + r * ldc + c0;
       __m512 add = bias;
       if (ep.accumulate) add = _mm512_add_ps(add, _mm512_maskz_loadu_ps(mask, dst));
-      _mm512_mask_storeu_ps(dst, mask,
-                            _mm512_fmadd_ps(alpha, _mm512_load_ps(tile + r * tile_ld + c0), add));
+      __m512 x = _mm512_fmadd_ps(alpha, _mm512_load_ps(tile + r * tile_ld + c0), add);
+      if constexpr (kClamp) x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
+      _mm512_mask_storeu_ps(dst, mask, x);
     }
+  }
+}
+
+void store_block(const float* tile, int64_t tile_ld, int64_t rows, int64_t cols, float* out,
+                 int64_t ldc, const Epilogue& ep, int64_t j0) {
+  if (ep.clamp) {
+    store_tiles<true>(tile, tile_ld, rows, cols, out, ldc, ep, j0);
+  } else {
+    store_tiles<false>(tile, tile_ld, rows, cols, out, ldc, ep, j0);
   }
 }
 
@@ -282,6 +297,7 @@ bool nt_block(const AmxNtBlock& blk, int64_t m0, int64_t m1, int64_t n0, int64_t
         ep.accumulate = true;
         ep.bias = nullptr;
       }
+      ep.clamp = ep.clamp && pc + kc >= k;  // Partial sums stay unclamped.
       for (int64_t jc = n0; jc < n1 && finite; jc += ncb) {
         const int64_t nc = n1 - jc < ncb ? n1 - jc : ncb;
         const char* b;
