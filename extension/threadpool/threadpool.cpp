@@ -111,6 +111,11 @@ bool workers_ready() {
   return p.work != nullptr && !in_parallel_region && p.work->ready();
 }
 
+uint64_t stalls() {
+  Pool& p = pool();
+  return p.work != nullptr ? p.work->stalls() : 0;
+}
+
 void parallel_for(size_t n, size_t min_chunk, RangeFn fn, void* context) {
   if (n == 0) return;
   Pool& p = pool();

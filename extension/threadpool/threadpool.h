@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 struct pthreadpool;  // pthreadpool.h's pool type, so callers need not include it.
 
@@ -67,6 +68,10 @@ class NativePoolScope {
 /// inside a chunk. Jobs of a few microseconds are worth splitting only
 /// then; it changes with the load, so it is a hint for speed only.
 bool workers_ready();
+
+/// Stalls the pool has seen since it was made (each started a back-off in
+/// which parallel_for runs on the caller alone; work_pool.h), for benchmarks.
+uint64_t stalls();
 
 /// Calls fn(context, begin, end) over [0, n) in chunks of at least
 /// `min_chunk` items, spread over the pool's threads; returns when all are

@@ -19,15 +19,26 @@ inline void cpu_relax() {
 #endif
 }
 
-inline uint32_t generation_of(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
-
-// The next-chunk value of a closed generation: no job has that many chunks,
-// so every claim against it fails.
-constexpr uint32_t kClosed = UINT32_MAX;
+// A job word: generation << 32 | chunks. A share's word (WorkPool::Share):
+// generation << 32 | begin << 16 | end.
+inline uint32_t generation_of(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
+inline uint32_t chunks_of(uint64_t job) { return static_cast<uint32_t>(job & 0xFFFF); }
+inline uint32_t share_begin(uint64_t word) { return static_cast<uint32_t>((word >> 16) & 0xFFFF); }
+inline uint32_t share_end(uint64_t word) { return static_cast<uint32_t>(word & 0xFFFF); }
+inline uint64_t pack_share(uint32_t generation, uint32_t begin, uint32_t end) {
+  return static_cast<uint64_t>(generation) << 32 | begin << 16 | end;
+}
+// Whether generation `a` came before `b` (wrapping: a thread is never 2^31
+// jobs late).
+inline bool older(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
 
 // Spins before sleeping: kernels call parallel_for back to back, microseconds
-// apart, and a futex wake costs about as much as a small chunk.
-constexpr int kSpinsBeforeSleep = 4000;
+// apart, and a futex wake costs about as much as a small chunk (its call 3 us
+// to the caller, 25-35 us until the worker runs, on this session's Xeon). A
+// decode step's gap between tokens (sampling) is well inside this.
+constexpr int64_t kSpinNs = 100 * 1000;
+// The caller's wait for chunks a worker began: pauses before it yields.
+constexpr int kWaitSpinsBeforeYield = 4000;
 // After this many spins in a row that saw no job, a worker sleeps without
 // spinning, trying one spin again every kSpinRetryNs.
 constexpr int kFruitlessSpinsToStop = 4;
@@ -59,8 +70,11 @@ int64_t now_ns() {
 
 }  // namespace
 
-WorkPool::WorkPool(size_t threads) {
-  for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+WorkPool::WorkPool(size_t threads)
+    : threads_(threads > 0 ? threads : 1), shares_(new Share[threads > 0 ? threads : 1]) {
+  for (size_t slot = 1; slot < threads_; ++slot) {
+    workers_.emplace_back([this, slot] { worker_loop(slot); });
+  }
 }
 
 WorkPool::~WorkPool() {
@@ -72,31 +86,57 @@ WorkPool::~WorkPool() {
   for (std::thread& worker : workers_) worker.join();
 }
 
-bool WorkPool::claim(uint32_t generation, uint32_t* index) {
-  uint64_t state = state_.load(std::memory_order_acquire);
+bool WorkPool::claim(size_t slot, uint64_t job, bool front, uint32_t* index) {
+  const uint32_t generation = generation_of(job);
+  std::atomic<uint64_t>& range = shares_[slot].range;
+  uint64_t word = range.load(std::memory_order_acquire);
   while (true) {
-    // A newer job means this one is over. chunks_ may already be a newer
-    // job's: its (acquire) load then shows that run() closed this generation
-    // before writing it, so the exchange below fails.
-    if (generation_of(state) != generation) return false;
-    const auto next = static_cast<uint32_t>(state);
-    if (next >= chunks_.load(std::memory_order_acquire)) return false;
-    if (state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel,
-                                     std::memory_order_acquire)) {
-      *index = next;
+    uint32_t begin, end;
+    if (generation_of(word) == generation) {
+      begin = share_begin(word);
+      end = share_end(word);
+    } else if (older(generation_of(word), generation)) {
+      // Untouched in this job so far: the whole run. A thread late for a
+      // finished job sees either that job's tag (its run exhausted), a
+      // newer one, or an older one on a share that job left untouched,
+      // which only an empty run does: it never claims.
+      const uint64_t chunks = chunks_of(job);
+      begin = static_cast<uint32_t>(chunks * slot / threads_);
+      end = static_cast<uint32_t>(chunks * (slot + 1) / threads_);
+    } else {
+      return false;  // A newer job's: this one is over.
+    }
+    if (begin >= end) return false;
+    const uint64_t claimed = front ? pack_share(generation, begin + 1, end)
+                                   : pack_share(generation, begin, end - 1);
+    if (range.compare_exchange_weak(word, claimed, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      *index = front ? begin : end - 1;
       return true;
     }
   }
 }
 
-uint32_t WorkPool::run_chunks(uint32_t generation) {
-  uint32_t index = 0;
+uint32_t WorkPool::run_chunks(size_t slot, uint64_t job, bool count_done) {
   uint32_t ran = 0;
-  while (claim(generation, &index)) {
-    // The job outlives every claimed chunk: its caller waits for done_.
-    fn_.load(std::memory_order_relaxed)(context_.load(std::memory_order_relaxed), index);
-    done_.fetch_add(1, std::memory_order_release);
+  // The job outlives every claimed chunk (its caller waits for done_), and
+  // the job word's acquire showed the fields run() wrote before it.
+  const ChunkFn fn = job_.fn.load(std::memory_order_relaxed);
+  void* const context = job_.context.load(std::memory_order_relaxed);
+  uint32_t index = 0;
+  while (claim(slot, job, true, &index)) {
+    fn(context, index);
+    if (count_done) done_.fetch_add(1, std::memory_order_release);
     ++ran;
+  }
+  // Runs only shrink during a job, so one pass over the others suffices.
+  for (size_t step = 1; step < threads_; ++step) {
+    const size_t other = (slot + step) % threads_;
+    while (claim(other, job, false, &index)) {
+      fn(context, index);
+      if (count_done) done_.fetch_add(1, std::memory_order_release);
+      ++ran;
+    }
   }
   return ran;
 }
@@ -121,13 +161,14 @@ void WorkPool::back_off(int64_t now) {
   backoff_until_ns_.store(now + length, std::memory_order_relaxed);
 }
 
-void WorkPool::worker_loop() {
+void WorkPool::worker_loop(size_t slot) {
   uint32_t seen = 0;
   int fruitless = 0;  // Spins in a row that ended without a job.
   int64_t stopped_at = 0;  // When `fruitless` last reached kFruitlessSpinsToStop.
   while (true) {
     int spins = 0;
-    int64_t checked = now_ns();
+    const int64_t spin_start = now_ns();
+    int64_t checked = spin_start;
     // Spinning pays only when jobs come closer together than the spin
     // lasts; when they stop doing so (a loaded machine stretches the gaps),
     // the spin only takes time from the caller: sleep straight away.
@@ -135,9 +176,9 @@ void WorkPool::worker_loop() {
     if (fruitless >= kFruitlessSpinsToStop && checked - stopped_at > kSpinRetryNs) {
       fruitless = kFruitlessSpinsToStop - 1;
     }
-    const int budget = fruitless >= kFruitlessSpinsToStop ? 0 : kSpinsBeforeSleep;
-    while (generation_of(state_.load(std::memory_order_acquire)) == seen &&
-           spins < budget && !park_.load(std::memory_order_relaxed)) {
+    const bool spin = fruitless < kFruitlessSpinsToStop;
+    while (spin && generation_of(job_.word.load(std::memory_order_acquire)) == seen &&
+           !park_.load(std::memory_order_relaxed)) {
       cpu_relax();
       if (++spins % kSpinsPerClockCheck == 0) {
         // A gap this long between two checks: the scheduler gave this core
@@ -147,22 +188,29 @@ void WorkPool::worker_loop() {
           back_off(now);
           break;
         }
+        if (now - spin_start > kSpinNs) break;
         checked = now;
       }
     }
-    if (generation_of(state_.load(std::memory_order_acquire)) == seen) {
-      if (budget > 0 && ++fruitless == kFruitlessSpinsToStop) stopped_at = now_ns();
+    if (generation_of(job_.word.load(std::memory_order_acquire)) == seen) {
+      if (spin && ++fruitless == kFruitlessSpinsToStop) stopped_at = now_ns();
       std::unique_lock<std::mutex> lock(sleep_mutex_);
       sleeping_.fetch_add(1);
-      wake_.wait(lock, [&] { return stop_ || generation_of(state_.load()) != seen; });
+      wake_.wait(lock, [&] { return stop_ || generation_of(job_.word.load()) != seen; });
       sleeping_.fetch_sub(1);
       if (stop_) return;
     } else {
       fruitless = 0;
     }
-    seen = generation_of(state_.load(std::memory_order_acquire));
-    run_chunks(seen);
+    const uint64_t job = job_.word.load(std::memory_order_acquire);
+    seen = generation_of(job);
+    run_chunks(slot, job, true);
   }
+}
+
+void WorkPool::wake_sleepers() {
+  { std::lock_guard<std::mutex> lock(sleep_mutex_); }
+  wake_.notify_all();
 }
 
 bool WorkPool::ready() const {
@@ -174,40 +222,52 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
   std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
   if (!busy.owns_lock()) return false;
   if (chunks == 0) return true;
-  if (chunks >= kClosed) return false;
+  if (chunks > kMaxChunks) return false;
   const int64_t start = now_ns();
-  if (start < backoff_until_ns_.load(std::memory_order_relaxed)) {
+  if (threads_ == 1 || start < backoff_until_ns_.load(std::memory_order_relaxed)) {
     // Backing off after a stall: every chunk here, the workers left asleep.
     for (size_t i = 0; i < chunks; ++i) fn(context, i);
     return true;
   }
-  // Close the previous job's generation before touching the job fields: a
-  // worker still inside claim() holds that job's exhausted (generation, next)
-  // and, reading the new chunks_, would otherwise claim one more chunk of the
-  // old generation and run it on the new job, which then runs it again.
   park_.store(false, std::memory_order_relaxed);
-  const uint32_t closed = generation_of(state_.load(std::memory_order_relaxed)) + 1;
-  state_.store(static_cast<uint64_t>(closed) << 32 | kClosed);
-  fn_.store(fn, std::memory_order_relaxed);
-  context_.store(context, std::memory_order_relaxed);
-  done_.store(0, std::memory_order_relaxed);
-  chunks_.store(static_cast<uint32_t>(chunks), std::memory_order_release);
-  // Publishes the job (release) in a generation of its own, chunk counter at
-  // 0. Sequentially consistent with the sleepers' count, so a worker that is
-  // about to sleep either sees this generation or is counted and woken below.
-  const uint32_t generation = closed + 1;
-  state_.store(static_cast<uint64_t>(generation) << 32);
-  if (sleeping_.load() > 0) {
-    { std::lock_guard<std::mutex> lock(sleep_mutex_); }
-    wake_.notify_all();
+  // Only this thread (holding run_mutex_) writes the job, and no chunk of
+  // the previous one is left (its caller waited for them).
+  const uint64_t job = static_cast<uint64_t>(generation_of(job_.word.load(std::memory_order_relaxed)) + 1) << 32 | chunks;
+  job_.fn.store(fn, std::memory_order_relaxed);
+  job_.context.store(context, std::memory_order_relaxed);
+  job_.word.store(job, std::memory_order_release);
+  // Waking sleepers: a worker asleep for a while is seen at once. One that
+  // went to sleep just now may not be yet; the sequentially consistent
+  // check after this thread's first chunk (by when the job's line has
+  // reached the spinning workers, so its fence is cheap) catches it: a
+  // worker about to sleep either sees this job or is counted there. A
+  // worker that sleeps after a wake here sees the job too (sleep_mutex_).
+  const bool woken = sleeping_.load(std::memory_order_relaxed) > 0;
+  if (woken) wake_sleepers();
+  uint32_t own = 0;
+  uint32_t index = 0;
+  if (claim(0, job, true, &index)) {
+    fn(context, index);
+    own = 1;
   }
-  const uint32_t own = run_chunks(generation);
+  if (!woken) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleeping_.load() > 0) wake_sleepers();
+  }
+  own += run_chunks(0, job, false);
   // Only chunks other threads claimed and are still running remain.
-  if (done_.load(std::memory_order_acquire) < chunks) {
+  const uint32_t target = done_target_ + (static_cast<uint32_t>(chunks) - own);
+  done_target_ = target;
+  // (Compared as a wrapping difference: a chunk run twice, which is a bug,
+  // shows as a count past the target rather than a hang.)
+  const auto short_of_target = [&] {
+    return static_cast<int32_t>(done_.load(std::memory_order_acquire) - target) < 0;
+  };
+  if (short_of_target()) {
     const int64_t own_end = now_ns();
     int spins = 0;
-    while (done_.load(std::memory_order_acquire) < chunks) {
-      if (++spins < kSpinsBeforeSleep) {
+    while (short_of_target()) {
+      if (++spins < kWaitSpinsBeforeYield) {
         cpu_relax();
       } else {
         std::this_thread::yield();

@@ -1,18 +1,21 @@
 // WorkPool: the threads behind threadpool::parallel_for.
 //
-// A job is a number of chunks that the caller and the workers claim one at a
-// time from a shared counter. The caller runs chunks too and returns as soon
-// as every chunk has finished: it never waits for a worker that has not
-// claimed one. On a loaded machine a descheduled worker therefore costs the
-// caller nothing but that worker's share of the speed-up, where a pool that
-// waits for every thread to check in (pthreadpool) stalls for the worker's
-// whole time slice, milliseconds.
+// A job is a number of chunks, dealt out up front: each thread (the caller
+// and every worker) owns an equal run of them, in a word on a cache line of
+// its own, and takes them from the front; one whose run is empty steals from
+// the back of the others'. So a decode step's calls, of a few microseconds
+// each, move few cache lines between cores (a shared counter moved one per
+// chunk, about 0.1 us each on this Xeon), and the caller never waits for a
+// worker that has not started: it takes that worker's whole run. It waits
+// only for a chunk a worker has begun, which on a loaded machine may be a
+// time slice (pthreadpool waits for every thread to check in, always).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -31,12 +34,15 @@ class WorkPool {
   WorkPool(const WorkPool&) = delete;
   WorkPool& operator=(const WorkPool&) = delete;
 
-  size_t threads() const { return workers_.size() + 1; }
+  size_t threads() const { return threads_; }
+
+  /// The most chunks a job may have (run() refuses more).
+  static constexpr size_t kMaxChunks = 0xFFFF;
 
   /// Calls fn(context, i) once for every i in [0, chunks), on the caller
   /// and the workers; returns when all have returned. A second caller while
-  /// a job runs (or a job of 2^32 - 1 chunks or more) gets false and should
-  /// run the job itself.
+  /// a job runs (or a job of more than kMaxChunks chunks) gets false and
+  /// should run the job itself.
   ///
   /// Stalls: when the caller, its own chunks done, waits for a worker's
   /// chunk far longer than its own chunks took (that worker was descheduled
@@ -47,10 +53,10 @@ class WorkPool {
   /// do not wait a time slice per call, and the workers sleep instead of
   /// spinning against the caller for a loaded machine's scarce CPU time.
   ///
-  /// Workers spin a while after a job before they sleep, as jobs come back
-  /// to back; after a few spins in a row that saw no job (jobs further apart
-  /// than a spin, as on a loaded machine) they sleep at once, spinning again
-  /// on a probe every 50 ms.
+  /// Workers spin a while (about 100 us) after a job before they sleep, as
+  /// jobs come back to back; after a few spins in a row that saw no job
+  /// (jobs further apart than a spin, as on a loaded machine) they sleep at
+  /// once, spinning again on a probe every 50 ms.
   bool run(size_t chunks, ChunkFn fn, void* context);
 
   /// Whether a job run now would find every worker awake (spinning, none
@@ -71,27 +77,49 @@ class WorkPool {
   void park() { park_.store(true, std::memory_order_relaxed); }
 
  private:
-  void worker_loop();
-  // Claims the next chunk of job `generation`; false when that job has no
-  // chunk left or is over.
-  bool claim(uint32_t generation, uint32_t* index);
-  // Runs chunks of job `generation` until none is left; returns how many.
-  uint32_t run_chunks(uint32_t generation);
+  // One thread's run of a job's chunks, [begin, end), tagged with the job's
+  // generation: bits 32-63 generation, 16-31 begin, 0-15 end. A share whose
+  // tag is older than the job holds that job's whole run, implicitly: the
+  // first claim writes it, so run() does not touch the workers' lines.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> range{0};
+  };
+
+  void worker_loop(size_t slot);
+  // Takes the next chunk of job `job` (its generation << 32 | chunks) from
+  // the front of share `slot` (its owner) or its back (another thread);
+  // false when that run is empty or the share belongs to a newer job.
+  bool claim(size_t slot, uint64_t job, bool front, uint32_t* index);
+  // Runs chunks of job `job`: share `slot`'s from the front, then the
+  // others' from the back, until every share is empty. Returns how many it
+  // ran; a worker (`count_done`) adds each to done_ as it finishes.
+  uint32_t run_chunks(size_t slot, uint64_t job, bool count_done);
   // After a caller waited `wait_ns` for other threads' chunks, having run
   // `own` chunks itself in `own_ns`: starts a back-off if that was a stall.
   void note_wait(int64_t now_ns, int64_t wait_ns, uint32_t own, int64_t own_ns);
+  // Wakes every sleeping worker (after the job word was stored).
+  void wake_sleepers();
   // Counts a stall and starts (or lengthens) a back-off from `now_ns`.
   void back_off(int64_t now_ns);
 
-  // The job: written before its generation is published, read after a claim.
-  std::atomic<ChunkFn> fn_{nullptr};
-  std::atomic<void*> context_{nullptr};
-  std::atomic<uint32_t> chunks_{0};
-  // generation << 32 | next chunk to claim.
-  std::atomic<uint64_t> state_{0};
-  std::atomic<uint32_t> done_{0};  // chunks of the current job that finished
+  size_t threads_;
+  std::unique_ptr<Share[]> shares_;  // [threads_]: the caller's is 0
 
-  std::mutex run_mutex_;  // one job at a time
+  // The job, on one line a spinning worker reads once per job: its
+  // generation << 32 | its chunks (one word, so a reader never pairs one
+  // job's generation with another's size), stored (release) after fn and
+  // context.
+  struct alignas(64) Job {
+    std::atomic<uint64_t> word{0};
+    std::atomic<ChunkFn> fn{nullptr};
+    std::atomic<void*> context{nullptr};
+  } job_;
+  // Chunks workers finished, over all jobs (wrapping): the caller waits for
+  // it to reach done_target_, so nothing resets it between jobs.
+  alignas(64) std::atomic<uint32_t> done_{0};
+  uint32_t done_target_ = 0;  // guarded by run_mutex_
+
+  alignas(64) std::mutex run_mutex_;  // one job at a time
   std::mutex sleep_mutex_;
   std::condition_variable wake_;
   std::atomic<uint32_t> sleeping_{0};

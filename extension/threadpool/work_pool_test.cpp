@@ -148,6 +148,79 @@ TEST(WorkPoolTest, ReadyOnlyWhileWorkersSpin) {
   pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
 }
 
+// A worker held inside its first chunk (as when it loses its core there)
+// does not hold up the rest of the job: the caller runs its own run of
+// chunks, then takes the worker's remaining ones from the back of its
+// share. The worker's chunk waits (up to 5 s) until the caller has run
+// every other chunk, so without stealing the caller would be left waiting
+// and the worker would give up first.
+TEST(WorkPoolTest, CallerTakesTheChunksOfAWorkerHeldInAChunk) {
+  WorkPool pool(2);
+  struct Job {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> on_caller{0};
+    std::atomic<int> on_worker{0};
+    std::atomic<bool> gave_up{false};
+    std::atomic<int> hits[8] = {};
+    static void run(void* ctx, size_t index) {
+      auto* job = static_cast<Job*>(ctx);
+      job->hits[index]++;
+      if (std::this_thread::get_id() == job->caller) {
+        // Long enough for a worker to wake and claim a chunk of its own.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        job->on_caller++;
+        return;
+      }
+      if (job->on_worker++ > 0) return;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (job->on_caller.load() < 7) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          job->gave_up = true;
+          return;
+        }
+        std::this_thread::yield();
+      }
+    }
+  };
+  // The worker may not wake before the caller has run every chunk itself:
+  // retry until a job saw it hold one.
+  int held = 0;
+  for (int attempt = 0; attempt < 200 && held < 3; ++attempt) {
+    Job job;
+    ASSERT_TRUE(pool.run(8, &Job::run, &job));
+    for (std::atomic<int>& h : job.hits) ASSERT_EQ(h.load(), 1) << "attempt " << attempt;
+    if (job.on_worker.load() == 0) continue;
+    ++held;
+    EXPECT_FALSE(job.gave_up.load()) << "the caller left the held worker's chunks waiting";
+    EXPECT_EQ(job.on_worker.load(), 1);
+    EXPECT_EQ(job.on_caller.load(), 7);
+  }
+  EXPECT_GT(held, 0) << "the worker never ran a chunk in 200 jobs";
+}
+
+// Jobs of fewer chunks than threads leave some threads' runs empty (their
+// shares untouched); a larger job after them still runs every chunk once.
+TEST(WorkPoolTest, JobsSmallerThanThePoolThenLargerOnes) {
+  WorkPool pool(4);
+  for (int job = 0; job < 20000; ++job) {
+    const size_t chunks = job % 3 == 2 ? 11 : static_cast<size_t>(job % 3 + 1);
+    Counts counts(chunks);
+    ASSERT_TRUE(pool.run(chunks, &Counts::run, &counts));
+    for (size_t i = 0; i < chunks; ++i) ASSERT_EQ(counts.hits[i].load(), 1) << "job " << job;
+  }
+}
+
+// More chunks than a job may have: refused, for the caller to run itself.
+TEST(WorkPoolTest, RefusesMoreChunksThanItCanDeal) {
+  WorkPool pool(2);
+  EXPECT_FALSE(pool.run(WorkPool::kMaxChunks + 1, &Counts::run, nullptr));
+  Counts counts(WorkPool::kMaxChunks);
+  ASSERT_TRUE(pool.run(WorkPool::kMaxChunks, &Counts::run, &counts));
+  for (size_t i = 0; i < WorkPool::kMaxChunks; ++i) ASSERT_EQ(counts.hits[i].load(), 1) << i;
+}
+
 // The caller returns only when chunks other threads claimed have finished.
 TEST(WorkPoolTest, RunReturnsAfterSlowChunksFinish) {
   WorkPool pool(3);

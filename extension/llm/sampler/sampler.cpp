@@ -108,9 +108,13 @@ Result<int32_t> Sampler::sample_with_coin(Span<const float> logits, Span<const i
   // usual decode loop of a benchmark, 128 KB a token at 32000 logits).
   const bool as_is = config_.temperature == 0.0f && config_.repetition_penalty == 1.0f;
   uint32_t bad = 0;  // Any NaN or +inf: magnitude bits above +inf's, or +inf itself.
+  // Read as is, the logits are validated and their largest key found in
+  // one pass (a NaN's key is garbage, but a NaN is refused below first).
+  int32_t max_key = ordered_key(logits[0]);
   for (size_t i = 0; i < n; ++i) {
     const uint32_t bits = float_bits(logits[i]);
     bad |= static_cast<uint32_t>((bits & 0x7FFFFFFFu) > kInfBits) | static_cast<uint32_t>(bits == kInfBits);
+    if (as_is) max_key = std::max(max_key, ordered_key(logits[i]));
   }
   if (!as_is) std::memcpy(work, logits.data(), n * sizeof(float));
   if (bad != 0) {
@@ -135,8 +139,10 @@ Result<int32_t> Sampler::sample_with_coin(Span<const float> logits, Span<const i
   // is left), then its first index by float equality, so -0 and +0 tie as
   // they do as floats: the lowest id among equals.
   const float* scores = as_is ? logits.data() : work;
-  int32_t max_key = ordered_key(scores[0]);
-  for (size_t i = 1; i < n; ++i) max_key = std::max(max_key, ordered_key(scores[i]));
+  if (!as_is) {
+    max_key = ordered_key(scores[0]);
+    for (size_t i = 1; i < n; ++i) max_key = std::max(max_key, ordered_key(scores[i]));
+  }
   const float max_logit = key_float(max_key);
   size_t argmax = first_equal(scores, n, max_logit);
   TL_CHECK_OR_RETURN(max_logit != -kInf, Error::kInvalidArgument,
