@@ -225,7 +225,8 @@ inline __m256i pair_usum(const PairWeights& w) {
 
 // Lanes 0-3 of scales[0], lanes 4-7 of scales[1].
 inline __m256 pair_scales(const float* scales) {
-  const __m256 both = _mm256_castpd_ps(_mm256_broadcast_sd(reinterpret_cast<const double*>(scales)));
+  const __m256 both = _mm256_castsi256_ps(
+      _mm256_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales))));  // Unaligned.
   return _mm256_permutevar_ps(both, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
 }
 
@@ -435,7 +436,7 @@ inline __m512 quad_scales(const float* scales, int64_t count) {
   if constexpr (kFull && kPerGroup == 1) {
     s = _mm_loadu_ps(scales);
   } else if constexpr (kFull) {
-    s = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(scales)));
+    s = _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales)));  // Unaligned.
   } else {
     s = _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (count / kPerGroup)) - 1), scales);
   }
