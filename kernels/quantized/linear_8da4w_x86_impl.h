@@ -692,6 +692,39 @@ inline void finish_tile_4x2(const Row8da4w& row, int64_t n, const Lanes16 (&acc)
   _mm_storeh_pi(reinterpret_cast<__m64*>(row.out + 3 * row.n + n), rows23);
 }
 
+// Four or eight columns' floats as one vector, and the folds that fill it
+// (fold4 / fold8_columns).
+template <int kCols>
+struct ColumnVector;
+template <>
+struct ColumnVector<8> {
+  using F = __m256;
+  static F fold(const Lanes16 (&v)[8]) { return fold8_columns(v); }
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static F load_int(const int32_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static F set1(float v) { return _mm256_set1_ps(v); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+};
+template <>
+struct ColumnVector<4> {
+  using F = __m128;
+  static F fold(const Lanes16 (&v)[4]) {
+    return fold4(half_sum(v[0]), half_sum(v[1]), half_sum(v[2]), half_sum(v[3]));
+  }
+  static F load(const float* p) { return _mm_loadu_ps(p); }
+  static F load_int(const int32_t* p) {
+    return _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static F set1(float v) { return _mm_set1_ps(v); }
+  static F fma(F a, F b, F c) { return _mm_fmadd_ps(a, b, c); }
+  static F sub(F a, F b) { return _mm_sub_ps(a, b); }
+  static void store(float* p, F v) { _mm_storeu_ps(p, v); }
+};
+
 // One row's columns n..n + kCols - 1 (kCols 4 or 8) finished together: the
 // folds of fold4 / fold8_columns, then finish_column_8da4w and the row's
 // scale as vector fused multiply-adds (they round as std::fma does).
@@ -704,45 +737,18 @@ inline void finish_one_row(const Row8da4w& row, int64_t n, const Lanes16 (&acc)[
   for (int c = 0; c < kCols; ++c) {
     corr[c] = correction_lanes(row.w_scales + (n + c) * groups, row.correction, groups);
   }
-  const __m128 neg_zp = _mm_set1_ps(-static_cast<float>(row.zero_point[0]));
-  const __m128 row_scale = _mm_set1_ps(row.scale[0]);
-  if constexpr (kCols == 8) {
-    __m256 products = fold8_columns(acc);
-    __m256 u_sums = kOwnU ? fold8_columns(uacc) : _mm256_loadu_ps(row.u_folded + n);
-    if (lone != nullptr) {
-      const __m256 scale = _mm256_loadu_ps(lone->scale);
-      products = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(lone->dot[0]))),
-                                 scale, products);
-      if constexpr (kOwnU) {
-        u_sums = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(lone->usum))),
-                                 scale, u_sums);
-      }
-    }
-    const __m256 corrections = fold8_columns(corr);
-    const __m256 sum = _mm256_sub_ps(_mm256_fmadd_ps(_mm256_set_m128(neg_zp, neg_zp), u_sums, products),
-                                     corrections);
-    const __m256 bias = row.bias != nullptr ? _mm256_loadu_ps(row.bias + n) : _mm256_setzero_ps();
-    _mm256_storeu_ps(row.out + n, _mm256_fmadd_ps(sum, _mm256_set_m128(row_scale, row_scale), bias));
-  } else {
-    static_assert(kCols == 4, "four or eight columns");
-    auto fold_columns = [](const Lanes16 (&v)[kCols]) {
-      return fold4(half_sum(v[0]), half_sum(v[1]), half_sum(v[2]), half_sum(v[3]));
-    };
-    __m128 products = fold_columns(acc);
-    __m128 u_sums = kOwnU ? fold_columns(uacc) : _mm_loadu_ps(row.u_folded + n);
-    if (lone != nullptr) {
-      const __m128 scale = _mm_loadu_ps(lone->scale);
-      products = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lone->dot[0]))),
-                              scale, products);
-      if constexpr (kOwnU) {
-        u_sums = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lone->usum))),
-                              scale, u_sums);
-      }
-    }
-    const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zp, u_sums, products), fold_columns(corr));
-    const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
-    _mm_storeu_ps(row.out + n, _mm_fmadd_ps(sum, row_scale, bias));
+  using V = ColumnVector<kCols>;
+  typename V::F products = V::fold(acc);
+  typename V::F u_sums = kOwnU ? V::fold(uacc) : V::load(row.u_folded + n);
+  if (lone != nullptr) {
+    const typename V::F scale = V::load(lone->scale);
+    products = V::fma(V::load_int(lone->dot[0]), scale, products);
+    if constexpr (kOwnU) u_sums = V::fma(V::load_int(lone->usum), scale, u_sums);
   }
+  const typename V::F sum =
+      V::sub(V::fma(V::set1(-static_cast<float>(row.zero_point[0])), u_sums, products), V::fold(corr));
+  const typename V::F bias = row.bias != nullptr ? V::load(row.bias + n) : V::set1(0.0f);
+  V::store(row.out + n, V::fma(sum, V::set1(row.scale[0]), bias));
 }
 
 // Columns [n_begin, n_end) of kRows rows, kCols at a time (then one at a
