@@ -145,7 +145,11 @@ inline Lanes16 correction_lanes(const float* w_scales, const float* correction, 
     return _mm256_blendv_ps(lanes, with, _mm256_castsi256_ps(mask));
   };
   const int64_t rest = groups - g;
-  if (rest > 0) corr.lo = masked(corr.lo, w_scales + g, correction + g, std::min<int64_t>(rest, 8));
+  if (rest >= 8) {  // Lanes 0-7 whole (K = 288: 9 groups): plain loads.
+    corr.lo = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr.lo);
+  } else if (rest > 0) {
+    corr.lo = masked(corr.lo, w_scales + g, correction + g, rest);
+  }
   if (rest > 8) corr.hi = masked(corr.hi, w_scales + g + 8, correction + g + 8, rest - 8);
 #endif
   return corr;
@@ -633,6 +637,37 @@ struct LoneLast {
       const __m256i rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                               _mm256_set1_epi32(static_cast<int32_t>(groups)));
       _mm256_storeu_ps(scale, _mm256_i32gather_ps(row.w_scales + n * groups + g, rows, 4));
+      return;
+    }
+#else
+    if constexpr (kRows == 1 && kCols == 4) {
+      // Decode: two columns' chunks in one 256-bit vector, twice.
+      const int64_t packed = row.k / 2;
+      const uint8_t* w = row.weight + n * packed + g * 16;
+      const PairActivations x = {
+          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(first_half<kPairedX>(row.xq, g, groups)))),
+          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(second_half<kPairedX>(row.xq, g, groups))))};
+      const __m256i low_mask = _mm256_set1_epi8(0x0F);
+      __m256i dots[2], usums[2];
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* p = w + 2 * h * packed;
+        const __m256i v = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed)), 1);
+        const PairWeights pw = {_mm256_and_si256(v, low_mask), _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask)};
+        dots[h] = add_pair_dot(_mm256_setzero_si256(), pw, x);  // Column 2h in lanes 0-3, 2h + 1 in 4-7.
+        usums[h] = kOwnU ? pair_usum(pw) : _mm256_setzero_si256();
+      }
+      // Each column's four lanes summed (exact): [c0, c2, c0, c2 | c1, c3, c1, c3].
+      auto columns_total = [](const __m256i (&v)[2]) {
+        const __m256i t = _mm256_hadd_epi32(v[0], v[1]);
+        const __m256i t2 = _mm256_hadd_epi32(t, t);
+        return _mm_unpacklo_epi32(_mm256_castsi256_si128(t2), _mm256_extracti128_si256(t2, 1));
+      };
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dot[0]), columns_total(dots));
+      if constexpr (kOwnU) _mm_storeu_si128(reinterpret_cast<__m128i*>(usum), columns_total(usums));
+      const __m128i rows = _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(static_cast<int32_t>(groups)));
+      _mm_storeu_ps(scale, _mm_i32gather_ps(row.w_scales + n * groups + g, rows, 4));
       return;
     }
 #endif
