@@ -73,17 +73,6 @@ inline float fold8_lanes(__m256 v) {
 
 inline float fold(Lanes16 v) { return fold8_lanes(half_sum(v)); }
 
-// fold8_lanes of four vectors at once: the same additions in the same
-// order, with the halves' sums transposed so three adds serve all four.
-inline __m128 fold4(__m256 v0, __m256 v1, __m256 v2, __m256 v3) {
-  __m128 h0 = _mm_add_ps(_mm256_castps256_ps128(v0), _mm256_extractf128_ps(v0, 1));
-  __m128 h1 = _mm_add_ps(_mm256_castps256_ps128(v1), _mm256_extractf128_ps(v1, 1));
-  __m128 h2 = _mm_add_ps(_mm256_castps256_ps128(v2), _mm256_extractf128_ps(v2, 1));
-  __m128 h3 = _mm_add_ps(_mm256_castps256_ps128(v3), _mm256_extractf128_ps(v3, 1));
-  _MM_TRANSPOSE4_PS(h0, h1, h2, h3);  // h_i = lane i of every vector's halves' sum.
-  return _mm_add_ps(_mm_add_ps(h0, h2), _mm_add_ps(h1, h3));
-}
-
 // fold8_lanes of eight vectors at once, in the order [v0, v2, v4, v6, v1,
 // v3, v5, v7]: the same additions with the halves' sums regrouped so seven
 // adds serve all eight.
@@ -111,6 +100,22 @@ inline __m256 fold8_columns(const Lanes16 (&v)[8]) {
   return fold8(order);
 }
 
+// fold() of four columns' lanes, [fold(v[0]), ..., fold(v[3])]: lanes i + 8
+// (half_sum), then i + 4 for two columns a vector (their 128-bit halves swapped
+// into place), i + 2 and 0 + 1 by shuffles; the same additions as fold().
+inline __m128 fold4_columns(const Lanes16 (&v)[4]) {
+  const __m256 e0 = half_sum(v[0]), e1 = half_sum(v[1]), e2 = half_sum(v[2]), e3 = half_sum(v[3]);
+  const __m256 h01 = _mm256_add_ps(_mm256_permute2f128_ps(e0, e1, 0x20), _mm256_permute2f128_ps(e0, e1, 0x31));
+  const __m256 h23 = _mm256_add_ps(_mm256_permute2f128_ps(e2, e3, 0x20), _mm256_permute2f128_ps(e2, e3, 0x31));
+  // [c0 h0 + h2, c0 h1 + h3, c2 .., c2 .. | c1 .., c1 .., c3 .., c3 ..].
+  const __m256 q = _mm256_add_ps(_mm256_shuffle_ps(h01, h23, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm256_shuffle_ps(h01, h23, _MM_SHUFFLE(3, 2, 3, 2)));
+  // [c0, c2, c0, c2 | c1, c3, c1, c3].
+  const __m256 f = _mm256_add_ps(_mm256_shuffle_ps(q, q, _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm256_shuffle_ps(q, q, _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm_unpacklo_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
+}
+
 // Lanes [0, count) of eight (count <= 8).
 inline __m256i first_lanes(int64_t count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(count)),
@@ -121,10 +126,47 @@ inline __m256i first_lanes(int64_t count) {
 // correction[g] with group g in lane g % 16, the groups past the last whole
 // vector fused in by masked loads and kept only in their lanes, so every
 // lane sees the same fused multiply-adds as the scalar form.
-inline Lanes16 correction_lanes(const float* w_scales, const float* correction, int64_t groups) {
+#if !defined(TORCHLIGHT_8DA4W_ZMM)
+// The groups past the last whole sixteen: how many, and their lanes in each
+// half (the same for every column of a call, so the decode makes it once).
+struct CorrectionTail {
+  int64_t rest;
+  __m256i lo, hi;
+  explicit CorrectionTail(int64_t groups)
+      : rest(groups % kLanes8da4w),
+        lo(first_lanes(std::min<int64_t>(rest, 8))),
+        hi(first_lanes(std::max<int64_t>(rest - 8, 0))) {}
+};
+
+inline Lanes16 correction_lanes(const float* w_scales, const float* correction, int64_t groups,
+                                const CorrectionTail& tail) {
   Lanes16 corr = zero_lanes();
   int64_t g = 0;
+  for (; g + kLanes8da4w <= groups; g += kLanes8da4w) {
+    corr.lo = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr.lo);
+    corr.hi = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g + 8), _mm256_loadu_ps(correction + g + 8),
+                              corr.hi);
+  }
+  // Lanes past the tail load 0 and keep their value: fma(0, 0, v) is v for
+  // every v but -0, and no lane is ever -0 (it starts at +0, and a sum is -0
+  // only when both addends are).
+  auto masked = [](__m256 lanes, const float* s, const float* c, __m256i mask) {
+    return _mm256_fmadd_ps(_mm256_maskload_ps(s, mask), _mm256_maskload_ps(c, mask), lanes);
+  };
+  if (tail.rest >= 8) {  // Lanes 0-7 whole (K = 288: 9 groups): plain loads.
+    corr.lo = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr.lo);
+  } else if (tail.rest > 0) {
+    corr.lo = masked(corr.lo, w_scales + g, correction + g, tail.lo);
+  }
+  if (tail.rest > 8) corr.hi = masked(corr.hi, w_scales + g + 8, correction + g + 8, tail.hi);
+  return corr;
+}
+#endif
+
+inline Lanes16 correction_lanes(const float* w_scales, const float* correction, int64_t groups) {
 #if defined(TORCHLIGHT_8DA4W_ZMM)
+  Lanes16 corr = zero_lanes();
+  int64_t g = 0;
   for (; g + kLanes8da4w <= groups; g += kLanes8da4w) {
     corr = _mm512_fmadd_ps(_mm512_loadu_ps(w_scales + g), _mm512_loadu_ps(correction + g), corr);
   }
@@ -133,26 +175,10 @@ inline Lanes16 correction_lanes(const float* w_scales, const float* correction, 
     corr = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(lanes, w_scales + g),
                                  _mm512_maskz_loadu_ps(lanes, correction + g), corr, lanes);
   }
-#else
-  for (; g + kLanes8da4w <= groups; g += kLanes8da4w) {
-    corr.lo = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr.lo);
-    corr.hi = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g + 8), _mm256_loadu_ps(correction + g + 8),
-                              corr.hi);
-  }
-  auto masked = [](__m256 lanes, const float* s, const float* c, int64_t count) {
-    const __m256i mask = first_lanes(count);
-    const __m256 with = _mm256_fmadd_ps(_mm256_maskload_ps(s, mask), _mm256_maskload_ps(c, mask), lanes);
-    return _mm256_blendv_ps(lanes, with, _mm256_castsi256_ps(mask));
-  };
-  const int64_t rest = groups - g;
-  if (rest >= 8) {  // Lanes 0-7 whole (K = 288: 9 groups): plain loads.
-    corr.lo = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr.lo);
-  } else if (rest > 0) {
-    corr.lo = masked(corr.lo, w_scales + g, correction + g, rest);
-  }
-  if (rest > 8) corr.hi = masked(corr.hi, w_scales + g + 8, correction + g + 8, rest - 8);
-#endif
   return corr;
+#else
+  return correction_lanes(w_scales, correction, groups, CorrectionTail(groups));
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -255,6 +281,20 @@ inline __m256i lone_dot(const LoneWeights& w, const int8_t* a, const int8_t* b) 
       _mm_add_epi16(_mm_maddubs_epi16(w.lo, xa), _mm_maddubs_epi16(w.hi, xb)), _mm_set1_epi16(1));
 #endif
   return _mm256_zextsi128_si256(dot);
+}
+
+// A chunk alone in one 256-bit step: its low nibbles in the low 128 bits,
+// its high nibbles in the high 128, against its 32 activations as stored
+// (x); the products in eight int32 lanes (exact; only their total is used).
+inline __m256i lone_chunk_dot(const uint8_t* w, __m256i x) {
+  const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+  const __m256i u = _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0),
+                                     _mm256_set1_epi8(0x0F));
+#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
+  return dpbusd(_mm256_setzero_si256(), u, x);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+#endif
 }
 
 // Its sum u in lanes 0 and 2.
@@ -534,8 +574,10 @@ void sums_by_quad(const Row8da4w& row, int64_t n, Lanes16 (&acc)[kR][kCols], Lan
 // Groups of 32 in the 256-bit builds: four groups a step as two pairs (one
 // 32-byte load each), the first into lanes 0-7, the second into 8-15; a
 // pair left at the end likewise.
+// Always inlined: called out of line (as GCC chose for decode_g32) its
+// sums go through memory and cost a vzeroupper each way.
 template <int kRows, int kCols, bool kOwnU, bool kPairedX, int kR>
-void sums_g32(const Row8da4w& row, int64_t n, Lanes16 (&acc)[kR][kCols], Lanes16 (&uacc)[kCols]) {
+__attribute__((always_inline)) inline void sums_g32(const Row8da4w& row, int64_t n, Lanes16 (&acc)[kR][kCols], Lanes16 (&uacc)[kCols]) {
   constexpr int64_t kPrefetchColumns = 16;
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
@@ -748,7 +790,7 @@ template <>
 struct ColumnVector<4> {
   using F = __m128;
   static F fold(const Lanes16 (&v)[4]) {
-    return fold4(half_sum(v[0]), half_sum(v[1]), half_sum(v[2]), half_sum(v[3]));
+    return fold4_columns(v);
   }
   static F load(const float* p) { return _mm_loadu_ps(p); }
   static F load_int(const int32_t* p) {
@@ -830,6 +872,55 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   }
 }
 
+#if !defined(TORCHLIGHT_8DA4W_ZMM)
+// Decode with groups of 32 in the 256-bit builds (the column sums given):
+// columns<1, 4>'s sums and float steps, so the same floats, with what is
+// the same for every column made once per call (the corrections' tail
+// masks, the lone last group's activations, the zero point and scale) and
+// the lone last group of four columns as four 128-bit dots and two
+// horizontal adds (exact). At K = 288 the work per column outside the
+// chunk steps is a third of the whole, and the general finish lost 20-30%
+// to main's eight-lane loop there.
+void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
+  const int64_t groups = row.k / 32;
+  const int64_t packed = row.k / 2;
+  const bool lone_last = lone_last_group_8da4w(32, groups);
+  const int64_t last = groups - 1;
+  const CorrectionTail tail(groups);
+  // The lone group's activations as stored: its first half meets the low
+  // nibbles (low 128 bits of lone_chunk), its second half the high.
+  const __m256i x_last = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + 32 * last));
+  const __m128 neg_zero_point = _mm_set1_ps(-static_cast<float>(row.zero_point[0]));
+  const __m128 row_scale = _mm_set1_ps(row.scale[0]);
+  int64_t n = n_begin;
+  for (; n + 4 <= n_end; n += 4) {
+    Lanes16 acc[1][4];
+    Lanes16 unused[4];
+    for (int c = 0; c < 4; ++c) acc[0][c] = zero_lanes();
+    sums_g32<1, 4, false, false>(row, n, acc, unused);
+    __m128 products = fold4_columns(acc[0]);
+    if (lone_last) {
+      __m256i dots[4];
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) dots[c] = lone_chunk_dot(row.weight + (n + c) * packed + last * 16, x_last);
+      const __m256i sums = _mm256_hadd_epi32(_mm256_hadd_epi32(dots[0], dots[1]), _mm256_hadd_epi32(dots[2], dots[3]));
+      const __m128i totals = _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+      const float* s = row.w_scales + n * groups + last;
+      products = _mm_fmadd_ps(_mm_cvtepi32_ps(totals), _mm_setr_ps(s[0], s[groups], s[2 * groups], s[3 * groups]),
+                              products);
+    }
+    Lanes16 corr[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) corr[c] = correction_lanes(row.w_scales + (n + c) * groups, row.correction, groups, tail);
+    const __m128 corrections = fold4_columns(corr);
+    const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, _mm_loadu_ps(row.u_folded + n), products), corrections);
+    const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
+    _mm_storeu_ps(row.out + n, _mm_fmadd_ps(sum, row_scale, bias));
+  }
+  if (n < n_end) columns<1, 1, false>(row, n, n_end);
+}
+#endif
+
 #if defined(TORCHLIGHT_8DA4W_ZMM)
 // 32 registers: eight decode columns a step, each activation step serving
 // all of them; four rows by two columns in the tile.
@@ -843,7 +934,11 @@ constexpr int kTileColumns8da4w = 1;  // Sixteen lanes take two of the sixteen r
 template <bool kOwnU>
 void columns_for_rows(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   switch (row.rows) {
-    case 1: return columns<1, kDecodeColumns8da4w, kOwnU>(row, n_begin, n_end);
+    case 1:
+#if !defined(TORCHLIGHT_8DA4W_ZMM)
+      if (!kOwnU && row.group == 32) return decode_g32(row, n_begin, n_end);
+#endif
+      return columns<1, kDecodeColumns8da4w, kOwnU>(row, n_begin, n_end);
     case 2: return columns<2, 2, kOwnU>(row, n_begin, n_end);
     case 3: return columns<3, 1, kOwnU>(row, n_begin, n_end);
     default: return columns<4, 1, kOwnU>(row, n_begin, n_end);
