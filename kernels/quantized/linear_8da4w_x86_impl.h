@@ -127,15 +127,20 @@ inline __m256i first_lanes(int64_t count) {
 // vector fused in by masked loads and kept only in their lanes, so every
 // lane sees the same fused multiply-adds as the scalar form.
 #if !defined(TORCHLIGHT_8DA4W_ZMM)
-// The groups past the last whole sixteen: how many, and their lanes in each
-// half (the same for every column of a call, so the decode makes it once).
+// The groups past the last whole sixteen of one row's corrections: how
+// many, their lanes in each half, and their corrections there (0 in the
+// other lanes); the same for every column of a call, so the decode loads
+// them once.
 struct CorrectionTail {
   int64_t rest;
   __m256i lo, hi;
-  explicit CorrectionTail(int64_t groups)
+  __m256 correction_lo, correction_hi;
+  CorrectionTail(const float* correction, int64_t groups)
       : rest(groups % kLanes8da4w),
         lo(first_lanes(std::min<int64_t>(rest, 8))),
-        hi(first_lanes(std::max<int64_t>(rest - 8, 0))) {}
+        hi(first_lanes(std::max<int64_t>(rest - 8, 0))),
+        correction_lo(_mm256_maskload_ps(correction + (groups - rest), lo)),
+        correction_hi(_mm256_maskload_ps(correction + (groups - rest) + 8, hi)) {}
 };
 
 inline Lanes16 correction_lanes(const float* w_scales, const float* correction, int64_t groups,
@@ -150,15 +155,14 @@ inline Lanes16 correction_lanes(const float* w_scales, const float* correction, 
   // Lanes past the tail load 0 and keep their value: fma(0, 0, v) is v for
   // every v but -0, and no lane is ever -0 (it starts at +0, and a sum is -0
   // only when both addends are).
-  auto masked = [](__m256 lanes, const float* s, const float* c, __m256i mask) {
-    return _mm256_fmadd_ps(_mm256_maskload_ps(s, mask), _mm256_maskload_ps(c, mask), lanes);
-  };
-  if (tail.rest >= 8) {  // Lanes 0-7 whole (K = 288: 9 groups): plain loads.
-    corr.lo = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), _mm256_loadu_ps(correction + g), corr.lo);
+  if (tail.rest >= 8) {  // Lanes 0-7 whole (K = 288: 9 groups): a plain load.
+    corr.lo = _mm256_fmadd_ps(_mm256_loadu_ps(w_scales + g), tail.correction_lo, corr.lo);
   } else if (tail.rest > 0) {
-    corr.lo = masked(corr.lo, w_scales + g, correction + g, tail.lo);
+    corr.lo = _mm256_fmadd_ps(_mm256_maskload_ps(w_scales + g, tail.lo), tail.correction_lo, corr.lo);
   }
-  if (tail.rest > 8) corr.hi = masked(corr.hi, w_scales + g + 8, correction + g + 8, tail.hi);
+  if (tail.rest > 8) {
+    corr.hi = _mm256_fmadd_ps(_mm256_maskload_ps(w_scales + g + 8, tail.hi), tail.correction_hi, corr.hi);
+  }
   return corr;
 }
 #endif
@@ -177,7 +181,7 @@ inline Lanes16 correction_lanes(const float* w_scales, const float* correction, 
   }
   return corr;
 #else
-  return correction_lanes(w_scales, correction, groups, CorrectionTail(groups));
+  return correction_lanes(w_scales, correction, groups, CorrectionTail(correction, groups));
 #endif
 }
 
@@ -281,20 +285,6 @@ inline __m256i lone_dot(const LoneWeights& w, const int8_t* a, const int8_t* b) 
       _mm_add_epi16(_mm_maddubs_epi16(w.lo, xa), _mm_maddubs_epi16(w.hi, xb)), _mm_set1_epi16(1));
 #endif
   return _mm256_zextsi128_si256(dot);
-}
-
-// A chunk alone in one 256-bit step: its low nibbles in the low 128 bits,
-// its high nibbles in the high 128, against its 32 activations as stored
-// (x); the products in eight int32 lanes (exact; only their total is used).
-inline __m256i lone_chunk_dot(const uint8_t* w, __m256i x) {
-  const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
-  const __m256i u = _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0),
-                                     _mm256_set1_epi8(0x0F));
-#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
-  return dpbusd(_mm256_setzero_si256(), u, x);
-#else
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
-#endif
 }
 
 // Its sum u in lanes 0 and 2.
@@ -886,10 +876,12 @@ void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t packed = row.k / 2;
   const bool lone_last = lone_last_group_8da4w(32, groups);
   const int64_t last = groups - 1;
-  const CorrectionTail tail(groups);
-  // The lone group's activations as stored: its first half meets the low
-  // nibbles (low 128 bits of lone_chunk), its second half the high.
-  const __m256i x_last = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.xq + 32 * last));
+  const CorrectionTail tail(row.correction, groups);
+  // The lone group's halves in both 128-bit lanes (two columns a step).
+  const PairActivations x_last = {
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row.xq + 32 * last))),
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row.xq + 32 * last + 16)))};
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m128 neg_zero_point = _mm_set1_ps(-static_cast<float>(row.zero_point[0]));
   const __m128 row_scale = _mm_set1_ps(row.scale[0]);
   int64_t n = n_begin;
@@ -900,11 +892,20 @@ void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     sums_g32<1, 4, false, false>(row, n, acc, unused);
     __m128 products = fold4_columns(acc[0]);
     if (lone_last) {
-      __m256i dots[4];
-#pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) dots[c] = lone_chunk_dot(row.weight + (n + c) * packed + last * 16, x_last);
-      const __m256i sums = _mm256_hadd_epi32(_mm256_hadd_epi32(dots[0], dots[1]), _mm256_hadd_epi32(dots[2], dots[3]));
-      const __m128i totals = _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+      // Columns 2h, 2h + 1 in one 256-bit step (lanes 0-3, 4-7).
+      __m256i dots[2];
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* p = row.weight + (n + 2 * h) * packed + last * 16;
+        const __m256i v = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed)), 1);
+        dots[h] = add_pair_dot(_mm256_setzero_si256(), {_mm256_and_si256(v, low_mask),
+                               _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask)}, x_last);
+      }
+      // [c0, c2, c0, c2 | c1, c3, c1, c3], each column's four lanes summed (exact).
+      const __m256i t = _mm256_hadd_epi32(dots[0], dots[1]);
+      const __m256i t2 = _mm256_hadd_epi32(t, t);
+      const __m128i totals = _mm_unpacklo_epi32(_mm256_castsi256_si128(t2), _mm256_extracti128_si256(t2, 1));
       const float* s = row.w_scales + n * groups + last;
       products = _mm_fmadd_ps(_mm_cvtepi32_ps(totals), _mm_setr_ps(s[0], s[groups], s[2 * groups], s[3 * groups]),
                               products);
