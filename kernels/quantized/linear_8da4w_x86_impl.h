@@ -567,7 +567,8 @@ void sums_by_quad(const Row8da4w& row, int64_t n, Lanes16 (&acc)[kR][kCols], Lan
 // Always inlined: called out of line (as GCC chose for decode_g32) its
 // sums go through memory and cost a vzeroupper each way.
 template <int kRows, int kCols, bool kOwnU, bool kPairedX, int kR>
-__attribute__((always_inline)) inline void sums_g32(const Row8da4w& row, int64_t n, Lanes16 (&acc)[kR][kCols], Lanes16 (&uacc)[kCols]) {
+__attribute__((always_inline)) inline void sums_g32(const Row8da4w& row, int64_t n, Lanes16 (&acc)[kR][kCols],
+                                                    Lanes16 (&uacc)[kCols]) {
   constexpr int64_t kPrefetchColumns = 16;
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
@@ -760,7 +761,7 @@ inline void finish_tile_4x2(const Row8da4w& row, int64_t n, const Lanes16 (&acc)
 }
 
 // Four or eight columns' floats as one vector, and the folds that fill it
-// (fold4 / fold8_columns).
+// (fold4_columns / fold8_columns).
 template <int kCols>
 struct ColumnVector;
 template <>
@@ -779,9 +780,7 @@ struct ColumnVector<8> {
 template <>
 struct ColumnVector<4> {
   using F = __m128;
-  static F fold(const Lanes16 (&v)[4]) {
-    return fold4_columns(v);
-  }
+  static F fold(const Lanes16 (&v)[4]) { return fold4_columns(v); }
   static F load(const float* p) { return _mm_loadu_ps(p); }
   static F load_int(const int32_t* p) {
     return _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -793,7 +792,7 @@ struct ColumnVector<4> {
 };
 
 // One row's columns n..n + kCols - 1 (kCols 4 or 8) finished together: the
-// folds of fold4 / fold8_columns, then finish_column_8da4w and the row's
+// folds of fold4_columns / fold8_columns, then finish_column_8da4w and the row's
 // scale as vector fused multiply-adds (they round as std::fma does).
 template <int kCols, bool kOwnU, typename Lone>
 inline void finish_one_row(const Row8da4w& row, int64_t n, const Lanes16 (&acc)[kCols],
@@ -864,13 +863,12 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 
 #if !defined(TORCHLIGHT_8DA4W_ZMM)
 // Decode with groups of 32 in the 256-bit builds (the column sums given):
-// columns<1, 4>'s sums and float steps, so the same floats, with what is
-// the same for every column made once per call (the corrections' tail
-// masks, the lone last group's activations, the zero point and scale) and
-// the lone last group of four columns as four 128-bit dots and two
-// horizontal adds (exact). At K = 288 the work per column outside the
-// chunk steps is a third of the whole, and the general finish lost 20-30%
-// to main's eight-lane loop there.
+// columns<1, 4>'s sums and float steps, so the same floats, straight-line:
+// what is the same for every column made once per call (the corrections'
+// tail, the lone last group's activations, the zero point and scale), the
+// lone last group two columns a 256-bit step, the folds four columns at a
+// time. At K = 288 the work per column outside the chunk steps is a large
+// share, and the general finish lost 10-25% to main's eight-lane loop there.
 void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
@@ -912,7 +910,9 @@ void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
     }
     Lanes16 corr[4];
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) corr[c] = correction_lanes(row.w_scales + (n + c) * groups, row.correction, groups, tail);
+    for (int c = 0; c < 4; ++c) {
+      corr[c] = correction_lanes(row.w_scales + (n + c) * groups, row.correction, groups, tail);
+    }
     const __m128 corrections = fold4_columns(corr);
     const __m128 sum = _mm_sub_ps(_mm_fmadd_ps(neg_zero_point, _mm_loadu_ps(row.u_folded + n), products), corrections);
     const __m128 bias = row.bias != nullptr ? _mm_loadu_ps(row.bias + n) : _mm_setzero_ps();
