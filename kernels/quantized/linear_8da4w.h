@@ -20,21 +20,29 @@
 // nibbles). So 16 packed bytes give their low nibbles and their high nibbles
 // as one 32-byte vector in arranged order.
 //
-// Both loops keep the same eight int32 lanes, so they give identical floats.
-// The AVX2 loop reads two chunks of 32 with one 32-byte load where it can
-// (chunk_8da4w: two groups of 32, or two chunks of a larger group): their
-// low nibbles in one vector, their high nibbles in another. In such a pair,
-// arranged position p of the first chunk goes to lane (p % 16) / 4 for the
-// products x u and 2 * ((p % 16) / 8) for sum u, the second chunk's to those
-// plus 4; a chunk alone puts p in lane p / 4 and sum u in 2 * (p / 8) (what
-// maddubs + madd and sad_epu8 yield). Per group each lane's exact sum is
+// Every loop keeps the same sixteen int32 lanes, so they give identical
+// floats. Chunks are numbered along the row (c = position / 32 when the
+// group is a multiple of 32; otherwise each group's chunks in turn), and
+// position p of chunk c (length L, half = L / 2) goes to lane
+// 4 * (c % 4) + (p % half) / 4 for the products x u and to
+// 4 * (c % 4) + 2 * ((p % half) / 8) for sum u (what vpdpbusd / maddubs +
+// madd and sad_epu8 yield on a 64-byte load of four chunks' packed bytes,
+// their low nibbles meeting the chunks' first halves, their high nibbles the
+// second halves). So a 512-bit step covers four chunks: four groups of 32
+// (four lanes each), two of 64, or a quarter of a larger group's sums. Per
+// group each lane of its chunks' quarters gets the lane's exact sum
 // fused-multiply-added with the group's weight scale into that lane's float
-// sum (one set per row for the products, one per column for sum u, shared
-// by the rows; a group of 32 paired with its neighbour scales its four
-// lanes only); the lanes are folded once per column (fold_lanes_8da4w),
+// sum (one set per row for the products, one per column for sum u, shared by
+// the rows); the sixteen lanes are folded once per column (fold_lanes_8da4w),
 // combined with the zero point and the row corrections
-// (finish_column_8da4w), then out = fma(sum, x_scale, bias). The integer
-// sums are exact; only these float steps round.
+// (finish_column_8da4w), then out = fma(sum, x_scale, bias). One
+// exception: with groups of 32 and an odd number of them, the last group
+// (a chunk alone, which would cost a whole 512-bit step) stays out of the
+// lanes: after the fold, products = fma(its exact sum, its scale, products),
+// and likewise sum u (lone_last_group_8da4w). The integer
+// sums are exact; only these float steps round. A 256-bit build keeps the
+// sixteen lanes in two vectors (lanes 0-7, 8-15): two chunks a step, the
+// same sums in the same lanes.
 //
 // Built once per instruction set (linear_8da4w_generic.cpp, and
 // linear_8da4w_x86_impl.h as _avx2, _avxvnni and _avx512vnni.cpp, each with
@@ -103,23 +111,25 @@ using FoldWeightSums8da4wFn = void (*)(const uint8_t*, const float*, int64_t, in
                                        int64_t, float*);
 FoldWeightSums8da4wFn select_fold_weight_sums_8da4w(int64_t group, QuantIsa isa = quant_isa());
 
-inline constexpr int kLanes8da4w = 8;
+inline constexpr int kLanes8da4w = 16;
 
 // The float helpers both loops share are static: each file keeps its own
 // copy, so the linker cannot hand the generic loop the AVX2 file's build.
 
-/// Lanes i and i + 4, then i and i + 2, then 0 and 1.
+/// Lanes i and i + 8, then i and i + 4, then i and i + 2, then 0 and 1.
 static inline float fold_lanes_8da4w(const float* lane) {
+  float e[8];
+  for (int i = 0; i < 8; ++i) e[i] = lane[i] + lane[i + 8];
   float h[4];
-  for (int i = 0; i < 4; ++i) h[i] = lane[i] + lane[i + 4];
+  for (int i = 0; i < 4; ++i) h[i] = e[i] + e[i + 4];
   const float q0 = h[0] + h[2];
   const float q1 = h[1] + h[3];
   return q0 + q1;
 }
 
-/// sum_g w_scales[g] * correction[g] with group g in lane g % 8 (fused
+/// sum_g w_scales[g] * correction[g] with group g in lane g % 16 (fused
 /// multiply-adds), the lanes folded. `lanes` holds groups [0, done) already
-/// (the AVX2 loop does whole vectors of 8); the rest are added here.
+/// (the x86 loops do whole vectors of 16); the rest are added here.
 static inline float fold_corrections_8da4w(float* lanes, const float* w_scales,
                                            const float* correction, int64_t done,
                                            int64_t groups) {
@@ -129,36 +139,24 @@ static inline float fold_corrections_8da4w(float* lanes, const float* w_scales,
   return fold_lanes_8da4w(lanes);
 }
 
-/// Where a chunk of 32 sits for the lanes (see the header comment): paired
-/// (one 32-byte load feeds it and its partner) or alone.
-struct Chunk8da4w {
-  bool paired;      // Part of a pair of chunks.
-  bool group_pair;  // The pair is two groups of 32 (else two chunks of one group).
-  int second;       // 1 for the pair's second chunk.
-};
+/// Chunks of 32 per group (the last may be shorter).
+static inline int64_t chunks_per_group_8da4w(int64_t group) { return (group + 31) / 32; }
 
-/// Chunk `ci` of group g: with groups of 32, groups 2i and 2i + 1 pair up;
-/// with larger groups that are multiples of 32, chunks 2i and 2i + 1 of a
-/// group; an odd last one (and every chunk of a group that is not a
-/// multiple of 32) is alone.
-static inline Chunk8da4w chunk_8da4w(int64_t group, int64_t groups, int64_t g, int64_t ci) {
-  if (group == 32) {
-    const bool paired = g - g % 2 + 1 < groups;
-    return {paired, paired, static_cast<int>(g % 2)};
-  }
-  const bool paired = group % 32 == 0 && ci - ci % 2 + 1 < group / 32;
-  return {paired, false, static_cast<int>(ci % 2)};
+/// Whether the row's last group stays out of the lanes (group 32, an odd
+/// number of groups): it is added after the fold.
+static inline bool lone_last_group_8da4w(int64_t group, int64_t groups) {
+  return group == 32 && groups % 2 == 1;
 }
 
-/// The int32 lane of the products x u at arranged position p of a chunk.
-static inline int product_lane_8da4w(Chunk8da4w chunk, int64_t p) {
-  return chunk.paired ? 4 * chunk.second + static_cast<int>(p % 16) / 4 : static_cast<int>(p / 4);
+/// The int32 lane of the products x u at arranged position p of chunk c
+/// (counted along the row) of `length` values.
+static inline int product_lane_8da4w(int64_t c, int64_t p, int64_t length) {
+  return static_cast<int>(4 * (c % 4) + (p % (length / 2)) / 4);
 }
 
 /// The lane of sum u at arranged position p.
-static inline int usum_lane_8da4w(Chunk8da4w chunk, int64_t p) {
-  return chunk.paired ? 4 * chunk.second + 2 * (static_cast<int>(p % 16) / 8)
-                      : 2 * static_cast<int>(p / 8);
+static inline int usum_lane_8da4w(int64_t c, int64_t p, int64_t length) {
+  return static_cast<int>(4 * (c % 4) + 2 * ((p % (length / 2)) / 8));
 }
 
 /// A column's sum for one row before the row's scale: the folded products
@@ -205,33 +203,27 @@ static inline void arrange_row_8da4w(const int8_t* xq, int64_t k, int64_t group,
   }
 }
 
-/// Whether arranged chunk ci of group g is the first of a pair (chunk_8da4w).
-static inline bool starts_pair_8da4w(int64_t group, int64_t groups, int64_t g, int64_t ci) {
-  const Chunk8da4w chunk = chunk_8da4w(group, groups, g, ci);
-  return chunk.paired && chunk.second == 0;
-}
-
-/// Arranged rows [rows, K] into paired order, in place: each pair of chunks
-/// (64 values) becomes both chunks' first halves, then both second halves,
-/// the vectors the AVX2 loop otherwise builds with two lane permutes per
-/// row and column. Chunks alone stay as they are. Group % 32 == 0.
+/// Arranged rows [rows, K] into paired order, in place (group % 32 == 0):
+/// each block of four chunks (the last block may hold fewer, r) becomes the
+/// block's chunks' first halves, then their second halves: the vectors a
+/// 512-bit step (four chunks) or a 256-bit one (two) meets the weights'
+/// low and high nibbles with, as plain loads; the loops otherwise build them
+/// with lane shuffles per row and column.
 static inline void pair_rows_8da4w(int8_t* xq, int64_t rows, int64_t k, int64_t group) {
-  const int64_t groups = k / group;
+  (void)group;
+  const int64_t chunks = k / 32;
   for (int64_t r = 0; r < rows; ++r) {
-    int8_t* row = xq + r * k;
-    for (int64_t g = 0; g < groups; ++g) {
-      for (int64_t ci = 0; ci < group / 32; ++ci) {
-        if (!starts_pair_8da4w(group, groups, g, ci)) continue;
-        int8_t* x = row + g * group + ci * 32;
-        int8_t tmp[64];
+    for (int64_t c0 = 0; c0 < chunks; c0 += 4) {
+      const int64_t block = chunks - c0 < 4 ? chunks - c0 : 4;
+      int8_t* x = xq + r * k + c0 * 32;
+      int8_t tmp[128];
+      for (int64_t c = 0; c < block; ++c) {
         for (int i = 0; i < 16; ++i) {
-          tmp[i] = x[i];
-          tmp[16 + i] = x[32 + i];
-          tmp[32 + i] = x[16 + i];
-          tmp[48 + i] = x[48 + i];
+          tmp[16 * c + i] = x[32 * c + i];
+          tmp[16 * (block + c) + i] = x[32 * c + 16 + i];
         }
-        for (int i = 0; i < 64; ++i) x[i] = tmp[i];
       }
+      for (int64_t i = 0; i < 32 * block; ++i) x[i] = tmp[i];
     }
   }
 }

@@ -69,6 +69,9 @@ Case8da4w make_8da4w(int64_t k, int64_t group, int64_t n, int rows, uint32_t see
   std::fill(c.weight.begin() + k / 2, c.weight.begin() + k, uint8_t{0xFF});
   c.scales.resize(static_cast<size_t>(n * groups));
   for (auto& v : c.scales) v = static_cast<float>((next(&seed) >> 20) + 1) / 65536;
+  // Zero scales: column 2's every other group, column 3's every group.
+  for (int64_t g = 0; g < groups; g += 2) c.scales[2 * groups + g] = 0.0f;
+  std::fill(c.scales.begin() + 3 * groups, c.scales.begin() + 4 * groups, 0.0f);
   c.bias.resize(static_cast<size_t>(n));
   for (auto& v : c.bias) v = static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 4096;
   const int32_t zps[] = {127, -128, 0, -3, 64, -77, 5};
@@ -116,21 +119,22 @@ std::vector<float> run_8da4w(const Case8da4w& c, int rows, Columns8da4wFn column
 }
 
 // The decode loops (with and without precomputed weight sums) and the
-// prefill tile, 1..7 rows, groups 32-256, K with an odd group or chunk
-// left out of the pairs, N not a multiple of any tile, and an odd column
-// range starting at an odd column.
+// prefill tile, 1..7 rows, groups 32-256, K with 1-3 chunks past the last
+// step of four (K = 288, 416, 480: an odd last group of 32 added after the
+// fold), K = 2048, zero scales, N not a multiple of any step (16, 8, 4, 2
+// columns), and an odd column range starting at an odd column.
 TEST_P(QuantIsaTest, Linear8da4wIdenticalToGeneric) {
   const QuantIsa isa = GetParam();
   struct Shape {
     int64_t k, group;
   };
   constexpr int64_t kN = 23;
-  // Group 32: 1, 9, 13 and 15 groups leave 1, 1, 5 and 7 past the last
-  // vector of eight for the corrections' masked tail; 8 and 24 leave none.
+  // Group 32: 1, 9, 13, 15 and 24 groups leave 1, 9, 13, 15 and 8 past the
+  // last vector of sixteen for the corrections' masked tail; 64 none.
   for (const Shape s : {Shape{32, 32}, Shape{288, 32}, Shape{256, 32}, Shape{768, 32},
-                        Shape{416, 32}, Shape{480, 32},
+                        Shape{416, 32}, Shape{480, 32}, Shape{2048, 32}, Shape{64, 32},
                         Shape{320, 64}, Shape{192, 64}, Shape{384, 128}, Shape{640, 128},
-                        Shape{768, 256}, Shape{288, 96}}) {
+                        Shape{768, 256}, Shape{2048, 256}, Shape{288, 96}}) {
     const Case8da4w c = make_8da4w(s.k, s.group, kN, 7, static_cast<uint32_t>(s.k * 31 + s.group));
     const Columns8da4wFn loop = select_linear_8da4w(s.group, isa);
     const Columns8da4wFn tile = select_tile_8da4w(s.group, isa);
@@ -139,7 +143,7 @@ TEST_P(QuantIsaTest, Linear8da4wIdenticalToGeneric) {
     for (int rows = 1; rows <= 7; ++rows) {
       const std::string where = std::string(quant_isa_name(isa)) + " k " + std::to_string(s.k) +
                                 " group " + std::to_string(s.group) + " rows " + std::to_string(rows);
-      for (const auto& [n_begin, n_end] : {std::pair<int64_t, int64_t>{0, kN}, {3, 18}}) {
+      for (const auto& [n_begin, n_end] : {std::pair<int64_t, int64_t>{0, kN}, {3, 18}, {1, 18}}) {
         const std::vector<float> want =
             run_8da4w(c, rows, &linear_8da4w_columns_generic, false, nullptr, n_begin, n_end);
         EXPECT_EQ(run_8da4w(c, rows, loop, false, nullptr, n_begin, n_end), want) << where;

@@ -166,7 +166,8 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
   };
   for (const Shape shape : {Shape{256, 32}, Shape{256, 64}, Shape{256, 128}, Shape{256, 256},
                             Shape{288, 32}, Shape{96, 48}, Shape{20, 10},
-                            Shape{32, 32}, Shape{288, 96}, Shape{320, 64}, Shape{768, 256}}) {
+                            Shape{32, 32}, Shape{288, 96}, Shape{320, 64}, Shape{768, 256},
+                            Shape{416, 32}, Shape{480, 32}, Shape{2048, 32}, Shape{2048, 128}}) {
     const int64_t k = shape.k, group = shape.group, groups = k / group;
     std::vector<int8_t> xq(k * quantized::kRows8da4w);
     std::vector<uint8_t> weight(kN * k / 2);
@@ -175,6 +176,7 @@ TEST(QuantizedKernelsTest, Linear8da4wLoopsAgreeAndMatchReference) {
     for (auto& v : weight) v = static_cast<uint8_t>(next() >> 24);
     for (auto& v : bias) v = static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096;
     for (auto& v : scales) v = static_cast<float>((next() >> 20) + 1) / 65536;
+    for (int64_t g = 0; g < groups; g += 2) scales[2 * groups + g] = 0.0f;  // Zero scales.
     xq[0] = -128;
     xq[1] = 127;
     weight[0] = 0x0F;  // -8 and 7.
