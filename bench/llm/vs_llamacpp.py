@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,10 @@ def main() -> None:
     p.add_argument("--kv-cache-dtype", choices=("fp16", "fp32"), default="fp16",
                    help="our KV cache (bench llm --kv-cache-dtype); llama.cpp's is float16, "
                         "its default (default fp16: the same on both sides)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="measure every cell this many times, alternating which side goes "
+                        "first; print each side's best round and the median of the rounds' "
+                        "own ratios (default 1: one measurement)")
     p.add_argument("--quants", default=",".join(q for q, _ in PAIRS),
                    help="our precisions to compare, e.g. int8 (default: all)")
     args = p.parse_args()
@@ -111,40 +116,81 @@ def main() -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     files = convert(args.shape, args.llamacpp_bin, args.workdir)
     depth = 0 if args.llama_decode_from_empty else args.prompt_tokens
-    rows = []
-    for threads in (int(t) for t in args.threads.split(",")):
-        for quant, kind in PAIRS:
-            if quant not in quants:
-                continue
-            theirs = llama_bench(args.llamacpp_bin, files[kind], threads, args.prompt_tokens,
-                                 args.new_tokens, args.repeats, depth)
-            mine = ours(args.shape, quant, threads, args.prompt_tokens, args.new_tokens,
-                        args.workdir, args.repeats, args.kv_cache_dtype)
-            rows.append((threads, quant, kind, mine, theirs))
-            print(f"  {threads} thread(s) {quant} vs {kind}: done", flush=True)
+    cells = [(int(t), quant, kind) for t in args.threads.split(",")
+             for quant, kind in PAIRS if quant in quants]
+    # rounds[i][cell] = (ours, theirs); each side (prefill, decode) or None.
+    rounds = []
+    for r in range(args.rounds):
+        measured = {}
+        for threads, quant, kind in cells:
+            def theirs():
+                return llama_bench(args.llamacpp_bin, files[kind], threads, args.prompt_tokens,
+                                   args.new_tokens, args.repeats, depth)
 
-    def fmt(value):
-        return f"{value:9.1f}" if value is not None else f"{'n/a':>9}"
-
-    def ratio(a, b):
-        return f"{a / b:6.2f}x" if a is not None and b else f"{'n/a':>7}"
+            def mine():
+                return ours(args.shape, quant, threads, args.prompt_tokens, args.new_tokens,
+                            args.workdir, args.repeats, args.kv_cache_dtype)
+            # Alternate which side goes first, so a drift in the machine's
+            # speed during a round favours neither.
+            if r % 2 == 0:
+                b, a = theirs(), mine()
+            else:
+                a, b = mine(), theirs()
+            measured[(threads, quant, kind)] = (a, b)
+            print(f"  round {r + 1}/{args.rounds}: {threads} thread(s) {quant} vs {kind}: done",
+                  flush=True)
+        rounds.append(measured)
 
     print()
     print(f"{args.shape}, prompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens "
           f"(llama.cpp decodes at positions {depth}.., ours at {args.prompt_tokens}..), "
           f"KV cache ours {args.kv_cache_dtype} / llama.cpp fp16; tok/s (ours / llama.cpp), "
-          f"means of {args.repeats} runs")
+          f"means of {args.repeats} runs" + (f", best of {args.rounds} rounds" if args.rounds > 1
+                                            else ""))
+    print_table(cells, rounds)
+
+
+def fmt(value) -> str:
+    return f"{value:9.1f}" if value is not None else f"{'n/a':>9}"
+
+
+def ratio(a, b) -> str:
+    return f"{a / b:6.2f}x" if a is not None and b else f"{'n/a':>7}"
+
+
+def summarize(pairs):
+    """(best of ours, best of theirs, median of the rounds' own ratios) for one
+    figure: `pairs` holds (ours, theirs) per round. The median of paired ratios
+    compares runs made minutes apart only with each other, so a machine whose
+    speed drifts between rounds moves it less than it moves either best."""
+    mine = [a for a, _ in pairs if a is not None]
+    theirs = [b for _, b in pairs if b]
+    paired = [a / b for a, b in pairs if a is not None and b]
+    return (max(mine) if mine else None, max(theirs) if theirs else None,
+            statistics.median(paired) if paired else None)
+
+
+def print_table(cells, rounds) -> None:
+    several = len(rounds) > 1
+    median_head = f" {'median':>7}" if several else ""
     header = (f"{'thr':>3} {'ours':>6} {'llama.cpp':>9} | {'decode':>9} {'llama.cpp':>9} "
-              f"{'ratio':>7} | {'prefill':>9} {'llama.cpp':>9} {'ratio':>7}")
+              f"{'ratio':>7}{median_head} | {'prefill':>9} {'llama.cpp':>9} {'ratio':>7}"
+              f"{median_head}")
     print(header)
     print("-" * len(header))
-    for threads, quant, kind, mine, theirs in rows:
-        my_prefill, my_decode = mine if mine else (None, None)
-        their_prefill, their_decode = theirs
-        print(f"{threads:>3} {quant:>6} {kind:>9} | {fmt(my_decode)} {fmt(their_decode)} "
-              f"{ratio(my_decode, their_decode)} | {fmt(my_prefill)} {fmt(their_prefill)} "
-              f"{ratio(my_prefill, their_prefill)}")
-
+    for cell in cells:
+        threads, quant, kind = cell
+        line = f"{threads:>3} {quant:>6} {kind:>9}"
+        for index in (1, 0):  # decode, then prefill
+            pairs = []
+            for measured in rounds:
+                mine, theirs = measured[cell]
+                pairs.append((mine[index] if mine else None, theirs[index]))
+            best_mine, best_theirs, median = summarize(pairs)
+            line += f" | {fmt(best_mine)} {fmt(best_theirs)} {ratio(best_mine, best_theirs)}"
+            if several:
+                line += f" {median:6.2f}x" if median is not None else f" {'n/a':>7}"
+        print(line)
 
 if __name__ == "__main__":
     main()
