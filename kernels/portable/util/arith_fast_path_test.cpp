@@ -64,7 +64,7 @@ constexpr Case kCases[] = {
 // `other`; `other_scalar` and `alpha` are the Scalar arguments.
 void expect_identical(const Case& c, ScalarType dtype, std::vector<SizesType> sizes,
                       std::vector<SizesType> other_sizes, EValue other_scalar, EValue alpha,
-                      bool expect_fast) {
+                      bool expect_fast, std::vector<SizesType> out_sizes = {}) {
   SCOPED_TRACE(std::string(c.op) + " " + to_string(dtype));
   const Kernel& kernel = kernel_test::portable_kernel_named(c.op);
   int64_t n = 1;
@@ -73,8 +73,9 @@ void expect_identical(const Case& c, ScalarType dtype, std::vector<SizesType> si
   for (SizesType s : other_sizes) other_n *= s;
   TestTensor self(dtype, sizes, random_values(static_cast<size_t>(n), 1));
   TestTensor other(dtype, other_sizes, random_values(static_cast<size_t>(other_n), 2));
-  TestTensor fast_out(dtype, sizes);
-  TestTensor reference_out(dtype, sizes);
+  if (out_sizes.empty()) out_sizes = sizes;
+  TestTensor fast_out(dtype, out_sizes, {}, kernel_test::dynamic_bound());
+  TestTensor reference_out(dtype, out_sizes, {}, kernel_test::dynamic_bound());
   auto make_args = [&](TestTensor& out) {
     const EValue second = c.scalar_other ? other_scalar : other.evalue();
     if (c.has_alpha) {
@@ -117,9 +118,83 @@ TEST(ArithFastPathTest, OneElementOtherBroadcastsOnTheFastPath) {
     if (c.scalar_other) continue;
     expect_identical(c, ScalarType::kFloat, {4, 3}, {1}, EValue(), EValue(int64_t{2}), true);
     expect_identical(c, ScalarType::kFloat, {4, 3}, {}, EValue(), EValue(int64_t{2}), true);
-    // Real broadcasting goes back to the reference kernel, same result.
     expect_identical(c, ScalarType::kFloat, {4, 3}, {3}, EValue(), EValue(int64_t{2}), true);
   }
+}
+
+// Broadcasting shapes run on the fast eval's runs (a vector run, a
+// broadcast value along the run, or strided) with the reference's bits, out
+// resized to the broadcast shape; shapes that do not broadcast get the
+// reference's error.
+TEST(ArithFastPathTest, BroadcastingShapesGiveTheReferenceBits) {
+  struct Shapes {
+    std::vector<SizesType> self, other, out;
+  };
+  const Shapes kShapes[] = {
+      {{1, 8, 3, 5}, {1, 8, 1, 5}, {1, 8, 3, 5}},  // Upstream's RoPE tables.
+      {{4, 1, 5}, {3, 1}, {4, 3, 5}},
+      {{3}, {4, 3}, {4, 3}},        // self is the smaller one.
+      {{2, 1}, {1, 3}, {2, 3}},     // Both broadcast: an outer product.
+      {{5, 7}, {5, 1}, {5, 7}},     // other is one value along each run.
+      {{5, 1}, {5, 7}, {5, 7}},     // self is.
+      {{2, 3, 1}, {2, 1, 1}, {2, 3, 1}},
+      {{0, 3}, {1, 3}, {0, 3}},
+      {{2, 3}, {4}, {2, 3}},        // Does not broadcast: the reference's error.
+  };
+  for (const Case& c : kCases) {
+    if (c.scalar_other) continue;
+    for (ScalarType dtype : {ScalarType::kFloat, ScalarType::kDouble}) {
+      for (const Shapes& shapes : kShapes) {
+        expect_identical(c, dtype, shapes.self, shapes.other, EValue(), EValue(0.5), true,
+                         shapes.out);
+      }
+    }
+  }
+}
+
+// The optimized float32 kernels split the runs over the pool: every split of
+// a broadcast call gives the serial bits.
+// A Split policy that runs the loop three times, each cut in two elsewhere.
+struct CutInTwo {
+  template <typename Loop>
+  static void run(int64_t n, int64_t, const Loop& loop) {
+    for (int64_t cut : {n / 3, n / 2, n - 1}) {
+      loop(int64_t{0}, cut);
+      loop(cut, n);
+    }
+  }
+};
+
+TEST(ArithFastPathTest, BroadcastRunsSplitAnywhereGiveTheSameBits) {
+  const Kernel& mul = kernel_test::portable_kernel_named("aten::mul.out");
+  TestTensor self(ScalarType::kFloat, {2, 7, 3, 5}, random_values(210, 3));
+  TestTensor other(ScalarType::kFloat, {1, 7, 1, 5}, random_values(35, 4));
+  TestTensor split_out(ScalarType::kFloat, {2, 7, 3, 5});
+  TestTensor serial_out(ScalarType::kFloat, {2, 7, 3, 5});
+  KernelArgs split_args{self.evalue(), other.evalue(), split_out.evalue(), EValue()};
+  KernelArgs serial_args{self.evalue(), other.evalue(), serial_out.evalue(), EValue()};
+  KernelContext ctx(nullptr, nullptr, "aten::mul.out");
+  arith_fast_path::fast_eval<float, arith_fast_path::kMulOut, mul_out, CutInTwo>(ctx,
+                                                                              split_args.span());
+  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  mul.eval(ctx, serial_args.span());
+  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  EXPECT_TRUE(same_bits(split_out, serial_out));
+}
+
+// out planned over self, which has out's shape: each position is read
+// before it is written, so the broadcast runs may work in place.
+TEST(ArithFastPathTest, BroadcastIntoSelfOfOutsShapeWorksInPlace) {
+  const Kernel& add = kernel_test::portable_kernel_named("aten::add.out");
+  TestTensor self(ScalarType::kFloat, {2, 3}, {1, 2, 3, 4, 5, 6});
+  TestTensor row(ScalarType::kFloat, {3}, {10, 20, 30});
+  KernelArgs args{self.evalue(), row.evalue(), EValue(int64_t{1}), self.evalue(), EValue()};
+  const KernelFunction eval = prepared_eval(add, args);
+  ASSERT_NE(eval, add.eval);
+  KernelContext ctx(nullptr, nullptr, "aten::add.out");
+  eval(ctx, args.span());  // out is self (same shape): in place is fine.
+  ASSERT_FALSE(ctx.failed()) << ctx.status().message();
+  EXPECT_EQ(self.values(), std::vector<double>({11, 22, 33, 14, 25, 36}));
 }
 
 TEST(ArithFastPathTest, ScalarsTheFastPathCannotHoldGoBackToTheReference) {

@@ -64,6 +64,19 @@ class BroadcastIndexer {
   template <typename Fn>
   void for_each(Fn&& fn) const;
 
+  /// Each operand's stride in the innermost merged dimension: along one
+  /// run of for_each_run, element k of operand op sits at
+  /// offsets[op] + k * run_stride(op).
+  int64_t run_stride(size_t op) const { return dims_ == 0 ? 0 : strides_[op][dims_ - 1]; }
+
+  /// Calls fn(const int64_t* offsets, int64_t length) for the runs that
+  /// cover row-major linear indices [begin, end), in order; a run never
+  /// crosses the innermost merged dimension, so a loop over it has fixed
+  /// strides (run_stride) a compiler can vectorise. Any split of [0,
+  /// numel()) into ranges visits every element once.
+  template <typename Fn>
+  void for_each_run(int64_t begin, int64_t end, Fn&& fn) const;
+
  private:
   // After merging: dims_ dimensions, outermost first.
   size_t dims_ = 0;
@@ -91,6 +104,44 @@ void BroadcastIndexer::for_each(Fn&& fn) const {
     }
     for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][inner] * inner_size;
     // Carry into the outer dimensions, odometer style.
+    size_t d = inner;
+    for (;;) {
+      if (d == 0) return;
+      --d;
+      ++index[d];
+      for (size_t op = 0; op < num_operands_; ++op) offsets[op] += strides_[op][d];
+      if (index[d] < sizes_[d]) break;
+      for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][d] * sizes_[d];
+      index[d] = 0;
+    }
+  }
+}
+
+template <typename Fn>
+void BroadcastIndexer::for_each_run(int64_t begin, int64_t end, Fn&& fn) const {
+  int64_t offsets[kMaxOperands] = {};
+  if (begin >= end) return;
+  if (dims_ == 0) {
+    fn(static_cast<const int64_t*>(offsets), int64_t{1});
+    return;
+  }
+  int64_t index[kMaxTensorDim] = {};
+  int64_t rest = begin;
+  for (size_t d = dims_; d-- > 0;) {
+    index[d] = rest % sizes_[d];
+    rest /= sizes_[d];
+    for (size_t op = 0; op < num_operands_; ++op) offsets[op] += index[d] * strides_[op][d];
+  }
+  const size_t inner = dims_ - 1;
+  int64_t column = index[inner];
+  for (int64_t at = begin;;) {
+    const int64_t length = sizes_[inner] - column < end - at ? sizes_[inner] - column : end - at;
+    fn(static_cast<const int64_t*>(offsets), length);
+    at += length;
+    if (at >= end) return;
+    // Back to the row's start, then carry into the outer dimensions.
+    for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][inner] * column;
+    column = 0;
     size_t d = inner;
     for (;;) {
       if (d == 0) return;

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kernels/portable/test/test_tensor.h"
@@ -139,6 +141,47 @@ TEST(BroadcastIndexerTest, OffsetsAtMatchesForEach) {
   // [3, 1, 4, 2] is at 8i + 2k + l; b ignores k.
   EXPECT_EQ(offsets[2][2 * 1 + 1], 1);  // (0, 0, 1, 1) -> b(0, 0, 0, 1)
   EXPECT_EQ(offsets[2][8 + 3], 3);      // (1, 0, 1, 1) -> b(1, 0, 0, 1) = 2 + 1
+}
+
+// for_each_run over any split of [0, numel) yields, run by run and element
+// by element (offset + k * run_stride), the offsets for_each does.
+TEST(BroadcastIndexerTest, RunsOverAnySplitMatchForEach) {
+  TestTensor out(kF32, {3, 1, 4, 2}, {}, dim_order({0, 2, 3, 1}));
+  TestTensor a(kF32, {4, 1}, {}, dim_order({1, 0}));
+  TestTensor b(kF32, {3, 1, 1, 2});
+  TestTensor c(kF32, {3, 1, 4, 2});
+  const NamedTensor ops[] = {
+      {out.tensor(), "out"}, {a.tensor(), "a"}, {b.tensor(), "b"}, {c.tensor(), "c"}};
+  const SizesType shape[] = {3, 1, 4, 2};
+  BroadcastIndexer indexer;
+  ASSERT_TRUE(indexer.init(shape, ops).ok());
+  const auto expected = walk(indexer);
+  const int64_t n = indexer.numel();
+  for (int64_t cut = 0; cut <= n; ++cut) {
+    std::vector<std::vector<int64_t>> got(4);
+    int64_t longest = 0;
+    for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, cut}, {cut, n}}) {
+      indexer.for_each_run(begin, end, [&](const int64_t* at, int64_t length) {
+        longest = std::max(longest, length);
+        for (int64_t k = 0; k < length; ++k) {
+          for (size_t op = 0; op < 4; ++op) got[op].push_back(at[op] + k * indexer.run_stride(op));
+        }
+      });
+    }
+    for (size_t op = 0; op < 4; ++op) EXPECT_EQ(got[op], expected[op]) << "cut " << cut;
+    EXPECT_LE(longest, 2);  // Runs stay inside the innermost merged dimension.
+  }
+  // A 0-d walk is one run of one element at offset 0.
+  TestTensor scalar(kF32, {});
+  const NamedTensor one[] = {{scalar.tensor(), "s"}};
+  ASSERT_TRUE(indexer.init({}, one).ok());
+  int runs = 0;
+  indexer.for_each_run(0, 1, [&](const int64_t* at, int64_t length) {
+    ++runs;
+    EXPECT_EQ(at[0], 0);
+    EXPECT_EQ(length, 1);
+  });
+  EXPECT_EQ(runs, 1);
 }
 
 TEST(BroadcastIndexerTest, ZeroDimAndEmpty) {

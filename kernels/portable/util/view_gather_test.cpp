@@ -323,6 +323,29 @@ TEST(DenseViewTest, CatAndStackMatchTheReference) {
                                         list_then(&mixed_list, 0)));
 }
 
+// Slabs of 1-16 bytes, equal in every tensor, take fixed-size copies
+// (upstream's RoPE: two [.., D/2, 1] halves into [.., D/2, 2]); other
+// sizes, unequal slabs and long lists the general loop. Same bytes either way.
+TEST(DenseViewTest, CatOfSmallEqualSlabsMatchesTheReference) {
+  for (ScalarType dtype : kAllDtypes) {
+    SCOPED_TRACE(to_string(dtype));
+    for (SizesType last : {1, 2, 3}) {  // 1-3 elements: 1-24 bytes a slab.
+      TestTensor a(dtype, {2, 3, 4, last}, mixed(static_cast<size_t>(24 * last)));
+      TestTensor b(dtype, {2, 3, 4, last}, mixed(static_cast<size_t>(48 * last)));
+      TensorListArg pair({&a, &b});
+      EXPECT_TRUE(expect_same_as_reference("aten::cat.out", dtype, {2, 3, 4, 2 * last}, kDense,
+                                           list_then(&pair, -1)));
+      TensorListArg nine({&a, &b, &a, &b, &a, &b, &a, &b, &a});
+      EXPECT_TRUE(expect_same_as_reference("aten::cat.out", dtype, {2, 3, 4, 9 * last}, kDense,
+                                           list_then(&nine, 3)));
+    }
+    TestTensor v(dtype, {5}, mixed(5));
+    TensorListArg stacked({&v, &v, &v});
+    EXPECT_TRUE(
+        expect_same_as_reference("aten::stack.out", dtype, {5, 3}, kDense, list_then(&stacked, 1)));
+  }
+}
+
 TEST(DenseConvertTest, EveryDtypePairMatchesTheReference) {
   for (const char* name : {"aten::_to_copy.out", "dim_order_ops::_to_dim_order_copy.out"}) {
     for (ScalarType from : kAllDtypes) {
