@@ -2,7 +2,7 @@
 
     ./torchlight bench llm --shape {stories15m,stories110m,gpt2} --quant {fp32,int8,8da4w,4w}
                            [--group-size G] --threads N [--prompt-tokens P]
-                           [--new-tokens T] [--xnnpack] [--fuse-linears] [--json]
+                           [--new-tokens T] [--xnnpack] [--fuse-linears] [--rounds R] [--json]
 
 Builds the shape with random weights (speed does not depend on the values),
 quantizes it, exports it (cached under build/bench-llm by shape, precision
@@ -12,7 +12,10 @@ prefill_tok_s, ttft_ms, weight_bytes_per_token, peak_rss_bytes, the KV
 cache's bytes, and the memory roofline: the read bandwidth one run of
 build/release/bench/llm/torchlight_read_bandwidth measures over an array
 of the weights' size with the same threads, and the share of it decode
-reaches (tok/s x weight bytes per token / bandwidth).
+reaches (tok/s x weight bytes per token / bandwidth). With --rounds R, the
+CLI and the probe run R times side by side (alternating which goes first);
+the figures are those of the median decode's round, and roofline_shares
+lists each round's share of its own probe.
 
 Shapes: stories15m = Llama dim 288, 6 layers, 6 heads, hidden 768, vocab
 32000, seq 256; stories110m = dim 768, 12 layers, 12 heads, hidden 2048,
@@ -276,12 +279,26 @@ def run(args) -> dict:
            "--prompt", prompt, "--max-new-tokens", str(args.new_tokens), "--temperature", "0",
            "--ignore-eos", "--threads", str(args.threads), "--stats-json", str(stats_path),
            "--quiet"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    stats = json.loads(stats_path.read_text())
+    # Each round is one run of the CLI and one of the read probe, in
+    # alternating order; the machine's read bandwidth drifts between
+    # minutes (2-4x on the 2-core VMs this project runs on), so a share is
+    # taken within a round, from a run and the probe next to it.
+    rounds = []
+    for r in range(getattr(args, "rounds", 1)):
+        if r % 2:
+            bandwidth = read_bandwidth(facts["weight_bytes_per_token"], args.threads)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        stats = json.loads(stats_path.read_text())
+        if r % 2 == 0:
+            bandwidth = read_bandwidth(facts["weight_bytes_per_token"], args.threads)
+        rounds.append((stats, bandwidth))
+    middle = sorted(range(len(rounds)), key=lambda i: rounds[i][0]["decode_tokens_per_s"])
+    stats, bandwidth = rounds[middle[len(rounds) // 2]]  # the median decode's round
     turn = stats  # totals over the one turn
-    bandwidth = read_bandwidth(facts["weight_bytes_per_token"], args.threads)
     decode = turn["decode_tokens_per_s"]
     roofline = bandwidth * 1e9 / facts["weight_bytes_per_token"]
+    shares = [st["decode_tokens_per_s"] * facts["weight_bytes_per_token"] / (bw * 1e9)
+              for st, bw in rounds]
     # The KV cache a decode step reads too (keys and values up to its
     # position), averaged over the decoded positions (P..P+T-2 read P+1..P+T-1
     # rows); not in the roofline (the issue's is weights only), but 14-23% on
@@ -302,6 +319,10 @@ def run(args) -> dict:
         "peak_rss_bytes": stats["peak_rss_bytes"],
         "read_gb_per_s": bandwidth, "roofline_tok_s": roofline,
         "roofline_share": decode / roofline,
+        "rounds": len(rounds),
+        "roofline_shares": shares,
+        "decode_tok_s_rounds": [st["decode_tokens_per_s"] for st, _ in rounds],
+        "read_gb_per_s_rounds": [bw for _, bw in rounds],
         "kv_bytes_per_token": kv_read,
         "roofline_share_with_kv": decode * (facts["weight_bytes_per_token"] + kv_read) / (bandwidth * 1e9),
         "program_bytes": pte.stat().st_size,
@@ -323,7 +344,9 @@ def print_table(r: dict) -> None:
         ("weights read per token", f"{r['weight_bytes_per_token'] / mib:.1f} MiB"),
         ("read bandwidth (same size)", f"{r['read_gb_per_s']:.1f} GB/s"),
         ("roofline decode", f"{r['roofline_tok_s']:.1f} tok/s"),
-        ("share of roofline", f"{100 * r['roofline_share']:.0f}%"),
+        ("share of roofline", f"{100 * r['roofline_share']:.0f}%"
+         + (f" (rounds: {', '.join(f'{100 * x:.0f}%' for x in r['roofline_shares'])})"
+            if r["rounds"] > 1 else "")),
         ("KV cache read per token", f"{r['kv_bytes_per_token'] / mib:.1f} MiB (share with it: "
                                     f"{100 * r['roofline_share_with_kv']:.0f}%)"),
         ("peak RSS", f"{r['peak_rss_bytes'] / mib:.1f} MiB (weights + KV cache "
@@ -350,12 +373,16 @@ def main(argv=None) -> None:
                         "(default: the separate linears)")
     p.add_argument("--kv-cache-dtype", choices=("fp32", "fp16"), default="fp32",
                    help="the KV caches' dtype (fp16: stored float16, read as float32)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="runs of the CLI, each beside a run of the read probe; the figures "
+                        "are the median decode's run, and each round's roofline share is "
+                        "listed (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--cli", type=Path, default=CLI, help="the torchlight CLI to measure")
     p.add_argument("--workdir", type=Path, default=REPO / "build" / "bench-llm")
     args = p.parse_args(argv)
-    if args.prompt_tokens < 1 or args.new_tokens < 2 or args.threads < 1:
-        p.error("--prompt-tokens must be >= 1, --new-tokens >= 2, --threads >= 1")
+    if args.prompt_tokens < 1 or args.new_tokens < 2 or args.threads < 1 or args.rounds < 1:
+        p.error("--prompt-tokens must be >= 1, --new-tokens >= 2, --threads >= 1, --rounds >= 1")
     if not args.cli.exists():
         raise SystemExit(f"{args.cli} is missing: run ./torchlight build first")
     result = run(args)
