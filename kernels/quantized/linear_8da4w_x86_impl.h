@@ -950,14 +950,17 @@ void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
       step(g + 2, std::true_type{});
     }
     if (g < in_lanes) step(g, std::false_type{});
-    // [fold(acc[0]), ..., fold(acc[3]) | fold(corr[0]), ..., fold(corr[3])].
-    Lanes16 lanes[8];
+    // [fold(acc[0]), ..., fold(acc[3]) | fold(corr[0]), ..., fold(corr[3])]
+    // (fold8_columns' order), each column's lanes i + 8 added as soon as
+    // they are made, so eight registers hold what is left.
+    __m256 e[8];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) e[2 * c] = half_sum(acc[c]);
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
-      lanes[c] = acc[c];
-      lanes[4 + c] = decode_correction_lanes<kRest>(s + c * groups, correction, whole, tail);
+      e[2 * c + 1] = half_sum(decode_correction_lanes<kRest>(s + c * groups, correction, whole, tail));
     }
-    const __m256 folded = fold8_columns(lanes);
+    const __m256 folded = fold8(e);
     __m128 products = _mm256_castps256_ps128(folded);
     if constexpr (kLone) {
       // Columns 2h, 2h + 1 in one 256-bit step (lanes 0-3, 4-7).
