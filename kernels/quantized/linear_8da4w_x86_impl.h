@@ -903,9 +903,12 @@ inline Lanes16 decode_correction_lanes(const float* w_scales, const float* corre
 
 template <bool kLone, CorrectionRest kRest>
 void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
-  constexpr int64_t kPrefetchColumns = 16;
   const int64_t groups = row.k / 32;
   const int64_t packed = row.k / 2;
+  // The classifier streams its weights from L3 or memory: ask for the
+  // column 16 ahead, or ~4.5 KB ahead where columns are short (K = 288:
+  // 32 columns, 4-5% less time at 288 x 32000 than 16).
+  const int64_t prefetch_ahead = std::max<int64_t>(16, 4608 / std::max<int64_t>(packed, 16)) * packed;
   const int64_t in_lanes = groups - (kLone ? 1 : 0);
   const int64_t whole = groups - groups % kLanes8da4w;
   const int8_t* const xq = row.xq;
@@ -938,7 +941,7 @@ void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
         const uint8_t* const wc = w + c * packed + g * 16;
-        if constexpr (!kHigh) _mm_prefetch(reinterpret_cast<const char*>(wc + kPrefetchColumns * packed), _MM_HINT_T0);
+        if constexpr (!kHigh) _mm_prefetch(reinterpret_cast<const char*>(wc + prefetch_ahead), _MM_HINT_T0);
         const __m256 scale = pair_scales(s + c * groups + g);
         __m256& a = kHigh ? acc[c].hi : acc[c].lo;
         a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(add_pair_dot(_mm256_setzero_si256(), unpack_pair(wc), x)), scale, a);
