@@ -947,12 +947,10 @@ void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
         a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(add_pair_dot(_mm256_setzero_si256(), unpack_pair(wc), x)), scale, a);
       }
     };
-    int64_t g = 0;
-    for (; g + 4 <= in_lanes; g += 4) {
-      step(g, std::false_type{});
-      step(g + 2, std::true_type{});
-    }
-    if (g < in_lanes) step(g, std::false_type{});
+    // Lanes 0-7 first (groups g % 4 < 2), then 8-15: each pass keeps four
+    // accumulators in registers (sixteen with the constants would spill one).
+    for (int64_t g = 0; g + 2 <= in_lanes; g += 4) step(g, std::false_type{});
+    for (int64_t g = 2; g + 2 <= in_lanes; g += 4) step(g, std::true_type{});
     // [fold(acc[0]), ..., fold(acc[3]) | fold(corr[0]), ..., fold(corr[3])]
     // (fold8_columns' order), each column's lanes i + 8 added as soon as
     // they are made, so eight registers hold what is left.
