@@ -866,12 +866,13 @@ void columns(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
 // columns<1, 4>'s sums and float steps, so the same floats, straight-line,
 // with everything the same for every column made once per call (the row's
 // pointers as locals, the corrections' tail, the lone last group's
-// activations, the zero point and scale). At K = 288 the work per column
-// outside the chunk steps is a large share of the call, so it is kept to a
-// fixed sequence per four columns: the products' and the corrections'
-// sixteen lanes folded together (one fold8 for eight vectors), the
-// corrections' tail as the call's shape needs it (kRest), the lone last
-// group two columns a 256-bit step.
+// activations, the zero point and scale); lanes 0-7 of four columns summed
+// in one pass over the groups, then lanes 8-15 (four accumulators live, so
+// none spills). At K = 288 the work per column outside the chunk steps is a
+// large share of the call, so it is kept to a fixed sequence per four
+// columns: the products' and the corrections' sixteen lanes folded together
+// (one fold8 for eight vectors), the corrections' tail as the call's shape
+// needs it (kRest), the lone last group two columns a 256-bit step.
 
 // The corrections' groups past the last whole sixteen (groups % 16): none
 // (K = 2048), eight (K = 768: lanes 0-7 by a plain load), nine (K = 288:
@@ -921,9 +922,11 @@ void decode_g32(const Row8da4w& row, int64_t n_begin, int64_t n_end) {
   const CorrectionTail tail(correction, groups);
   const int64_t last = groups - 1;
   // The lone group's halves in both 128-bit lanes (two columns a step).
-  const PairActivations x_last = {
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * last))),
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * last + 16)))};
+  PairActivations x_last{};
+  if constexpr (kLone) {
+    x_last = {_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * last))),
+              _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * last + 16)))};
+  }
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m128 neg_zero_point = _mm_set1_ps(-static_cast<float>(row.zero_point[0]));
   const __m128 row_scale = _mm_set1_ps(row.scale[0]);
