@@ -130,9 +130,10 @@ TEST_P(QuantIsaTest, Linear8da4wIdenticalToGeneric) {
   };
   constexpr int64_t kN = 23;
   // Group 32: 1, 9, 13, 15 and 24 groups leave 1, 9, 13, 15 and 8 past the
-  // last vector of sixteen for the corrections' masked tail; 64 none.
+  // last vector of sixteen for the corrections' masked tail; 64 none; 25
+  // (K = 800) nine after a whole sixteen.
   for (const Shape s : {Shape{32, 32}, Shape{288, 32}, Shape{256, 32}, Shape{768, 32},
-                        Shape{416, 32}, Shape{480, 32}, Shape{2048, 32}, Shape{64, 32},
+                        Shape{416, 32}, Shape{480, 32}, Shape{2048, 32}, Shape{64, 32}, Shape{800, 32},
                         Shape{320, 64}, Shape{192, 64}, Shape{384, 128}, Shape{640, 128},
                         Shape{768, 256}, Shape{2048, 256}, Shape{288, 96}}) {
     const Case8da4w c = make_8da4w(s.k, s.group, kN, 7, static_cast<uint32_t>(s.k * 31 + s.group));
