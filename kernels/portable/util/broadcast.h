@@ -78,6 +78,10 @@ class BroadcastIndexer {
   void for_each_run(int64_t begin, int64_t end, Fn&& fn) const;
 
  private:
+  // Moves index and offsets (at the start of a row of the innermost
+  // dimension) to the next row's start; false after the last row.
+  bool next_row(int64_t* index, int64_t* offsets) const;
+
   // After merging: dims_ dimensions, outermost first.
   size_t dims_ = 0;
   size_t num_operands_ = 0;
@@ -103,17 +107,7 @@ void BroadcastIndexer::for_each(Fn&& fn) const {
       for (size_t op = 0; op < num_operands_; ++op) offsets[op] += strides_[op][inner];
     }
     for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][inner] * inner_size;
-    // Carry into the outer dimensions, odometer style.
-    size_t d = inner;
-    for (;;) {
-      if (d == 0) return;
-      --d;
-      ++index[d];
-      for (size_t op = 0; op < num_operands_; ++op) offsets[op] += strides_[op][d];
-      if (index[d] < sizes_[d]) break;
-      for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][d] * sizes_[d];
-      index[d] = 0;
-    }
+    if (!next_row(index, offsets)) return;
   }
 }
 
@@ -139,19 +133,24 @@ void BroadcastIndexer::for_each_run(int64_t begin, int64_t end, Fn&& fn) const {
     fn(static_cast<const int64_t*>(offsets), length);
     at += length;
     if (at >= end) return;
-    // Back to the row's start, then carry into the outer dimensions.
+    // Back to the row's start, then on to the next row.
     for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][inner] * column;
     column = 0;
-    size_t d = inner;
-    for (;;) {
-      if (d == 0) return;
-      --d;
-      ++index[d];
-      for (size_t op = 0; op < num_operands_; ++op) offsets[op] += strides_[op][d];
-      if (index[d] < sizes_[d]) break;
-      for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][d] * sizes_[d];
-      index[d] = 0;
-    }
+    if (!next_row(index, offsets)) return;
+  }
+}
+
+inline bool BroadcastIndexer::next_row(int64_t* index, int64_t* offsets) const {
+  // Carry into the outer dimensions, odometer style.
+  size_t d = dims_ - 1;
+  for (;;) {
+    if (d == 0) return false;
+    --d;
+    ++index[d];
+    for (size_t op = 0; op < num_operands_; ++op) offsets[op] += strides_[op][d];
+    if (index[d] < sizes_[d]) return true;
+    for (size_t op = 0; op < num_operands_; ++op) offsets[op] -= strides_[op][d] * sizes_[d];
+    index[d] = 0;
   }
 }
 
