@@ -32,9 +32,14 @@ namespace {
 constexpr int64_t kTile = 16;      // Rows of a tile, int32 columns of a C tile.
 constexpr int64_t kRowBytes = 64;  // Bytes of a tile row: 64 values of K.
 // Blocks of 16 columns laid out before the rows meet them: the panels of a
-// group (128 x K bytes) stay in L2 while each block of 16 rows' digits (3
-// x 16 x K bytes) stays in L1 for the whole group.
-constexpr int64_t kGroupBlocks = 8;
+// group stay in L2 while each block of 16 rows' digits (3 x 16 x K bytes)
+// stays in L1 for the whole group. Each group reloads every row block's
+// digits from L2 once, so groups are as large as kGroupBytes of panels
+// allow (at least kMinGroupBlocks), and a call's columns are cut into
+// groups of equal size (288 columns: one group of 18 blocks at K = 288,
+// two of 9 at K = 768, where 8 blocks a group made 8 + 8 + 2).
+constexpr int64_t kMinGroupBlocks = 8;
+constexpr int64_t kGroupBytes = 128 * 1024;
 
 int64_t padded_k(int64_t k) { return (k + kRowBytes - 1) / kRowBytes * kRowBytes; }
 int64_t padded_rows(int64_t rows) { return (rows + kTile - 1) / kTile * kTile; }
@@ -57,6 +62,8 @@ Int8DigitRows digit_rows(void* split, int64_t rows, int64_t k) {
 
 // One block's panel: K / 4 rows of 16 dwords (a B tile per 64 values of K).
 int64_t block_bytes(int64_t k) { return padded_k(k) / 4 * kRowBytes; }
+
+int64_t max_group_blocks(int64_t k) { return std::max(kMinGroupBlocks, kGroupBytes / block_bytes(k)); }
 
 __mmask64 k_mask64(int64_t count) {
   return count >= 64 ? ~__mmask64{0} : (count <= 0 ? 0 : (__mmask64{1} << count) - 1);
@@ -195,7 +202,7 @@ bool split_row_range_int8_amx(const float* x, int64_t rows, int64_t k, void* spl
   return finite;
 }
 
-size_t linear_int8_amx_panel_bytes(int64_t k) { return static_cast<size_t>(kGroupBlocks * block_bytes(k)); }
+size_t linear_int8_amx_panel_bytes(int64_t k) { return static_cast<size_t>(max_group_blocks(k) * block_bytes(k)); }
 
 int8_t* split_int8_amx_digit_plane(void* split, int64_t rows, int64_t k, int digit) {
   return static_cast<int8_t*>(split) + digit * plane_bytes(rows, k);
@@ -209,8 +216,11 @@ void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_be
   const int64_t panel_bytes = block_bytes(rows.k);
   const Int8DigitRows digits = digit_rows(const_cast<void*>(rows.split), rows.rows, rows.k);
   const int64_t row_end = padded_rows(rows.rows);
-  for (int64_t g0 = n_begin; g0 < n_end; g0 += kGroupBlocks * kTile) {
-    const int64_t g_end = std::min(n_end, g0 + kGroupBlocks * kTile);
+  const int64_t blocks = (n_end - n_begin + kTile - 1) / kTile;
+  const int64_t groups = (blocks + max_group_blocks(rows.k) - 1) / max_group_blocks(rows.k);
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t g0 = n_begin + blocks * g / groups * kTile;
+    const int64_t g_end = std::min(n_end, n_begin + blocks * (g + 1) / groups * kTile);
     for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
       layout_block(rows, n0, std::min<int64_t>(kTile, g_end - n0), panels + (n0 - g0) / kTile * panel_bytes);
     }
