@@ -213,41 +213,57 @@ int8_t* split_int8_amx_digit_plane(void* split, int64_t rows, int64_t k, int dig
 
 int64_t split_int8_amx_row_bytes(int64_t k) { return digit_stride(k); }
 
-void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_begin, int64_t n_end) {
-  configure();
-  char* panels = static_cast<char*>(memory);
+size_t linear_int8_amx_layout_bytes(int64_t k, int64_t n) {
+  return static_cast<size_t>((n + kTile - 1) / kTile * block_bytes(k));
+}
+
+void linear_int8_amx_layout(const RowsInt8Amx& rows, void* panels, int64_t n_begin, int64_t n_end) {
+  const int64_t panel_bytes = block_bytes(rows.k);
+  for (int64_t n0 = n_begin; n0 < n_end; n0 += kTile) {
+    layout_block(rows, n0, std::min<int64_t>(kTile, n_end - n0),
+                 static_cast<char*>(panels) + (n0 - n_begin) / kTile * panel_bytes);
+  }
+}
+
+Int8AmxTileScope::Int8AmxTileScope() { configure(); }
+Int8AmxTileScope::~Int8AmxTileScope() { _tile_release(); }
+
+void linear_int8_amx_multiply(const RowsInt8Amx& rows, const void* panels, int64_t n_begin, int64_t n_end) {
+  const char* panel = static_cast<const char*>(panels);
   const int64_t panel_bytes = block_bytes(rows.k);
   const Int8DigitRows digits = digit_rows(const_cast<void*>(rows.split), rows.rows, rows.k);
   const int64_t row_end = padded_rows(rows.rows);
+  // Each block's sums are combined after the next block's multiplies are
+  // issued, so the vector work overlaps them, and before that block's tile
+  // stores: the combine's loads issued after a tile store still waiting for
+  // its multiplies waited with it (BM_int8_amx_phase phase 1, 128 x 288 x
+  // 288: 36-37 us -> 33-34; with no combine at all 26).
+  alignas(64) DigitSums sums[2];
+  int64_t pending_r0 = -1, pending_n0 = 0;
+  int slot = 0;
+  for (int64_t r0 = 0; r0 < row_end; r0 += kTile) {
+    for (int64_t n0 = n_begin; n0 < n_end; n0 += kTile) {
+      multiply_block(rows, digits, panel + (n0 - n_begin) / kTile * panel_bytes, r0);
+      if (pending_r0 >= 0) store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, n_end);
+      store_sums(sums[slot]);
+      pending_r0 = r0;
+      pending_n0 = n0;
+      slot ^= 1;
+    }
+  }
+  if (pending_r0 >= 0) store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, n_end);
+}
+
+void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_begin, int64_t n_end) {
+  const Int8AmxTileScope tiles;
   const int64_t blocks = (n_end - n_begin + kTile - 1) / kTile;
   const int64_t groups = (blocks + max_group_blocks(rows.k) - 1) / max_group_blocks(rows.k);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t g0 = n_begin + blocks * g / groups * kTile;
     const int64_t g_end = std::min(n_end, n_begin + blocks * (g + 1) / groups * kTile);
-    for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
-      layout_block(rows, n0, std::min<int64_t>(kTile, g_end - n0), panels + (n0 - g0) / kTile * panel_bytes);
-    }
-    // Each block's sums are combined after the next block's multiplies are
-    // issued, so the vector work overlaps them, and before that block's
-    // tile stores: the combine's loads issued after a tile store still
-    // waiting for its multiplies waited with it (measured: the combine then
-    // added ~25% to a 128 x 288 x 288 call, against ~0 in this order).
-    alignas(64) DigitSums sums[2];
-    int64_t pending_r0 = -1, pending_n0 = 0;
-    int slot = 0;
-    for (int64_t r0 = 0; r0 < row_end; r0 += kTile) {
-      for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
-        multiply_block(rows, digits, panels + (n0 - g0) / kTile * panel_bytes, r0);
-        if (pending_r0 >= 0) store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, g_end);
-        store_sums(sums[slot]);
-        pending_r0 = r0;
-        pending_n0 = n0;
-        slot ^= 1;
-      }
-    }
-    store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, g_end);
+    linear_int8_amx_layout(rows, memory, g0, g_end);
+    linear_int8_amx_multiply(rows, memory, g0, g_end);
   }
-  _tile_release();
 }
 
 }  // namespace torchlight::quantized

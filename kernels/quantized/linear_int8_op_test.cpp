@@ -19,9 +19,11 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/chunk_slots.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/linear_int8_vnni.h"
@@ -160,6 +162,34 @@ TEST(LinearInt8OpTest, ModelShapesInSeveralColumnGroupsMatchFloat64) {
     }
   }
   threadpool::set_num_threads(threads_before);
+}
+
+// The AMX row chunks' slots (chunk_slots.h): a thread's first claim is
+// fresh, its later ones find the same slot, other threads get others, and
+// threads past the limit get none.
+TEST(ChunkSlotsTest, EachThreadKeepsItsOwnSlot) {
+  quantized::ChunkSlots slots(2);
+  bool fresh = false;
+  ASSERT_EQ(slots.mine(&fresh), 0);
+  EXPECT_TRUE(fresh);
+  ASSERT_EQ(slots.mine(&fresh), 0);
+  EXPECT_FALSE(fresh);
+  int64_t other = -2, again = -2, third = -2;
+  bool other_fresh = false, again_fresh = true;
+  // A third thread while the second is alive (a joined thread's id may be
+  // reused; a pool's threads all live through a job).
+  std::thread([&] {
+    other = slots.mine(&other_fresh);
+    std::thread([&] { third = slots.mine(&fresh); }).join();
+    again = slots.mine(&again_fresh);
+  }).join();
+  EXPECT_EQ(other, 1);
+  EXPECT_TRUE(other_fresh);
+  EXPECT_EQ(again, 1);
+  EXPECT_FALSE(again_fresh);
+  EXPECT_EQ(third, -1);
+  EXPECT_EQ(slots.mine(&fresh), 0);  // Still the first thread's.
+  EXPECT_FALSE(fresh);
 }
 
 // A non-finite activation in either block of 16 rows (split by different
