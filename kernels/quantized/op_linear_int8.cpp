@@ -20,8 +20,9 @@
 // power-of-two scale per row (linear_int8_amx.h: error about 2^-22 of
 // max|x| sum|w| |scale|); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
 // Prefill-sized passes there split their rows over the threads in one
-// parallel_for (each thread splits and multiplies its own rows), shorter
-// ones split the rows' digits, then the columns.
+// parallel_for: in chunks of 16 rows where every column's laid-out weights
+// fit 512 KB (each thread lays them out once), else one part per thread;
+// shorter passes split the rows' digits, then the columns.
 // Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
 // and sums them exactly against the int8 weights (linear_int8_vnni.h:
 // error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
@@ -128,6 +129,18 @@ bool splits_rows_int8_amx(int64_t rows, int64_t parts) {
                           kMinRowBlocksPerPartInt8Amx * parts;
 }
 
+// Rows [r0, r1) of the pass (x its rows) split into `split`, and *part the
+// call that multiplies them; false when one of them holds inf or NaN.
+bool split_part_int8_amx(const float* x, const RowsInt8Amx& pass, int64_t r0, int64_t r1, void* split,
+                         RowsInt8Amx* part) {
+  if (!split_rows_int8_amx(x + r0 * pass.k, r1 - r0, pass.k, split)) return false;
+  *part = pass;
+  part->split = split;
+  part->rows = r1 - r0;
+  part->out = pass.out + r0 * pass.n;
+  return true;
+}
+
 // The pass on AMX tiles with its rows split over `parts` threads (one job);
 // false when some activation is inf or NaN.
 bool run_amx_row_parts(const float* x, RowsInt8Amx pass, char* scratch, size_t part_bytes,
@@ -143,14 +156,11 @@ bool run_amx_row_parts(const float* x, RowsInt8Amx pass, char* scratch, size_t p
       const int64_t r1 = std::min(pass.rows, part_row_begin(blocks, parts, p + 1));
       if (r0 >= r1) continue;
       char* mine = scratch + p * part_bytes;
-      if (!split_rows_int8_amx(x + r0 * k, r1 - r0, k, mine)) {
+      RowsInt8Amx part;
+      if (!split_part_int8_amx(x, pass, r0, r1, mine, &part)) {
         finite.store(false, std::memory_order_relaxed);
         continue;
       }
-      RowsInt8Amx part = pass;
-      part.split = mine;
-      part.rows = r1 - r0;
-      part.out = pass.out + r0 * pass.n;
       linear_int8_amx_columns(part, mine + split_bytes, 0, pass.n);
     }
   });
@@ -167,6 +177,7 @@ bool run_amx_row_parts(const float* x, RowsInt8Amx pass, char* scratch, size_t p
 // the other's for 0.1-2 s) leaves its chunks to the others (the pool's
 // stealing), where a half of the rows each held the call for the slow half.
 constexpr int64_t kMaxChunkPanelBytes = 512 * 1024;
+
 // One slot: one block of 16 rows' split, then every column's panels.
 size_t amx_chunk_slot_bytes(int64_t k, int64_t n) {
   return round_up64(split_rows_int8_amx_bytes(16, k)) + round_up64(linear_int8_amx_layout_bytes(k, n));
@@ -200,15 +211,11 @@ bool run_amx_row_chunks(const float* x, const RowsInt8Amx& pass, char* scratch, 
     const Int8AmxTileScope tiles;
     for (size_t b = begin; b < end; ++b) {
       const int64_t r0 = static_cast<int64_t>(b) * 16;
-      const int64_t r1 = std::min(pass.rows, r0 + 16);
-      if (!split_rows_int8_amx(x + r0 * k, r1 - r0, k, split)) {
+      RowsInt8Amx part;
+      if (!split_part_int8_amx(x, pass, r0, std::min(pass.rows, r0 + 16), split, &part)) {
         ok.store(false, std::memory_order_relaxed);
         continue;
       }
-      RowsInt8Amx part = pass;
-      part.split = split;
-      part.rows = r1 - r0;
-      part.out = pass.out + r0 * pass.n;
       linear_int8_amx_multiply(part, panels, 0, pass.n);
     }
   });
