@@ -105,6 +105,12 @@ void configure() {
 // A block's three C tiles as stored: c[p][r][column].
 using DigitSums = int32_t[kInt8Digits][kTile][kTile];
 
+// Up to this K, 256 A1 + A2 is exact in int32 (|A_p| <= 2^14 K), and its
+// convert rounds the integer that fma(float(A1), 256, float(A2)) rounds
+// (both floats exact below 2^24, one rounding to nearest even): the same
+// float with one convert and one fused multiply-add fewer a row.
+constexpr int64_t kMaxKExactInner = 511;
+
 // out[r0 + r, col0 + c] for the valid rows and columns, from the three
 // digit sums c[p][r][c] (combine_int8_digit_sums' operations in 16 lanes).
 void store_block(const RowsInt8Amx& rows, const DigitSums& c, const int32_t* exponents, int64_t r0,
@@ -117,11 +123,13 @@ void store_block(const RowsInt8Amx& rows, const DigitSums& c, const int32_t* exp
   const __m512 k256 = _mm512_set1_ps(256.0f);
   const __m512 k65536 = _mm512_set1_ps(65536.0f);
   const int64_t count = std::min<int64_t>(kTile, rows.rows - r0);
+  const bool exact_inner = rows.k <= kMaxKExactInner;
   for (int64_t r = 0; r < count; ++r) {
     const __m512 a0 = _mm512_cvtepi32_ps(_mm512_load_si512(c[0][r]));
-    const __m512 a1 = _mm512_cvtepi32_ps(_mm512_load_si512(c[1][r]));
-    const __m512 a2 = _mm512_cvtepi32_ps(_mm512_load_si512(c[2][r]));
-    const __m512 inner = _mm512_fmadd_ps(a1, k256, a2);
+    const __m512i a1 = _mm512_load_si512(c[1][r]);
+    const __m512i a2 = _mm512_load_si512(c[2][r]);
+    const __m512 inner = exact_inner ? _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(a1, 8), a2))
+                                     : _mm512_fmadd_ps(_mm512_cvtepi32_ps(a1), k256, _mm512_cvtepi32_ps(a2));
     const __m512 up = _mm512_set1_ps(static_cast<float>(exponents[r0 + r] - 16));
     const __m512 sum = _mm512_scalef_ps(_mm512_fmadd_ps(a0, k65536, inner), up);
     // One rounding, as std::fma in the other loops.
