@@ -91,6 +91,26 @@ bool split_int8_digits_avx512(const float* x, int64_t rows, int64_t k, const Int
                             digit_word(_mm512_loadu_ps(row + i + 48), up, bias)};
       store_digits64(w, d0 + i, d1 + i, d2 + i);
     }
+    if (out.row_bytes % 64 == 0) {
+      // The tail as one more step of 64 with its loads masked past K: a
+      // zero's digits are zeros, so the step also writes the padding up to
+      // the next 64 bytes; whole zero lines then fill the rest of the row.
+      if (i < k) {
+        const __m512i w[4] = {
+            digit_word(_mm512_maskz_loadu_ps(tail_mask(k - i), row + i), up, bias),
+            digit_word(_mm512_maskz_loadu_ps(tail_mask(k - i - 16), row + i + 16), up, bias),
+            digit_word(_mm512_maskz_loadu_ps(tail_mask(k - i - 32), row + i + 32), up, bias),
+            digit_word(_mm512_maskz_loadu_ps(tail_mask(k - i - 48), row + i + 48), up, bias)};
+        store_digits64(w, d0 + i, d1 + i, d2 + i);
+        i += 64;
+      }
+      for (; i < out.row_bytes; i += 64) {
+        for (int p = 0; p < kInt8Digits; ++p) {
+          _mm512_storeu_si512(d0 + p * out.plane_bytes + i, _mm512_setzero_si512());
+        }
+      }
+      continue;
+    }
     for (; i < k; i += 16) {
       const __mmask16 mask = tail_mask(k - i);
       const __m512i w = digit_word(_mm512_maskz_loadu_ps(mask, row + i), up, bias);

@@ -74,8 +74,12 @@ struct SplitRows {
   bool finite;
 };
 
-SplitRows run_split(QuantIsa isa, const std::vector<float>& x, int64_t rows, int64_t k) {
-  SplitRows s{rows, k, (k + 63) / 64 * 64 + 64, 0, {}, {}, false};
+// row_bytes: K rounded up to 64 plus a line by default (the AVX-512 split
+// writes the tail as a whole step of 64 where row_bytes is a multiple of 64,
+// 16 values at a time otherwise: pass e.g. k + 5 for that).
+SplitRows run_split(QuantIsa isa, const std::vector<float>& x, int64_t rows, int64_t k,
+                    int64_t row_bytes = -1) {
+  SplitRows s{rows, k, row_bytes >= k ? row_bytes : (k + 63) / 64 * 64 + 64, 0, {}, {}, false};
   s.plane_bytes = rows * s.row_bytes + 64;
   s.digits.assign(static_cast<size_t>(kInt8Digits * s.plane_bytes), int8_t{0x5A});  // Garbage.
   s.exponents.assign(static_cast<size_t>(rows), -12345);
@@ -146,6 +150,9 @@ TEST(Int8DigitSplitTest, DigitsAreTheRoundedScaledValueOnEveryIsa) {
         const std::vector<float> x = make_rows(rows, k, &seed);
         SCOPED_TRACE(::testing::Message() << quant_isa_name(isa) << " rows " << rows << " k " << k);
         check_split(run_split(isa, x, rows, k), x);
+        // Rows exactly K rounded up to 64, and a stride that is no multiple of 64.
+        check_split(run_split(isa, x, rows, k, (k + 63) / 64 * 64), x);
+        check_split(run_split(isa, x, rows, k, k + 5), x);
       }
     }
   }

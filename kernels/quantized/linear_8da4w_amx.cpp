@@ -116,7 +116,24 @@ void tiles(const Rows8da4wAmx& rows, const Panel (&panel)[kBlocks], int64_t r0, 
   const int64_t groups = k / group;
   const int64_t step = step_of(group);
   alignas(64) float acc[kRowBlocks][kColBlocks][kTile][kTile] = {};
-  alignas(64) int32_t c[kRowBlocks][kColBlocks][kTile][kTile];
+  // Group g's sums go to c[g % 2]; they are scaled into acc after group g +
+  // 1's multiplies are issued (so the vector work overlaps them) and before
+  // group g + 1's tile stores (vector loads issued after a tile store still
+  // waiting for its multiplies wait with it). acc takes the groups in order,
+  // as before: the same floats.
+  alignas(64) int32_t c[2][kRowBlocks][kColBlocks][kTile][kTile];
+  const auto scale_group = [&](int64_t g) {
+    const auto& sums = c[g % 2];
+    for (int cb = 0; cb < kColBlocks; ++cb) {
+      const __m512 scale = _mm512_load_ps(panel[cb].scales + g * kTile);
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+        for (int64_t r = 0; r < kTile; ++r) {
+          const __m512 sum = _mm512_cvtepi32_ps(_mm512_load_si512(sums[rb][cb][r]));
+          _mm512_store_ps(acc[rb][cb][r], _mm512_fmadd_ps(sum, scale, _mm512_load_ps(acc[rb][cb][r])));
+        }
+      }
+    }
+  };
   const int8_t* a0 = rows.xq + r0 * rows.stride;
   const int8_t* a1 = a0 + kTile * rows.stride;
   for (int64_t g = 0; g < groups; ++g) {
@@ -134,20 +151,14 @@ void tiles(const Rows8da4wAmx& rows, const Panel (&panel)[kBlocks], int64_t r0, 
       if constexpr (kRowBlocks == 2) _tile_dpbssd(2, 5, 6);
       if constexpr (kRowBlocks == 2 && kColBlocks == 2) _tile_dpbssd(3, 5, 7);
     }
-    _tile_stored(0, c[0][0], kRowBytes);
-    if constexpr (kColBlocks == 2) _tile_stored(1, c[0][1], kRowBytes);
-    if constexpr (kRowBlocks == 2) _tile_stored(2, c[1][0], kRowBytes);
-    if constexpr (kRowBlocks == 2 && kColBlocks == 2) _tile_stored(3, c[1][1], kRowBytes);
-    for (int cb = 0; cb < kColBlocks; ++cb) {
-      const __m512 scale = _mm512_load_ps(panel[cb].scales + g * kTile);
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-        for (int64_t r = 0; r < kTile; ++r) {
-          const __m512 sum = _mm512_cvtepi32_ps(_mm512_load_si512(c[rb][cb][r]));
-          _mm512_store_ps(acc[rb][cb][r], _mm512_fmadd_ps(sum, scale, _mm512_load_ps(acc[rb][cb][r])));
-        }
-      }
-    }
+    if (g > 0) scale_group(g - 1);
+    auto& sums = c[g % 2];
+    _tile_stored(0, sums[0][0], kRowBytes);
+    if constexpr (kColBlocks == 2) _tile_stored(1, sums[0][1], kRowBytes);
+    if constexpr (kRowBlocks == 2) _tile_stored(2, sums[1][0], kRowBytes);
+    if constexpr (kRowBlocks == 2 && kColBlocks == 2) _tile_stored(3, sums[1][1], kRowBytes);
   }
+  scale_group(groups - 1);
   for (int cb = 0; cb < kColBlocks; ++cb) {
     const int64_t col0 = n0 + cb * kTile;
     const int64_t cols = std::min<int64_t>(kTile, n_end - col0);

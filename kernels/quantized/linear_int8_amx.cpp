@@ -32,9 +32,14 @@ namespace {
 constexpr int64_t kTile = 16;      // Rows of a tile, int32 columns of a C tile.
 constexpr int64_t kRowBytes = 64;  // Bytes of a tile row: 64 values of K.
 // Blocks of 16 columns laid out before the rows meet them: the panels of a
-// group (128 x K bytes) stay in L2 while each block of 16 rows' digits (3
-// x 16 x K bytes) stays in L1 for the whole group.
-constexpr int64_t kGroupBlocks = 8;
+// group stay in L2 while each block of 16 rows' digits (3 x 16 x K bytes)
+// stays in L1 for the whole group. Each group reloads every row block's
+// digits from L2 once, so groups are as large as kGroupBytes of panels
+// allow (at least kMinGroupBlocks), and a call's columns are cut into
+// groups of equal size (288 columns: one group of 18 blocks at K = 288,
+// two of 9 at K = 768, where 8 blocks a group made 8 + 8 + 2).
+constexpr int64_t kMinGroupBlocks = 8;
+constexpr int64_t kGroupBytes = 128 * 1024;
 
 int64_t padded_k(int64_t k) { return (k + kRowBytes - 1) / kRowBytes * kRowBytes; }
 int64_t padded_rows(int64_t rows) { return (rows + kTile - 1) / kTile * kTile; }
@@ -57,6 +62,8 @@ Int8DigitRows digit_rows(void* split, int64_t rows, int64_t k) {
 
 // One block's panel: K / 4 rows of 16 dwords (a B tile per 64 values of K).
 int64_t block_bytes(int64_t k) { return padded_k(k) / 4 * kRowBytes; }
+
+int64_t max_group_blocks(int64_t k) { return std::max(kMinGroupBlocks, kGroupBytes / block_bytes(k)); }
 
 __mmask64 k_mask64(int64_t count) {
   return count >= 64 ? ~__mmask64{0} : (count <= 0 ? 0 : (__mmask64{1} << count) - 1);
@@ -98,6 +105,12 @@ void configure() {
 // A block's three C tiles as stored: c[p][r][column].
 using DigitSums = int32_t[kInt8Digits][kTile][kTile];
 
+// Up to this K, 256 A1 + A2 is exact in int32 (|A_p| <= 2^14 K), and its
+// convert rounds the integer that fma(float(A1), 256, float(A2)) rounds
+// (both floats exact below 2^24, one rounding to nearest even): the same
+// float with one convert and one fused multiply-add fewer a row.
+constexpr int64_t kMaxKExactInner = 511;
+
 // out[r0 + r, col0 + c] for the valid rows and columns, from the three
 // digit sums c[p][r][c] (combine_int8_digit_sums' operations in 16 lanes).
 void store_block(const RowsInt8Amx& rows, const DigitSums& c, const int32_t* exponents, int64_t r0,
@@ -110,11 +123,13 @@ void store_block(const RowsInt8Amx& rows, const DigitSums& c, const int32_t* exp
   const __m512 k256 = _mm512_set1_ps(256.0f);
   const __m512 k65536 = _mm512_set1_ps(65536.0f);
   const int64_t count = std::min<int64_t>(kTile, rows.rows - r0);
+  const bool exact_inner = rows.k <= kMaxKExactInner;
   for (int64_t r = 0; r < count; ++r) {
     const __m512 a0 = _mm512_cvtepi32_ps(_mm512_load_si512(c[0][r]));
-    const __m512 a1 = _mm512_cvtepi32_ps(_mm512_load_si512(c[1][r]));
-    const __m512 a2 = _mm512_cvtepi32_ps(_mm512_load_si512(c[2][r]));
-    const __m512 inner = _mm512_fmadd_ps(a1, k256, a2);
+    const __m512i a1 = _mm512_load_si512(c[1][r]);
+    const __m512i a2 = _mm512_load_si512(c[2][r]);
+    const __m512 inner = exact_inner ? _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(a1, 8), a2))
+                                     : _mm512_fmadd_ps(_mm512_cvtepi32_ps(a1), k256, _mm512_cvtepi32_ps(a2));
     const __m512 up = _mm512_set1_ps(static_cast<float>(exponents[r0 + r] - 16));
     const __m512 sum = _mm512_scalef_ps(_mm512_fmadd_ps(a0, k65536, inner), up);
     // One rounding, as std::fma in the other loops.
@@ -137,9 +152,9 @@ void store_block(const RowsInt8Amx& rows, const DigitSums& c, const int32_t* exp
     _tile_dpbssd(2, 5, B);                                \
   } while (false)
 
-// The digit sums of rows [r0, r0 + 16) by the panel's 16 columns, into c.
-void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* panel, int64_t r0,
-           DigitSums& c) {
+// The digit sums of rows [r0, r0 + 16) by the panel's 16 columns, into C
+// tiles 0-2 (store_sums writes them out).
+void multiply_block(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* panel, int64_t r0) {
   const int64_t stride = digits.row_bytes;
   const int8_t* a = digits.digits + r0 * stride;
   const int64_t plane = digits.plane_bytes;
@@ -154,6 +169,9 @@ void tiles(const RowsInt8Amx& rows, const Int8DigitRows& digits, const char* pan
     TORCHLIGHT_INT8_DIGIT_STEP(7, k0 + kRowBytes);
   }
   if (k0 < k_end) TORCHLIGHT_INT8_DIGIT_STEP(6, k0);
+}
+
+void store_sums(DigitSums& c) {
   constexpr int64_t kCBytes = kTile * sizeof(int32_t);
   _tile_stored(0, c[0], kCBytes);
   _tile_stored(1, c[1], kCBytes);
@@ -195,7 +213,7 @@ bool split_row_range_int8_amx(const float* x, int64_t rows, int64_t k, void* spl
   return finite;
 }
 
-size_t linear_int8_amx_panel_bytes(int64_t k) { return static_cast<size_t>(kGroupBlocks * block_bytes(k)); }
+size_t linear_int8_amx_panel_bytes(int64_t k) { return static_cast<size_t>(max_group_blocks(k) * block_bytes(k)); }
 
 int8_t* split_int8_amx_digit_plane(void* split, int64_t rows, int64_t k, int digit) {
   return static_cast<int8_t*>(split) + digit * plane_bytes(rows, k);
@@ -203,34 +221,57 @@ int8_t* split_int8_amx_digit_plane(void* split, int64_t rows, int64_t k, int dig
 
 int64_t split_int8_amx_row_bytes(int64_t k) { return digit_stride(k); }
 
-void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_begin, int64_t n_end) {
-  configure();
-  char* panels = static_cast<char*>(memory);
+size_t linear_int8_amx_layout_bytes(int64_t k, int64_t n) {
+  return static_cast<size_t>((n + kTile - 1) / kTile * block_bytes(k));
+}
+
+void linear_int8_amx_layout(const RowsInt8Amx& rows, void* panels, int64_t n_begin, int64_t n_end) {
+  const int64_t panel_bytes = block_bytes(rows.k);
+  for (int64_t n0 = n_begin; n0 < n_end; n0 += kTile) {
+    layout_block(rows, n0, std::min<int64_t>(kTile, n_end - n0),
+                 static_cast<char*>(panels) + (n0 - n_begin) / kTile * panel_bytes);
+  }
+}
+
+Int8AmxTileScope::Int8AmxTileScope() { configure(); }
+Int8AmxTileScope::~Int8AmxTileScope() { _tile_release(); }
+
+void linear_int8_amx_multiply(const RowsInt8Amx& rows, const void* panels, int64_t n_begin, int64_t n_end) {
+  const char* panel = static_cast<const char*>(panels);
   const int64_t panel_bytes = block_bytes(rows.k);
   const Int8DigitRows digits = digit_rows(const_cast<void*>(rows.split), rows.rows, rows.k);
   const int64_t row_end = padded_rows(rows.rows);
-  for (int64_t g0 = n_begin; g0 < n_end; g0 += kGroupBlocks * kTile) {
-    const int64_t g_end = std::min(n_end, g0 + kGroupBlocks * kTile);
-    for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
-      layout_block(rows, n0, std::min<int64_t>(kTile, g_end - n0), panels + (n0 - g0) / kTile * panel_bytes);
+  // Each block's sums are combined after the next block's multiplies are
+  // issued, so the vector work overlaps them, and before that block's tile
+  // stores: the combine's loads issued after a tile store still waiting for
+  // its multiplies waited with it (BM_int8_amx_phase phase 1, 128 x 288 x
+  // 288: 36-37 us -> 33-34; with no combine at all 26).
+  alignas(64) DigitSums sums[2];
+  int64_t pending_r0 = -1, pending_n0 = 0;
+  int slot = 0;
+  for (int64_t r0 = 0; r0 < row_end; r0 += kTile) {
+    for (int64_t n0 = n_begin; n0 < n_end; n0 += kTile) {
+      multiply_block(rows, digits, panel + (n0 - n_begin) / kTile * panel_bytes, r0);
+      if (pending_r0 >= 0) store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, n_end);
+      store_sums(sums[slot]);
+      pending_r0 = r0;
+      pending_n0 = n0;
+      slot ^= 1;
     }
-    // Each block's sums are combined after the next block's tiles are
-    // issued, so the vector work overlaps the tile multiplies.
-    alignas(64) DigitSums sums[2];
-    int64_t pending_r0 = -1, pending_n0 = 0;
-    int slot = 0;
-    for (int64_t r0 = 0; r0 < row_end; r0 += kTile) {
-      for (int64_t n0 = g0; n0 < g_end; n0 += kTile) {
-        tiles(rows, digits, panels + (n0 - g0) / kTile * panel_bytes, r0, sums[slot]);
-        if (pending_r0 >= 0) store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, g_end);
-        pending_r0 = r0;
-        pending_n0 = n0;
-        slot ^= 1;
-      }
-    }
-    store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, g_end);
   }
-  _tile_release();
+  if (pending_r0 >= 0) store_block(rows, sums[slot ^ 1], digits.exponents, pending_r0, pending_n0, n_end);
+}
+
+void linear_int8_amx_columns(const RowsInt8Amx& rows, void* memory, int64_t n_begin, int64_t n_end) {
+  const Int8AmxTileScope tiles;
+  const int64_t blocks = (n_end - n_begin + kTile - 1) / kTile;
+  const int64_t groups = (blocks + max_group_blocks(rows.k) - 1) / max_group_blocks(rows.k);
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t g0 = n_begin + blocks * g / groups * kTile;
+    const int64_t g_end = std::min(n_end, n_begin + blocks * (g + 1) / groups * kTile);
+    linear_int8_amx_layout(rows, memory, g0, g_end);
+    linear_int8_amx_multiply(rows, memory, g0, g_end);
+  }
 }
 
 }  // namespace torchlight::quantized

@@ -80,6 +80,26 @@ struct RowsInt8Amx {
 /// calling thread. Only where cpu_runs_linear_int8_amx().
 void linear_int8_amx_columns(const RowsInt8Amx& rows, void* panel, int64_t n_begin, int64_t n_end);
 
+/// The same in two steps, so a thread can lay out weights once and multiply
+/// several parts of the rows by them: linear_int8_amx_layout writes columns
+/// [n_begin, n_end) (n_begin a multiple of 16) into `panels`
+/// (linear_int8_amx_layout_bytes(K, n_end - n_begin), 64-byte aligned), and
+/// linear_int8_amx_multiply computes those columns of every row from them,
+/// inside an Int8AmxTileScope (the tile configuration it needs).
+size_t linear_int8_amx_layout_bytes(int64_t k, int64_t n);
+void linear_int8_amx_layout(const RowsInt8Amx& rows, void* panels, int64_t n_begin, int64_t n_end);
+void linear_int8_amx_multiply(const RowsInt8Amx& rows, const void* panels, int64_t n_begin, int64_t n_end);
+
+/// While alive, the calling thread's tiles are configured for
+/// linear_int8_amx_multiply (released after).
+class Int8AmxTileScope {
+ public:
+  Int8AmxTileScope();
+  ~Int8AmxTileScope();
+  Int8AmxTileScope(const Int8AmxTileScope&) = delete;
+  Int8AmxTileScope& operator=(const Int8AmxTileScope&) = delete;
+};
+
 /// For tests: the digit planes of a split (int8_digit_split.h's layout),
 /// e.g. to zero d2 and see the error bound fail.
 int8_t* split_int8_amx_digit_plane(void* split, int64_t rows, int64_t k, int digit);

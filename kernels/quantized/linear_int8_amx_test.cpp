@@ -223,6 +223,45 @@ TEST_F(LinearInt8AmxTest, IdentityWeightsGiveTheRowsRoundedDigits) {
   }
 }
 
+// The tiles' combine is combine_int8_digit_sums' operations, then one
+// fused multiply-add with the scale and bias: the kernel's floats equal that
+// of the exact digit sums bit for bit, at K below and above 511 (where the
+// combine sums 256 A1 + A2 in int32, and where it cannot).
+TEST_F(LinearInt8AmxTest, OutputsAreTheCombineOfExactDigitSums) {
+  uint32_t seed = 31;
+  for (const int64_t k : {1, 64, 288, 300, 511, 512, 768}) {
+    const int64_t rows = 19, n = 21;
+    const Case c = make_case(rows, k, n, &seed);
+    bool finite = false;
+    const std::vector<float> got = run_amx(c, true, &finite);
+    ASSERT_TRUE(finite);
+    Aligned split(split_rows_int8_amx_bytes(rows, k));
+    ASSERT_TRUE(split_rows_int8_amx(c.x.data(), rows, k, split.data));
+    const int64_t stride = split_int8_amx_row_bytes(k);
+    for (int64_t r = 0; r < rows; ++r) {
+      uint32_t max_bits = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &c.x[r * k + i], sizeof(bits));
+        max_bits = std::max(max_bits, bits & 0x7FFFFFFFu);
+      }
+      const int32_t e = int8_digit_exponent(max_bits);
+      for (int64_t col = 0; col < n; ++col) {
+        int64_t a[kInt8Digits] = {};
+        for (int p = 0; p < kInt8Digits; ++p) {
+          const int8_t* d = split_int8_amx_digit_plane(split.data, rows, k, p) + r * stride;
+          for (int64_t i = 0; i < k; ++i) a[p] += int64_t{d[i]} * c.weight[col * k + i];
+        }
+        const float sum = combine_int8_digit_sums(static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]),
+                                                  static_cast<int32_t>(a[2]), e);
+        const float want = std::fma(sum, c.scales[col], c.bias[col]);
+        ASSERT_EQ(std::memcmp(&got[r * n + col], &want, sizeof(float)), 0)
+            << "k " << k << " row " << r << " column " << col << ": " << got[r * n + col] << " vs " << want;
+      }
+    }
+  }
+}
+
 // Dropping the third digit (d2) breaks the bound on rows of activations.
 TEST_F(LinearInt8AmxTest, TwoDigitsFailTheBound) {
   uint32_t seed = 21;

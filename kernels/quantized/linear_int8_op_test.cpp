@@ -19,9 +19,11 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/chunk_slots.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/linear_int8_vnni.h"
@@ -46,39 +48,43 @@ constexpr SizesType kK = 100, kN = 37;
 struct OpRun {
   std::vector<float> x, scales, bias, out;
   std::vector<int8_t> weight;
+  SizesType k = kK, n = kN;
 };
 
-OpRun make_run(SizesType rows, uint32_t seed) {
+OpRun make_run(SizesType rows, uint32_t seed, SizesType k = kK, SizesType n = kN) {
   OpRun r;
+  r.k = k;
+  r.n = n;
   auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
-  for (int64_t i = 0; i < rows * kK; ++i) {
+  for (int64_t i = 0; i < rows * k; ++i) {
     r.x.push_back(std::ldexp(static_cast<float>(static_cast<int32_t>(next() >> 8) - (1 << 23)) / (1 << 23),
                              static_cast<int>(next() >> 28) - 8));
   }
-  for (int64_t i = 0; i < kN * kK; ++i) r.weight.push_back(static_cast<int8_t>(next() >> 24));
-  for (int64_t i = 0; i < kN; ++i) r.scales.push_back(static_cast<float>((next() >> 20) + 1) / 65536);
-  for (int64_t i = 0; i < kN; ++i) r.bias.push_back(static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096);
+  for (int64_t i = 0; i < n * k; ++i) r.weight.push_back(static_cast<int8_t>(next() >> 24));
+  for (int64_t i = 0; i < n; ++i) r.scales.push_back(static_cast<float>((next() >> 20) + 1) / 65536);
+  for (int64_t i = 0; i < n; ++i) r.bias.push_back(static_cast<float>(static_cast<int32_t>(next() >> 16) - 32768) / 4096);
   return r;
 }
 
 void run_op(SizesType rows, OpRun* r, uint64_t constant_args = 0) {
-  TestTensor input(ScalarType::kFloat, {1, rows, kK});
-  TestTensor weight(ScalarType::kChar, {kN, kK});
-  TestTensor scales(ScalarType::kFloat, {kN});
-  TestTensor bias(ScalarType::kFloat, {kN});
+  const SizesType k = r->k, n = r->n;
+  TestTensor input(ScalarType::kFloat, {1, rows, k});
+  TestTensor weight(ScalarType::kChar, {n, k});
+  TestTensor scales(ScalarType::kFloat, {n});
+  TestTensor bias(ScalarType::kFloat, {n});
   for (size_t i = 0; i < r->x.size(); ++i) input.set(static_cast<int64_t>(i), r->x[i]);
   for (size_t i = 0; i < r->weight.size(); ++i) weight.set(static_cast<int64_t>(i), r->weight[i]);
-  for (int64_t i = 0; i < kN; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     scales.set(i, r->scales[i]);
     bias.set(i, r->bias[i]);
   }
-  TestTensor out(ScalarType::kFloat, {1, rows, kN});
+  TestTensor out(ScalarType::kFloat, {1, rows, n});
   KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), bias.evalue(), out.evalue(), EValue()};
   std::vector<uint8_t> method(8 << 20);
   MemoryAllocator allocator(method.data(), static_cast<uint32_t>(method.size()));
   const Status status = call_kernel(linear_int8_kernel(), args.span(), &allocator, nullptr, constant_args);
   ASSERT_TRUE(status.ok()) << status.message();
-  r->out.resize(static_cast<size_t>(rows * kN));
+  r->out.resize(static_cast<size_t>(rows * n));
   for (size_t i = 0; i < r->out.size(); ++i) r->out[i] = static_cast<float>(out.get(static_cast<int64_t>(i)));
 }
 
@@ -101,6 +107,31 @@ std::vector<float> run_loops(SizesType rows, const OpRun& r) {
   return out;
 }
 
+// Every output of a run against float64, within the bound of the path the
+// op takes (the AMX tiles' from 4 rows with AMX, else the float loops').
+void check_float64(SizesType rows, const OpRun& r, size_t threads) {
+  const SizesType k = r.k, width = r.n;
+  const bool tiles = rows >= 4 && quantized::quant_isa() == quantized::QuantIsa::kAmx;
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t n = 0; n < width; ++n) {
+      double sum = 0, magnitude = 0, m = 0, weights = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        sum += static_cast<double>(r.x[row * k + i]) * r.weight[n * k + i];
+        magnitude += std::fabs(static_cast<double>(r.x[row * k + i]) * r.weight[n * k + i]);
+        m = std::max(m, std::fabs(static_cast<double>(r.x[row * k + i])));
+        weights += std::abs(r.weight[n * k + i]);
+      }
+      const double want = sum * r.scales[n] + r.bias[n];
+      const double bound =
+          tiles ? r.scales[n] * (m * weights / (127 * 65536.0) + std::ldexp(1.0, -23) * (magnitude + m * weights / 64)) +
+                      std::ldexp(1.0, -24) * std::fabs(want)
+                : 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n]));
+      ASSERT_NEAR(r.out[row * width + n], want, bound) << "rows " << rows << " k " << k << " n " << width
+                                                    << " threads " << threads << " row " << row << " column " << n;
+    }
+  }
+}
+
 TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
@@ -108,28 +139,57 @@ TEST(LinearInt8OpTest, EveryPathMatchesFloat64) {
     for (const SizesType rows : {1, 3, 4, 7, 8, 16, 17, 20, 33, 40, 47, 48, 49, 63, 64, 65, 70, 128, 129, 300}) {
       OpRun r = make_run(rows, 99 + static_cast<uint32_t>(rows));
       run_op(rows, &r);
-      const bool tiles = rows >= 4 && quantized::quant_isa() == quantized::QuantIsa::kAmx;
-      for (int64_t row = 0; row < rows; ++row) {
-        for (int64_t n = 0; n < kN; ++n) {
-          double sum = 0, magnitude = 0, m = 0, weights = 0;
-          for (int64_t i = 0; i < kK; ++i) {
-            sum += static_cast<double>(r.x[row * kK + i]) * r.weight[n * kK + i];
-            magnitude += std::fabs(static_cast<double>(r.x[row * kK + i]) * r.weight[n * kK + i]);
-            m = std::max(m, std::fabs(static_cast<double>(r.x[row * kK + i])));
-            weights += std::abs(r.weight[n * kK + i]);
-          }
-          const double want = sum * r.scales[n] + r.bias[n];
-          const double bound =
-              tiles ? r.scales[n] * (m * weights / (127 * 65536.0) + std::ldexp(1.0, -23) * (magnitude + m * weights / 64)) +
-                          std::ldexp(1.0, -24) * std::fabs(want)
-                    : 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n]));
-          ASSERT_NEAR(r.out[row * kN + n], want, bound)
-              << "rows " << rows << " threads " << threads << " row " << row << " column " << n;
-        }
+      check_float64(rows, r, threads);
+    }
+  }
+  threadpool::set_num_threads(threads_before);
+}
+
+// Model-sized K (with and without a tail past 64) and N wide enough that
+// the AMX tiles cut the columns into several groups of blocks (at K = 288
+// up to 25 blocks of 16 a group, at 768 10, at 2048 8), some groups ending
+// in a part block; at 2 threads each thread's rows meet every group.
+TEST(LinearInt8OpTest, ModelShapesInSeveralColumnGroupsMatchFloat64) {
+  const size_t threads_before = threadpool::num_threads();
+  for (const size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const auto& [k, n] : {std::pair<SizesType, SizesType>{288, 805}, {768, 341}, {2048, 200}}) {
+      for (const SizesType rows : {1, 47, 128, 129}) {
+        OpRun r = make_run(rows, 7 + static_cast<uint32_t>(rows + k), k, n);
+        run_op(rows, &r);
+        check_float64(rows, r, threads);
       }
     }
   }
   threadpool::set_num_threads(threads_before);
+}
+
+// The AMX row chunks' slots (chunk_slots.h): a thread's first claim is
+// fresh, its later ones find the same slot, other threads get others, and
+// threads past the limit get none.
+TEST(ChunkSlotsTest, EachThreadKeepsItsOwnSlot) {
+  quantized::ChunkSlots slots(2);
+  bool fresh = false;
+  ASSERT_EQ(slots.mine(&fresh), 0);
+  EXPECT_TRUE(fresh);
+  ASSERT_EQ(slots.mine(&fresh), 0);
+  EXPECT_FALSE(fresh);
+  int64_t other = -2, again = -2, third = -2;
+  bool other_fresh = false, again_fresh = true;
+  // A third thread while the second is alive (a joined thread's id may be
+  // reused; a pool's threads all live through a job).
+  std::thread([&] {
+    other = slots.mine(&other_fresh);
+    std::thread([&] { third = slots.mine(&fresh); }).join();
+    again = slots.mine(&again_fresh);
+  }).join();
+  EXPECT_EQ(other, 1);
+  EXPECT_TRUE(other_fresh);
+  EXPECT_EQ(again, 1);
+  EXPECT_FALSE(again_fresh);
+  EXPECT_EQ(third, -1);
+  EXPECT_EQ(slots.mine(&fresh), 0);  // Still the first thread's.
+  EXPECT_FALSE(fresh);
 }
 
 // A non-finite activation in either block of 16 rows (split by different

@@ -29,9 +29,11 @@
 // tiles (linear_8da4w_amx.h) ahead of both: the rows quantized into
 // workspace scratch, each thread unpacking the weight columns it multiplies.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/chunk_slots.h"
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
@@ -139,7 +141,9 @@ size_t amx_scratch_bytes(int64_t rows, int64_t k, int64_t group, size_t parts) {
 
 #if defined(__x86_64__) || defined(_M_X64)
 // The call on AMX tiles, a pass of up to kMaxRowsPerPass rows at a time;
-// false (nothing written) when the workspace is too small for one part.
+// false when the workspace is too small for one part (nothing written) or
+// a chunk found no panel (cannot happen with one per pool thread; the
+// caller's paths then write every output).
 bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base) {
   static_assert(kColumnsPerChunk % kAmxTileRows8da4w == 0, "parts start on a tile's columns");
   const int64_t k = base.k;
@@ -170,6 +174,26 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
     pass.scale = row_scales;
     pass.rows = in_pass;
     pass.out = base.out + p0 * base.n;
+    if (scratch.parts == static_cast<int64_t>(threadpool::num_threads())) {
+      // A panel per thread (chunk_slots.h), and chunks of 32 columns on the
+      // pool, so a thread whose core runs slowly (another process on it,
+      // or its AMX unit slowed for a while) leaves chunks to the others
+      // instead of holding the call for its half of the columns.
+      ChunkSlots slots(scratch.parts);
+      std::atomic<bool> ok{true};
+      threadpool::parallel_for(static_cast<size_t>((base.n + 31) / 32), 1, [&](size_t begin, size_t end) {
+        bool fresh = false;
+        const int64_t slot = slots.mine(&fresh);  // One per pool thread: -1 only past them.
+        if (slot < 0) {
+          ok.store(false, std::memory_order_relaxed);
+          return;
+        }
+        linear_8da4w_amx_columns(pass, scratch.panels + slot * panel_bytes, static_cast<int64_t>(begin) * 32,
+                                 std::min(base.n, static_cast<int64_t>(end) * 32));
+      });
+      if (!ok.load(std::memory_order_relaxed)) return false;  // The caller's paths write every output.
+      continue;
+    }
     // Each part unpacks the columns it multiplies into its own panel.
     parallel_column_parts(base.n, scratch.parts, [&](int64_t part, int64_t c0, int64_t c1) {
       linear_8da4w_amx_columns(pass, scratch.panels + part * panel_bytes, c0, c1);

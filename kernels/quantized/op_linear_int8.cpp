@@ -20,8 +20,9 @@
 // power-of-two scale per row (linear_int8_amx.h: error about 2^-22 of
 // max|x| sum|w| |scale|); TORCHLIGHT_QUANT_ISA=avx512vnni turns that off.
 // Prefill-sized passes there split their rows over the threads in one
-// parallel_for (each thread splits and multiplies its own rows), shorter
-// ones split the rows' digits, then the columns.
+// parallel_for: in chunks of 16 rows where every column's laid-out weights
+// fit 512 KB (each thread lays them out once), else one part per thread;
+// shorter passes split the rows' digits, then the columns.
 // Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
 // and sums them exactly against the int8 weights (linear_int8_vnni.h:
 // error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
@@ -31,6 +32,7 @@
 #include <cstdint>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/quantized/chunk_slots.h"
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/linear_int8_amx.h"
 #include "kernels/quantized/linear_int8.h"
@@ -127,6 +129,18 @@ bool splits_rows_int8_amx(int64_t rows, int64_t parts) {
                           kMinRowBlocksPerPartInt8Amx * parts;
 }
 
+// Rows [r0, r1) of the pass (x its rows) split into `split`, and *part the
+// call that multiplies them; false when one of them holds inf or NaN.
+bool split_part_int8_amx(const float* x, const RowsInt8Amx& pass, int64_t r0, int64_t r1, void* split,
+                         RowsInt8Amx* part) {
+  if (!split_rows_int8_amx(x + r0 * pass.k, r1 - r0, pass.k, split)) return false;
+  *part = pass;
+  part->split = split;
+  part->rows = r1 - r0;
+  part->out = pass.out + r0 * pass.n;
+  return true;
+}
+
 // The pass on AMX tiles with its rows split over `parts` threads (one job);
 // false when some activation is inf or NaN.
 bool run_amx_row_parts(const float* x, RowsInt8Amx pass, char* scratch, size_t part_bytes,
@@ -142,18 +156,70 @@ bool run_amx_row_parts(const float* x, RowsInt8Amx pass, char* scratch, size_t p
       const int64_t r1 = std::min(pass.rows, part_row_begin(blocks, parts, p + 1));
       if (r0 >= r1) continue;
       char* mine = scratch + p * part_bytes;
-      if (!split_rows_int8_amx(x + r0 * k, r1 - r0, k, mine)) {
+      RowsInt8Amx part;
+      if (!split_part_int8_amx(x, pass, r0, r1, mine, &part)) {
         finite.store(false, std::memory_order_relaxed);
         continue;
       }
-      RowsInt8Amx part = pass;
-      part.split = mine;
-      part.rows = r1 - r0;
-      part.out = pass.out + r0 * pass.n;
       linear_int8_amx_columns(part, mine + split_bytes, 0, pass.n);
     }
   });
   return finite.load(std::memory_order_relaxed);
+}
+
+// Row chunks: a pass of at least 2 blocks of 16 rows per thread, whose
+// columns' laid-out weights (K x N bytes) fit kMaxChunkPanelBytes, runs one
+// job of one chunk per block of 16 rows. A thread lays out every column's
+// weights once, at its first chunk, into its own slot of scratch, then
+// splits and multiplies the rows of each chunk it takes. So a thread whose
+// core runs slowly (another process on it, or its AMX unit slowed for a
+// while: on this VM one core's tile multiplies were seen 3-5x slower than
+// the other's for 0.1-2 s) leaves its chunks to the others (the pool's
+// stealing), where a half of the rows each held the call for the slow half.
+constexpr int64_t kMaxChunkPanelBytes = 512 * 1024;
+
+// One slot: one block of 16 rows' split, then every column's panels.
+size_t amx_chunk_slot_bytes(int64_t k, int64_t n) {
+  return round_up64(split_rows_int8_amx_bytes(16, k)) + round_up64(linear_int8_amx_layout_bytes(k, n));
+}
+
+bool chunks_rows_int8_amx(int64_t rows, int64_t k, int64_t n, int64_t threads) {
+  return threads > 1 && threads <= ChunkSlots::kMaxSlots &&
+         row_blocks_int8_amx(std::min(rows, kMaxRowsPassInt8Amx)) >= kMinRowBlocksPerPartInt8Amx * threads &&
+         linear_int8_amx_layout_bytes(k, n) <= kMaxChunkPanelBytes;
+}
+
+// The pass on AMX tiles in chunks of 16 rows (above), scratch holding
+// `threads` slots; false when some activation is inf or NaN or a chunk
+// found no slot.
+bool run_amx_row_chunks(const float* x, const RowsInt8Amx& pass, char* scratch, size_t slot_bytes,
+                        int64_t threads) {
+  const int64_t k = pass.k;
+  const size_t split_bytes = round_up64(split_rows_int8_amx_bytes(16, k));
+  ChunkSlots slots(threads);
+  std::atomic<bool> ok{true};
+  threadpool::parallel_for(static_cast<size_t>(row_blocks_int8_amx(pass.rows)), 1, [&](size_t begin, size_t end) {
+    bool fresh = false;
+    const int64_t slot = slots.mine(&fresh);
+    if (slot < 0) {
+      ok.store(false, std::memory_order_relaxed);
+      return;
+    }
+    char* split = scratch + slot * slot_bytes;
+    char* panels = split + split_bytes;
+    if (fresh) linear_int8_amx_layout(pass, panels, 0, pass.n);
+    const Int8AmxTileScope tiles;
+    for (size_t b = begin; b < end; ++b) {
+      const int64_t r0 = static_cast<int64_t>(b) * 16;
+      RowsInt8Amx part;
+      if (!split_part_int8_amx(x, pass, r0, std::min(pass.rows, r0 + 16), split, &part)) {
+        ok.store(false, std::memory_order_relaxed);
+        continue;
+      }
+      linear_int8_amx_multiply(part, panels, 0, pass.n);
+    }
+  });
+  return ok.load(std::memory_order_relaxed);
 }
 
 // The call on AMX tiles, a pass of up to kMaxRowsPassInt8Amx rows at a
@@ -163,20 +229,30 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, RowsInt8Amx base)
   const int64_t k = base.k;
   const int64_t pass_rows = std::min(rows, kMaxRowsPassInt8Amx);
   const int64_t threads = static_cast<int64_t>(threadpool::num_threads());
+  const bool aligned = ctx.scratch() != nullptr && reinterpret_cast<uintptr_t>(ctx.scratch()) % 64 == 0;
+  const size_t chunk_slot_bytes = amx_chunk_slot_bytes(k, base.n);
+  const bool row_chunks = chunks_rows_int8_amx(rows, k, base.n, threads) && aligned &&
+                          ctx.scratch_bytes() >= static_cast<size_t>(threads) * chunk_slot_bytes;
   const size_t row_part_bytes = amx_row_part_bytes(rows, k, threads);
-  const bool row_parts = splits_rows_int8_amx(rows, threads) && ctx.scratch() != nullptr &&
-                         reinterpret_cast<uintptr_t>(ctx.scratch()) % 64 == 0 &&
+  const bool row_parts = splits_rows_int8_amx(rows, threads) && aligned &&
                          ctx.scratch_bytes() >= static_cast<size_t>(threads) * row_part_bytes;
   const size_t panel_bytes = linear_int8_amx_panel_bytes(k);
   const PanelScratch scratch =
       carve_panel_scratch(ctx.scratch(), ctx.scratch_bytes(),
                           round_up64(split_rows_int8_amx_bytes(pass_rows, k)), panel_bytes, base.n);
-  if (!row_parts && scratch.parts == 0) return false;
+  if (!row_chunks && !row_parts && scratch.parts == 0) return false;
   for (int64_t p0 = 0; p0 < rows; p0 += pass_rows) {
     const int64_t in_pass = std::min(pass_rows, rows - p0);
     RowsInt8Amx pass = base;
     pass.rows = in_pass;
     pass.out = base.out + p0 * base.n;
+    if (row_chunks) {
+      if (!run_amx_row_chunks(x + p0 * k, pass, static_cast<char*>(ctx.scratch()), chunk_slot_bytes,
+                              threads)) {
+        return false;
+      }
+      continue;
+    }
     if (row_parts) {
       if (!run_amx_row_parts(x + p0 * k, pass, static_cast<char*>(ctx.scratch()), row_part_bytes, threads)) {
         return false;
@@ -253,6 +329,10 @@ Status linear_int8_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall
   if (use_amx(planned_rows, k)) {
     const size_t threads = threadpool::num_threads();
     call->scratch_bytes = std::max(call->scratch_bytes, amx_scratch_bytes(planned_rows, k, threads));
+    const int64_t n = weight.size(0);
+    if (chunks_rows_int8_amx(planned_rows, k, n, static_cast<int64_t>(threads))) {
+      call->scratch_bytes = std::max(call->scratch_bytes, threads * amx_chunk_slot_bytes(k, n));
+    }
     if (splits_rows_int8_amx(planned_rows, static_cast<int64_t>(threads))) {
       call->scratch_bytes = std::max(
           call->scratch_bytes, threads * amx_row_part_bytes(planned_rows, k, static_cast<int64_t>(threads)));
