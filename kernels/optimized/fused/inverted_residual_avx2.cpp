@@ -34,15 +34,10 @@ struct Vec {
   static void store_n(float* p, T v, size_t n) { _mm256_maskstore_ps(p, mask(n), v); }
 };
 
-#include "kernels/optimized/fused/inverted_residual_kernel.inc"
-
 }  // namespace
 
-void internal::inverted_residual_rows_avx2(const InvertedResidualShape& shape,
-                                           const float* packed, const float* in, float* out,
-                                           size_t row_begin, size_t row_end, float* scratch) {
-  run_rows(shape, packed, in, out, row_begin, row_end, scratch);
-}
+#define TL_INVERTED_RESIDUAL_ROWS inverted_residual_rows_avx2
+#include "kernels/optimized/fused/inverted_residual_kernel.inc"
 
 }  // namespace optimized
 }  // namespace torchlight

@@ -41,15 +41,10 @@ struct Vec {
   }
 };
 
-#include "kernels/optimized/fused/inverted_residual_kernel.inc"
-
 }  // namespace
 
-void internal::inverted_residual_rows_generic(const InvertedResidualShape& shape,
-                                              const float* packed, const float* in, float* out,
-                                              size_t row_begin, size_t row_end, float* scratch) {
-  run_rows(shape, packed, in, out, row_begin, row_end, scratch);
-}
+#define TL_INVERTED_RESIDUAL_ROWS inverted_residual_rows_generic
+#include "kernels/optimized/fused/inverted_residual_kernel.inc"
 
 }  // namespace optimized
 }  // namespace torchlight
