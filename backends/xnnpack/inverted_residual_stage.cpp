@@ -97,6 +97,38 @@ void fold_clamp(const DefinitionContext& ctx, const ReadLog& reads, uint32_t* n,
   *clamp = ++*n;
 }
 
+// The block's shape at its declared input dims, with every range.
+optimized::InvertedResidualShape block_shape(const DefinitionContext& ctx,
+                                             const InvertedResidualMatch& m) {
+  const Conv* dw = conv_of(ctx, m.depthwise, fb_xnnpack::XNodeUnion::XNNDepthwiseConv2d);
+  const auto* project = static_cast<const Conv*>(node_at(ctx, m.project)->xnode_union());
+  const DeclaredShape& in = ctx.shapes[dw->input1_id()];
+  optimized::InvertedResidualShape shape;
+  if (m.expand != kNoNode) {
+    const auto* expand = static_cast<const Conv*>(node_at(ctx, m.expand)->xnode_union());
+    const DeclaredShape& x = ctx.shapes[expand->input1_id()];
+    shape.batch = x.dims[0], shape.in_h = x.dims[1], shape.in_w = x.dims[2];
+    shape.in_channels = x.dims[3];
+    shape.expand_min = m.expand_range.min, shape.expand_max = m.expand_range.max;
+  } else {
+    shape.batch = in.dims[0], shape.in_h = in.dims[1], shape.in_w = in.dims[2];
+    shape.in_channels = in.dims[3];
+  }
+  shape.expanded_channels = dw->groups();
+  shape.out_channels = project->group_output_channels();
+  shape.stride = dw->subsampling_height();
+  shape.has_expand = m.expand != kNoNode;
+  shape.residual = m.add != kNoNode;
+  shape.depthwise_min = m.depthwise_range.min, shape.depthwise_max = m.depthwise_range.max;
+  const OutputRange p = output_range(node_at(ctx, m.project));
+  shape.project_min = p.min, shape.project_max = p.max;
+  if (m.add != kNoNode) {
+    const OutputRange a = output_range(node_at(ctx, m.add));
+    shape.add_min = a.min, shape.add_max = a.max;
+  }
+  return shape;
+}
+
 }  // namespace
 
 bool match_inverted_residual(const DefinitionContext& ctx, const ReadLog& reads, uint32_t first,
@@ -174,7 +206,8 @@ bool match_inverted_residual(const DefinitionContext& ctx, const ReadLog& reads,
       m->last = n + 1;
     }
   }
-  return true;
+  // Empty or huge declared shapes stay on XNNPACK.
+  return *optimized::inverted_residual_unsupported(block_shape(ctx, *m)) == '\0';
 }
 
 Result<InvertedResidualStage> make_inverted_residual_stage(const DefinitionContext& ctx,
@@ -189,27 +222,8 @@ Result<InvertedResidualStage> make_inverted_residual_stage(const DefinitionConte
   s.input = expand != nullptr ? expand->input1_id() : dw->input1_id();
   s.output = m.add != kNoNode ? node_at(ctx, m.add)->xnode_union_as_XNNAdd()->output_id()
                               : project->output_id();
-  optimized::InvertedResidualShape& shape = s.shape;
-  const DeclaredShape& in = ctx.shapes[s.input];
-  shape.batch = in.dims[0];
-  shape.in_h = in.dims[1];
-  shape.in_w = in.dims[2];
-  shape.in_channels = in.dims[3];
-  shape.expanded_channels = dw->groups();
-  shape.out_channels = project->group_output_channels();
-  shape.stride = dw->subsampling_height();
-  shape.has_expand = expand != nullptr;
-  shape.residual = m.add != kNoNode;
-  if (expand != nullptr) {
-    shape.expand_min = m.expand_range.min, shape.expand_max = m.expand_range.max;
-  }
-  shape.depthwise_min = m.depthwise_range.min, shape.depthwise_max = m.depthwise_range.max;
-  const OutputRange p = output_range(node_at(ctx, m.project));
-  shape.project_min = p.min, shape.project_max = p.max;
-  if (m.add != kNoNode) {
-    const OutputRange a = output_range(node_at(ctx, m.add));
-    shape.add_min = a.min, shape.add_max = a.max;
-  }
+  s.shape = block_shape(ctx, m);
+  const optimized::InvertedResidualShape& shape = s.shape;
   const char* why = optimized::inverted_residual_unsupported(shape);
   TL_CHECK_OR_RETURN(*why == '\0', Error::kInvalidProgram,
                      "XNNPACK node %u: inverted-residual block with %s", s.node, why);
