@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/xnnpack/node_definition.h"
+#include "backends/xnnpack/stage_plan.h"
 #include "backends/xnnpack/value_view.h"
 #include "schema/xnnpack_generated.h"
 
@@ -95,12 +96,7 @@ uint32_t clamp_to_fold(const DefinitionContext& ctx, const ReadLog& reads, uint3
       ctx.graph->xnodes()->Get(node)->xnode_union());
   const uint32_t out = t->output_id();
   if (ctx.kinds[out] != ValueKind::kInternal) return kNoNode;
-  uint32_t reader = kNoNode;
-  for (uint32_t i = 0; i < reads.size; ++i) {
-    if (reads.entries[i].value != out) continue;
-    if (reader != kNoNode && reader != reads.entries[i].node) return kNoNode;  // Two readers.
-    reader = reads.entries[i].node;
-  }
+  const uint32_t reader = sole_reader(reads, out);
   if (reader == kNoNode) return kNoNode;
   const fb_xnnpack::XNode* n = ctx.graph->xnodes()->Get(reader);
   if (n->xnode_union_type() != fb_xnnpack::XNodeUnion::XNNClamp) return kNoNode;

@@ -1,5 +1,7 @@
 #include "backends/xnnpack/payload_builder.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 
@@ -275,6 +277,81 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
     v = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
   }
   return out;
+}
+
+void add_conv(PayloadBuilder& b, const Conv& c, uint32_t in, uint32_t out, uint32_t seed) {
+  const uint32_t filter =
+      b.constant_f32({c.oc, c.k, c.k, c.ic}, random_values(c.oc * c.k * c.k * c.ic, seed));
+  const uint32_t bias = b.constant_f32({c.oc}, random_values(c.oc, seed + 1));
+  auto* n = b.node<fb::_XNNNodeConvT>(fb::XNodeUnion::XNNConv2d);
+  n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = c.pad;
+  n->kernel_height = n->kernel_width = c.k;
+  n->subsampling_height = n->subsampling_width = c.stride;
+  n->dilation_height = n->dilation_width = c.dilation;
+  n->groups = 1;
+  n->group_input_channels = c.ic;
+  n->group_output_channels = c.oc;
+  n->input1_id = in, n->filter_id = filter, n->bias_id = bias, n->output_id = out;
+  if (c.relu) b.clamp_last(0.0f, INFINITY);
+}
+
+uint32_t add_binary(PayloadBuilder& b, fb::XNodeUnion kind, uint32_t a, uint32_t c, uint32_t out) {
+  auto* n = b.node<fb::_XNNNode2x1T>(kind);
+  n->input1_id = a, n->input2_id = c, n->output_id = out;
+  return out;
+}
+
+std::vector<Outputs> run_all(const std::vector<uint8_t>& payload,
+                             const std::vector<std::vector<OwnedTensor*>>& input_sets,
+                             const std::vector<std::vector<SizesType>>& out_bounds,
+                             bool xnnpack_only, DelegateEventNames* events) {
+  std::unique_ptr<XnnpackOnly> only;
+  if (xnnpack_only) only = std::make_unique<XnnpackOnly>();
+  LoadedDelegate d(payload, xnnpack_backend(), events);
+  EXPECT_TRUE(d.status().ok()) << d.status().message();
+  std::vector<Outputs> results;
+  for (const auto& inputs : input_sets) {
+    std::vector<OwnedTensor> outs;
+    for (const auto& bound : out_bounds) {
+      Result<OwnedTensor> t =
+          OwnedTensor::make(ScalarType::kFloat, bound, TensorShapeDynamism::kDynamicBound);
+      EXPECT_TRUE(t.ok());
+      outs.push_back(std::move(t.get()));
+    }
+    std::vector<EValue> args;
+    for (OwnedTensor* t : inputs) args.push_back(t->evalue());
+    for (OwnedTensor& t : outs) args.push_back(t.evalue());
+    Outputs r;
+    r.status = d.execute(args);
+    for (OwnedTensor& t : outs) {
+      r.values.push_back(values_of(t));
+      const Tensor& view = t.tensor();
+      r.shapes.emplace_back(view.sizes().begin(), view.sizes().end());
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+void expect_same_outputs(const std::vector<Outputs>& split, const std::vector<Outputs>& alone) {
+  ASSERT_EQ(split.size(), alone.size());
+  for (size_t call = 0; call < split.size(); ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    ASSERT_TRUE(split[call].status.ok()) << split[call].status.message();
+    ASSERT_TRUE(alone[call].status.ok()) << alone[call].status.message();
+    for (size_t o = 0; o < split[call].values.size(); ++o) {
+      EXPECT_EQ(split[call].shapes[o], alone[call].shapes[o]) << "output " << o;
+      const std::vector<float>& got = split[call].values[o];
+      const std::vector<float>& want = alone[call].values[o];
+      ASSERT_EQ(got.size(), want.size());
+      float scale = 0.0f;
+      for (float v : want) scale = std::max(scale, std::fabs(v));
+      ASSERT_GT(scale, 0.0f) << "output " << o << " is all zeros: the check would be vacuous";
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-5f * scale) << "output " << o << " element " << i;
+      }
+    }
+  }
 }
 
 }  // namespace testing

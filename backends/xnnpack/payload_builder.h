@@ -3,7 +3,9 @@
 // XnnpackBackend without a program file.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -143,6 +145,42 @@ OwnedTensor float_tensor(std::vector<SizesType> sizes, std::vector<float> values
 std::vector<float> values_of(const OwnedTensor& t);
 /// Deterministic pseudo-random values in [-1, 1).
 std::vector<float> random_values(size_t n, uint32_t seed);
+
+/// TORCHLIGHT_XNNPACK_CONV=xnnpack while alive: delegates loaded then keep
+/// every convolution (and fused block) on XNNPACK.
+class XnnpackOnly {
+ public:
+  XnnpackOnly() { setenv("TORCHLIGHT_XNNPACK_CONV", "xnnpack", 1); }
+  ~XnnpackOnly() { unsetenv("TORCHLIGHT_XNNPACK_CONV"); }
+};
+
+struct Conv {
+  uint32_t ic, oc, k, stride = 1, pad = 0, dilation = 1;
+  bool relu = false;
+};
+
+/// A float conv node from `in` to `out` with seeded constant filter and bias.
+void add_conv(PayloadBuilder& b, const Conv& c, uint32_t in, uint32_t out, uint32_t seed);
+/// A two-input node of `kind`; returns `out`.
+uint32_t add_binary(PayloadBuilder& b, fb::XNodeUnion kind, uint32_t a, uint32_t c, uint32_t out);
+
+/// One execute's status, output values and output shapes.
+struct Outputs {
+  Status status;
+  std::vector<std::vector<float>> values;
+  std::vector<std::vector<SizesType>> shapes;
+};
+
+/// Loads `payload` (split, or on XNNPACK alone) and runs it once per input
+/// set; outputs are dynamic-bound fp32 tensors of `out_bounds`.
+std::vector<Outputs> run_all(const std::vector<uint8_t>& payload,
+                             const std::vector<std::vector<OwnedTensor*>>& input_sets,
+                             const std::vector<std::vector<SizesType>>& out_bounds,
+                             bool xnnpack_only, DelegateEventNames* events = nullptr);
+
+/// Same statuses and shapes, values within 1e-5 of `alone`'s largest
+/// magnitude (two summation orders), which must not be all zeros.
+void expect_same_outputs(const std::vector<Outputs>& split, const std::vector<Outputs>& alone);
 
 }  // namespace testing
 }  // namespace xnnpack

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "backends/xnnpack/depthwise_stage.h"
+#include "backends/xnnpack/inverted_residual_stage.h"
 #include "backends/xnnpack/value_view.h"
 #include "schema/xnnpack_generated.h"
 
@@ -178,12 +179,24 @@ bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode*
   return true;
 }
 
+uint32_t sole_reader(const ReadLog& reads, uint32_t value) {
+  uint32_t reader = kNoNode;
+  for (uint32_t i = 0; i < reads.size; ++i) {
+    if (reads.entries[i].value != value) continue;
+    if (reader != kNoNode && reader != reads.entries[i].node) return kNoNode;  // Two readers.
+    reader = reads.entries[i].node;
+  }
+  return reader;
+}
+
 namespace {
 
 // Each node's stage kind, and for a kLinear8da4w node the float value its
 // convert reads (`sources`); for a kDepthwiseQs8 node the clamp folded into
-// it, or kNoNode (`sources` too). Converts whose every reader is such a
-// linear (and whose output is not the caller's) become kSkip.
+// it, or kNoNode (`sources` too); for the first node of an inverted-residual
+// block one past its last node, kNoNode for the block's other nodes (all
+// kInvertedResidual). Converts whose every reader is such a linear (and
+// whose output is not the caller's) become kSkip.
 void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, StageChoice choice,
                     StageKind* kinds, uint32_t* sources) {
   const auto* nodes = ctx.graph->xnodes();
@@ -193,7 +206,13 @@ void classify_nodes(const DefinitionContext& ctx, const ReadLog& reads, StageCho
   for (uint32_t n = 0; n < num_nodes; ++n) {
     if (kinds[n] != StageKind::kXnnpack) continue;  // A clamp folded already.
     uint32_t convert = 0;
-    if (choice.conv2d && runs_on_conv2d(ctx, nodes->Get(n), routing)) {
+    InvertedResidualMatch block;
+    if (choice.blocks && match_inverted_residual(ctx, reads, n, routing, &block)) {
+      std::fill(kinds + n, kinds + block.last + 1, StageKind::kInvertedResidual);
+      std::fill(sources + n, sources + block.last + 1, kNoNode);
+      sources[n] = block.last + 1;
+      n = block.last;
+    } else if (choice.conv2d && runs_on_conv2d(ctx, nodes->Get(n), routing)) {
       kinds[n] = StageKind::kConv2d;
     } else if (choice.depthwise && runs_on_depthwise_qs8(ctx, nodes->Get(n))) {
       kinds[n] = StageKind::kDepthwiseQs8;
@@ -231,7 +250,11 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
                      "out of memory planning an XNNPACK delegate of %u nodes", num_nodes);
   classify_nodes(ctx, reads, choice, kinds.get(), sources.get());
 
-  // Stages: each node that leaves XNNPACK alone, the runs between them.
+  // Stages: each node that leaves XNNPACK alone, each fused block, the runs
+  // between them.
+  auto block_inner = [&](uint32_t n) {
+    return kinds[n] == StageKind::kInvertedResidual && sources[n] == kNoNode;
+  };
   uint32_t num_stages = 0;
   bool previous_own = true;
   for (uint32_t n = 0; n < num_nodes; ++n) {
@@ -239,7 +262,8 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
     plan.num_convs += kinds[n] == StageKind::kConv2d;
     plan.num_linears += kinds[n] == StageKind::kLinear8da4w;
     plan.num_depthwise += kinds[n] == StageKind::kDepthwiseQs8;
-    num_stages += own || previous_own;
+    plan.num_blocks += kinds[n] == StageKind::kInvertedResidual && !block_inner(n);
+    num_stages += !block_inner(n) && (own || previous_own);
     plan.num_xnn_stages += !own && previous_own;
     previous_own = own;
   }
@@ -256,7 +280,7 @@ Result<StagePlan> plan_stages(const DefinitionContext& ctx, const ReadLog& reads
   previous_own = true;
   for (uint32_t n = 0; n < num_nodes; ++n) {
     const bool own = kinds[n] != StageKind::kXnnpack;
-    if (own || previous_own) {
+    if (!block_inner(n) && (own || previous_own)) {
       plan.stages[plan.num_stages++] = {
           n, n + 1, kinds[n], kinds[n] == StageKind::kDepthwiseQs8 ? sources[n] : kNoNode};
     }

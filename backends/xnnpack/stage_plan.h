@@ -59,9 +59,11 @@ enum class StageKind : uint8_t {
   kSkip,         // A convert only kLinear8da4w stages read: nothing runs.
   kDepthwiseQs8,  // One int8 depthwise convolution on depthwise_qs8.
   kFolded,        // A clamp folded into the kDepthwiseQs8 stage before it.
+  kInvertedResidual,  // A fused fp32 inverted-residual block (inverted_residual_stage.h).
 };
 
-/// One stage: nodes [begin, end); other than kXnnpack, the one node `begin`.
+/// One stage: nodes [begin, end); other than kXnnpack and kInvertedResidual
+/// (the block's nodes), the one node `begin`.
 struct Stage {
   uint32_t begin = 0;
   uint32_t end = 0;
@@ -75,9 +77,10 @@ struct StagePlan {
   uint32_t num_convs = 0;
   uint32_t num_linears = 0;
   uint32_t num_depthwise = 0;
+  uint32_t num_blocks = 0;  // kInvertedResidual stages.
   uint32_t num_xnn_stages = 0;
   /// False: nothing to split, run one runtime.
-  bool split() const { return num_convs + num_linears + num_depthwise > 0; }
+  bool split() const { return num_convs + num_linears + num_depthwise + num_blocks > 0; }
   PlannedValue* values = nullptr;  // Indexed by payload value id.
   uint32_t num_external_ids = 0;  // Each stage subgraph reserves this many.
   size_t arena_bytes = 0;
@@ -118,6 +121,10 @@ bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
 bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                           uint32_t* convert);
 
+/// The one node reading `value` (however often), or 0xFFFFFFFF when no
+/// node or several read it.
+uint32_t sole_reader(const ReadLog& reads, uint32_t value);
+
 /// Splits the graph whose full definition filled `ctx` (with constant_data
 /// and producers) and `reads`. Arrays come from `allocator` (the delegate's).
 /// A plan that does not split() means: no node qualifies, or a crossing
@@ -125,11 +132,13 @@ bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode*
 /// What leaves XNNPACK: convolutions unless `conv2d` is false (routed by
 /// conv_routing_for(optimized::active_gemm_isa())), 8da4w linears when
 /// `linears` is true, int8 depthwise convolutions when `depthwise` is true
-/// (and runs_on_depthwise_qs8 holds).
+/// (and runs_on_depthwise_qs8 holds), fp32 inverted-residual blocks on
+/// the fused kernel when `blocks` is true (match_inverted_residual holds).
 struct StageChoice {
   bool conv2d = true;
   bool linears = false;
   bool depthwise = false;
+  bool blocks = false;
 };
 
 /// Errors: kDelegateMemoryAllocationFailed.

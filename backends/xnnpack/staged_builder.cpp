@@ -1,5 +1,7 @@
 #include "backends/xnnpack/staged_builder.h"
 
+#include <pthreadpool.h>
+
 #include <algorithm>
 #include <memory>
 #include <new>
@@ -175,6 +177,7 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   parts.convs = allocator->allocate_array<ConvStage>(plan.num_convs + 1);
   parts.linears = allocator->allocate_array<LinearStage>(plan.num_linears + 1);
   parts.depthwise = allocator->allocate_array<DepthwiseStage>(plan.num_depthwise + 1);
+  parts.blocks = allocator->allocate_array<InvertedResidualStage>(plan.num_blocks + 1);
   parts.shapes = allocator->allocate_array<ValueShape>(ctx.num_values);
   parts.arena = static_cast<uint8_t*>(
       allocator->allocate(plan.arena_bytes == 0 ? 1 : plan.arena_bytes, kScratchAlignment));
@@ -184,7 +187,7 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
   std::unique_ptr<uint32_t[]> producers(new (std::nothrow) uint32_t[ctx.num_values + 1]);
   TL_CHECK_OR_RETURN(parts.order != nullptr && parts.xnn_stages != nullptr &&
                          parts.convs != nullptr && parts.linears != nullptr &&
-                         parts.depthwise != nullptr &&
+                         parts.depthwise != nullptr && parts.blocks != nullptr &&
                          parts.shapes != nullptr &&
                          parts.arena != nullptr && executor_memory != nullptr &&
                          flags != nullptr && ids != nullptr && producers != nullptr,
@@ -225,6 +228,18 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
         return dw.status();
       }
       parts.depthwise[parts.num_depthwise++] = dw.get();
+    } else if (stage.kind == StageKind::kInvertedResidual) {
+      parts.order[i] = {stage.kind, parts.num_blocks};
+      InvertedResidualMatch match;
+      match_inverted_residual(ctx, *b.reads, stage.begin,
+                              conv_routing_for(optimized::active_gemm_isa()), &match);
+      Result<InvertedResidualStage> block = make_inverted_residual_stage(ctx, match);
+      if (!block.ok()) {
+        StagedExecutor release_built(parts, FreeableBuffer());  // Frees runtimes and workspace.
+        return block.status();
+      }
+      parts.blocks[parts.num_blocks++] = block.get();
+      parts.block_band_floats = std::max(parts.block_band_floats, block->band_floats);
     } else if (stage.kind == StageKind::kSkip || stage.kind == StageKind::kFolded) {
       parts.order[i] = {stage.kind, 0};
     }
@@ -234,9 +249,13 @@ Result<XnnDelegate*> build_staged_delegate(const StagedBuild& b, FreeableBuffer*
       allocator->allocate(parts.winograd_floats * sizeof(float) + 1, kScratchAlignment));
   parts.columns = static_cast<float*>(
       allocator->allocate(parts.columns_floats * sizeof(float) + 1, kScratchAlignment));
+  parts.block_bands = b.pool != nullptr ? std::max<size_t>(1, pthreadpool_get_threads_count(b.pool)) : 1;
+  parts.block_scratch = static_cast<float*>(allocator->allocate(
+      parts.block_band_floats * parts.block_bands * sizeof(float) + 1, kScratchAlignment));
   const size_t gemm_bytes = optimized::gemm_workspace_bytes(threadpool::num_threads());
   void* gemm_memory = allocator->allocate(gemm_bytes, kScratchAlignment);
   TL_CHECK_OR_RETURN(parts.columns != nullptr && parts.winograd_scratch != nullptr &&
+                         parts.block_scratch != nullptr &&
                          gemm_memory != nullptr && parts.linear_scratch != nullptr,
                      Error::kDelegateMemoryAllocationFailed,
                      "out of memory for convolution scratch (%zu floats) in an XNNPACK delegate",

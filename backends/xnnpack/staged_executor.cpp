@@ -2,6 +2,7 @@
 
 #include <pthreadpool.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -156,6 +157,38 @@ Status StagedExecutor::reshape_depthwise(Span<EValue*> args, const DepthwiseStag
   return set_output_shape(args, dw.output, 4, dims);
 }
 
+namespace {
+
+// The block's shape for an input of `in`'s dims.
+optimized::InvertedResidualShape call_shape(const InvertedResidualStage& block,
+                                            const ValueShape& in) {
+  optimized::InvertedResidualShape s = block.shape;
+  s.batch = in.dims[0];
+  s.in_h = in.dims[1];
+  s.in_w = in.dims[2];
+  return s;
+}
+
+}  // namespace
+
+Status StagedExecutor::reshape_block(Span<EValue*> args, const InvertedResidualStage& block) {
+  const ValueShape in = shape_of(args, block.input);
+  TL_CHECK_OR_RETURN(in.rank == 4 && in.dims[3] == block.shape.in_channels,
+                     Error::kInvalidArgument,
+                     "XNNPACK node %u: inverted-residual block input must be [N, H, W, %zu]",
+                     block.node, block.shape.in_channels);
+  const optimized::InvertedResidualShape s = call_shape(block, in);
+  const char* why = optimized::inverted_residual_unsupported(s);
+  TL_CHECK_OR_RETURN(*why == '\0', Error::kInvalidArgument,
+                     "XNNPACK node %u: inverted-residual block input with %s", block.node, why);
+  TL_CHECK_OR_RETURN(optimized::inverted_residual_scratch_floats(s, block.isa) <= block.band_floats,
+                     Error::kInvalidArgument,
+                     "XNNPACK node %u: a %zu-wide input is wider than the block's declared input",
+                     block.node, s.in_w);
+  const size_t dims[4] = {s.batch, s.out_h(), s.out_w(), s.out_channels};
+  return set_output_shape(args, block.output, 4, dims);
+}
+
 Status StagedExecutor::reshape_all(Span<EValue*> args) {
   for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
     const StageRef ref = parts_.order[i];
@@ -171,6 +204,9 @@ Status StagedExecutor::reshape_all(Span<EValue*> args) {
         break;
       case StageKind::kDepthwiseQs8:
         TL_RETURN_IF_ERROR(reshape_depthwise(args, parts_.depthwise[ref.index]));
+        break;
+      case StageKind::kInvertedResidual:
+        TL_RETURN_IF_ERROR(reshape_block(args, parts_.blocks[ref.index]));
         break;
       case StageKind::kSkip:
       case StageKind::kFolded:
@@ -292,6 +328,55 @@ void StagedExecutor::run_depthwise(Span<EValue*> args, const DepthwiseStage& dw,
   }
 }
 
+namespace {
+
+struct BlockJob {
+  optimized::InvertedResidualShape shape;
+  const InvertedResidualStage* stage;
+  const float* in;
+  float* out;
+  float* scratch;
+  size_t band_floats, rows, bands;
+};
+
+}  // namespace
+
+void StagedExecutor::run_block(Span<EValue*> args, const InvertedResidualStage& block,
+                               EventTracer* tracer, uint32_t nth) {
+  BlockJob job{call_shape(block, shape_of(args, block.input)),
+               &block,
+               static_cast<const float*>(data_of(args, block.input)),
+               static_cast<float*>(data_of(args, block.output)),
+               parts_.block_scratch,
+               parts_.block_band_floats,
+               0,
+               1};
+  job.rows = job.shape.batch * job.shape.out_h();
+  // One band per thread: each band computes two expanded rows twice (its
+  // top halo), so more bands cost more.
+  job.bands = std::min(parts_.block_bands, job.rows);
+  const uint64_t start_ns = tracer != nullptr ? tl_platform_monotonic_ns() : 0;
+  auto run_band = [](void* context, size_t band) {
+    const auto* j = static_cast<const BlockJob*>(context);
+    optimized::inverted_residual_rows(j->shape, j->stage->isa, j->stage->packed, j->in, j->out,
+                                      j->rows * band / j->bands, j->rows * (band + 1) / j->bands,
+                                      j->scratch + band * j->band_floats);
+  };
+  if (parts_.pool != nullptr && job.bands > 1) {
+    threadpool::yield_to_native_pool();
+    pthreadpool_parallelize_1d(parts_.pool, run_band, &job, job.bands, 0);
+  } else {
+    job.bands = 1;
+    run_band(&job, 0);
+  }
+  if (tracer != nullptr) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "Inverted residual (NHWC, F32) fused %s #%u",
+                  optimized::to_string(block.isa), nth);
+    tracer->log_profiling_delegate(name, -1, start_ns, tl_platform_monotonic_ns(), nullptr, 0);
+  }
+}
+
 size_t StagedExecutor::linear_rows(Span<EValue*> args, const LinearStage& linear) const {
   const ValueShape in = shape_of(args, linear.input);
   size_t rows = 1;
@@ -326,12 +411,18 @@ Status StagedExecutor::execute(Span<EValue*> args, EventTracer* tracer) {
   uint32_t nth_conv = 0;
   uint32_t nth_linear = 0;
   uint32_t nth_depthwise = 0;
+  uint32_t nth_block = 0;
   bool after_xnnpack = false;
   for (uint32_t i = 0; i < parts_.plan.num_stages; ++i) {
     const StageRef ref = parts_.order[i];
     if (ref.kind == StageKind::kSkip || ref.kind == StageKind::kFolded) continue;
     if (ref.kind == StageKind::kDepthwiseQs8) {  // On pthreadpool, like XNNPACK's stages.
       run_depthwise(args, parts_.depthwise[ref.index], tracer, ++nth_depthwise);
+      after_xnnpack = true;
+      continue;
+    }
+    if (ref.kind == StageKind::kInvertedResidual) {  // On pthreadpool too.
+      run_block(args, parts_.blocks[ref.index], tracer, ++nth_block);
       after_xnnpack = true;
       continue;
     }

@@ -1,7 +1,8 @@
 // StagedExecutor: a delegate whose payload stage_plan.h split. XNNPACK
 // stages (one runtime each, sharing one XNNPACK workspace), convolutions on
-// conv2d, 8da4w linears on linear_8da4w and int8 depthwise convolutions on
-// depthwise_qs8 run in payload order. Values crossing stages live in the arena
+// conv2d, 8da4w linears on linear_8da4w, int8 depthwise convolutions on
+// depthwise_qs8 and fp32 inverted-residual blocks on the fused kernel run in
+// payload order. Values crossing stages live in the arena
 // or in the call's tensors. Shapes flow stage by stage, so dynamic inputs
 // work as they do with one runtime.
 #pragma once
@@ -12,6 +13,7 @@
 
 #include "backends/xnnpack/definition_context.h"
 #include "backends/xnnpack/depthwise_stage.h"
+#include "backends/xnnpack/inverted_residual_stage.h"
 #include "backends/xnnpack/linear_stage.h"
 #include "backends/xnnpack/packed_weights_cache.h"
 #include "backends/xnnpack/stage_plan.h"
@@ -77,6 +79,13 @@ struct StagedParts {
   uint32_t num_linears = 0;
   DepthwiseStage* depthwise = nullptr;
   uint32_t num_depthwise = 0;
+  InvertedResidualStage* blocks = nullptr;
+  uint32_t num_blocks = 0;
+  // Per band of a block's rows: block_band_floats each (the largest
+  // block's), block_bands of them (the pool's threads).
+  float* block_scratch = nullptr;
+  size_t block_band_floats = 0;
+  size_t block_bands = 1;
   void* linear_scratch = nullptr;  // For the linear needing the most.
   size_t linear_scratch_bytes = 0;
   ExternalValue* externals = nullptr;  // The payload's, inputs first.
@@ -114,6 +123,7 @@ class StagedExecutor : public XnnDelegate {
   Status reshape_conv(Span<EValue*> args, const ConvStage& conv);
   Status reshape_linear(Span<EValue*> args, const LinearStage& linear);
   Status reshape_depthwise(Span<EValue*> args, const DepthwiseStage& dw);
+  Status reshape_block(Span<EValue*> args, const InvertedResidualStage& block);
   // Records a stage output's new shape: resizes the argument or checks the
   // arena room.
   Status set_output_shape(Span<EValue*> args, uint32_t value, uint32_t rank, const size_t* dims);
@@ -128,6 +138,9 @@ class StagedExecutor : public XnnDelegate {
   // On pthreadpool's threads, as XNNPACK's operators run.
   void run_depthwise(Span<EValue*> args, const DepthwiseStage& dw, EventTracer* tracer,
                      uint32_t nth);
+  // Bands of output rows on pthreadpool's threads, one scratch each.
+  void run_block(Span<EValue*> args, const InvertedResidualStage& block, EventTracer* tracer,
+                 uint32_t nth);
   void invalidate();
 
   StagedParts parts_;

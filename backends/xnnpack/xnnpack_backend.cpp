@@ -71,6 +71,14 @@ bool conv2d_offload_disabled() {
   return choice != nullptr && std::strcmp(choice, "xnnpack") == 0;
 }
 
+// TORCHLIGHT_XNNPACK_FUSE=0 leaves fp32 inverted-residual blocks on
+// XNNPACK's operators (inverted_residual_stage.h); TORCHLIGHT_XNNPACK_CONV=
+// xnnpack does too.
+bool blocks_fused() {
+  const char* choice = std::getenv("TORCHLIGHT_XNNPACK_FUSE");
+  return !conv2d_offload_disabled() && (choice == nullptr || std::strcmp(choice, "0") != 0);
+}
+
 // Reads per node the read log keeps room for; a node reads at most a few
 // values (concatenate: 5), and an overflow only turns the split off.
 constexpr uint32_t kReadsPerNode = 6;
@@ -198,7 +206,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
                       xnnpack::plan_stages(ctx, reads, num_externs,
                                            {!conv2d_offload_disabled(),
                                             xnnpack::linears_leave_xnnpack(),
-                                            !conv2d_offload_disabled()},
+                                            !conv2d_offload_disabled(), blocks_fused()},
                                            allocator));
   if (plan.split()) {
     const xnnpack::StagedBuild build{&ctx,         &reads, &plan, externals, num_externals,

@@ -24,12 +24,6 @@ namespace {
 using Kind = fb::XNodeUnion;
 using DT = fb::XNNDatatype;
 
-class XnnpackOnly {
- public:
-  XnnpackOnly() { setenv("TORCHLIGHT_XNNPACK_CONV", "xnnpack", 1); }
-  ~XnnpackOnly() { unsetenv("TORCHLIGHT_XNNPACK_CONV"); }
-};
-
 constexpr float kInScale = 0.05f, kOutScale = 0.1f;
 constexpr int32_t kInZp = -3, kOutZp = 4;
 

@@ -163,3 +163,65 @@ def test_upstream_mlp_matches_eager_output(runtime):
         assert out.shape == (2, 4)
         scale = expected.abs().max().item()
         assert (out - expected).abs().max().item() <= 1e-4 * scale
+
+
+def _inverted_residual(cin, cout, stride, expand):
+    """MobileNetV2's block (1x1 expand + ReLU6, 3x3 depthwise + ReLU6, 1x1
+    projection, BatchNorm after each), with random BatchNorm statistics."""
+    hidden = cin * expand
+    layers = []
+    if expand != 1:
+        layers += [torch.nn.Conv2d(cin, hidden, 1, bias=False), torch.nn.BatchNorm2d(hidden),
+                   torch.nn.ReLU6()]
+    layers += [torch.nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
+               torch.nn.BatchNorm2d(hidden), torch.nn.ReLU6(),
+               torch.nn.Conv2d(hidden, cout, 1, bias=False), torch.nn.BatchNorm2d(cout)]
+    for m in layers:
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.3, 0.3)
+    return torch.nn.Sequential(*layers)
+
+
+class _InvertedResiduals(torch.nn.Module):
+    """Three blocks: 5 -> 40 -> 24 with stride 2, 24 -> 144 -> 24 with the
+    residual add, and 24 -> 40 without an expand layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = _inverted_residual(5, 24, 2, 8)
+        self.b = _inverted_residual(24, 24, 1, 6)
+        self.c = _inverted_residual(24, 40, 1, 1)
+
+    def forward(self, x):
+        y = self.a(x)
+        y = y + self.b(y)
+        return self.c(y)
+
+
+@pytest.mark.parametrize("isa", [None, "avx2", "generic"])
+def test_inverted_residual_blocks_fused_match_eager(runtime, monkeypatch, tmp_path, isa):
+    # The blocks run as fused stages (their events name the kernel) within
+    # 1e-5 of eager, odd sizes and batch 2; TORCHLIGHT_FUSED_ISA picks the
+    # AVX2 or generic kernel instead of the CPU's best.
+    torch.manual_seed(0)
+    model = _InvertedResiduals().eval()
+    x = torch.randn(2, 5, 13, 11) * 2
+    _, prog = ex._lower(model, (x,))
+    if isa is not None:
+        monkeypatch.setenv("TORCHLIGHT_FUSED_ISA", isa)
+    trace = tmp_path / "trace.etdp"
+    module = runtime.load(prog.buffer, etdump_path=trace)
+    (actual,) = module.run("forward", [x])
+    with torch.no_grad():
+        expected = model(x)
+    ex._close(actual, expected, rel=1e-5)
+    del module  # Writes the trace.
+    assert trace.read_bytes().count(b"Inverted residual (NHWC, F32) fused") >= 3
+    if isa is not None:
+        assert f"fused {isa} #".encode() in trace.read_bytes()
+    monkeypatch.setenv("TORCHLIGHT_XNNPACK_FUSE", "0")
+    (unfused,) = runtime.load(prog.buffer).run("forward", [x])
+    ex._close(unfused, expected, rel=1e-5)

@@ -1,0 +1,150 @@
+// Instruction-set choice, shape checks and weight packing for the fused
+// inverted-residual rows (inverted_residual.h); the rows themselves are in
+// inverted_residual_kernel.inc, compiled once per set.
+#include "kernels/optimized/fused/inverted_residual.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
+#include "kernels/optimized/fused/inverted_residual_layout.h"
+
+namespace torchlight {
+namespace optimized {
+
+const char* to_string(InvertedResidualIsa isa) {
+  switch (isa) {
+    case InvertedResidualIsa::kGeneric: return "generic";
+    case InvertedResidualIsa::kAvx2: return "avx2";
+    case InvertedResidualIsa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+bool inverted_residual_isa_supported(InvertedResidualIsa isa) {
+  switch (isa) {
+    case InvertedResidualIsa::kGeneric: return true;
+#if defined(TL_FUSED_HAVE_X86_KERNELS)
+    case InvertedResidualIsa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case InvertedResidualIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+#endif
+    default: return false;
+  }
+}
+
+InvertedResidualIsa inverted_residual_default_isa() {
+  InvertedResidualIsa cap = InvertedResidualIsa::kAvx512;
+  if (const char* env = std::getenv("TORCHLIGHT_FUSED_ISA")) {
+    for (InvertedResidualIsa isa : {InvertedResidualIsa::kGeneric, InvertedResidualIsa::kAvx2}) {
+      if (std::strcmp(env, to_string(isa)) == 0) cap = isa;
+    }
+  }
+  for (InvertedResidualIsa isa : {InvertedResidualIsa::kAvx512, InvertedResidualIsa::kAvx2}) {
+    if (static_cast<int>(isa) <= static_cast<int>(cap) && inverted_residual_isa_supported(isa)) {
+      return isa;
+    }
+  }
+  return InvertedResidualIsa::kGeneric;
+}
+
+size_t internal::lanes_of(InvertedResidualIsa isa) {
+  return isa == InvertedResidualIsa::kAvx512 ? 16 : 8;
+}
+
+const char* inverted_residual_unsupported(const InvertedResidualShape& s) {
+  if (s.batch == 0 || s.in_h == 0 || s.in_w == 0) return "an empty input";
+  if (s.in_channels == 0 || s.expanded_channels == 0 || s.out_channels == 0) {
+    return "a zero channel count";
+  }
+  if (s.stride != 1 && s.stride != 2) return "a stride other than 1 or 2";
+  if (!s.has_expand && s.expanded_channels != s.in_channels) {
+    return "no expand layer but expanded channels differ from the input's";
+  }
+  if (s.residual && (s.stride != 1 || s.in_channels != s.out_channels)) {
+    return "a residual add needs stride 1 and as many output channels as input channels";
+  }
+  // Rows, pixels and channels are indexed in size_t products: keep every
+  // tensor and the per-band scratch far below overflow (16 Gi floats).
+  constexpr size_t kLimit = size_t{1} << 34;
+  const size_t rows = s.batch * s.in_h;
+  if (s.in_h > kLimit / s.batch || s.in_w > kLimit / rows ||
+      s.in_channels > kLimit / (rows * s.in_w) || s.out_channels > kLimit / (rows * s.in_w) ||
+      s.expanded_channels > kLimit / ((s.in_w + 2) * 4) ||
+      s.expanded_channels > kLimit / (s.in_channels + s.out_channels + 10)) {
+    return "a tensor too large";
+  }
+  return "";
+}
+
+size_t inverted_residual_packed_floats(const InvertedResidualShape& shape,
+                                       InvertedResidualIsa isa) {
+  return internal::InvertedResidualLayout(shape, internal::lanes_of(isa)).packed_floats;
+}
+
+size_t inverted_residual_scratch_floats(const InvertedResidualShape& shape,
+                                        InvertedResidualIsa isa) {
+  return internal::InvertedResidualLayout(shape, internal::lanes_of(isa)).scratch_floats;
+}
+
+namespace {
+
+// Blocks of `lanes` output channels, `k` terms each: block[q][lane] =
+// filter[(block * lanes + lane) * k + q] (row-major [channels, k]); the
+// bias after them when `bias_at` is given.
+void pack_1x1(const float* filter, const float* bias, size_t channels, size_t padded, size_t k,
+              size_t lanes, float* blocks, float* bias_at) {
+  std::memset(blocks, 0, padded * k * sizeof(float));
+  for (size_t c = 0; c < channels; ++c) {
+    float* block = blocks + c / lanes * k * lanes + c % lanes;
+    for (size_t q = 0; q < k; ++q) block[q * lanes] = filter[c * k + q];
+  }
+  std::memset(bias_at, 0, padded * sizeof(float));
+  if (bias != nullptr) std::memcpy(bias_at, bias, channels * sizeof(float));
+}
+
+}  // namespace
+
+void pack_inverted_residual(const InvertedResidualShape& s, InvertedResidualIsa isa,
+                            const float* expand_filter, const float* expand_bias,
+                            const float* depthwise_filter, const float* depthwise_bias,
+                            const float* project_filter, const float* project_bias,
+                            float* packed) {
+  const internal::InvertedResidualLayout lay(s, internal::lanes_of(isa));
+  const size_t lanes = lay.lanes, ce = s.expanded_channels;
+  std::memset(packed, 0, lay.packed_floats * sizeof(float));
+  if (s.has_expand) {
+    pack_1x1(expand_filter, expand_bias, ce, lay.expanded_pad, s.in_channels, lanes,
+             packed + lay.expand_filter, packed + lay.expand_bias);
+  }
+  float* dw = packed + lay.depthwise;
+  for (size_t c = 0; c < ce; ++c) {
+    float* block = dw + c / lanes * 10 * lanes + c % lanes;
+    for (size_t t = 0; t < 9; ++t) block[t * lanes] = depthwise_filter[t * ce + c];
+    block[9 * lanes] = depthwise_bias != nullptr ? depthwise_bias[c] : 0.0f;
+  }
+  pack_1x1(project_filter, project_bias, s.out_channels, lay.out_pad, ce, lanes,
+           packed + lay.project_filter, packed + lay.project_bias);
+}
+
+void inverted_residual_rows(const InvertedResidualShape& shape, InvertedResidualIsa isa,
+                            const float* packed, const float* in, float* out, size_t row_begin,
+                            size_t row_end, float* scratch) {
+  switch (isa) {
+#if defined(TL_FUSED_HAVE_X86_KERNELS)
+    case InvertedResidualIsa::kAvx512:
+      internal::inverted_residual_rows_avx512(shape, packed, in, out, row_begin, row_end,
+                                              scratch);
+      return;
+    case InvertedResidualIsa::kAvx2:
+      internal::inverted_residual_rows_avx2(shape, packed, in, out, row_begin, row_end, scratch);
+      return;
+#endif
+    default:
+      internal::inverted_residual_rows_generic(shape, packed, in, out, row_begin, row_end,
+                                               scratch);
+  }
+}
+
+}  // namespace optimized
+}  // namespace torchlight
