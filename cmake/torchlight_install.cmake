@@ -36,6 +36,7 @@ set(TORCHLIGHT_INSTALLED_LIBRARIES
   torchlight_kernel_util
   torchlight_portable_util
   torchlight_optimized_conv
+  torchlight_optimized_fused
   torchlight_optimized_gemm
   torchlight_threadpool
   torchlight_npy
