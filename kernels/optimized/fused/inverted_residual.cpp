@@ -12,6 +12,42 @@
 namespace torchlight {
 namespace optimized {
 
+namespace internal {
+namespace {
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+InvertedResidualLayout::InvertedResidualLayout(const InvertedResidualShape& s,
+                                             size_t vector_lanes) {
+  lanes = vector_lanes;
+  expanded_pad = round_up(s.expanded_channels, lanes);
+  out_pad = round_up(s.out_channels, lanes);
+  size_t at = 0;
+  if (s.has_expand) {
+    expand_filter = at;
+    at += round_up(expanded_pad * s.in_channels, 16);
+    expand_bias = at;
+    at += round_up(expanded_pad, 16);
+  }
+  depthwise = at;
+  at += round_up(expanded_pad * 10, 16);
+  project_filter = at;
+  at += round_up(out_pad * s.expanded_channels, 16);
+  project_bias = at;
+  at += round_up(out_pad, 16);
+  packed_floats = at;
+
+  ring_row = round_up((s.in_w + 2) * expanded_pad, 16);
+  zero_row = 0;
+  ring = ring_row;
+  depthwise_row = ring + 3 * ring_row;
+  scratch_floats = depthwise_row + round_up(s.out_w() * expanded_pad, 16);
+}
+
+}  // namespace internal
+
 const char* to_string(InvertedResidualIsa isa) {
   switch (isa) {
     case InvertedResidualIsa::kGeneric: return "generic";

@@ -20,8 +20,6 @@ namespace torchlight {
 namespace optimized {
 namespace internal {
 
-inline size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
 struct InvertedResidualLayout {
   size_t lanes = 0, expanded_pad = 0, out_pad = 0;
   size_t expand_filter = 0, expand_bias = 0, depthwise = 0, project_filter = 0,
@@ -29,31 +27,11 @@ struct InvertedResidualLayout {
   size_t ring_row = 0;  // floats of one ring row
   size_t zero_row = 0, ring = 0, depthwise_row = 0, scratch_floats = 0;
 
-  InvertedResidualLayout(const InvertedResidualShape& s, size_t vector_lanes) {
-    lanes = vector_lanes;
-    expanded_pad = round_up(s.expanded_channels, lanes);
-    out_pad = round_up(s.out_channels, lanes);
-    size_t at = 0;
-    if (s.has_expand) {
-      expand_filter = at;
-      at += round_up(expanded_pad * s.in_channels, 16);
-      expand_bias = at;
-      at += round_up(expanded_pad, 16);
-    }
-    depthwise = at;
-    at += round_up(expanded_pad * 10, 16);
-    project_filter = at;
-    at += round_up(out_pad * s.expanded_channels, 16);
-    project_bias = at;
-    at += round_up(out_pad, 16);
-    packed_floats = at;
-
-    ring_row = round_up((s.in_w + 2) * expanded_pad, 16);
-    zero_row = 0;
-    ring = ring_row;
-    depthwise_row = ring + 3 * ring_row;
-    scratch_floats = depthwise_row + round_up(s.out_w() * expanded_pad, 16);
-  }
+  // Defined in inverted_residual.cpp, which is built without ISA flags:
+  // this header is included by the per-ISA kernel files too, and an inline
+  // body here could be emitted with AVX-512 instructions there and then
+  // picked by the linker for every caller (tools/check_isa_objects).
+  InvertedResidualLayout(const InvertedResidualShape& s, size_t vector_lanes);
 };
 
 size_t lanes_of(InvertedResidualIsa isa);
