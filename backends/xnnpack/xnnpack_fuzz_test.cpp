@@ -137,18 +137,6 @@ struct BlockSeed {
   bool expand = true, residual = true, clamp_nodes = false;
 };
 
-void relu6(PayloadBuilder& b, bool clamp_node, uint32_t* value, std::vector<uint32_t> dims) {
-  if (!clamp_node) {
-    b.clamp_last(0.0f, 6.0f);
-    return;
-  }
-  const uint32_t clamped = b.internal(std::move(dims));
-  auto* c = b.node<fb::_XNNNode1x1T>(Kind::XNNClamp);
-  c->input_id = *value, c->output_id = clamped;
-  b.clamp_last(0.0f, 6.0f);
-  *value = clamped;
-}
-
 void block_seed(Seed* s, const BlockSeed& k) {
   PayloadBuilder& b = s->builder;
   const uint32_t oh = (k.h - 1) / k.stride + 1, ow = (k.w - 1) / k.stride + 1;
@@ -157,7 +145,7 @@ void block_seed(Seed* s, const BlockSeed& k) {
   if (k.expand) {
     value = b.internal({1, k.h, k.w, k.expanded});
     add_conv(b, {k.in, k.expanded, 1}, x, value, 30);
-    relu6(b, k.clamp_nodes, &value, {1, k.h, k.w, k.expanded});
+    add_relu6(b, k.clamp_nodes, &value, {1, k.h, k.w, k.expanded});
   }
   const uint32_t dw = b.internal({1, oh, ow, k.expanded});
   auto* n = b.node<fb::_XNNNodeConvT>(Kind::XNNDepthwiseConv2d);
@@ -170,7 +158,7 @@ void block_seed(Seed* s, const BlockSeed& k) {
   n->filter_id = b.constant_f32({1, 3, 3, k.expanded}, random_values(9 * k.expanded, 32));
   n->bias_id = b.constant_f32({k.expanded}, random_values(k.expanded, 33));
   value = dw;
-  relu6(b, k.clamp_nodes, &value, {1, oh, ow, k.expanded});
+  add_relu6(b, k.clamp_nodes, &value, {1, oh, ow, k.expanded});
   const uint32_t y = b.output({1, oh, ow, k.out}, 1);
   const uint32_t projected = k.residual ? b.internal({1, oh, ow, k.out}) : y;
   add_conv(b, {k.expanded, k.out, 1}, value, projected, 34);
