@@ -107,6 +107,9 @@ uint32_t clamp_to_fold(const DefinitionContext& ctx, const ReadLog& reads, uint3
   const auto* a = per_tensor_of(ctx, out);
   const auto* b = per_tensor_of(ctx, clamped);
   if (a->scale() != b->scale() || a->zero_point() != b->zero_point()) return kNoNode;
+  const OutputRange own = output_range(ctx.graph->xnodes()->Get(node));
+  const OutputRange folded = output_range(n);
+  if (!(std::max(own.min, folded.min) <= std::min(own.max, folded.max))) return kNoNode;
   return reader;
 }
 

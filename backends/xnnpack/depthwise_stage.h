@@ -43,7 +43,8 @@ bool runs_on_depthwise_qs8(const DefinitionContext& ctx, const fb_xnnpack::XNode
 
 /// The XNNClamp to fold into depthwise node `node`: the one node reading its
 /// output (not a graph output), writing a qint8 value quantized as the
-/// convolution's output; else kNoNode.
+/// convolution's output, whose range meets the convolution's (disjoint
+/// ranges would fold into an empty one); else kNoNode.
 uint32_t clamp_to_fold(const DefinitionContext& ctx, const ReadLog& reads, uint32_t node);
 
 /// The stage of node `node` (runs_on_depthwise_qs8 holds) and, unless

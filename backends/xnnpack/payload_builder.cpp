@@ -295,6 +295,18 @@ void add_conv(PayloadBuilder& b, const Conv& c, uint32_t in, uint32_t out, uint3
   if (c.relu) b.clamp_last(0.0f, INFINITY);
 }
 
+void add_relu6(PayloadBuilder& b, bool clamp_node, uint32_t* value, std::vector<uint32_t> dims) {
+  if (!clamp_node) {
+    b.clamp_last(0.0f, 6.0f);
+    return;
+  }
+  const uint32_t clamped = b.internal(std::move(dims));
+  auto* c = b.node<fb::_XNNNode1x1T>(fb::XNodeUnion::XNNClamp);
+  c->input_id = *value, c->output_id = clamped;
+  b.clamp_last(0.0f, 6.0f);
+  *value = clamped;
+}
+
 uint32_t add_binary(PayloadBuilder& b, fb::XNodeUnion kind, uint32_t a, uint32_t c, uint32_t out) {
   auto* n = b.node<fb::_XNNNode2x1T>(kind);
   n->input1_id = a, n->input2_id = c, n->output_id = out;

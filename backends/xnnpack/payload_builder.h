@@ -161,6 +161,10 @@ struct Conv {
 
 /// A float conv node from `in` to `out` with seeded constant filter and bias.
 void add_conv(PayloadBuilder& b, const Conv& c, uint32_t in, uint32_t out, uint32_t seed);
+/// ReLU6 after the last node: as its output range, or (`clamp_node`) as an
+/// XNNClamp node from `*value` to a new internal value of `dims`, which
+/// `*value` then names.
+void add_relu6(PayloadBuilder& b, bool clamp_node, uint32_t* value, std::vector<uint32_t> dims);
 /// A two-input node of `kind`; returns `out`.
 uint32_t add_binary(PayloadBuilder& b, fb::XNodeUnion kind, uint32_t a, uint32_t c, uint32_t out);
 

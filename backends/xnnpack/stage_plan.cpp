@@ -7,6 +7,7 @@
 #include "backends/xnnpack/depthwise_stage.h"
 #include "backends/xnnpack/inverted_residual_stage.h"
 #include "backends/xnnpack/value_view.h"
+#include "kernels/optimized/conv/conv2d.h"
 #include "schema/xnnpack_generated.h"
 
 namespace torchlight {
@@ -145,7 +146,20 @@ bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
   const double macs = static_cast<double>(out.dims[0]) * out.dims[1] * out.dims[2] *
                       t->group_output_channels() * t->group_input_channels() *
                       t->kernel_height() * t->kernel_width();
-  return macs >= static_cast<double>(routing.min_macs);
+  if (macs < static_cast<double>(routing.min_macs)) return false;
+  // conv2d unfolds an image of the declared input (patch floats per output
+  // pixel) into scratch it allocates at init: beyond the delegate's
+  // activation budget it stays on XNNPACK, which needs no such buffer.
+  const DeclaredShape& in = ctx.shapes[t->input1_id()];
+  const double pixels =
+      static_cast<double>(
+          optimized::conv2d_output_size(in.dims[1], t->kernel_height(), t->subsampling_height(),
+                                        t->padding_top(), t->dilation_height())) *
+      optimized::conv2d_output_size(in.dims[2], t->kernel_width(), t->subsampling_width(),
+                                    t->padding_left(), t->dilation_width());
+  const double columns_bytes = pixels * t->group_input_channels() * t->kernel_height() *
+                               t->kernel_width() * sizeof(float);
+  return columns_bytes <= static_cast<double>(ctx.max_value_bytes);
 }
 
 bool runs_on_linear_8da4w(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,

@@ -105,8 +105,9 @@ bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,
 
 /// Whether conv2d can run `node` exactly as XNNPACK would, and faster: an
 /// XNNConv2d with one group whose shape `routing` sends to conv2d,
-/// symmetric padding, no flags, float32 input and output, and a constant
-/// float32 filter (and bias, if any). Needs ctx after the whole graph's
+/// symmetric padding, no flags, float32 input and output, a constant
+/// float32 filter (and bias, if any), and an unfolded input (im2col of the
+/// declared shape) within ctx.max_value_bytes. Needs ctx after the whole graph's
 /// definition (datatypes, kinds, constant_data).
 bool runs_on_conv2d(const DefinitionContext& ctx, const fb_xnnpack::XNode* node,
                     const ConvRouting& routing);

@@ -428,6 +428,12 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
       TL_ASSIGN_OR_RETURN(const uint8_t* data,
                           constant_bytes_at(ctx, view.tensor->constant_buffer_idx(),
                                             constant_bytes(d.datatype, d.shape), i, "data"));
+      // Our stages read constants as their element type, as XNNPACK's
+      // packing does; upstream's serializer aligns them (16 bytes).
+      const size_t align = element_bytes(d.datatype);
+      TL_CHECK_OR_RETURN(reinterpret_cast<uintptr_t>(data) % align == 0, Error::kInvalidProgram,
+                         "XNNPACK value %u: constant %u's data is not %zu-byte aligned", i,
+                         view.tensor->constant_buffer_idx(), align);
       d.data = data;
     } else {
       activation_bytes += d.shape.numel * element_bytes(d.datatype);

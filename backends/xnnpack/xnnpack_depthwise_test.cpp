@@ -227,6 +227,27 @@ TEST(XnnpackDepthwiseTest, UnevenPaddingBatchNoBiasAndOwnRange) {
   check_single(d, true);
 }
 
+TEST(XnnpackDepthwiseTest, ClampRangeDisjointFromTheConvolutionsIsNotFolded) {
+  // The convolution clamps to [4, 6] and the clamp after it to [0, 3]:
+  // every output is 3 (quantized: 3 / 0.1 + 4). Folded into one range
+  // [4, 3], the kernel gave 44 (XNNPACK alone refuses the graph: its own
+  // fusion makes the same empty range).
+  Dw d;
+  d.min = 4.0f, d.max = 6.0f;
+  PayloadBuilder b;
+  const uint32_t x = qint8(b, {1, d.h, d.w, d.c}, kExternalInput, 0, kInScale, kInZp);
+  const uint32_t y = qint8(b, {1, d.h, d.w, d.c}, kExternalOutput, 1);
+  const uint32_t t = qint8(b, {1, d.h, d.w, d.c});
+  add_depthwise(b, d, x, t, 5);
+  add_clamp(b, t, y, 0.0f, 3.0f);
+  const std::vector<SizesType> shape = {1, SizesType(d.h), SizesType(d.w), SizesType(d.c)};
+  const auto split = run(b.build(), {shape}, shape, false);
+  ASSERT_TRUE(split.status.ok()) << split.status.message();
+  EXPECT_EQ(split.depthwise_events, depthwise_qs8_supported() ? 1u : 0u);
+  ASSERT_EQ(split.outputs.size(), 1u);
+  for (int8_t v : split.outputs[0]) ASSERT_EQ(v, 34);
+}
+
 TEST(XnnpackDepthwiseTest, OnlyThreeByThreeLeavesXnnpack) {
   Dw d;
   d.kernel = 5, d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 2;

@@ -39,18 +39,6 @@ struct Block {
   uint32_t out_w() const { return (w - 1) / stride + 1; }
 };
 
-void add_relu6(PayloadBuilder& b, const Block& k, uint32_t* value, std::vector<uint32_t> dims) {
-  if (!k.clamp_nodes) {
-    b.clamp_last(0.0f, 6.0f);
-    return;
-  }
-  const uint32_t clamped = b.internal(std::move(dims));
-  auto* c = b.node<fb::_XNNNode1x1T>(Kind::XNNClamp);
-  c->input_id = *value, c->output_id = clamped;
-  b.clamp_last(0.0f, 6.0f);
-  *value = clamped;
-}
-
 void add_depthwise(PayloadBuilder& b, const Block& k, uint32_t in, uint32_t out, uint32_t seed) {
   const uint32_t c = k.expanded;
   const uint32_t filter = b.constant_f32({1, 3, 3, c}, random_values(9 * c, seed));
@@ -72,13 +60,13 @@ uint32_t add_block(PayloadBuilder& b, const Block& k, uint32_t x, uint32_t y, ui
   if (k.expand) {
     value = b.internal({k.n, k.h, k.w, k.expanded});
     add_conv(b, {k.in, k.expanded, 1}, x, value, seed);
-    add_relu6(b, k, &value, {k.n, k.h, k.w, k.expanded});
+    add_relu6(b, k.clamp_nodes, &value, {k.n, k.h, k.w, k.expanded});
   }
   const std::vector<uint32_t> dw_dims = {k.n, k.out_h(), k.out_w(), k.expanded};
   const uint32_t dw = b.internal(dw_dims);
   add_depthwise(b, k, value, dw, seed + 2);
   value = dw;
-  add_relu6(b, k, &value, dw_dims);
+  add_relu6(b, k.clamp_nodes, &value, dw_dims);
   const std::vector<uint32_t> out_dims = {k.n, k.out_h(), k.out_w(), k.out};
   const uint32_t projected = k.residual || y == kNone ? b.internal(out_dims) : y;
   add_conv(b, {k.expanded, k.out, 1}, value, projected, seed + 4);

@@ -53,6 +53,15 @@ TEST(XnnpackMalformedTest, ValidLinearLoads) {
   EXPECT_TRUE(init_status(l.b.build()).ok());
 }
 
+TEST(XnnpackMalformedTest, MisalignedFloatConstant) {
+  // The filter's floats start 2 bytes into the constant region's slot: the
+  // stages (and XNNPACK's packing) would read misaligned floats.
+  Linear l;
+  const uint32_t index = l.tensor(l.w)->constant_buffer_idx;
+  l.b.graph.constant_data[index]->offset += 2;
+  expect_error(l.b.build(), Error::kInvalidProgram, "constant 1's data is not 4-byte aligned");
+}
+
 TEST(XnnpackMalformedTest, TooShortPayload) {
   expect_error(std::vector<uint8_t>(12, 0), Error::kDelegateInvalidCompatibility, "12 bytes");
 }

@@ -190,6 +190,32 @@ TEST_F(XnnpackStagedTest, ConvolutionsConv2dCannotMatchOrWouldSlowStayOnXnnpack)
   expect_same_outputs(split, run_all(payload, {{&in}}, {{1, 4, 5, 4}}, true));
 }
 
+TEST_F(XnnpackStagedTest, ConvolutionWhoseUnfoldedInputExceedsTheBudgetStaysOnXnnpack) {
+  // conv2d unfolds the declared input (here 1M pixels x 72 floats, 288 MiB)
+  // at init; with a budget of 80 MiB for a delegate's activations (these
+  // two take 64 MiB), a payload must not make it allocate more (the fuzz
+  // target's budget is 256 MiB; XNNPACK needs no such buffer).
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 1024, 1024, 8}, 0), y = b.output({1, 1024, 1024, 8}, 1);
+  add_conv(b, {8, 8, 3, 1, 1}, x, y, 90);
+  const auto payload = b.build();
+  for (uint64_t budget : {uint64_t{80} << 20, kXnnpackDefaultMaxValueBytes}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    const XnnpackBackend backend(budget);
+    DelegateEventNames events;
+    LoadedDelegate d(payload, backend, &events);
+    ASSERT_TRUE(d.status().ok()) << d.status().message();
+    OwnedTensor in = float_tensor({1, 4, 4, 8}, random_values(128, 91));
+    Result<OwnedTensor> out = OwnedTensor::make(ScalarType::kFloat, {1, 1024, 1024, 8},
+                                                TensorShapeDynamism::kDynamicBound);
+    ASSERT_TRUE(out.ok());
+    const Status s = d.execute({in.evalue(), out->evalue()});
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(events.count_containing("conv2d"), budget == kXnnpackDefaultMaxValueBytes ? 1u : 0u)
+        << ::testing::PrintToString(events.names);
+  }
+}
+
 TEST(XnnpackConvRoutingTest, Avx512SendsOnlyLargeFiltersToConv2d) {
   struct Case {
     GemmIsa isa;
