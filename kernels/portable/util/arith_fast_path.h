@@ -30,6 +30,7 @@
 #include <limits>
 
 #include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/dense_copy.h"
 #include "kernels/portable/util/loop_split.h"
 #include "kernels/portable/util/overlap.h"
 #include "kernels/portable/util/opmath.h"
@@ -102,11 +103,7 @@ void broadcast_eval(KernelContext& ctx, Span<EValue*> args, const Tensor& self,
   if (!compute_broadcast_shape({self, "self"}, {other, "other"}, &shape).ok()) {
     return reference(ctx, args);  // It names the shapes.
   }
-  bool out_has_shape = out.dim() == shape.dim;
-  for (size_t d = 0; out_has_shape && d < shape.dim; ++d) {
-    out_has_shape = out.size(d) == shape.sizes[d];
-  }
-  if (!out_has_shape && !out.resize(shape.span()).ok()) return reference(ctx, args);
+  if (!dense_copy::fit_sizes(shape.span(), out)) return reference(ctx, args);
   const int64_t n = out.numel();
   const T* a = self.template const_data_ptr<T>();
   const T* b = other.template const_data_ptr<T>();
