@@ -1,6 +1,7 @@
 #include "backends/xnnpack/inverted_residual_stage.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "backends/xnnpack/depthwise_stage.h"
 #include "backends/xnnpack/node_definition.h"
@@ -133,7 +134,7 @@ optimized::InvertedResidualShape block_shape(const DefinitionContext& ctx,
 
 bool match_inverted_residual(const DefinitionContext& ctx, const ReadLog& reads, uint32_t first,
                              const ConvRouting& routing, InvertedResidualMatch* m) {
-  *m = {kNoNode, kNoNode, kNoNode, kNoNode, kNoNode, kNoNode, kNoNode, {}, {}};
+  *m = {kNoNode, kNoNode, kNoNode, kNoNode, kNoNode, kNoNode, kNoNode, {}, {}, false};
   uint32_t n = first;
   const fb_xnnpack::XNode* node = node_at(ctx, n);
   if (node == nullptr) return false;
@@ -145,10 +146,10 @@ bool match_inverted_residual(const DefinitionContext& ctx, const ReadLog& reads,
     const auto* t = static_cast<const Conv*>(node->xnode_union());
     if (t == nullptr) return false;
     block_input = t->input1_id();
-    if (!is_activation(ctx, block_input) || pointwise(ctx, n, block_input) == nullptr ||
-        runs_on_conv2d(ctx, node, routing)) {
+    if (!is_activation(ctx, block_input) || pointwise(ctx, n, block_input) == nullptr) {
       return false;
     }
+    m->on_amx = runs_on_conv2d(ctx, node, routing);
     m->expand = n;
     expanded = t->group_output_channels();
     value = t->output_id();
@@ -181,10 +182,8 @@ bool match_inverted_residual(const DefinitionContext& ctx, const ReadLog& reads,
   if (!feeds_next_only(ctx, reads, value, n)) return false;
   ++n;
   const Conv* project = pointwise(ctx, n, value);
-  if (project == nullptr || project->group_input_channels() != channels ||
-      runs_on_conv2d(ctx, node_at(ctx, n), routing)) {
-    return false;
-  }
+  if (project == nullptr || project->group_input_channels() != channels) return false;
+  m->on_amx = m->on_amx || runs_on_conv2d(ctx, node_at(ctx, n), routing);
   m->project = n;
   m->last = n;
   // The residual add: the projection's output and the block's input, same shape.
@@ -207,7 +206,14 @@ bool match_inverted_residual(const DefinitionContext& ctx, const ReadLog& reads,
     }
   }
   // Empty or huge declared shapes stay on XNNPACK.
-  return *optimized::inverted_residual_unsupported(block_shape(ctx, *m)) == '\0';
+  const optimized::InvertedResidualShape shape = block_shape(ctx, *m);
+  if (*optimized::inverted_residual_unsupported(shape) != '\0') return false;
+  // A block the conv2d routing would take part of runs only where its 1x1
+  // layers run on AMX tiles (the row kernel lost to conv2d there).
+  const bool clamped_before_add =
+      shape.residual && (shape.project_min > -INFINITY || shape.project_max < INFINITY);
+  return !m->on_amx ||
+         (optimized::inverted_residual_amx_allowed() && shape.has_expand && !clamped_before_add);
 }
 
 Result<InvertedResidualStage> make_inverted_residual_stage(const DefinitionContext& ctx,
@@ -227,7 +233,8 @@ Result<InvertedResidualStage> make_inverted_residual_stage(const DefinitionConte
   const char* why = optimized::inverted_residual_unsupported(shape);
   TL_CHECK_OR_RETURN(*why == '\0', Error::kInvalidProgram,
                      "XNNPACK node %u: inverted-residual block with %s", s.node, why);
-  s.isa = optimized::inverted_residual_default_isa();
+  s.isa = m.on_amx ? optimized::InvertedResidualIsa::kAmx
+                   : optimized::inverted_residual_default_isa();
   s.band_floats = optimized::inverted_residual_scratch_floats(shape, s.isa);
   const size_t floats = optimized::inverted_residual_packed_floats(shape, s.isa);
   auto* packed = static_cast<float*>(ctx.allocator->allocate(floats * sizeof(float), 64));
@@ -238,11 +245,13 @@ Result<InvertedResidualStage> make_inverted_residual_stage(const DefinitionConte
     return id == XNN_INVALID_VALUE_ID ? nullptr
                                       : static_cast<const float*>(ctx.constant_data[id]);
   };
-  optimized::pack_inverted_residual(
+  const bool split = optimized::pack_inverted_residual(
       shape, s.isa, expand != nullptr ? constant(expand->filter_id()) : nullptr,
       expand != nullptr ? constant(expand->bias_id()) : nullptr, constant(dw->filter_id()),
       constant(dw->bias_id()), constant(project->filter_id()), constant(project->bias_id()),
       packed);
+  // inf or NaN in a 1x1 filter: the same packing serves the AVX-512 rows.
+  if (!split) s.isa = optimized::InvertedResidualIsa::kAvx512;
   s.packed = packed;
   return s;
 }

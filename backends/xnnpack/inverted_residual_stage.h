@@ -14,8 +14,11 @@
 // our exporter folds ReLU6 into the convolution, upstream's may leave a
 // clamp). Every intermediate value must be read by the next node only and
 // not be a graph output; filters and biases are fp32 constants. Blocks
-// whose 1x1 layers the conv2d routing takes (stage_plan.h, e.g. on AMX from
-// 64 channels) stay as they are: fusion was measured against XNNPACK only.
+// whose 1x1 layers the conv2d routing takes (stage_plan.h, on AMX from 64
+// channels: MobileNetV2's later blocks) run on the kernel's kAmx variant
+// (both 1x1 layers on AMX tiles over bands of rows) when it is allowed
+// (inverted_residual_amx_allowed) and the block has an expand and no
+// clamped projection before a residual; else they stay as they are.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +39,9 @@ struct InvertedResidualMatch {
   uint32_t expand, expand_clamp, depthwise, depthwise_clamp, project, add;
   uint32_t last;
   OutputRange expand_range, depthwise_range;
+  /// A 1x1 layer the conv2d routing takes (on AMX): the block runs on the
+  /// kernel's kAmx variant, both 1x1 layers on AMX tiles.
+  bool on_amx;
 };
 
 /// Whether the block starts at node `first` (see above); fills `match`.

@@ -3,11 +3,14 @@
 // inverted_residual_kernel.inc, compiled once per set.
 #include "kernels/optimized/fused/inverted_residual.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 
 #include "kernels/optimized/fused/inverted_residual_layout.h"
+#include "kernels/optimized/gemm/gemm.h"
+#include "kernels/optimized/gemm/gemm_amx_kernels.h"
 
 namespace torchlight {
 namespace optimized {
@@ -46,6 +49,25 @@ InvertedResidualLayout::InvertedResidualLayout(const InvertedResidualShape& s,
   scratch_floats = depthwise_row + round_up(s.out_w() * expanded_pad, 16);
 }
 
+InvertedResidualAmxLayout::InvertedResidualAmxLayout(const InvertedResidualShape& s)
+    : base(s, 16) {
+  const AmxGemmKernels* amx = amx_gemm_kernels();
+  const size_t expand_bytes = amx != nullptr && s.has_expand
+                                  ? amx->split_weight_bytes(s.expanded_channels, s.in_channels)
+                                  : 0;
+  const size_t project_bytes =
+      amx != nullptr ? amx->split_weight_bytes(s.out_channels, s.expanded_channels) : 0;
+  expand_split = round_up(base.packed_floats * sizeof(float), 64);
+  project_split = expand_split + round_up(expand_bytes, 64);
+  packed_floats = round_up(project_split + project_bytes, 64) / sizeof(float);
+  expanded = base.ring;  // After kAvx512's zero row, which the depthwise reads too.
+  depthwise = expanded + round_up(s.in_h * s.in_w * base.expanded_pad, 16);
+  tiles = depthwise + round_up(s.out_h() * s.out_w() * base.expanded_pad, 16);
+  tiles_bytes = amx != nullptr ? amx->scratch_bytes() : 0;
+  scratch_floats =
+      std::max(base.scratch_floats, tiles + round_up(tiles_bytes, 64) / sizeof(float));
+}
+
 }  // namespace internal
 
 const char* to_string(InvertedResidualIsa isa) {
@@ -53,6 +75,7 @@ const char* to_string(InvertedResidualIsa isa) {
     case InvertedResidualIsa::kGeneric: return "generic";
     case InvertedResidualIsa::kAvx2: return "avx2";
     case InvertedResidualIsa::kAvx512: return "avx512";
+    case InvertedResidualIsa::kAmx: return "amx";
   }
   return "unknown";
 }
@@ -64,18 +87,35 @@ bool inverted_residual_isa_supported(InvertedResidualIsa isa) {
     case InvertedResidualIsa::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case InvertedResidualIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+    case InvertedResidualIsa::kAmx:
+      return internal::amx_gemm_kernels() != nullptr && active_gemm_isa() == GemmIsa::kAmx;
 #endif
     default: return false;
   }
 }
 
-InvertedResidualIsa inverted_residual_default_isa() {
-  InvertedResidualIsa cap = InvertedResidualIsa::kAvx512;
+namespace {
+
+InvertedResidualIsa isa_cap() {
+  InvertedResidualIsa cap = InvertedResidualIsa::kAmx;
   if (const char* env = std::getenv("TORCHLIGHT_FUSED_ISA")) {
-    for (InvertedResidualIsa isa : {InvertedResidualIsa::kGeneric, InvertedResidualIsa::kAvx2}) {
+    for (InvertedResidualIsa isa : {InvertedResidualIsa::kGeneric, InvertedResidualIsa::kAvx2,
+                                    InvertedResidualIsa::kAvx512}) {
       if (std::strcmp(env, to_string(isa)) == 0) cap = isa;
     }
   }
+  return cap;
+}
+
+}  // namespace
+
+bool inverted_residual_amx_allowed() {
+  return isa_cap() == InvertedResidualIsa::kAmx &&
+         inverted_residual_isa_supported(InvertedResidualIsa::kAmx);
+}
+
+InvertedResidualIsa inverted_residual_default_isa() {
+  const InvertedResidualIsa cap = isa_cap();
   for (InvertedResidualIsa isa : {InvertedResidualIsa::kAvx512, InvertedResidualIsa::kAvx2}) {
     if (static_cast<int>(isa) <= static_cast<int>(cap) && inverted_residual_isa_supported(isa)) {
       return isa;
@@ -85,7 +125,7 @@ InvertedResidualIsa inverted_residual_default_isa() {
 }
 
 size_t internal::lanes_of(InvertedResidualIsa isa) {
-  return isa == InvertedResidualIsa::kAvx512 ? 16 : 8;
+  return isa == InvertedResidualIsa::kAvx512 || isa == InvertedResidualIsa::kAmx ? 16 : 8;
 }
 
 const char* inverted_residual_unsupported(const InvertedResidualShape& s) {
@@ -115,11 +155,13 @@ const char* inverted_residual_unsupported(const InvertedResidualShape& s) {
 
 size_t inverted_residual_packed_floats(const InvertedResidualShape& shape,
                                        InvertedResidualIsa isa) {
+  if (isa == InvertedResidualIsa::kAmx) return internal::InvertedResidualAmxLayout(shape).packed_floats;
   return internal::InvertedResidualLayout(shape, internal::lanes_of(isa)).packed_floats;
 }
 
 size_t inverted_residual_scratch_floats(const InvertedResidualShape& shape,
                                         InvertedResidualIsa isa) {
+  if (isa == InvertedResidualIsa::kAmx) return internal::InvertedResidualAmxLayout(shape).scratch_floats;
   return internal::InvertedResidualLayout(shape, internal::lanes_of(isa)).scratch_floats;
 }
 
@@ -141,7 +183,7 @@ void pack_1x1(const float* filter, const float* bias, size_t channels, size_t pa
 
 }  // namespace
 
-void pack_inverted_residual(const InvertedResidualShape& s, InvertedResidualIsa isa,
+bool pack_inverted_residual(const InvertedResidualShape& s, InvertedResidualIsa isa,
                             const float* expand_filter, const float* expand_bias,
                             const float* depthwise_filter, const float* depthwise_bias,
                             const float* project_filter, const float* project_bias,
@@ -161,6 +203,19 @@ void pack_inverted_residual(const InvertedResidualShape& s, InvertedResidualIsa 
   }
   pack_1x1(project_filter, project_bias, s.out_channels, lay.out_pad, ce, lanes,
            packed + lay.project_filter, packed + lay.project_bias);
+  if (isa != InvertedResidualIsa::kAmx) return true;
+  const internal::AmxGemmKernels* amx = internal::amx_gemm_kernels();
+  const internal::InvertedResidualAmxLayout split(s);
+  auto* bytes = reinterpret_cast<char*>(packed);
+  bool finite = amx != nullptr;
+  if (finite && s.has_expand) {
+    finite = amx->split_weight(expand_filter, static_cast<int64_t>(s.in_channels),
+                               static_cast<int64_t>(ce), static_cast<int64_t>(s.in_channels),
+                               bytes + split.expand_split);
+  }
+  return finite && amx->split_weight(project_filter, static_cast<int64_t>(ce),
+                                     static_cast<int64_t>(s.out_channels),
+                                     static_cast<int64_t>(ce), bytes + split.project_split);
 }
 
 void inverted_residual_rows(const InvertedResidualShape& shape, InvertedResidualIsa isa,
@@ -174,6 +229,9 @@ void inverted_residual_rows(const InvertedResidualShape& shape, InvertedResidual
       return;
     case InvertedResidualIsa::kAvx2:
       internal::inverted_residual_rows_avx2(shape, packed, in, out, row_begin, row_end, scratch);
+      return;
+    case InvertedResidualIsa::kAmx:
+      internal::inverted_residual_rows_amx(shape, packed, in, out, row_begin, row_end, scratch);
       return;
 #endif
     default:

@@ -23,16 +23,24 @@
 namespace torchlight {
 namespace optimized {
 
-enum class InvertedResidualIsa : uint8_t { kGeneric, kAvx2, kAvx512 };
+/// kAmx: the AVX-512 kernel's depthwise with both 1x1 layers on gemm's
+/// fp32-accurate AMX tiles over whole bands of rows (for blocks of 64+
+/// channels at 14x14 / 7x7, where a row is too short for the tiles). Never
+/// the default: callers pick it per block (inverted_residual_amx_allowed).
+enum class InvertedResidualIsa : uint8_t { kGeneric, kAvx2, kAvx512, kAmx };
 
 const char* to_string(InvertedResidualIsa isa);
 
 /// Whether this build and CPU run `isa`'s kernel (kGeneric always).
 bool inverted_residual_isa_supported(InvertedResidualIsa isa);
 
-/// The best supported set, capped by TORCHLIGHT_FUSED_ISA (generic, avx2 or
-/// avx512; read on every call, so tests can switch paths).
+/// The best supported set but kAmx, capped by TORCHLIGHT_FUSED_ISA (generic,
+/// avx2, avx512 or amx; read on every call, so tests can switch paths).
 InvertedResidualIsa inverted_residual_default_isa();
+
+/// Whether kAmx is supported (gemm's active set is AMX, so
+/// TORCHLIGHT_GEMM_ISA=avx512 turns it off) and TORCHLIGHT_FUSED_ISA allows it.
+bool inverted_residual_amx_allowed();
 
 struct InvertedResidualShape {
   size_t batch = 1, in_h = 0, in_w = 0;
@@ -64,8 +72,10 @@ size_t inverted_residual_packed_floats(const InvertedResidualShape& shape,
 /// Packs the three layers' weights (XNNPACK's layouts): expand [expanded,
 /// in] (ignored without expand), depthwise [3, 3, expanded] and projection
 /// [out, expanded]; each bias may be null (zero). `packed` holds
-/// inverted_residual_packed_floats floats, 64-byte aligned.
-void pack_inverted_residual(const InvertedResidualShape& shape, InvertedResidualIsa isa,
+/// inverted_residual_packed_floats floats, 64-byte aligned. False only for
+/// kAmx when a 1x1 filter holds inf or NaN: the packing then serves kAvx512
+/// (its prefix is kAvx512's), which keeps IEEE results.
+bool pack_inverted_residual(const InvertedResidualShape& shape, InvertedResidualIsa isa,
                             const float* expand_filter, const float* expand_bias,
                             const float* depthwise_filter, const float* depthwise_bias,
                             const float* project_filter, const float* project_bias,

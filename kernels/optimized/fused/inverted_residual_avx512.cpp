@@ -1,12 +1,15 @@
-// The fused inverted-residual rows on AVX-512F (16 lanes, 32 registers).
+// The fused inverted-residual rows on AVX-512F (16 lanes, 32 registers), and
+// with the 1x1 layers on gemm's AMX tiles (inverted_residual_amx.inc).
 // Compiled with -mavx512f -mfma; called only where the CPU has AVX-512F.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 
 #include "kernels/optimized/fused/inverted_residual_layout.h"
+#include "kernels/optimized/gemm/gemm_amx_kernels.h"
 
 namespace torchlight {
 namespace optimized {
@@ -35,6 +38,7 @@ struct Vec {
 
 #define TL_INVERTED_RESIDUAL_ROWS inverted_residual_rows_avx512
 #include "kernels/optimized/fused/inverted_residual_kernel.inc"
+#include "kernels/optimized/fused/inverted_residual_amx.inc"
 
 }  // namespace optimized
 }  // namespace torchlight

@@ -34,6 +34,22 @@ struct InvertedResidualLayout {
   InvertedResidualLayout(const InvertedResidualShape& s, size_t vector_lanes);
 };
 
+// kAmx: kAvx512's packing, then the expand's and the projection's filters
+// split for gemm's AMX tiles (gemm_amx_kernels.h; byte offsets from the
+// packing's start, 64-byte aligned). Per band of scratch: kAvx512's zero
+// row, the band's
+// expanded input rows X [rows][in_w][expanded_pad], the depthwise rows D
+// [rows][out_w][expanded_pad] (whole images at most: a band runs image by
+// image) and the AMX kernel's own scratch; at least kAvx512's scratch, which
+// a band falls back to.
+struct InvertedResidualAmxLayout {
+  InvertedResidualLayout base;
+  size_t expand_split = 0, project_split = 0, packed_floats = 0;  // bytes, bytes, floats
+  size_t expanded = 0, depthwise = 0, tiles = 0, tiles_bytes = 0, scratch_floats = 0;
+
+  InvertedResidualAmxLayout(const InvertedResidualShape& s);  // In inverted_residual.cpp.
+};
+
 size_t lanes_of(InvertedResidualIsa isa);
 
 // One entry per instruction set (inverted_residual_{generic,avx2,avx512}.cpp).
@@ -46,6 +62,9 @@ void inverted_residual_rows_avx2(const InvertedResidualShape& shape, const float
 void inverted_residual_rows_avx512(const InvertedResidualShape& shape, const float* packed,
                                    const float* in, float* out, size_t row_begin, size_t row_end,
                                    float* scratch);
+void inverted_residual_rows_amx(const InvertedResidualShape& shape, const float* packed,
+                                const float* in, float* out, size_t row_begin, size_t row_end,
+                                float* scratch);
 
 }  // namespace internal
 }  // namespace optimized

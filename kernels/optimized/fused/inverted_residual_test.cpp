@@ -176,6 +176,14 @@ TEST_P(InvertedResidualTest, OutputRangesOfProjectionAndAdd) {
   check(s, GetParam(), 2, 10);
 }
 
+TEST_P(InvertedResidualTest, MobileNetV2LaterBlocks) {
+  // The kAmx blocks' shapes: 64+ channels at 14x14 and 7x7, bands of rows
+  // as two threads cut them (a band's segment crossing images at batch 2).
+  check(block(1, 14, 14, 64, 384, 64, 1, true), GetParam(), 2, 21);
+  check(block(2, 14, 14, 96, 576, 160, 2, false), GetParam(), 3, 22);
+  check(block(1, 7, 7, 160, 960, 320, 1, false), GetParam(), 2, 23);
+}
+
 TEST_P(InvertedResidualTest, BandsGiveOneBandsResult) {
   // Every band starts its ring afresh: a row computed in 1 or 8 bands is
   // the same arithmetic, so the same bits.
@@ -201,7 +209,8 @@ TEST_P(InvertedResidualTest, BandsGiveOneBandsResult) {
 INSTANTIATE_TEST_SUITE_P(Isa, InvertedResidualTest,
                          ::testing::Values(InvertedResidualIsa::kGeneric,
                                            InvertedResidualIsa::kAvx2,
-                                           InvertedResidualIsa::kAvx512),
+                                           InvertedResidualIsa::kAvx512,
+                                           InvertedResidualIsa::kAmx),
                          [](const ::testing::TestParamInfo<InvertedResidualIsa>& info) {
                            return std::string(to_string(info.param));
                          });
