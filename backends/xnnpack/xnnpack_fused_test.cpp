@@ -268,3 +268,59 @@ TEST_F(XnnpackFusedTest, FuseZeroKeepsTheBlockOnXnnpack) {
 }  // namespace testing
 }  // namespace xnnpack
 }  // namespace torchlight
+
+namespace torchlight {
+namespace xnnpack {
+namespace testing {
+namespace {
+
+// On the AMX routing (AMX CPUs only), blocks whose 1x1 layers conv2d would
+// take (64+ outputs, 64+ input channels, 4M+ multiply-adds) run on the
+// kernel's kAmx variant, checked the same way against XNNPACK alone.
+class XnnpackFusedAmxTest : public XnnpackFusedTest {
+ protected:
+  void SetUp() override {
+    if (!optimized::set_gemm_isa(optimized::GemmIsa::kAmx).ok()) {
+      GTEST_SKIP() << "needs AMX";
+    }
+  }
+  void check_amx(const Block& k, size_t fused) {
+    PayloadBuilder b;
+    const uint32_t x = b.input({k.n, k.h, k.w, k.in}, 0);
+    const uint32_t y = b.output({k.n, k.out_h(), k.out_w(), k.out}, 1);
+    add_block(b, k, x, y, 70);
+    check_payload(b.build(), k, fused, {}, fused > 0 ? "amx" : nullptr);
+  }
+};
+
+TEST_F(XnnpackFusedAmxTest, MobileNetV2LaterBlocksRunOnAmxTiles) {
+  Block k;
+  k.h = 14, k.w = 14, k.in = 64, k.expanded = 384, k.out = 64, k.residual = true;
+  check_amx(k, 1);
+  k.n = 2, k.clamp_nodes = true;  // batch 2, upstream's clamp nodes
+  check_amx(k, 1);
+  k.n = 1, k.clamp_nodes = false;
+  k.in = 96, k.expanded = 576, k.out = 160, k.stride = 2, k.residual = false;
+  check_amx(k, 1);
+}
+
+TEST_F(XnnpackFusedAmxTest, OddSizesAndChannelTails) {
+  Block k;
+  k.h = 15, k.w = 13, k.in = 72, k.expanded = 392, k.out = 72, k.residual = true;
+  check_amx(k, 1);
+  k.h = 17, k.w = 15, k.out = 100, k.stride = 2, k.residual = false;
+  check_amx(k, 1);
+}
+
+TEST_F(XnnpackFusedAmxTest, FusedIsaCapKeepsTheBlockOnConv2d) {
+  Block k;
+  k.h = 14, k.w = 14, k.in = 64, k.expanded = 384, k.out = 64, k.residual = true;
+  setenv("TORCHLIGHT_FUSED_ISA", "avx512", 1);
+  check_amx(k, 0);
+  unsetenv("TORCHLIGHT_FUSED_ISA");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace xnnpack
+}  // namespace torchlight
