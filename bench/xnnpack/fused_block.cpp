@@ -37,10 +37,12 @@ struct Block {
   const char* name;
   size_t hw, in_c, expanded, out_c, stride;
   bool expand, residual;
+  bool amx = false;  // The delegate runs it on the kAmx variant where allowed.
 };
 
-// torchvision mobilenet_v2's first seven blocks (32>192@28>32+ runs twice);
-// the later ones have 1x1 layers the delegate runs on AMX (stage_plan.h).
+// torchvision mobilenet_v2's blocks, each shape once (in the model
+// 32>192@28>32+ and 160>960@7>160+ run twice, 64>384@14>64+ and
+// 96>576@14>96+ three and two times).
 constexpr Block kBlocks[] = {
     {"dw32@112>16", 112, 32, 32, 16, 1, false, false},
     {"16>96@112s2>24", 112, 16, 96, 24, 2, true, false},
@@ -48,6 +50,13 @@ constexpr Block kBlocks[] = {
     {"24>144@56s2>32", 56, 24, 144, 32, 2, true, false},
     {"32>192@28>32+", 28, 32, 192, 32, 1, true, true},
     {"32>192@28s2>64", 28, 32, 192, 64, 2, true, false},
+    // The later ones, whose 1x1 layers run on AMX tiles (kAmx) where allowed.
+    {"64>384@14>64+", 14, 64, 384, 64, 1, true, true, true},
+    {"64>384@14>96", 14, 64, 384, 96, 1, true, false, true},
+    {"96>576@14>96+", 14, 96, 576, 96, 1, true, true, true},
+    {"96>576@14s2>160", 14, 96, 576, 160, 2, true, false, true},
+    {"160>960@7>160+", 7, 160, 960, 160, 1, true, true, true},
+    {"160>960@7>320", 7, 160, 960, 320, 1, true, false, true},
 };
 
 InvertedResidualShape shape_of(const Block& b) {
@@ -83,6 +92,9 @@ struct Setup {
   bool ok = false;
 
   Setup(const Block& blk, size_t threads) : b(blk), shape(shape_of(blk)) {
+    if (b.amx && torchlight::optimized::inverted_residual_amx_allowed()) {
+      isa = InvertedResidualIsa::kAmx;
+    }
     out_hw = shape.out_h();
     const size_t hw = b.hw;
     x = filled(hw * hw * b.in_c, 1.0f, 0.01f);

@@ -215,6 +215,46 @@ INSTANTIATE_TEST_SUITE_P(Isa, InvertedResidualTest,
                            return std::string(to_string(info.param));
                          });
 
+// kAmx on inf / NaN: activations holding them make the segment fall back
+// to the AVX-512 rows (the same bytes as kAvx512, IEEE infinities and
+// NaNs); a 1x1 filter holding one makes the packing report it.
+TEST(InvertedResidualAmxTest, NonFiniteValuesGiveTheAvx512Rows) {
+  if (!inverted_residual_isa_supported(InvertedResidualIsa::kAmx)) GTEST_SKIP() << "needs AMX";
+  InvertedResidualShape s = block(1, 6, 5, 64, 96, 64, 1, true);
+  s.expand_max = s.depthwise_max = INFINITY;
+  const Weights w = weights_for(s, 31);
+  std::vector<float> x = values(6 * 5 * 64, 32, 2.0f);
+  x[3 * 64 + 7] = INFINITY;
+  x[17 * 64 + 3] = NAN;
+  auto run = [&](InvertedResidualIsa isa, const Weights& ws, bool* split) {
+    AlignedFloats packed(inverted_residual_packed_floats(s, isa));
+    *split = pack_inverted_residual(s, isa, ws.we.data(), ws.be.data(), ws.wd.data(),
+                                    ws.bd.data(), ws.wp.data(), ws.bp.data(), packed.data);
+    AlignedFloats scratch(inverted_residual_scratch_floats(s, isa));
+    std::vector<float> out(6 * 5 * 64);
+    inverted_residual_rows(s, isa, packed.data, x.data(), out.data(), 0, s.out_h(), scratch.data);
+    return out;
+  };
+  bool split = false;
+  const std::vector<float> want = run(InvertedResidualIsa::kAvx512, w, &split);
+  const std::vector<float> got = run(InvertedResidualIsa::kAmx, w, &split);
+  EXPECT_TRUE(split);
+  size_t infinite = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    infinite += std::isinf(want[i]) ? 1 : 0;
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    } else {
+      EXPECT_EQ(got[i], want[i]) << i;
+    }
+  }
+  EXPECT_GT(infinite, 0u);
+  Weights bad = w;
+  bad.wp[5] = NAN;
+  run(InvertedResidualIsa::kAmx, bad, &split);
+  EXPECT_FALSE(split);
+}
+
 TEST(InvertedResidualShapeTest, UnsupportedShapesAreNamed) {
   InvertedResidualShape s = block(1, 8, 8, 24, 48, 24, 3, false);
   EXPECT_STRNE(inverted_residual_unsupported(s), "");
