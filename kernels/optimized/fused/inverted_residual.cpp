@@ -20,6 +20,15 @@ namespace {
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+// gemm's AMX table; gemm builds it only for x86-64.
+const AmxGemmKernels* amx_table() {
+#if defined(TL_FUSED_HAVE_X86_KERNELS)
+  return amx_gemm_kernels();
+#else
+  return nullptr;
+#endif
+}
+
 }  // namespace
 
 InvertedResidualLayout::InvertedResidualLayout(const InvertedResidualShape& s,
@@ -51,7 +60,7 @@ InvertedResidualLayout::InvertedResidualLayout(const InvertedResidualShape& s,
 
 InvertedResidualAmxLayout::InvertedResidualAmxLayout(const InvertedResidualShape& s)
     : base(s, 16) {
-  const AmxGemmKernels* amx = amx_gemm_kernels();
+  const AmxGemmKernels* amx = amx_table();
   const size_t expand_bytes = amx != nullptr && s.has_expand
                                   ? amx->split_weight_bytes(s.expanded_channels, s.in_channels)
                                   : 0;
@@ -88,7 +97,7 @@ bool inverted_residual_isa_supported(InvertedResidualIsa isa) {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case InvertedResidualIsa::kAvx512: return __builtin_cpu_supports("avx512f");
     case InvertedResidualIsa::kAmx:
-      return internal::amx_gemm_kernels() != nullptr && active_gemm_isa() == GemmIsa::kAmx;
+      return internal::amx_table() != nullptr && active_gemm_isa() == GemmIsa::kAmx;
 #endif
     default: return false;
   }
@@ -204,7 +213,7 @@ bool pack_inverted_residual(const InvertedResidualShape& s, InvertedResidualIsa 
   pack_1x1(project_filter, project_bias, s.out_channels, lay.out_pad, ce, lanes,
            packed + lay.project_filter, packed + lay.project_bias);
   if (isa != InvertedResidualIsa::kAmx) return true;
-  const internal::AmxGemmKernels* amx = internal::amx_gemm_kernels();
+  const internal::AmxGemmKernels* amx = internal::amx_table();
   const internal::InvertedResidualAmxLayout split(s);
   auto* bytes = reinterpret_cast<char*>(packed);
   bool finite = amx != nullptr;
