@@ -8,6 +8,7 @@
 
 #include "backends/xnnpack/payload_builder.h"
 #include "backends/xnnpack/xnnpack_backend.h"
+#include "kernels/optimized/gemm/gemm.h"
 
 namespace torchlight {
 namespace xnnpack {
@@ -97,6 +98,34 @@ TEST(XnnpackNodeBoundsTest, MultiplyAddsBeyondTheBudgetAreRefused) {
   EXPECT_EQ(s.code(), Error::kInvalidProgram);
   EXPECT_THAT(s.message(), HasSubstr("XNNPACK nodes 0..0 do 1.475e+05 multiply-adds per execute "
                                      "at the declared shapes; the limit is 1e+05"));
+}
+
+TEST(XnnpackNodeBoundsTest, WinogradScratchBeyondTheValueBudgetFallsBackToIm2col) {
+  // 3x3, 128 -> 256 channels at 16x16 on the AVX2 routing (conv2d, Winograd
+  // preferred): Winograd's scratch (16 points x 64 tiles x 384 channels,
+  // 1.57 MB) exceeds a 1.3 MB budget that the unfolding (256 pixels x 1152,
+  // 1.18 MB) and the values (393 KB) fit.
+  if (!optimized::set_gemm_isa(optimized::GemmIsa::kAvx2).ok()) GTEST_SKIP() << "no AVX2";
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 16, 16, 128}, 0), y = b.output({1, 16, 16, 256}, 1);
+  add_conv(b, {128, 256, 3, 1, 1}, x, y, 40);
+  const std::vector<uint8_t> payload = b.build();
+  OwnedTensor in = float_tensor({1, 16, 16, 128}, random_values(16 * 16 * 128, 41));
+  auto events_with_budget = [&](uint64_t max_value_bytes) {
+    const XnnpackBackend backend(max_value_bytes);
+    DelegateEventNames events;
+    LoadedDelegate d(payload, backend, &events);
+    EXPECT_TRUE(d.status().ok()) << d.status().message();
+    OwnedTensor out = float_tensor({1, 16, 16, 256}, std::vector<float>(16 * 16 * 256));
+    EXPECT_TRUE(d.execute({in.evalue(), out.evalue()}).ok());
+    return events;
+  };
+  const DelegateEventNames roomy = events_with_budget(kXnnpackDefaultMaxValueBytes);
+  EXPECT_EQ(roomy.count_containing("conv2d Winograd"), 1u) << ::testing::PrintToString(roomy.names);
+  const DelegateEventNames tight = events_with_budget(1300000);
+  EXPECT_EQ(tight.count_containing("conv2d Winograd"), 0u) << ::testing::PrintToString(tight.names);
+  EXPECT_EQ(tight.count_containing("conv2d"), 1u) << ::testing::PrintToString(tight.names);
+  optimized::reset_gemm_isa();
 }
 
 }  // namespace
