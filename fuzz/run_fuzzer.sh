@@ -3,16 +3,20 @@
 # ./torchlight fuzz ...).
 #
 #   run_fuzzer.sh --list
-#   run_fuzzer.sh TARGET [--runs N] [--jobs J] [--seconds S] [--seed K]
+#   run_fuzzer.sh TARGET [--runs N] [--jobs J] [--seconds S] [--seed K] [--work NAME]
 #   run_fuzzer.sh TARGET --replay FILE_OR_DIR...
 #   run_fuzzer.sh --smoke [--runs N]      every target, N runs each (CI)
 #
 # A run starts from the checked-in seeds (fuzz/corpus/TARGET) plus what
-# earlier runs found (build/fuzz/work/TARGET/corpus, not checked in), with
-# fuzz/dict/*.dict, -rss_limit_mb=2048 and -timeout=1. With --jobs J, J
+# earlier runs found (build/fuzz/work/TARGET/corpus, not checked in; --work
+# NAME uses build/fuzz/work/NAME instead, e.g. one per TORCHLIGHT_GEMM_ISA
+# so campaigns can run side by side), with
+# fuzz/dict/*.dict, -rss_limit_mb=2048 and -timeout=1 (TORCHLIGHT_FUZZ_RSS_MB,
+# _MALLOC_MB, _TIMEOUT, _MAX_LEN change them). With --jobs J, J
 # processes each do N runs. Exit 0 when nothing was found; otherwise 1,
 # with the path of every reproducer (crash-, leak-, timeout-, oom-, slow-)
-# printed. The last line per target: runs, edges (cov), features, exec/s.
+# printed. The last line per target: runs, edges (cov), features, exec/s,
+# peak RSS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -41,12 +45,18 @@ dict_for() {
 }
 
 timeout="${TORCHLIGHT_FUZZ_TIMEOUT:-1}"  # Seconds per input.
-common_flags=(-rss_limit_mb=2048 -timeout="$timeout" -max_len=32768 -print_final_stats=1)
+# Lower limits find what one input makes us allocate (e.g. RSS 1024,
+# malloc 512); a longer -max_len lets seeds with large constants mutate.
+rss_mb="${TORCHLIGHT_FUZZ_RSS_MB:-2048}"
+malloc_mb="${TORCHLIGHT_FUZZ_MALLOC_MB:-$rss_mb}"
+max_len="${TORCHLIGHT_FUZZ_MAX_LEN:-32768}"
+common_flags=(-rss_limit_mb="$rss_mb" -malloc_limit_mb="$malloc_mb" -timeout="$timeout"
+              -max_len="$max_len" -print_final_stats=1)
 
-# fuzz_one TARGET RUNS JOBS SECONDS SEED: one campaign; prints its summary line.
+# fuzz_one TARGET RUNS JOBS SECONDS SEED [WORK]: one campaign; prints its summary line.
 fuzz_one() {
   local target="$1" runs="$2" jobs="$3" seconds="$4" seed="$5"
-  local exe="$bin/fuzz_$target" work="$work_root/$target"
+  local exe="$bin/fuzz_$target" work="$work_root/${6:-$target}"
   [ -x "$exe" ] || die "no fuzzer $exe (./torchlight build fuzz; targets: $(targets | tr '\n' ' '))"
   mkdir -p "$work/corpus" "$work/artifacts"
   rm -f "$work"/artifacts/* "$work"/fuzz-*.log "$work/run.log"
@@ -70,7 +80,7 @@ fuzz_one() {
   local f
   for f in "$work"/artifacts/timeout-* "$work"/artifacts/slow-unit-*; do
     [ -f "$f" ] || continue
-    if "$exe" -timeout="$timeout" -rss_limit_mb=2048 "$f" >/dev/null 2>&1; then
+    if "$exe" -timeout="$timeout" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$malloc_mb" "$f" >/dev/null 2>&1; then
       mv "$f" "$work/artifacts/unconfirmed-$(basename "$f")"
       echo "$target: $(basename "$f") did not recur when run alone (machine load); kept as unconfirmed-*"
       [ "$rc" = 70 ] && rc=0
@@ -88,15 +98,18 @@ fuzz_one() {
   return 0
 }
 
-# summarize TARGET LOG: executions (all jobs), edges, features, exec/s.
+# summarize TARGET LOG: executions (all jobs), edges, features, exec/s,
+# peak RSS (the largest job's).
 summarize() {
   local target="$1" log="$2"
-  local runs cov ft eps
+  local runs cov ft eps rss
   runs="$(grep -hoE 'stat::number_of_executed_units: *[0-9]+' "$log" | awk '{s += $NF} END {print s + 0}')"
   cov="$(grep -hoE ' cov: [0-9]+' "$log" | awk '{if ($2 > m) m = $2} END {print m + 0}')"
   ft="$(grep -hoE ' ft: [0-9]+' "$log" | awk '{if ($2 > m) m = $2} END {print m + 0}')"
   eps="$(grep -hoE 'stat::average_exec_per_sec: *[0-9]+' "$log" | awk '{s += $NF} END {print s + 0}')"
-  printf '%-24s runs %-10s cov %-6s ft %-7s exec/s %s\n' "$target" "$runs" "$cov" "$ft" "$eps"
+  rss="$(grep -hoE 'stat::peak_rss_mb: *[0-9]+' "$log" | awk '{if ($NF > m) m = $NF} END {print m + 0}')"
+  printf '%-24s runs %-10s cov %-6s ft %-7s exec/s %-6s peak RSS %s MB\n' "$target" "$runs" "$cov" \
+    "$ft" "$eps" "$rss"
 }
 
 replay() {
@@ -111,7 +124,8 @@ replay() {
     fi
   done
   for f in "${files[@]}"; do
-    if "$exe" -rss_limit_mb=2048 -timeout="$timeout" "$f" >/tmp/run_fuzzer_replay.$$ 2>&1; then
+    if "$exe" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$malloc_mb" -timeout="$timeout" "$f" \
+         >/tmp/run_fuzzer_replay.$$ 2>&1; then
       echo "ok     $f"
     else
       echo "FAILS  $f"
@@ -123,7 +137,7 @@ replay() {
   return $status
 }
 
-[ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 case "$1" in
   --list) targets; exit 0 ;;
   --smoke)
@@ -152,16 +166,17 @@ esac
 
 target="$1"; shift
 targets | grep -x "$target" >/dev/null || die "unknown target '$target' (targets: $(targets | tr '\n' ' '))"
-runs=-1 jobs=1 seconds=0 seed=0
+runs=-1 jobs=1 seconds=0 seed=0 work_name="$target"
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
+    --work) work_name="$2"; shift 2 ;;
     --replay) shift; replay "$target" "$@"; exit $? ;;
     *) die "unknown option '$1'" ;;
   esac
 done
 [ "$runs" != -1 ] || [ "$seconds" != 0 ] || die "give --runs N or --seconds S"
-fuzz_one "$target" "$runs" "$jobs" "$seconds" "$seed"
+fuzz_one "$target" "$runs" "$jobs" "$seconds" "$seed" "$work_name"

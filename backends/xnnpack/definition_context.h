@@ -102,6 +102,9 @@ struct DefinitionContext {
   /// Bound on the summed bytes of all non-constant values (declared shapes):
   /// XNNPACK plans its workspace from them.
   uint64_t max_value_bytes = 0;
+  /// Bound on the multiply-adds of one execute at the declared shapes
+  /// (node_bounds.h).
+  uint64_t max_multiply_adds = 0;
   /// When set (room for num_values entries), define_values lists the
   /// constants the weights cache may key by content, salted with hash_key.
   ConstantRegion* constants = nullptr;

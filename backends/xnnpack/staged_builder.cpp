@@ -78,7 +78,12 @@ Result<ConvStage> make_conv_stage(const DefinitionContext& ctx, uint32_t node,
     }
   }
   c.winograd_filter = nullptr;
-  if (optimized::winograd_f2x3_preferred(declared)) {
+  // Winograd's scratch (16 points per 2x2 tile of input and output
+  // channels: about 4x the two activations) is held to the activation
+  // budget as the unfolding is (stage_plan.cpp); beyond it im2col runs.
+  if (optimized::winograd_f2x3_preferred(declared) &&
+      static_cast<double>(optimized::winograd_f2x3_scratch_floats(declared)) * sizeof(float) <=
+          static_cast<double>(ctx.max_value_bytes)) {
     const size_t floats = optimized::winograd_f2x3_filter_floats(w.in_channels, w.out_channels);
     auto* filter = static_cast<float*>(ctx.allocator->allocate(floats * sizeof(float), 64));
     TL_CHECK_OR_RETURN(filter != nullptr, Error::kDelegateMemoryAllocationFailed,

@@ -12,6 +12,7 @@
 #include "backends/xnnpack/definition_context.h"
 #include "backends/xnnpack/graph_validation.h"
 #include "backends/xnnpack/linear_stage.h"
+#include "backends/xnnpack/node_bounds.h"
 #include "backends/xnnpack/node_definition.h"
 #include "backends/xnnpack/payload_header.h"
 #include "backends/xnnpack/stage_plan.h"
@@ -85,8 +86,9 @@ constexpr uint32_t kReadsPerNode = 6;
 
 }  // namespace
 
-XnnpackBackend::XnnpackBackend(uint64_t max_value_bytes)
+XnnpackBackend::XnnpackBackend(uint64_t max_value_bytes, uint64_t max_multiply_adds)
     : max_value_bytes_(max_value_bytes),
+      max_multiply_adds_(max_multiply_adds),
       weights_cache_(new (std::nothrow) xnnpack::PackedWeightsCache()) {}
 
 XnnpackBackend::~XnnpackBackend() {
@@ -184,6 +186,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   ctx.producers = producers.get();
   ctx.consumed = consumed.get();
   ctx.max_value_bytes = max_value_bytes_;
+  ctx.max_multiply_adds = max_multiply_adds_;
   ctx.constant_data = constant_data.get();
   ctx.payload_external_ids = external_ids.get();
   ctx.blockwise = blockwise.get();
@@ -197,6 +200,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   TL_RETURN_IF_ERROR(xnnpack::define_values(ctx, externals, &num_externals));
   TL_RETURN_IF_ERROR(check_externals(externals, num_externals));
   TL_RETURN_IF_ERROR(xnnpack::define_nodes(ctx));
+  TL_RETURN_IF_ERROR(xnnpack::check_node_bounds(ctx));
   std::sort(externals, externals + num_externals, binding_order);
 
   pthreadpool_t pool = threadpool::native_pool();

@@ -26,13 +26,22 @@ inline constexpr const char* kXnnpackBackendId = "XnnpackBackend";
 /// (summed over their declared shapes), far above any real model's.
 inline constexpr uint64_t kXnnpackDefaultMaxValueBytes = uint64_t{8} << 30;
 
+/// Default bound on the multiply-adds one execute of a delegate does at its
+/// declared shapes (2^46, 7e13: an 8B-parameter LLM's prefill of 2,048
+/// tokens is 1.6e13), so a payload cannot ask for hours of work.
+inline constexpr uint64_t kXnnpackDefaultMaxMultiplyAdds = uint64_t{1} << 46;
+
 class XnnpackBackend final : public BackendInterface {
  public:
   /// `max_value_bytes`: init refuses payloads whose non-constant values
-  /// declare more bytes in total (XNNPACK sizes its workspace from them).
+  /// declare more bytes in total (XNNPACK sizes its workspace from them),
+  /// or whose convolutions' indirection buffers and attention scores would
+  /// (node_bounds.h). `max_multiply_adds`: init refuses payloads asking for
+  /// more per execute at their declared shapes.
   /// Delegates this backend loads share one packed-weights cache
   /// (packed_weights_cache.h): identical weights are packed and kept once.
-  explicit XnnpackBackend(uint64_t max_value_bytes = kXnnpackDefaultMaxValueBytes);
+  explicit XnnpackBackend(uint64_t max_value_bytes = kXnnpackDefaultMaxValueBytes,
+                          uint64_t max_multiply_adds = kXnnpackDefaultMaxMultiplyAdds);
   /// Frees the weights cache unless a delegate it loaded is still alive
   /// (then the cache is left for that delegate to release into).
   ~XnnpackBackend() override;
@@ -49,7 +58,8 @@ class XnnpackBackend final : public BackendInterface {
   /// Errors: kDelegateInvalidCompatibility (payload too short, unknown
   /// flatbuffer identifier), kInvalidProgram (anything inconsistent in the
   /// payload, or a graph XNNPACK refuses, naming the value or node; values
-  /// declaring more than max_value_bytes in total),
+  /// declaring more than max_value_bytes in total; a node whose output
+  /// outgrows its declared value, or the budgets of node_bounds.h),
   /// kNotSupported (features this runtime lacks, such as named-data
   /// constants), kDelegateMemoryAllocationFailed.
   Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
@@ -67,6 +77,7 @@ class XnnpackBackend final : public BackendInterface {
                                         FreeableBuffer* processed) const;
 
   uint64_t max_value_bytes_;
+  uint64_t max_multiply_adds_;
   xnnpack::PackedWeightsCache* weights_cache_;
 };
 

@@ -128,6 +128,7 @@ struct Seed {
   size_t all_events = 1;    // and all events (XNNPACK's operators too).
   optimized::GemmIsa isa = optimized::GemmIsa::kAvx2;  // The conv routing it needs.
   bool (*supported)() = nullptr;  // Whether the stage runs on this CPU.
+  size_t max_len = 32768;  // run_fuzzer.sh's -max_len (TORCHLIGHT_FUZZ_MAX_LEN) it needs.
 };
 
 // MobileNetV2's block: [1x1 expand, ReLU6] -> dw 3x3, ReLU6 -> 1x1 project
@@ -199,6 +200,32 @@ void conv_amx_seed(Seed* s) {
   s->externals = {{ScalarType::kFloat, {1, 32, 32, 8}}, {ScalarType::kFloat, {1, 32, 32, 64}}};
   s->event = "conv2d";
   s->isa = optimized::GemmIsa::kAmx;
+}
+
+// One 3x3 convolution that the AVX-512 routing sends to conv2d: its filter,
+// 256 -> 256 channels, is 2.25 MiB (the routing takes 2 MiB and more), on a
+// 2x2 image (2.4M multiply-adds). The weights repeat a short pattern, so the
+// 2.4 MB file is small in git; fuzz it with TORCHLIGHT_FUZZ_MAX_LEN=2400000
+// (fuzz/xnnpack_mutator.cpp keeps mutations off the weights).
+void conv_avx512_seed(Seed* s) {
+  PayloadBuilder& b = s->builder;
+  const uint32_t c = 256;
+  const uint32_t x = b.input({1, 2, 2, c}, 0), y = b.output({1, 2, 2, c}, 1);
+  std::vector<float> w(size_t{c} * 9 * c);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(int(i % 13) - 6);
+  auto* n = b.node<fb::_XNNNodeConvT>(Kind::XNNConv2d);
+  n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = 1;
+  n->kernel_height = n->kernel_width = 3;
+  n->subsampling_height = n->subsampling_width = 1;
+  n->dilation_height = n->dilation_width = 1;
+  n->groups = 1, n->group_input_channels = n->group_output_channels = c;
+  n->input1_id = x, n->output_id = y, n->bias_id = kNone;
+  n->filter_id = b.constant_f32({c, 3, 3, c}, w);
+  s->externals = {{ScalarType::kFloat, {1, 2, 2, SizesType(c)}},
+                  {ScalarType::kFloat, {1, 2, 2, SizesType(c)}}};
+  s->event = "conv2d";
+  s->isa = optimized::GemmIsa::kAvx512;
+  s->max_len = 2400000;
 }
 
 // An int8 depthwise 3x3 (32 channels, stride 2) with a qint8 Clamp after it
@@ -275,7 +302,7 @@ void linear_seed(Seed* s) {
 }
 
 std::vector<Seed> stage_seeds() {
-  std::vector<Seed> seeds(7);
+  std::vector<Seed> seeds(8);
   seeds[0].file = "inverted_residual_folded_relu6.bin";
   block_seed(&seeds[0], BlockSeed{});
   seeds[1].file = "inverted_residual_clamp_nodes_stride2.bin";
@@ -294,6 +321,8 @@ std::vector<Seed> stage_seeds() {
   depthwise_seed(&seeds[5]);
   seeds[6].file = "linear_8da4w_group32.bin";
   linear_seed(&seeds[6]);
+  seeds[7].file = "conv2d_3x3_avx512.bin";
+  conv_avx512_seed(&seeds[7]);
   return seeds;
 }
 
@@ -314,7 +343,7 @@ TEST_F(XnnpackFuzzSeedTest, StageSeedsAreCheckedInAndReachTheirStage) {
     // The fuzzer starts from the checked-in bytes: they must be these.
     EXPECT_TRUE(read_bytes(corpus_path(seed.file)) == payload)
         << "stale seed: rerun with XNN_FUZZ_WRITE_SEEDS=1";
-    EXPECT_LE(payload.size(), 32768u);  // run_fuzzer.sh's -max_len.
+    EXPECT_LE(payload.size(), seed.max_len);
     const bool routed = set_gemm_isa(seed.isa).ok() && (seed.supported == nullptr || seed.supported());
     DelegateEventNames events;
     {
