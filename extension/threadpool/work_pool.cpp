@@ -39,6 +39,10 @@ inline bool older(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) <
 constexpr int64_t kSpinNs = 100 * 1000;
 // The caller's wait for chunks a worker began: pauses before it yields.
 constexpr int kWaitSpinsBeforeYield = 4000;
+// How long the caller, its own chunks done, lets workers that began the
+// job finish before it takes their remaining chunks (plus an eighth of its
+// own chunks' time; WorkPool::run).
+constexpr int64_t kPatienceNs = 2 * 1000;
 // After this many spins in a row that saw no job, a worker sleeps without
 // spinning, trying one spin again every kSpinRetryNs.
 constexpr int kFruitlessSpinsToStop = 4;
@@ -117,7 +121,7 @@ bool WorkPool::claim(size_t slot, uint64_t job, bool front, uint32_t* index) {
   }
 }
 
-uint32_t WorkPool::run_chunks(size_t slot, uint64_t job, bool count_done) {
+uint32_t WorkPool::run_own(size_t slot, uint64_t job, bool count_done) {
   uint32_t ran = 0;
   // The job outlives every claimed chunk (its caller waits for done_), and
   // the job word's acquire showed the fields run() wrote before it.
@@ -125,13 +129,30 @@ uint32_t WorkPool::run_chunks(size_t slot, uint64_t job, bool count_done) {
   void* const context = job_.context.load(std::memory_order_relaxed);
   uint32_t index = 0;
   while (claim(slot, job, true, &index)) {
+    if (count_done && ran == 0 && slot - 1 < kBeganSlots) {
+      began_[slot - 1].store(generation_of(job), std::memory_order_relaxed);
+    }
     fn(context, index);
     if (count_done) done_.fetch_add(1, std::memory_order_release);
     ++ran;
   }
+  return ran;
+}
+
+bool WorkPool::began(size_t slot, uint64_t job) const {
+  return slot - 1 < kBeganSlots &&
+         began_[slot - 1].load(std::memory_order_relaxed) == generation_of(job);
+}
+
+uint32_t WorkPool::steal(size_t slot, uint64_t job, bool count_done, bool skip_begun) {
+  uint32_t ran = 0;
+  const ChunkFn fn = job_.fn.load(std::memory_order_relaxed);
+  void* const context = job_.context.load(std::memory_order_relaxed);
+  uint32_t index = 0;
   // Runs only shrink during a job, so one pass over the others suffices.
   for (size_t step = 1; step < threads_; ++step) {
     const size_t other = (slot + step) % threads_;
+    if (other == 0 || (skip_begun && began(other, job))) continue;
     while (claim(other, job, false, &index)) {
       fn(context, index);
       if (count_done) done_.fetch_add(1, std::memory_order_release);
@@ -204,7 +225,8 @@ void WorkPool::worker_loop(size_t slot) {
     }
     const uint64_t job = job_.word.load(std::memory_order_acquire);
     seen = generation_of(job);
-    run_chunks(slot, job, true);
+    run_own(slot, job, true);
+    steal(slot, job, true, false);
   }
 }
 
@@ -254,19 +276,33 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleeping_.load() > 0) wake_sleepers();
   }
-  own += run_chunks(0, job, false);
+  own += run_own(0, job, false);
+  // The runs of workers that have not begun the job: here, now (the caller
+  // never waits for a worker that has not started). Those that have begun
+  // are given a while to finish (kPatienceNs plus an eighth of what the
+  // caller's own chunks took: a worker starts ~0.7 us after the caller and
+  // runs as many chunks) before their remaining chunks are taken too, as
+  // from a worker held in a chunk.
+  own += steal(0, job, false, true);
+  const uint32_t done_before = done_target_;
   // Only chunks other threads claimed and are still running remain.
-  const uint32_t target = done_target_ + (static_cast<uint32_t>(chunks) - own);
-  done_target_ = target;
   // (Compared as a wrapping difference: a chunk run twice, which is a bug,
   // shows as a count past the target rather than a hang.)
   const auto short_of_target = [&] {
+    const uint32_t target = done_before + (static_cast<uint32_t>(chunks) - own);
     return static_cast<int32_t>(done_.load(std::memory_order_acquire) - target) < 0;
   };
   if (short_of_target()) {
     const int64_t own_end = now_ns();
+    const int64_t patience = kPatienceNs + (own_end - start) / 8;
+    bool stolen = false;
     int spins = 0;
     while (short_of_target()) {
+      if (!stolen && (spins & 63) == 63 && now_ns() - own_end > patience) {
+        own += steal(0, job, false, false);
+        stolen = true;
+        continue;
+      }
       if (++spins < kWaitSpinsBeforeYield) {
         cpu_relax();
       } else {
@@ -276,6 +312,7 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
     const int64_t end = now_ns();
     note_wait(end, end - own_end, own, own_end - start);
   }
+  done_target_ = done_before + (static_cast<uint32_t>(chunks) - own);
   return true;
 }
 

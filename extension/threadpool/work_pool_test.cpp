@@ -200,6 +200,45 @@ TEST(WorkPoolTest, CallerTakesTheChunksOfAWorkerHeldInAChunk) {
   EXPECT_GT(held, 0) << "the worker never ran a chunk in 200 jobs";
 }
 
+// Workers never take chunks from the caller's run: the caller runs it at
+// once, and a worker reading the caller's share would cost the caller a
+// cache-line miss on its next claim. Here the caller's first chunk is slow
+// (the worker, spinning after warm-up jobs, finishes its own run long
+// before), and still every chunk of the caller's run (the first half)
+// runs on the caller.
+TEST(WorkPoolTest, WorkersLeaveTheCallersRunToTheCaller) {
+  WorkPool pool(2);
+  struct Job {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> on_worker{0};
+    std::atomic<int> ran_elsewhere[8] = {};
+    static void run(void* ctx, size_t index) {
+      auto* job = static_cast<Job*>(ctx);
+      const bool on_caller = std::this_thread::get_id() == job->caller;
+      if (!on_caller) {
+        job->on_worker++;
+        job->ran_elsewhere[index]++;
+        return;
+      }
+      if (index == 0) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+    }
+  };
+  int worker_ran = 0;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    Counts warm(64);
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(pool.run(warm.hits.size(), &Counts::run, &warm));
+    Job job;
+    ASSERT_TRUE(pool.run(8, &Job::run, &job));
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(job.ran_elsewhere[i].load(), 0) << "chunk " << i;
+    worker_ran += job.on_worker.load() > 0;
+  }
+  EXPECT_GT(worker_ran, 0) << "the worker never ran a chunk in 50 jobs";
+}
+
 // Jobs of fewer chunks than threads leave some threads' runs empty (their
 // shares untouched); a larger job after them still runs every chunk once.
 TEST(WorkPoolTest, JobsSmallerThanThePoolThenLargerOnes) {
