@@ -1,5 +1,7 @@
 #include "extension/threadpool/work_pool.h"
 
+#include "extension/threadpool/pool_trace.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -40,9 +42,17 @@ constexpr int64_t kSpinNs = 100 * 1000;
 // The caller's wait for chunks a worker began: pauses before it yields.
 constexpr int kWaitSpinsBeforeYield = 4000;
 // How long the caller, its own chunks done, lets workers that began the
-// job finish before it takes their remaining chunks (plus an eighth of its
-// own chunks' time; WorkPool::run).
+// job finish before it takes their remaining chunks, and a worker the
+// caller: this plus half of its own mean chunk, at most twice this
+// (patience()). Workers start 0.3-0.7 us after the caller on this Xeon; a
+// longer wait means a slower core (another process on it, or a slow
+// phase), and then the chunks are better taken at once.
 constexpr int64_t kPatienceNs = 2 * 1000;
+
+int64_t patience(int64_t own_ns, uint32_t own_chunks) {
+  const int64_t half_chunk = own_chunks > 0 ? own_ns / (2 * static_cast<int64_t>(own_chunks)) : 0;
+  return kPatienceNs + std::min(half_chunk, kPatienceNs);
+}
 // After this many spins in a row that saw no job, a worker sleeps without
 // spinning, trying one spin again every kSpinRetryNs.
 constexpr int kFruitlessSpinsToStop = 4;
@@ -144,22 +154,45 @@ bool WorkPool::began(size_t slot, uint64_t job) const {
          began_[slot - 1].load(std::memory_order_relaxed) == generation_of(job);
 }
 
-uint32_t WorkPool::steal(size_t slot, uint64_t job, bool count_done, bool skip_begun) {
+uint32_t WorkPool::steal_run(size_t other, uint64_t job, bool count_done) {
   uint32_t ran = 0;
   const ChunkFn fn = job_.fn.load(std::memory_order_relaxed);
   void* const context = job_.context.load(std::memory_order_relaxed);
   uint32_t index = 0;
+  while (claim(other, job, false, &index)) {
+    fn(context, index);
+    if (count_done) done_.fetch_add(1, std::memory_order_release);
+    ++ran;
+  }
+  return ran;
+}
+
+uint32_t WorkPool::steal(size_t slot, uint64_t job, bool count_done, bool skip_begun) {
+  uint32_t ran = 0;
   // Runs only shrink during a job, so one pass over the others suffices.
   for (size_t step = 1; step < threads_; ++step) {
     const size_t other = (slot + step) % threads_;
     if (other == 0 || (skip_begun && began(other, job))) continue;
-    while (claim(other, job, false, &index)) {
-      fn(context, index);
-      if (count_done) done_.fetch_add(1, std::memory_order_release);
-      ++ran;
-    }
+    ran += steal_run(other, job, count_done);
   }
   return ran;
+}
+
+uint32_t WorkPool::steal_from_a_slow_caller(uint64_t job, int64_t own_start_ns, uint32_t own) {
+  // The caller is running its run (it always is); it has usually finished
+  // and published the next job, or gone on to serial work, within the
+  // patience. Only a caller still busy after it (its core shared with
+  // another process, or its chunks slower) has its remaining chunks taken.
+  const int64_t own_end = now_ns();
+  const int64_t wait_ns = patience(own_end - own_start_ns, own);
+  int spins = 0;
+  while (generation_of(job_.word.load(std::memory_order_acquire)) == generation_of(job)) {
+    cpu_relax();
+    if (++spins % kSpinsPerClockCheck == 0 && now_ns() - own_end > wait_ns) {
+      return steal_run(0, job, true);
+    }
+  }
+  return 0;
 }
 
 void WorkPool::note_wait(int64_t now, int64_t wait_ns, uint32_t own, int64_t own_ns) {
@@ -213,7 +246,9 @@ void WorkPool::worker_loop(size_t slot) {
         checked = now;
       }
     }
+    bool slept = false;
     if (generation_of(job_.word.load(std::memory_order_acquire)) == seen) {
+      slept = true;
       if (spin && ++fruitless == kFruitlessSpinsToStop) stopped_at = now_ns();
       std::unique_lock<std::mutex> lock(sleep_mutex_);
       sleeping_.fetch_add(1);
@@ -225,8 +260,12 @@ void WorkPool::worker_loop(size_t slot) {
     }
     const uint64_t job = job_.word.load(std::memory_order_acquire);
     seen = generation_of(job);
-    run_own(slot, job, true);
-    steal(slot, job, true, false);
+    const int64_t seen_ns = now_ns();
+    const uint32_t ran = run_own(slot, job, true) + steal(slot, job, true, false);
+    if constexpr (pool_trace::kEnabled) {
+      if (ran > 0) pool_trace::worker_ran(seen, seen_ns, now_ns(), ran, slept);
+    }
+    steal_from_a_slow_caller(job, seen_ns, ran);
   }
 }
 
@@ -249,6 +288,7 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
   if (threads_ == 1 || start < backoff_until_ns_.load(std::memory_order_relaxed)) {
     // Backing off after a stall: every chunk here, the workers left asleep.
     for (size_t i = 0; i < chunks; ++i) fn(context, i);
+    if constexpr (pool_trace::kEnabled) pool_trace::caller_ran(0, static_cast<uint32_t>(chunks));
     return true;
   }
   park_.store(false, std::memory_order_relaxed);
@@ -279,11 +319,11 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
   own += run_own(0, job, false);
   // The runs of workers that have not begun the job: here, now (the caller
   // never waits for a worker that has not started). Those that have begun
-  // are given a while to finish (kPatienceNs plus an eighth of what the
-  // caller's own chunks took: a worker starts ~0.7 us after the caller and
-  // runs as many chunks) before their remaining chunks are taken too, as
-  // from a worker held in a chunk.
+  // are given a while to finish (patience(): a worker starts ~0.5 us after
+  // the caller and runs as many chunks) before their remaining chunks are
+  // taken too, as from a worker held in a chunk.
   own += steal(0, job, false, true);
+  if constexpr (pool_trace::kEnabled) pool_trace::caller_ran(generation_of(job), own);
   const uint32_t done_before = done_target_;
   // Only chunks other threads claimed and are still running remain.
   // (Compared as a wrapping difference: a chunk run twice, which is a bug,
@@ -294,11 +334,11 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
   };
   if (short_of_target()) {
     const int64_t own_end = now_ns();
-    const int64_t patience = kPatienceNs + (own_end - start) / 8;
+    const int64_t wait_ns = patience(own_end - start, own);
     bool stolen = false;
     int spins = 0;
     while (short_of_target()) {
-      if (!stolen && (spins & 63) == 63 && now_ns() - own_end > patience) {
+      if (!stolen && (spins & 63) == 63 && now_ns() - own_end > wait_ns) {
         own += steal(0, job, false, false);
         stolen = true;
         continue;

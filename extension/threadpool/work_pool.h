@@ -3,8 +3,8 @@
 // A job is a number of chunks, dealt out up front: each thread (the caller
 // and every worker) owns an equal run of them, in a word on a cache line of
 // its own, and takes them from the front; one whose run is empty steals from
-// the back of the others' (workers never from the caller's, which it runs at
-// once). So a decode step's calls, of a few microseconds each, move few
+// the back of the others' (workers from the caller's only when it is still
+// busy a short while after them). So a decode step's calls, of a few microseconds each, move few
 // cache lines between cores (a shared counter moved one per chunk, about
 // 0.1 us each on this Xeon), and the caller never waits for a worker that
 // has not started: it takes that worker's whole run. A worker that has begun
@@ -101,11 +101,17 @@ class WorkPool {
   // empty. Returns how many it ran; a worker (`count_done`) adds each to
   // done_ as it finishes, and records in began_ that it began the job.
   uint32_t run_own(size_t slot, uint64_t job, bool count_done);
-  // Runs chunks of job `job` from the back of the shares of the threads
-  // other than `slot` (never the caller's, share 0: it runs its own run at
-  // once; nor, when `skip_begun`, those of workers that began the job) until
-  // they are empty; counted as run_own() does. Returns how many it ran.
+  // Runs chunks of job `job` from the back of share `other` until it is
+  // empty; counted as run_own() does. Returns how many it ran.
+  uint32_t steal_run(size_t other, uint64_t job, bool count_done);
+  // steal_run() on the shares of the threads other than `slot`, except the
+  // caller's (share 0: see steal_from_a_slow_caller) and, when
+  // `skip_begun`, those of workers that began the job.
   uint32_t steal(size_t slot, uint64_t job, bool count_done, bool skip_begun);
+  // A worker that ran `own` chunks since `own_start_ns`, none left to it:
+  // waits a short while for the job to end (the next job to be published),
+  // then takes what is left of the caller's run.
+  uint32_t steal_from_a_slow_caller(uint64_t job, int64_t own_start_ns, uint32_t own);
   // Whether the worker in `slot` has begun job `job` (began_).
   bool began(size_t slot, uint64_t job) const;
   // After a caller waited `wait_ns` for other threads' chunks, having run
