@@ -131,16 +131,16 @@ bool WorkPool::claim(size_t slot, uint64_t job, bool front, uint32_t* index) {
   }
 }
 
-uint32_t WorkPool::run_own(size_t slot, uint64_t job, bool count_done) {
+uint32_t WorkPool::take(size_t share, uint64_t job, bool own, bool count_done) {
   uint32_t ran = 0;
   // The job outlives every claimed chunk (its caller waits for done_), and
   // the job word's acquire showed the fields run() wrote before it.
   const ChunkFn fn = job_.fn.load(std::memory_order_relaxed);
   void* const context = job_.context.load(std::memory_order_relaxed);
   uint32_t index = 0;
-  while (claim(slot, job, true, &index)) {
-    if (count_done && ran == 0 && slot - 1 < kBeganSlots) {
-      began_[slot - 1].store(generation_of(job), std::memory_order_relaxed);
+  while (claim(share, job, own, &index)) {
+    if (own && count_done && ran == 0 && share - 1 < kBeganSlots) {
+      began_[share - 1].store(generation_of(job), std::memory_order_relaxed);
     }
     fn(context, index);
     if (count_done) done_.fetch_add(1, std::memory_order_release);
@@ -154,26 +154,13 @@ bool WorkPool::began(size_t slot, uint64_t job) const {
          began_[slot - 1].load(std::memory_order_relaxed) == generation_of(job);
 }
 
-uint32_t WorkPool::steal_run(size_t other, uint64_t job, bool count_done) {
-  uint32_t ran = 0;
-  const ChunkFn fn = job_.fn.load(std::memory_order_relaxed);
-  void* const context = job_.context.load(std::memory_order_relaxed);
-  uint32_t index = 0;
-  while (claim(other, job, false, &index)) {
-    fn(context, index);
-    if (count_done) done_.fetch_add(1, std::memory_order_release);
-    ++ran;
-  }
-  return ran;
-}
-
 uint32_t WorkPool::steal(size_t slot, uint64_t job, bool count_done, bool skip_begun) {
   uint32_t ran = 0;
   // Runs only shrink during a job, so one pass over the others suffices.
   for (size_t step = 1; step < threads_; ++step) {
     const size_t other = (slot + step) % threads_;
     if (other == 0 || (skip_begun && began(other, job))) continue;
-    ran += steal_run(other, job, count_done);
+    ran += take(other, job, false, count_done);
   }
   return ran;
 }
@@ -189,7 +176,7 @@ uint32_t WorkPool::steal_from_a_slow_caller(uint64_t job, int64_t own_start_ns, 
   while (generation_of(job_.word.load(std::memory_order_acquire)) == generation_of(job)) {
     cpu_relax();
     if (++spins % kSpinsPerClockCheck == 0 && now_ns() - own_end > wait_ns) {
-      return steal_run(0, job, true);
+      return take(0, job, false, true);
     }
   }
   return 0;
@@ -261,7 +248,7 @@ void WorkPool::worker_loop(size_t slot) {
     const uint64_t job = job_.word.load(std::memory_order_acquire);
     seen = generation_of(job);
     const int64_t seen_ns = now_ns();
-    const uint32_t ran = run_own(slot, job, true) + steal(slot, job, true, false);
+    const uint32_t ran = take(slot, job, true, true) + steal(slot, job, true, false);
     if constexpr (pool_trace::kEnabled) {
       if (ran > 0) pool_trace::worker_ran(seen, seen_ns, now_ns(), ran, slept);
     }
@@ -316,7 +303,7 @@ bool WorkPool::run(size_t chunks, ChunkFn fn, void* context) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleeping_.load() > 0) wake_sleepers();
   }
-  own += run_own(0, job, false);
+  own += take(0, job, true, false);
   // The runs of workers that have not begun the job: here, now (the caller
   // never waits for a worker that has not started). Those that have begun
   // are given a while to finish (patience(): a worker starts ~0.5 us after

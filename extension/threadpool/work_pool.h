@@ -97,23 +97,21 @@ class WorkPool {
   // the front of share `slot` (its owner) or its back (another thread);
   // false when that run is empty or the share belongs to a newer job.
   bool claim(size_t slot, uint64_t job, bool front, uint32_t* index);
-  // Runs chunks of job `job` from the front of share `slot` until it is
-  // empty. Returns how many it ran; a worker (`count_done`) adds each to
-  // done_ as it finishes, and records in began_ that it began the job.
-  uint32_t run_own(size_t slot, uint64_t job, bool count_done);
-  // Runs chunks of job `job` from the back of share `other` until it is
-  // empty; counted as run_own() does. Returns how many it ran.
-  uint32_t steal_run(size_t other, uint64_t job, bool count_done);
-  // steal_run() on the shares of the threads other than `slot`, except the
-  // caller's (share 0: see steal_from_a_slow_caller) and, when
+  // Runs chunks of job `job` from share `share` until it is empty: from
+  // the front when it is the thread's own (`own`), else from the back.
+  // Returns how many it ran; a worker (`count_done`) adds each to done_ as
+  // it finishes, and records in began_ that it began its own run.
+  uint32_t take(size_t share, uint64_t job, bool own, bool count_done);
+  // Whether the worker in `slot` has begun job `job` (began_).
+  bool began(size_t slot, uint64_t job) const;
+  // take() from the backs of the shares of the threads other than `slot`,
+  // except the caller's (share 0: see steal_from_a_slow_caller) and, when
   // `skip_begun`, those of workers that began the job.
   uint32_t steal(size_t slot, uint64_t job, bool count_done, bool skip_begun);
   // A worker that ran `own` chunks since `own_start_ns`, none left to it:
   // waits a short while for the job to end (the next job to be published),
   // then takes what is left of the caller's run.
   uint32_t steal_from_a_slow_caller(uint64_t job, int64_t own_start_ns, uint32_t own);
-  // Whether the worker in `slot` has begun job `job` (began_).
-  bool began(size_t slot, uint64_t job) const;
   // After a caller waited `wait_ns` for other threads' chunks, having run
   // `own` chunks itself in `own_ns`: starts a back-off if that was a stall.
   void note_wait(int64_t now_ns, int64_t wait_ns, uint32_t own, int64_t own_ns);
