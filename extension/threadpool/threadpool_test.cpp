@@ -34,6 +34,28 @@ TEST(ThreadpoolTest, ChunksRespectMinimumSizeExceptTheLast) {
   EXPECT_EQ(short_chunks.load(), 0u);
 }
 
+// A job is dealt in 4 chunks a thread, or 16 when it has 256 items a thread
+// or more (a decode step's classifier: 2000 blocks of columns), so a
+// faster thread can take more of a large job from a slower one.
+TEST(ThreadpoolTest, LargeJobsAreDealtInMoreChunks) {
+  threadpool::set_num_threads(2);
+  auto chunks_of = [](size_t n) {
+    std::atomic<int> chunks{0};
+    std::vector<std::atomic<int>> hits(n);
+    threadpool::parallel_for(n, 1, [&](size_t begin, size_t end) {
+      chunks++;
+      for (size_t i = begin; i < end; ++i) hits[i]++;
+    });
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+    return chunks.load();
+  };
+  EXPECT_EQ(chunks_of(18), 6);      // chunks of 3
+  EXPECT_EQ(chunks_of(511), 8);     // 4 a thread
+  EXPECT_EQ(chunks_of(512), 32);    // 16 a thread
+  EXPECT_EQ(chunks_of(2000), 32);   // chunks of 63 (the last 47)
+  threadpool::set_num_threads(0);
+}
+
 TEST(ThreadpoolTest, NestedCallsRunInline) {
   std::atomic<long> total{0};
   threadpool::parallel_for(8, 1, [&](size_t begin, size_t end) {

@@ -3,12 +3,19 @@
 // A job is a number of chunks, dealt out up front: each thread (the caller
 // and every worker) owns an equal run of them, in a word on a cache line of
 // its own, and takes them from the front; one whose run is empty steals from
-// the back of the others'. So a decode step's calls, of a few microseconds
-// each, move few cache lines between cores (a shared counter moved one per
-// chunk, about 0.1 us each on this Xeon), and the caller never waits for a
-// worker that has not started: it takes that worker's whole run. It waits
-// only for a chunk a worker has begun, which on a loaded machine may be a
-// time slice (pthreadpool waits for every thread to check in, always).
+// the back of the others' (workers from the caller's only when it is still
+// busy a short while after them). So a decode step's calls, of a few microseconds each, move few
+// cache lines between cores (a shared counter moved one per chunk, about
+// 0.1 us each on this Xeon), and the caller never waits for a worker that
+// has not started: it takes that worker's whole run. A worker that has begun
+// the job (it says so on the line of the finished-chunk count, which the
+// caller reads anyway) is given a short while to finish before the caller
+// takes its remaining chunks: reading a running worker's run moves its line
+// to the caller, and the worker's next claim then misses (session 19: the
+// two probes cost a stories15m decode call ~0.2-0.4 us of its ~4). The
+// caller waits only for a chunk a worker has begun, which on a loaded
+// machine may be a time slice (pthreadpool waits for every thread to check
+// in, always).
 #pragma once
 
 #include <atomic>
@@ -90,10 +97,21 @@ class WorkPool {
   // the front of share `slot` (its owner) or its back (another thread);
   // false when that run is empty or the share belongs to a newer job.
   bool claim(size_t slot, uint64_t job, bool front, uint32_t* index);
-  // Runs chunks of job `job`: share `slot`'s from the front, then the
-  // others' from the back, until every share is empty. Returns how many it
-  // ran; a worker (`count_done`) adds each to done_ as it finishes.
-  uint32_t run_chunks(size_t slot, uint64_t job, bool count_done);
+  // Runs chunks of job `job` from share `share` until it is empty: from
+  // the front when it is the thread's own (`own`), else from the back.
+  // Returns how many it ran; a worker (`count_done`) adds each to done_ as
+  // it finishes, and records in began_ that it began its own run.
+  uint32_t take(size_t share, uint64_t job, bool own, bool count_done);
+  // Whether the worker in `slot` has begun job `job` (began_).
+  bool began(size_t slot, uint64_t job) const;
+  // take() from the backs of the shares of the threads other than `slot`,
+  // except the caller's (share 0: see steal_from_a_slow_caller) and, when
+  // `skip_begun`, those of workers that began the job.
+  uint32_t steal(size_t slot, uint64_t job, bool count_done, bool skip_begun);
+  // A worker that ran `own` chunks since `own_start_ns`, none left to it:
+  // waits a short while for the job to end (the next job to be published),
+  // then takes what is left of the caller's run.
+  uint32_t steal_from_a_slow_caller(uint64_t job, int64_t own_start_ns, uint32_t own);
   // After a caller waited `wait_ns` for other threads' chunks, having run
   // `own` chunks itself in `own_ns`: starts a back-off if that was a stall.
   void note_wait(int64_t now_ns, int64_t wait_ns, uint32_t own, int64_t own_ns);
@@ -115,8 +133,15 @@ class WorkPool {
     std::atomic<void*> context{nullptr};
   } job_;
   // Chunks workers finished, over all jobs (wrapping): the caller waits for
-  // it to reach done_target_, so nothing resets it between jobs.
+  // it to reach done_target_, so nothing resets it between jobs. On the
+  // same line, the generation of the last job each worker began (slot s at
+  // began_[s - 1]; workers past kBeganSlots are never counted as begun): the
+  // caller reads this line anyway, so it learns which workers are running
+  // without reading their shares (each such read moves a share's line to
+  // the caller, and its owner's next claim then misses, ~0.2 us a job).
+  static constexpr size_t kBeganSlots = 15;
   alignas(64) std::atomic<uint32_t> done_{0};
+  std::atomic<uint32_t> began_[kBeganSlots] = {};
   uint32_t done_target_ = 0;  // guarded by run_mutex_
 
   alignas(64) std::mutex run_mutex_;  // one job at a time

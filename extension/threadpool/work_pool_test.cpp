@@ -200,6 +200,57 @@ TEST(WorkPoolTest, CallerTakesTheChunksOfAWorkerHeldInAChunk) {
   EXPECT_GT(held, 0) << "the worker never ran a chunk in 200 jobs";
 }
 
+// A caller held inside its first chunk (as when another process takes its
+// core) does not hold up the rest of its run: a worker, its own run done,
+// waits a short while and then takes the caller's remaining chunks from the
+// back of its share. The caller's first chunk waits (up to 5 s) until every
+// other chunk has run, so without that the worker would wait for the
+// caller, and the caller would give up first.
+TEST(WorkPoolTest, WorkerTakesTheChunksOfACallerHeldInAChunk) {
+  WorkPool pool(2);
+  struct Job {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> on_caller{0};
+    std::atomic<int> on_worker{0};
+    std::atomic<bool> gave_up{false};
+    std::atomic<int> hits[8] = {};
+    static void run(void* ctx, size_t index) {
+      auto* job = static_cast<Job*>(ctx);
+      job->hits[index]++;
+      if (std::this_thread::get_id() != job->caller) {
+        job->on_worker++;
+        return;
+      }
+      if (job->on_caller++ > 0 || index != 0) return;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (job->on_worker.load() < 7) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          job->gave_up = true;
+          return;
+        }
+        std::this_thread::yield();
+      }
+    }
+  };
+  // The worker may not wake before the caller has run every chunk itself,
+  // or (woken late by the caller) may take the whole job before the caller
+  // claims a chunk: retry until a job saw both run.
+  int helped = 0;
+  for (int attempt = 0; attempt < 200 && helped < 3; ++attempt) {
+    Counts warm(64);
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool.run(warm.hits.size(), &Counts::run, &warm));
+    Job job;
+    ASSERT_TRUE(pool.run(8, &Job::run, &job));
+    for (std::atomic<int>& h : job.hits) ASSERT_EQ(h.load(), 1) << "attempt " << attempt;
+    if (job.on_worker.load() == 0 || job.on_caller.load() == 0) continue;
+    ++helped;
+    EXPECT_FALSE(job.gave_up.load()) << "the worker left the held caller's chunks waiting";
+    EXPECT_EQ(job.on_worker.load(), 7);
+    EXPECT_EQ(job.on_caller.load(), 1);
+  }
+  EXPECT_GT(helped, 0) << "the worker never ran a chunk in 200 jobs";
+}
+
 // Jobs of fewer chunks than threads leave some threads' runs empty (their
 // shares untouched); a larger job after them still runs every chunk once.
 TEST(WorkPoolTest, JobsSmallerThanThePoolThenLargerOnes) {

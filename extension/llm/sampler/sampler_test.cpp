@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <new>
+#include <string>
 #include <vector>
 
 // Counts heap allocations so the tests can show sample() makes none. The
@@ -122,6 +124,75 @@ TEST(Sampler, GreedyOverALargeVocabulary) {
   EXPECT_EQ(pick(s, logits, 0.5f), 24000);
   logits[30000] = 3e38f;
   EXPECT_EQ(pick(s, logits, 0.5f), 30000);
+}
+
+// The lowest id of the largest value, by float comparison (-0 == +0).
+int32_t reference_argmax(const std::vector<float>& v) {
+  int32_t best = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i] > v[static_cast<size_t>(best)]) best = static_cast<int32_t>(i);
+  }
+  return best;
+}
+
+// Greedy reads the logits in lanes of 32 plus a tail: at every length
+// around those blocks, with values drawn from a small set (ties, -0 and +0,
+// -inf), as the logits are and through the repetition penalty's copy, the
+// argmax is the reference's.
+TEST(Sampler, GreedyMatchesAReferenceArgmaxAtEveryLength) {
+  const float values[] = {-INFINITY, -3.5f, -1.0f, -0.0f, 0.0f, 0.25f, 2.0f, 7.0f};
+  uint32_t state = 12345;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  std::vector<int> lengths;
+  for (int n = 1; n <= 130; ++n) lengths.push_back(n);
+  for (int n : {1023, 1024, 1025, 31999, 32000}) lengths.push_back(n);
+  for (const int n : lengths) {
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<float> logits(static_cast<size_t>(n));
+      // A narrower range in later trials makes the maximum rarer or tied.
+      const uint32_t range = trial < 2 ? 8 : 5;
+      for (float& x : logits) x = values[next() % range];
+      if (trial == 3) logits[next() % static_cast<uint32_t>(n)] = 1e30f;
+      if (std::all_of(logits.begin(), logits.end(), [](float x) { return x == -INFINITY; })) {
+        logits[0] = -1.0f;
+      }
+      SamplerConfig c;
+      c.temperature = 0;
+      Sampler greedy = make(n, c);
+      EXPECT_EQ(pick(greedy, logits, 0.5f), reference_argmax(logits)) << "n " << n << " trial " << trial;
+
+      c.repetition_penalty = 2.0f;
+      Sampler penalized = make(n, c);
+      const std::vector<int32_t> recent = {static_cast<int32_t>(next() % static_cast<uint32_t>(n))};
+      std::vector<float> expected = logits;
+      float& x = expected[static_cast<size_t>(recent[0])];
+      x = x > 0.0f ? x / 2.0f : x * 2.0f;
+      EXPECT_EQ(pick(penalized, logits, 0.5f, recent), reference_argmax(expected))
+          << "n " << n << " trial " << trial << " (penalized)";
+    }
+  }
+}
+
+// A NaN or +inf anywhere (in a lane block or the tail) is refused, naming
+// the first, also when greedy reads the logits as they are.
+TEST(Sampler, GreedyRefusesNaNAndInfinityAnywhere) {
+  SamplerConfig c;
+  c.temperature = 0;
+  const int n = 100;  // three blocks of 32 and a tail of 4
+  Sampler s = make(n, c);
+  for (const int at : {0, 17, 31, 32, 63, 95, 96, 99}) {
+    for (const float bad : {NAN, INFINITY}) {
+      std::vector<float> logits(n, 1.0f);
+      logits[static_cast<size_t>(at)] = bad;
+      auto r = s.sample_with_coin(span(logits), {}, 0.5f);
+      ASSERT_FALSE(r.ok()) << at;
+      const std::string want = "logit " + std::to_string(at) + " is " + (std::isnan(bad) ? "NaN" : "+inf");
+      EXPECT_NE(std::string(r.status().message()).find(want), std::string::npos) << r.status().message();
+    }
+  }
 }
 
 TEST(Sampler, TemperatureOneFollowsTheCdfInIdOrder) {
