@@ -21,7 +21,12 @@ fuse_linears.py turns wq/wk/wv into attention.wqkv and w1/w3 into
 feed_forward.w13 (weights concatenated on the output dim, in that order).
 
 Rotary embeddings rotate interleaved pairs (x[2i], x[2i+1]) of each head, as
-llama2.c and Meta's reference do. forward() has the same two modes as GPT's:
+llama2.c and Meta's reference do. With the cache and the custom operator, a
+float32 model's attention keeps q, k, v in the [B, T, H, D] layout its linears
+produce and calls torchlight::rope_sdpa_with_kv_cache (rotary embedding,
+cache update and attention in one call; custom_ops.py), so the exported
+program holds no transposes around attention; rope_in_attention=False keeps
+the earlier path (transposes to [B, H, T, D], rope, sdpa_with_kv_cache). forward() has the same two modes as GPT's:
 forward(tokens) without a cache, forward(tokens [1, T], input_pos [T]) with it.
 """
 
