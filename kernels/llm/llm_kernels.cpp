@@ -11,6 +11,11 @@ constexpr Kernel kLlmKernels[] = {
     Kernel{"torchlight::sdpa_with_kv_cache.out", &llm::sdpa_with_kv_cache_out,
            KernelPriority::kCustom, KernelKey{}, &schemas::ktorchlight__sdpa_with_kv_cache_out,
            &llm::sdpa_with_kv_cache_prepare},
+    // The same over [B, T, H, D] tensors, rotary embedding included.
+    Kernel{"torchlight::rope_sdpa_with_kv_cache.out", &llm::rope_sdpa_with_kv_cache_out,
+           KernelPriority::kCustom, KernelKey{},
+           &schemas::ktorchlight__rope_sdpa_with_kv_cache_out,
+           &llm::rope_sdpa_with_kv_cache_prepare},
     // Upstream ExecuTorch's names and [B, S, H, D] layout (op_llama_sdpa.cpp).
     Kernel{"llama::update_cache.out", &llm::llama_update_cache_out, KernelPriority::kCustom,
            KernelKey{}, &schemas::kllama__update_cache_out, &llm::llama_update_cache_prepare},

@@ -60,6 +60,29 @@ void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args);
 /// (an SdpaVariant) as the instruction's state.
 Status sdpa_with_kv_cache_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 
+/// torchlight::rope_sdpa_with_kv_cache.out(Tensor query, Tensor key,
+///     Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache,
+///     Tensor input_pos, Tensor cos, Tensor sin, float? scale=None, *,
+///     Tensor(c!) out) -> Tensor(c!)
+///
+/// sdpa_with_kv_cache on [B, T, H, D] tensors, with the rotary embedding
+/// of query and key first: query [B, T, Hq, D], key and value [B, T, Hkv, D]
+/// (before the rotation), caches [B, Hkv, S, D], cos and sin [T, D / 2]
+/// (dense), out [B, T, Hq, D], all float32 but input_pos (int64 [T]) and
+/// the caches (float32, or both float16). Each head's pairs
+/// (x[2p], x[2p + 1]) of query and key are turned by the angle of their
+/// position's row t: (x0 c - x1 s, x0 s + x1 c), c = cos[t, p],
+/// s = sin[t, p]; then the rotated key and the value rows are written at
+/// input_pos and out[b, t, h] is the attention of rotated query row
+/// (b, t, h), as sdpa_with_kv_cache_out computes it. D must be even;
+/// other errors as sdpa_with_kv_cache_out's, plus kMemoryAllocationFailed
+/// when neither the method's scratch nor the temp allocator holds the
+/// rotated rows. The prepare step checks dtypes, ranks and out's dim order
+/// and asks for (numel(query) + numel(key)) floats of scratch.
+void rope_sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args);
+Status rope_sdpa_with_kv_cache_prepare(PrepareContext& ctx, Span<EValue*> args,
+                                       PreparedCall* call);
+
 /// Upstream's llama:: operators (schemas in python/torchlight/llm/llama_ops.py;
 /// tensors [B, S, H, D], caches [B, max_S, Hkv, D], float32). Errors
 /// (through ctx.fail, naming the argument; nothing written on error):

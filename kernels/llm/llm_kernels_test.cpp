@@ -13,21 +13,23 @@ constexpr const char* kSdpa = "torchlight::sdpa_with_kv_cache.out";
 
 TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPriority) {
   const Span<const Kernel> kernels = llm_kernels();
-  ASSERT_EQ(kernels.size(), 7u);
+  ASSERT_EQ(kernels.size(), 8u);
   EXPECT_STREQ(kernels[0].name, kSdpa);
   EXPECT_EQ(kernels[0].eval, &llm::sdpa_with_kv_cache_out);
-  EXPECT_STREQ(kernels[1].name, "llama::update_cache.out");
-  EXPECT_EQ(kernels[1].eval, &llm::llama_update_cache_out);
-  EXPECT_STREQ(kernels[2].name, "llama::custom_sdpa.out");
-  EXPECT_EQ(kernels[2].eval, &llm::llama_custom_sdpa_out);
-  EXPECT_STREQ(kernels[3].name, "llama::sdpa_with_kv_cache.out");
-  EXPECT_EQ(kernels[3].eval, &llm::llama_sdpa_with_kv_cache_out);
-  EXPECT_STREQ(kernels[4].name, "torchlight::silu.out");
-  EXPECT_EQ(kernels[4].eval, &llm::silu_out);
-  EXPECT_STREQ(kernels[5].name, "torchlight::rms_norm.out");
-  EXPECT_EQ(kernels[5].eval, &llm::rms_norm_out);
-  EXPECT_STREQ(kernels[6].name, "torchlight::rope.out");
-  EXPECT_EQ(kernels[6].eval, &llm::rope_out);
+  EXPECT_STREQ(kernels[1].name, "torchlight::rope_sdpa_with_kv_cache.out");
+  EXPECT_EQ(kernels[1].eval, &llm::rope_sdpa_with_kv_cache_out);
+  EXPECT_STREQ(kernels[2].name, "llama::update_cache.out");
+  EXPECT_EQ(kernels[2].eval, &llm::llama_update_cache_out);
+  EXPECT_STREQ(kernels[3].name, "llama::custom_sdpa.out");
+  EXPECT_EQ(kernels[3].eval, &llm::llama_custom_sdpa_out);
+  EXPECT_STREQ(kernels[4].name, "llama::sdpa_with_kv_cache.out");
+  EXPECT_EQ(kernels[4].eval, &llm::llama_sdpa_with_kv_cache_out);
+  EXPECT_STREQ(kernels[5].name, "torchlight::silu.out");
+  EXPECT_EQ(kernels[5].eval, &llm::silu_out);
+  EXPECT_STREQ(kernels[6].name, "torchlight::rms_norm.out");
+  EXPECT_EQ(kernels[6].eval, &llm::rms_norm_out);
+  EXPECT_STREQ(kernels[7].name, "torchlight::rope.out");
+  EXPECT_EQ(kernels[7].eval, &llm::rope_out);
   for (const Kernel& kernel : kernels) {
     EXPECT_EQ(kernel.priority, KernelPriority::kCustom) << kernel.name;
     EXPECT_EQ(kernel.key.num_tensors, 0u) << kernel.name;

@@ -17,11 +17,10 @@
 // use an online softmax over fixed tiles of keys, so each work item needs
 // only fixed stack arrays (128 scores; prefill also a 32 KiB tile a float16
 // cache's rows are widened into) whatever the cache length.
-#include <cmath>
-#include <cstring>
 #include <initializer_list>
 
 #include "kernels/llm/llm_kernels.h"
+#include "kernels/llm/sdpa_args.h"
 #include "kernels/llm/sdpa_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/out_resize.h"
@@ -32,7 +31,7 @@ namespace {
 
 using portable::NamedTensor;
 
-constexpr size_t kRank = 4;
+constexpr size_t kRank = kSdpaRank;
 
 struct Args {
   NamedTensor query;
@@ -43,42 +42,6 @@ struct Args {
   NamedTensor input_pos;
   NamedTensor out;
 };
-
-Status check_dtype(const NamedTensor& t, ScalarType expected) {
-  TL_CHECK_OR_RETURN(t.tensor.scalar_type() == expected, Error::kInvalidType,
-                     "argument '%s' has dtype %s, expected %s (the only dtype this kernel "
-                     "supports)",
-                     t.name, to_string(t.tensor.scalar_type()), to_string(expected));
-  return Error::kOk;
-}
-
-Status check_shape(const NamedTensor& t, const SizesType (&expected)[kRank], const char* meaning) {
-  bool same = true;
-  for (size_t d = 0; d < kRank; ++d) same = same && t.tensor.size(d) == expected[d];
-  if (same) return Error::kOk;
-  char actual_text[96];
-  char expected_text[96];
-  return Status::error(Error::kInvalidArgument, "argument '%s' has shape %s, expected %s (%s)",
-                       t.name, format_sizes(t.tensor.sizes(), actual_text, sizeof(actual_text)),
-                       format_sizes(Span<const SizesType>(expected), expected_text,
-                                    sizeof(expected_text)),
-                       meaning);
-}
-
-// The loops step along D with pointer increments of one element.
-Status check_last_dim_dense(const NamedTensor& t) {
-  const int64_t stride = t.tensor.strides()[kRank - 1];
-  TL_CHECK_OR_RETURN(stride == 1 || t.tensor.size(kRank - 1) <= 1, Error::kInvalidArgument,
-                     "argument '%s' has stride %lld in its last dimension (D), expected 1",
-                     t.name, static_cast<long long>(stride));
-  return Error::kOk;
-}
-
-// `scale` is a float or None (the schema's float?).
-float scale_of(const EValue& scale, int64_t head_dim) {
-  if (scale.is_none()) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-  return static_cast<float>(scale.to_double());
-}
 
 Args args_of(Span<EValue*> args) {
   return Args{{args[0]->to_tensor(), "query"},       {args[1]->to_tensor(), "key"},
@@ -92,19 +55,10 @@ Args args_of(Span<EValue*> args) {
 // recomputed from it). The prepare step runs them once, at load.
 Status check_static(const Args& a) {
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.out}) {
-    TL_RETURN_IF_ERROR(check_dtype(*t, ScalarType::kFloat));
+    TL_RETURN_IF_ERROR(sdpa_check_dtype(*t, ScalarType::kFloat));
   }
-  // The caches: float32, or both float16 (written rounded, read widened).
-  const ScalarType cache_type = a.key_cache.tensor.scalar_type();
-  TL_CHECK_OR_RETURN(cache_type == ScalarType::kFloat || cache_type == ScalarType::kHalf,
-                     Error::kInvalidType,
-                     "argument 'key_cache' has dtype %s, expected float32 or float16 (a "
-                     "float16 cache)",
-                     to_string(cache_type));
-  TL_CHECK_OR_RETURN(a.value_cache.tensor.scalar_type() == cache_type, Error::kInvalidType,
-                     "argument 'value_cache' has dtype %s, expected %s like 'key_cache'",
-                     to_string(a.value_cache.tensor.scalar_type()), to_string(cache_type));
-  TL_RETURN_IF_ERROR(check_dtype(a.input_pos, ScalarType::kLong));
+  TL_RETURN_IF_ERROR(sdpa_check_cache_dtypes(a.key_cache, a.value_cache));
+  TL_RETURN_IF_ERROR(sdpa_check_dtype(a.input_pos, ScalarType::kLong));
   TL_RETURN_IF_ERROR(portable::check_rank(a.query, kRank, "[B, Hq, T, D]"));
   TL_RETURN_IF_ERROR(portable::check_rank(a.key, kRank, "[B, Hkv, T, D]"));
   TL_RETURN_IF_ERROR(portable::check_rank(a.value, kRank, "[B, Hkv, T, D]"));
@@ -135,14 +89,14 @@ Status check_shapes(const Args& a) {
                      "least 1");
   const SizesType step_shape[kRank] = {batch, kv_heads, rows, dim};
   const SizesType cache_shape[kRank] = {batch, kv_heads, cache_len, dim};
-  TL_RETURN_IF_ERROR(check_shape(a.key_cache, cache_shape,
-                                 "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(check_shape(a.value_cache, cache_shape,
-                                 "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(check_shape(a.key, step_shape,
-                                 "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
-  TL_RETURN_IF_ERROR(check_shape(a.value, step_shape,
-                                 "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape,
+                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape,
+                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key, step_shape,
+                                      "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value, step_shape,
+                                      "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
   TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
                      "argument 'input_pos' has %d positions, expected T = %d (dimension 2 of "
                      "query)",
@@ -155,67 +109,25 @@ Status check_shapes(const Args& a) {
                      "query has T = %d rows, more than the S = %d positions of key_cache", rows,
                      cache_len);
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
-    TL_RETURN_IF_ERROR(check_last_dim_dense(*t));
+    TL_RETURN_IF_ERROR(sdpa_check_last_dim_dense(*t));
   }
   for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache,
                                &a.input_pos}) {
     TL_RETURN_IF_ERROR(portable::check_has_data(*t));
   }
-
-  const int64_t* pos = a.input_pos.tensor.const_data_ptr<int64_t>();
-  const int64_t pos_stride = a.input_pos.tensor.strides()[0];
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t value = pos[i * pos_stride];
-    TL_CHECK_OR_RETURN(value >= 0 && value < cache_len, Error::kInvalidArgument,
-                       "input_pos[%lld] = %lld is outside [0, S = %d), the positions of "
-                       "key_cache",
-                       static_cast<long long>(i), static_cast<long long>(value), cache_len);
-  }
-  return Error::kOk;
+  return sdpa_check_positions(a.input_pos, cache_len);
 }
 
-const float* row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
-  const auto s = t.strides();
-  return t.const_data_ptr<float>() + b * s[0] + h * s[1] + i * s[2];
-}
-
-// T: float, or uint16_t for a float16 cache's bits.
-template <typename T>
-T* mutable_row_ptr(const Tensor& t, int64_t b, int64_t h, int64_t i) {
-  const auto s = t.strides();
-  return t.mutable_data_ptr<T>() + b * s[0] + h * s[1] + i * s[2];
-}
-
-// key_cache[b, g, input_pos[i]] = key[b, g, i], the same for values: all
-// rows before any attention (the contract's step 1). A float16 cache gets
-// the rows rounded by `narrow`.
+// The contract's step 1, from [B, Hkv, T, D] key and value tensors.
 void write_cache_rows(const Args& a, SdpaNarrowFn narrow) {
   const Tensor& key = a.key.tensor;
-  if (key.numel() == 0) return;
-  const int64_t* pos = a.input_pos.tensor.const_data_ptr<int64_t>();
-  const int64_t pos_stride = a.input_pos.tensor.strides()[0];
-  const int64_t dim = key.size(3);
-  const bool half = a.key_cache.tensor.scalar_type() == ScalarType::kHalf;
-  const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
-  for (int64_t b = 0; b < key.size(0); ++b) {
-    for (int64_t g = 0; g < key.size(1); ++g) {
-      for (int64_t i = 0; i < key.size(2); ++i) {
-        const int64_t p = pos[i * pos_stride];
-        if (half) {
-          narrow(row_ptr(key, b, g, i), mutable_row_ptr<uint16_t>(a.key_cache.tensor, b, g, p),
-                 dim);
-          narrow(row_ptr(a.value.tensor, b, g, i),
-                 mutable_row_ptr<uint16_t>(a.value_cache.tensor, b, g, p), dim);
-          continue;
-        }
-        // memmove: a caller may pass rows that view the cache itself.
-        std::memmove(mutable_row_ptr<float>(a.key_cache.tensor, b, g, p), row_ptr(key, b, g, i),
-                     row_bytes);
-        std::memmove(mutable_row_ptr<float>(a.value_cache.tensor, b, g, p),
-                     row_ptr(a.value.tensor, b, g, i), row_bytes);
-      }
-    }
-  }
+  const Tensor& value = a.value.tensor;
+  const SdpaRows key_rows{key.const_data_ptr<float>(),
+                          {key.strides()[0], key.strides()[1], key.strides()[2]}};
+  const SdpaRows value_rows{value.const_data_ptr<float>(),
+                            {value.strides()[0], value.strides()[1], value.strides()[2]}};
+  sdpa_write_cache_rows(key_rows, value_rows, key.size(0), key.size(1), key.size(2), key.size(3),
+                        a.key_cache.tensor, a.value_cache.tensor, a.input_pos.tensor, narrow);
 }
 
 }  // namespace
@@ -230,7 +142,7 @@ void sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
   portable::set_return(args, 8, *args[7]);
   const Args a = args_of(args);
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_shapes(a));
-  const float scale = scale_of(*args[6], a.query.tensor.size(3));
+  const float scale = sdpa_scale_of(*args[6], a.query.tensor.size(3));
   TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(a.out, a.query.tensor.sizes()));
   TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(a.out));
 

@@ -547,6 +547,8 @@ inline constexpr ArgSpec ktorchlight__rms_norm_out_args[] = {{"input", ArgType::
 inline constexpr OpSchema ktorchlight__rms_norm_out{"torchlight::rms_norm.out", "rms_norm.out(Tensor input, Tensor weight, float eps, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__rms_norm_out_args, 5, false};
 inline constexpr ArgSpec ktorchlight__rope_out_args[] = {{"pairs", ArgType::kTensor, false}, {"cos", ArgType::kTensor, false}, {"sin", ArgType::kTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__rope_out{"torchlight::rope.out", "rope.out(Tensor pairs, Tensor cos, Tensor sin, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__rope_out_args, 5, false};
+inline constexpr ArgSpec ktorchlight__rope_sdpa_with_kv_cache_out_args[] = {{"query", ArgType::kTensor, false}, {"key", ArgType::kTensor, false}, {"value", ArgType::kTensor, false}, {"key_cache", ArgType::kTensor, true}, {"value_cache", ArgType::kTensor, true}, {"input_pos", ArgType::kTensor, false}, {"cos", ArgType::kTensor, false}, {"sin", ArgType::kTensor, false}, {"scale", ArgType::kOptionalDouble, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__rope_sdpa_with_kv_cache_out{"torchlight::rope_sdpa_with_kv_cache.out", "rope_sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor input_pos, Tensor cos, Tensor sin, float? scale=None, *, Tensor(c!) out) -> Tensor(c!)", ktorchlight__rope_sdpa_with_kv_cache_out_args, 11, false};
 inline constexpr ArgSpec ktorchlight__sdpa_with_kv_cache_out_args[] = {{"query", ArgType::kTensor, false}, {"key", ArgType::kTensor, false}, {"value", ArgType::kTensor, false}, {"key_cache", ArgType::kTensor, true}, {"value_cache", ArgType::kTensor, true}, {"input_pos", ArgType::kTensor, false}, {"scale", ArgType::kOptionalDouble, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__sdpa_with_kv_cache_out{"torchlight::sdpa_with_kv_cache.out", "sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out) -> Tensor(c!)", ktorchlight__sdpa_with_kv_cache_out_args, 9, false};
 inline constexpr ArgSpec ktorchlight__silu_out_args[] = {{"input", ArgType::kTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
@@ -823,6 +825,7 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &ktorchlight__linear_qs8_out,
     &ktorchlight__rms_norm_out,
     &ktorchlight__rope_out,
+    &ktorchlight__rope_sdpa_with_kv_cache_out,
     &ktorchlight__sdpa_with_kv_cache_out,
     &ktorchlight__silu_out,
 };

@@ -21,7 +21,11 @@ from llm_helpers import ARCHES, MAX_SEQ, VOCAB
 from torchlight.llm import export_llm
 from torchlight.pte import schema
 
-FUSED = "torchlight::sdpa_with_kv_cache.out"
+# The fused attention each model's program calls, and the position of its
+# scale argument (out and the return slot follow): a float32 Llama calls
+# the [B, T, H, D] form, which takes cos and sin before the scale.
+FUSED = {"gpt": ("torchlight::sdpa_with_kv_cache.out", 6),
+         "llama": ("torchlight::rope_sdpa_with_kv_cache.out", 8)}
 NO_CHECK = torchlight.ExecutorchBackendConfig(check_kernels=False)
 STEPS = [(0, 9), (9, 10), (10, 11), (11, 12), (12, MAX_SEQ)]
 
@@ -54,25 +58,27 @@ def test_fused_call_updates_the_buffers_themselves(arch):
     model = ARCHES[arch](use_custom_op=True)
     prog = _lower(model)
     operators = prog.operators()
-    assert FUSED in operators
+    fused, scale = FUSED[arch]
+    assert fused in operators
     assert "aten::copy.out" not in operators and "aten::index_put.out" not in operators
     plan = prog.program.execution_plan[0]
     buffers = _buffers(prog)
     assert sorted(buffers.values()) == _cache_names(model)
-    calls = _calls(prog, FUSED)
+    calls = _calls(prog, fused)
     assert len(calls) == 2  # One per layer.
     written = []
     for args in calls:
-        # (query, key, value, key_cache, value_cache, input_pos, scale, out, return)
-        assert len(args) == 9
+        # (query, key, value, key_cache, value_cache, input_pos, [cos, sin,] scale, out,
+        # return)
+        assert len(args) == scale + 3
         key_cache, value_cache = buffers[args[3]], buffers[args[4]]
         assert key_cache.endswith("k_cache") and value_cache.endswith("v_cache")
         assert key_cache.rsplit(".", 2)[0] == value_cache.rsplit(".", 2)[0]  # Same layer.
         written += [key_cache, value_cache]
-        out = plan.values[args[7]].val
-        assert args[8] == args[7] and args[7] not in buffers
+        out = plan.values[args[scale + 1]].val
+        assert args[scale + 2] == args[scale + 1] and args[scale + 1] not in buffers
         assert out.allocation_info is not None and out.data_buffer_idx == 0
-        assert isinstance(plan.values[args[6]].val, schema.Null)  # scale=None
+        assert isinstance(plan.values[args[scale]].val, schema.Null)  # scale=None
     assert sorted(written) == _cache_names(model)
     # No graph node is left that writes a buffer back.
     method = prog.method_graph()
@@ -81,8 +87,8 @@ def test_fused_call_updates_the_buffers_themselves(arch):
 
 @pytest.mark.parametrize("arch", sorted(ARCHES))
 def test_fused_runtime_matches_eager(runtime, kernels, arch):
-    if FUSED not in kernels:
-        pytest.skip(f"the runtime build has no kernel for {FUSED} yet (kernels/llm)")
+    if FUSED[arch][0] not in kernels:
+        pytest.skip(f"the runtime build has no kernel for {FUSED[arch][0]} yet (kernels/llm)")
     model = ARCHES[arch](use_custom_op=True)
     module = runtime.load(_lower(model, torchlight.ExecutorchBackendConfig()).buffer)
     reference = ARCHES[arch](use_custom_op=True)  # Same seed, fresh caches.

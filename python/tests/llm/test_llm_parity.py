@@ -46,7 +46,8 @@ IDS = [f"{arch}-{'fused' if custom else 'plain'}" for arch, custom in CASES]
 def _save(model, path: Path) -> Path:
     edge = torchlight.to_edge(export_llm(model), constant_methods=llm_metadata_methods(model))
     program = edge.to_executorch(torchlight.ExecutorchBackendConfig())
-    fused = "torchlight::sdpa_with_kv_cache.out" in program.operators()
+    fused = bool({"torchlight::sdpa_with_kv_cache.out",
+                  "torchlight::rope_sdpa_with_kv_cache.out"} & set(program.operators()))
     assert fused == model.config.use_custom_op
     program.save(str(path))
     return path

@@ -34,6 +34,30 @@ Preconditions the kernel may check and report: every input_pos value lies in
 [0, S); T <= S. Cache rows beyond max(input_pos) are never read, so a kernel
 may stop there. The models below pass input_pos = start .. start+T-1.
 
+`torchlight::rope_sdpa_with_kv_cache` is the same on [B, T, H, D] tensors
+(sequence before heads, the layout the q/k/v linears produce and the output
+linear reads), with the rotary embedding of query and key first:
+
+    torchlight::rope_sdpa_with_kv_cache(
+        Tensor query,            # [B, T, Hq, D]  float32, before the rotation
+        Tensor key,              # [B, T, Hkv, D] float32, before the rotation
+        Tensor value,            # [B, T, Hkv, D] float32
+        Tensor(a!) key_cache,    # [B, Hkv, S, D] float32 or float16, updated in place
+        Tensor(b!) value_cache,  # [B, Hkv, S, D] the key cache's dtype
+        Tensor input_pos,        # [T] int64
+        Tensor cos,              # [T, D/2] float32, the angles of row t's positions
+        Tensor sin,              # [T, D/2] float32
+        float? scale=None
+    ) -> Tensor                  # [B, T, Hq, D] float32, contiguous
+
+  0. query and key rows are rotated by interleaved pairs (llama.apply_rope):
+     (x[2p], x[2p+1]) -> (x0 cos[t, p] - x1 sin[t, p], x0 sin[t, p] + x1 cos[t, p]);
+  1.-3. as above, with the rotated rows, each tensor read as its
+     transpose(1, 2): out[b, t, h] is what sdpa_with_kv_cache writes at
+     [b, h, t].
+A Llama layer then runs linear, this, linear: no transposes (permute_copy)
+and no separate rope calls in the program (llama.Attention).
+
 The eager definition (`sdpa_with_kv_cache_reference`) is written with plain
 tensor operations only, so the models' `use_custom_op=False` path calls it
 directly and torch.export traces it into core ATen operators: the "plain
@@ -46,6 +70,8 @@ import math
 from typing import Optional
 
 import torch
+
+from torchlight.llm.upstream_attention import apply_rope_bthd
 
 NAMESPACE = "torchlight"
 OP_NAME = "sdpa_with_kv_cache"
@@ -118,9 +144,52 @@ def sdpa_with_kv_cache_reference(query: torch.Tensor, key: torch.Tensor, value: 
     return attend(query, key_cache.to(query.dtype), value_cache.to(query.dtype), input_pos, scale)
 
 
+ROPE_OP_NAME = "rope_sdpa_with_kv_cache"
+_ROPE_ARGS = ("Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, "
+              "Tensor(b!) value_cache, Tensor input_pos, Tensor cos, Tensor sin, float? scale=None")
+ROPE_SCHEMA = f"{ROPE_OP_NAME}({_ROPE_ARGS}) -> Tensor"
+ROPE_OUT_SCHEMA = f"{ROPE_OP_NAME}.out({_ROPE_ARGS}, *, Tensor(c!) out) -> Tensor(c!)"
+
+
+def check_rope_shapes(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      key_cache: torch.Tensor, value_cache: torch.Tensor,
+                      input_pos: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> None:
+    """Raises ValueError naming the argument whose shape breaks the
+    [B, T, H, D] schema."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.dim() != 4:
+            raise ValueError(f"rope_sdpa_with_kv_cache: {name} must be [B, T, H, D], got "
+                             f"{list(t.shape)}")
+    if query.shape[3] % 2:
+        raise ValueError(f"rope_sdpa_with_kv_cache: query has head size {query.shape[3]}, "
+                         f"expected an even size (the rotary embedding turns pairs)")
+    t, d = query.shape[1], query.shape[3]
+    for name, table in (("cos", cos), ("sin", sin)):
+        if tuple(table.shape) != (t, d // 2):
+            raise ValueError(f"rope_sdpa_with_kv_cache: {name} has shape {list(table.shape)}, "
+                             f"expected [T, D/2] = {[t, d // 2]}")
+    check_shapes(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2), key_cache,
+                 value_cache, input_pos)
+
+
+def rope_sdpa_with_kv_cache_reference(query: torch.Tensor, key: torch.Tensor,
+                                      value: torch.Tensor, key_cache: torch.Tensor,
+                                      value_cache: torch.Tensor, input_pos: torch.Tensor,
+                                      cos: torch.Tensor, sin: torch.Tensor,
+                                      scale: Optional[float] = None) -> torch.Tensor:
+    """rope_sdpa_with_kv_cache in plain tensor operations (module docstring)."""
+    out = sdpa_with_kv_cache_reference(apply_rope_bthd(query, cos, sin).transpose(1, 2),
+                                       apply_rope_bthd(key, cos, sin).transpose(1, 2),
+                                       value.transpose(1, 2), key_cache, value_cache, input_pos,
+                                       scale)
+    return out.transpose(1, 2).contiguous()
+
+
 _lib = torch.library.Library(NAMESPACE, "FRAGMENT")
 _lib.define(SCHEMA)
 _lib.define(OUT_SCHEMA)
+_lib.define(ROPE_SCHEMA)
+_lib.define(ROPE_OUT_SCHEMA)
 
 
 def _eager(query, key, value, key_cache, value_cache, input_pos, scale=None):
@@ -136,8 +205,24 @@ def _eager_out(query, key, value, key_cache, value_cache, input_pos, scale=None,
     return out
 
 
+def _rope_eager(query, key, value, key_cache, value_cache, input_pos, cos, sin, scale=None):
+    check_rope_shapes(query, key, value, key_cache, value_cache, input_pos, cos, sin)
+    return rope_sdpa_with_kv_cache_reference(query, key, value, key_cache, value_cache,
+                                             input_pos, cos, sin, scale)
+
+
+def _rope_eager_out(query, key, value, key_cache, value_cache, input_pos, cos, sin, scale=None,
+                    *, out):
+    result = _rope_eager(query, key, value, key_cache, value_cache, input_pos, cos, sin, scale)
+    out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
 _lib.impl(OP_NAME, _eager, "CompositeExplicitAutograd")
 _lib.impl(OP_NAME + ".out", _eager_out, "CompositeExplicitAutograd")
+_lib.impl(ROPE_OP_NAME, _rope_eager, "CompositeExplicitAutograd")
+_lib.impl(ROPE_OP_NAME + ".out", _rope_eager_out, "CompositeExplicitAutograd")
 
 
 @torch.library.register_fake(f"{NAMESPACE}::{OP_NAME}", lib=_lib)
@@ -154,5 +239,20 @@ def _fake_out(query, key, value, key_cache, value_cache, input_pos, scale=None, 
     return out
 
 
+@torch.library.register_fake(f"{NAMESPACE}::{ROPE_OP_NAME}", lib=_lib)
+def _rope_fake(query, key, value, key_cache, value_cache, input_pos, cos, sin, scale=None):
+    check_rope_shapes(query, key, value, key_cache, value_cache, input_pos, cos, sin)
+    return query.new_empty(query.shape)  # contiguous, like the eager result
+
+
+@torch.library.register_fake(f"{NAMESPACE}::{ROPE_OP_NAME}.out", lib=_lib)
+def _rope_fake_out(query, key, value, key_cache, value_cache, input_pos, cos, sin, scale=None,
+                   *, out):
+    check_rope_shapes(query, key, value, key_cache, value_cache, input_pos, cos, sin)
+    return out
+
+
 sdpa_with_kv_cache = torch.ops.torchlight.sdpa_with_kv_cache.default
 sdpa_with_kv_cache_out = torch.ops.torchlight.sdpa_with_kv_cache.out
+rope_sdpa_with_kv_cache = torch.ops.torchlight.rope_sdpa_with_kv_cache.default
+rope_sdpa_with_kv_cache_out = torch.ops.torchlight.rope_sdpa_with_kv_cache.out

@@ -55,6 +55,18 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cache: K
                                                    input_pos, scale)
 
 
+def rope_cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cos: torch.Tensor,
+                          sin: torch.Tensor, cache: KVCache, input_pos: torch.Tensor,
+                          scale: Optional[float] = None) -> torch.Tensor:
+    """cached_attention with the custom operator on [B, T, H, D] q, k, v
+    (before the rotary embedding, which cos, sin [T, D/2] apply):
+    returns [B, T, Hq, D]. One call of torchlight::rope_sdpa_with_kv_cache,
+    so the program holds no transposes around it. float32 q, k, v only
+    (float32 or float16 caches)."""
+    return custom_ops.rope_sdpa_with_kv_cache(q, k, v, cache.k_cache, cache.v_cache, input_pos,
+                                              cos, sin, scale)
+
+
 def use_float16_kv_caches(model: nn.Module) -> int:
     """Makes every KVCache of `model` float16 (the model itself stays float32)
     and returns how many. Attention then stores each new key/value row

@@ -21,7 +21,12 @@ fuse_linears.py turns wq/wk/wv into attention.wqkv and w1/w3 into
 feed_forward.w13 (weights concatenated on the output dim, in that order).
 
 Rotary embeddings rotate interleaved pairs (x[2i], x[2i+1]) of each head, as
-llama2.c and Meta's reference do. forward() has the same two modes as GPT's:
+llama2.c and Meta's reference do. With the cache and the custom operator, a
+float32 model's attention keeps q, k, v in the [B, T, H, D] layout its linears
+produce and calls torchlight::rope_sdpa_with_kv_cache (rotary embedding,
+cache update and attention in one call; custom_ops.py), so the exported
+program holds no transposes around attention; rope_in_attention=False keeps
+the earlier path (transposes to [B, H, T, D], rope, sdpa_with_kv_cache). forward() has the same two modes as GPT's:
 forward(tokens) without a cache, forward(tokens [1, T], input_pos [T]) with it.
 """
 
@@ -35,7 +40,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from torchlight.llm.kv_cache import KVCache, cached_attention
+from torchlight.llm.kv_cache import KVCache, cached_attention, rope_cached_attention
 from torchlight.llm.upstream_attention import (UpstreamKVCache, apply_rope_bthd,
                                                upstream_cached_attention, upstream_start_pos)
 
@@ -62,6 +67,13 @@ class LlamaConfig:
     # then llama::custom_sdpa, upstream's current export) or
     # "sdpa_with_kv_cache" (the fused llama::sdpa_with_kv_cache).
     upstream_op: str = "custom_sdpa"
+    # Our layout with use_custom_op: rotary embedding, cache update and
+    # attention in one torchlight::rope_sdpa_with_kv_cache call on the
+    # [B, T, H, D] q, k, v the linears produce (float32 models), so the
+    # program holds no transposes (permute_copy) around attention. False: the
+    # earlier program (q, k, v transposed to [B, H, T, D], rope, then
+    # torchlight::sdpa_with_kv_cache), kept for comparison.
+    rope_in_attention: bool = True
     # Llama 3.1 RoPE scaling (use_scaled_rope in Meta's params.json).
     use_scaled_rope: bool = False
     rope_scale_factor: float = 8.0
@@ -131,6 +143,7 @@ class Attention(nn.Module):
         self.n_kv_heads = config.n_kv_heads
         self.head_dim = config.head_dim
         self.use_custom_op = config.use_custom_op
+        self.rope_in_attention = config.rope_in_attention
         self.wq = nn.Linear(config.dim, config.n_heads * self.head_dim, bias=False)
         self.wk = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
         self.wv = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
@@ -174,6 +187,11 @@ class Attention(nn.Module):
             q = apply_rope_bthd(q, cos, sin)
             k = apply_rope_bthd(k, cos, sin)
             y = upstream_cached_attention(q, k, v, self.kv_cache, start_pos, self.upstream_op)
+            return self.wo(y.reshape(b, -1, self.n_heads * self.head_dim))
+        if input_pos is not None and self.use_custom_op and self.rope_in_attention and \
+                x.dtype == torch.float32:  # [B, T, H, D] throughout, rope in the call
+            q, k, v = self._project(x, transpose=False)
+            y = rope_cached_attention(q, k, v, cos, sin, self.kv_cache, input_pos)
             return self.wo(y.reshape(b, -1, self.n_heads * self.head_dim))
         q, k, v = self._project(x, transpose=True)
         q = apply_rope(q, cos, sin)

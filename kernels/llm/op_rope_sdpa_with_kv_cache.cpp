@@ -1,0 +1,262 @@
+// torchlight::rope_sdpa_with_kv_cache.out: the rotary embedding of query and
+// key, the cache update and the attention of torchlight::sdpa_with_kv_cache
+// in one call over [B, T, H, D] tensors, the layout the q/k/v linears
+// produce and the output linear reads (contract:
+// python/torchlight/llm/custom_ops.py). A Llama layer's attention is then
+// linear, this call, linear: no transposes (permute_copy) before or after,
+// no separate rope calls and no views between them.
+//
+// The rotated query and key rows go to scratch ([B, T, Hq, D] then
+// [B, T, Hkv, D] floats: the method's workspace, sized at prepare from the
+// tensors' upper-bound sizes; the temp allocator when called without one);
+// the cache writes and the attention loops then read them through the
+// strides of that layout, as they read the value and out tensors'.
+#include <cstddef>
+#include <initializer_list>
+
+#include "extension/threadpool/threadpool.h"
+#include "kernels/llm/llm_kernels.h"
+#include "kernels/llm/pointwise_args.h"
+#include "kernels/llm/sdpa_args.h"
+#include "kernels/llm/sdpa_dispatch.h"
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/out_resize.h"
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::llm {
+namespace {
+
+using portable::NamedTensor;
+
+constexpr size_t kRank = kSdpaRank;
+// Pair rotations per thread-pool chunk, at least (whole positions), as rope's.
+constexpr int64_t kMinChunkPairs = 4096;
+
+struct Args {
+  NamedTensor query;
+  NamedTensor key;
+  NamedTensor value;
+  NamedTensor key_cache;
+  NamedTensor value_cache;
+  NamedTensor input_pos;
+  NamedTensor cos;
+  NamedTensor sin;
+  NamedTensor out;
+};
+
+Args args_of(Span<EValue*> args) {
+  return Args{{args[0]->to_tensor(), "query"},       {args[1]->to_tensor(), "key"},
+              {args[2]->to_tensor(), "value"},       {args[3]->to_tensor(), "key_cache"},
+              {args[4]->to_tensor(), "value_cache"}, {args[5]->to_tensor(), "input_pos"},
+              {args[6]->to_tensor(), "cos"},         {args[7]->to_tensor(), "sin"},
+              {args[9]->to_tensor(), "out"}};
+}
+
+// Floats of scratch: the rotated query, then the rotated key.
+size_t scratch_floats(const Args& a) {
+  return static_cast<size_t>(a.query.tensor.numel()) + static_cast<size_t>(a.key.tensor.numel());
+}
+
+// Dtypes, ranks and out's dim order: what cannot change between runs.
+Status check_static(const Args& a) {
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.cos, &a.sin, &a.out}) {
+    TL_RETURN_IF_ERROR(sdpa_check_dtype(*t, ScalarType::kFloat));
+  }
+  TL_RETURN_IF_ERROR(sdpa_check_cache_dtypes(a.key_cache, a.value_cache));
+  TL_RETURN_IF_ERROR(sdpa_check_dtype(a.input_pos, ScalarType::kLong));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.query, kRank, "[B, T, Hq, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.key, kRank, "[B, T, Hkv, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.value, kRank, "[B, T, Hkv, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.key_cache, kRank, "[B, Hkv, S, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.value_cache, kRank, "[B, Hkv, S, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.input_pos, 1, "[T]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.cos, 2, "[T, D / 2]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.sin, 2, "[T, D / 2]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.out, kRank, "[B, T, Hq, D]"));
+  TL_CHECK_OR_RETURN(a.out.tensor.size(kRank - 1) <= 1 ||
+                         a.out.tensor.dim_order()[kRank - 1] == kRank - 1,
+                     Error::kInvalidArgument,
+                     "argument 'out' has dim order ending in %d, expected 3 (D innermost)",
+                     a.out.tensor.dim_order()[kRank - 1]);
+  return Error::kOk;
+}
+
+Status check_table(const NamedTensor& table, SizesType rows, SizesType pairs) {
+  TL_CHECK_OR_RETURN(table.tensor.size(0) == rows && table.tensor.size(1) == pairs,
+                     Error::kInvalidArgument,
+                     "argument '%s' has shape [%d, %d], expected [T, D / 2] = [%d, %d]",
+                     table.name, table.tensor.size(0), table.tensor.size(1), rows, pairs);
+  return check_dense(table);
+}
+
+// Every run, before anything is written. On success the input_pos values
+// lie in [0, S).
+Status check_shapes(const Args& a) {
+  const SizesType batch = a.query.tensor.size(0);
+  const SizesType rows = a.query.tensor.size(1);
+  const SizesType q_heads = a.query.tensor.size(2);
+  const SizesType dim = a.query.tensor.size(3);
+  const SizesType kv_heads = a.key_cache.tensor.size(1);
+  const SizesType cache_len = a.key_cache.tensor.size(2);
+  TL_CHECK_OR_RETURN(kv_heads > 0, Error::kInvalidArgument,
+                     "argument 'key_cache' has 0 key/value heads (dimension 1), expected at "
+                     "least 1");
+  TL_CHECK_OR_RETURN(dim % 2 == 0, Error::kInvalidArgument,
+                     "query has head size D = %d, expected an even size (the rotary embedding "
+                     "turns pairs)",
+                     dim);
+  const SizesType step_shape[kRank] = {batch, rows, kv_heads, dim};
+  const SizesType cache_shape[kRank] = {batch, kv_heads, cache_len, dim};
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape,
+                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape,
+                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key, step_shape,
+                                      "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache"));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value, step_shape,
+                                      "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache"));
+  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
+                     "argument 'input_pos' has %d positions, expected T = %d (dimension 1 of "
+                     "query)",
+                     a.input_pos.tensor.size(0), rows);
+  TL_RETURN_IF_ERROR(check_table(a.cos, rows, dim / 2));
+  TL_RETURN_IF_ERROR(check_table(a.sin, rows, dim / 2));
+  TL_CHECK_OR_RETURN(q_heads % kv_heads == 0, Error::kInvalidArgument,
+                     "query has %d heads, which is not a multiple of the %d key/value heads of "
+                     "key_cache",
+                     q_heads, kv_heads);
+  TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
+                     "query has T = %d rows, more than the S = %d positions of key_cache", rows,
+                     cache_len);
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
+    TL_RETURN_IF_ERROR(sdpa_check_last_dim_dense(*t));
+  }
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache,
+                               &a.input_pos, &a.cos, &a.sin}) {
+    TL_RETURN_IF_ERROR(portable::check_has_data(*t));
+  }
+  return sdpa_check_positions(a.input_pos, cache_len);
+}
+
+// One head's D = 2P values rotated pair by pair: (x0 c - x1 s, x0 s + x1 c),
+// rope's arithmetic (op_rope.cpp), so the values equal the rope call's.
+void rotate_head(const float* x, const float* c, const float* s, float* y, int64_t pairs) {
+  for (int64_t p = 0; p < pairs; ++p) {
+    const float x0 = x[2 * p];
+    const float x1 = x[2 * p + 1];
+    y[2 * p] = x0 * c[p] - x1 * s[p];
+    y[2 * p + 1] = x0 * s[p] + x1 * c[p];
+  }
+}
+
+// Heads of one [B, T, H, D] tensor at position (b, t) into dense rows.
+void rotate_heads(const Tensor& x, int64_t b, int64_t t, const float* c, const float* s,
+                  float* dst) {
+  const auto st = x.strides();
+  const float* src = x.const_data_ptr<float>() + b * st[0] + t * st[1];
+  const int64_t dim = x.size(3);
+  for (int64_t h = 0; h < x.size(2); ++h) rotate_head(src + h * st[2], c, s, dst + h * dim, dim / 2);
+}
+
+// rotated_q [B, T, Hq, D] and rotated_k [B, T, Hkv, D], dense, split over
+// the thread pool by whole positions.
+void rotate_query_and_key(const Args& a, float* rotated_q, float* rotated_k) {
+  const Tensor& q = a.query.tensor;
+  const Tensor& k = a.key.tensor;
+  const int64_t rows = q.size(1);
+  const int64_t dim = q.size(3);
+  const int64_t q_row = q.size(2) * dim;
+  const int64_t k_row = k.size(2) * dim;
+  const float* cos = a.cos.tensor.const_data_ptr<float>();
+  const float* sin = a.sin.tensor.const_data_ptr<float>();
+  const int64_t pairs_per_position = (q.size(2) + k.size(2)) * dim / 2;
+  const int64_t min_positions =
+      pairs_per_position > 0 && kMinChunkPairs / pairs_per_position > 1
+          ? kMinChunkPairs / pairs_per_position
+          : 1;
+  threadpool::parallel_for(
+      static_cast<size_t>(q.size(0) * rows), static_cast<size_t>(min_positions),
+      [&](size_t begin, size_t end) {
+        for (int64_t r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
+          const int64_t b = r / rows;
+          const int64_t t = r % rows;
+          const float* c = cos + t * (dim / 2);
+          const float* s = sin + t * (dim / 2);
+          rotate_heads(q, b, t, c, s, rotated_q + r * q_row);
+          rotate_heads(k, b, t, c, s, rotated_k + r * k_row);
+        }
+      });
+}
+
+// The attention of the rotated queries ([B, T, Hq, D], dense) over the
+// caches, into out [B, T, Hq, D]: the loops index [batch, head, row].
+SdpaProblem problem_of(const Args& a, const float* rotated_q, float scale) {
+  const Tensor& out = a.out.tensor;
+  const int64_t rows = a.query.tensor.size(1);
+  const int64_t heads = a.query.tensor.size(2);
+  const int64_t dim = a.query.tensor.size(3);
+  SdpaProblem p = sdpa_problem_bhsd(a.query.tensor, a.key_cache.tensor, a.value_cache.tensor,
+                                    a.input_pos.tensor, out, scale);
+  p.query = rotated_q;
+  p.q_heads = heads;
+  p.rows = rows;
+  p.query_strides[0] = rows * heads * dim;
+  p.query_strides[1] = dim;
+  p.query_strides[2] = heads * dim;
+  p.out_strides[0] = out.strides()[0];
+  p.out_strides[1] = out.strides()[2];
+  p.out_strides[2] = out.strides()[1];
+  return p;
+}
+
+}  // namespace
+
+Status rope_sdpa_with_kv_cache_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
+  const Args a = args_of(args);
+  TL_RETURN_IF_ERROR(check_static(a));
+  call->state = &sdpa_variants()[0];  // The fastest build this CPU runs.
+  // The tensors hold their upper-bound sizes at load.
+  call->scratch_bytes = scratch_floats(a) * sizeof(float);
+  return Error::kOk;
+}
+
+void rope_sdpa_with_kv_cache_out(KernelContext& ctx, Span<EValue*> args) {
+  portable::set_return(args, 10, *args[9]);
+  const Args a = args_of(args);
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_shapes(a));
+  const float scale = sdpa_scale_of(*args[8], a.query.tensor.size(3));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(a.out, a.query.tensor.sizes()));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, portable::check_has_data(a.out));
+
+  const size_t bytes = scratch_floats(a) * sizeof(float);
+  void* scratch = ctx.scratch();
+  if (scratch == nullptr || ctx.scratch_bytes() < bytes) scratch = ctx.allocate_temp(bytes, 64);
+  TL_KERNEL_CHECK(ctx, scratch != nullptr || bytes == 0, Error::kMemoryAllocationFailed,
+                  "no scratch for the rotated query and key (%zu bytes: neither the method's "
+                  "workspace nor the temp allocator has them)",
+                  bytes);
+  float* rotated_q = static_cast<float*>(scratch);
+  float* rotated_k = rotated_q + a.query.tensor.numel();
+  rotate_query_and_key(a, rotated_q, rotated_k);
+
+  const SdpaVariant* variant = ctx.state<SdpaVariant>();
+  if (variant == nullptr) variant = &sdpa_variants()[0];  // Called without prepare.
+  const Tensor& key = a.key.tensor;
+  const Tensor& value = a.value.tensor;
+  const int64_t rows = key.size(1);
+  const int64_t kv_heads = key.size(2);
+  const int64_t dim = key.size(3);
+  // [batch, head, row] strides of the dense rotated key and of value.
+  const SdpaRows key_rows{rotated_k, {rows * kv_heads * dim, dim, kv_heads * dim}};
+  const SdpaRows value_rows{value.const_data_ptr<float>(),
+                            {value.strides()[0], value.strides()[2], value.strides()[1]}};
+  sdpa_write_cache_rows(key_rows, value_rows, key.size(0), kv_heads, rows, dim,
+                        a.key_cache.tensor, a.value_cache.tensor, a.input_pos.tensor,
+                        variant->narrow);
+  if (a.out.tensor.numel() == 0) return;
+
+  SdpaProblem p = problem_of(a, rotated_q, scale);
+  sdpa_run(p, variant);
+}
+
+}  // namespace torchlight::llm

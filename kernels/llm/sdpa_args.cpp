@@ -1,0 +1,115 @@
+#include "kernels/llm/sdpa_args.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/portable/util/tensor_checks.h"
+
+namespace torchlight::llm {
+
+using portable::NamedTensor;
+
+Status sdpa_check_dtype(const NamedTensor& t, ScalarType expected) {
+  TL_CHECK_OR_RETURN(t.tensor.scalar_type() == expected, Error::kInvalidType,
+                     "argument '%s' has dtype %s, expected %s (the only dtype this kernel "
+                     "supports)",
+                     t.name, to_string(t.tensor.scalar_type()), to_string(expected));
+  return Error::kOk;
+}
+
+Status sdpa_check_cache_dtypes(const NamedTensor& key_cache, const NamedTensor& value_cache) {
+  // Float32, or both float16 (written rounded, read widened).
+  const ScalarType cache_type = key_cache.tensor.scalar_type();
+  TL_CHECK_OR_RETURN(cache_type == ScalarType::kFloat || cache_type == ScalarType::kHalf,
+                     Error::kInvalidType,
+                     "argument 'key_cache' has dtype %s, expected float32 or float16 (a "
+                     "float16 cache)",
+                     to_string(cache_type));
+  TL_CHECK_OR_RETURN(value_cache.tensor.scalar_type() == cache_type, Error::kInvalidType,
+                     "argument 'value_cache' has dtype %s, expected %s like 'key_cache'",
+                     to_string(value_cache.tensor.scalar_type()), to_string(cache_type));
+  return Error::kOk;
+}
+
+Status sdpa_check_shape(const NamedTensor& t, const SizesType (&expected)[kSdpaRank],
+                        const char* meaning) {
+  bool same = true;
+  for (size_t d = 0; d < kSdpaRank; ++d) same = same && t.tensor.size(d) == expected[d];
+  if (same) return Error::kOk;
+  char actual_text[96];
+  char expected_text[96];
+  return Status::error(Error::kInvalidArgument, "argument '%s' has shape %s, expected %s (%s)",
+                       t.name, format_sizes(t.tensor.sizes(), actual_text, sizeof(actual_text)),
+                       format_sizes(Span<const SizesType>(expected), expected_text,
+                                    sizeof(expected_text)),
+                       meaning);
+}
+
+Status sdpa_check_last_dim_dense(const NamedTensor& t) {
+  const int64_t stride = t.tensor.strides()[kSdpaRank - 1];
+  TL_CHECK_OR_RETURN(stride == 1 || t.tensor.size(kSdpaRank - 1) <= 1, Error::kInvalidArgument,
+                     "argument '%s' has stride %lld in its last dimension (D), expected 1",
+                     t.name, static_cast<long long>(stride));
+  return Error::kOk;
+}
+
+Status sdpa_check_positions(const NamedTensor& input_pos, SizesType cache_len) {
+  const int64_t* pos = input_pos.tensor.const_data_ptr<int64_t>();
+  const int64_t pos_stride = input_pos.tensor.strides()[0];
+  for (int64_t i = 0; i < input_pos.tensor.size(0); ++i) {
+    const int64_t value = pos[i * pos_stride];
+    TL_CHECK_OR_RETURN(value >= 0 && value < cache_len, Error::kInvalidArgument,
+                       "input_pos[%lld] = %lld is outside [0, S = %d), the positions of "
+                       "key_cache",
+                       static_cast<long long>(i), static_cast<long long>(value), cache_len);
+  }
+  return Error::kOk;
+}
+
+float sdpa_scale_of(const EValue& scale, int64_t head_dim) {
+  if (scale.is_none()) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  return static_cast<float>(scale.to_double());
+}
+
+namespace {
+
+const float* row_of(const SdpaRows& rows, int64_t b, int64_t h, int64_t i) {
+  return rows.data + b * rows.strides[0] + h * rows.strides[1] + i * rows.strides[2];
+}
+
+// T: float, or uint16_t for a float16 cache's bits.
+template <typename T>
+T* cache_row(const Tensor& t, int64_t b, int64_t h, int64_t i) {
+  const auto s = t.strides();
+  return t.mutable_data_ptr<T>() + b * s[0] + h * s[1] + i * s[2];
+}
+
+}  // namespace
+
+void sdpa_write_cache_rows(const SdpaRows& key, const SdpaRows& value, int64_t batch,
+                           int64_t kv_heads, int64_t rows, int64_t dim, const Tensor& key_cache,
+                           const Tensor& value_cache, const Tensor& input_pos,
+                           SdpaNarrowFn narrow) {
+  if (batch * kv_heads * rows * dim == 0) return;
+  const int64_t* pos = input_pos.const_data_ptr<int64_t>();
+  const int64_t pos_stride = input_pos.strides()[0];
+  const bool half = key_cache.scalar_type() == ScalarType::kHalf;
+  const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t g = 0; g < kv_heads; ++g) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t p = pos[i * pos_stride];
+        if (half) {
+          narrow(row_of(key, b, g, i), cache_row<uint16_t>(key_cache, b, g, p), dim);
+          narrow(row_of(value, b, g, i), cache_row<uint16_t>(value_cache, b, g, p), dim);
+          continue;
+        }
+        // memmove: a caller may pass rows that view the cache itself.
+        std::memmove(cache_row<float>(key_cache, b, g, p), row_of(key, b, g, i), row_bytes);
+        std::memmove(cache_row<float>(value_cache, b, g, p), row_of(value, b, g, i), row_bytes);
+      }
+    }
+  }
+}
+
+}  // namespace torchlight::llm
