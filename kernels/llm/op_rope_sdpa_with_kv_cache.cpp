@@ -28,7 +28,6 @@ namespace {
 
 using portable::NamedTensor;
 
-constexpr size_t kRank = kSdpaRank;
 // Pair rotations per thread-pool chunk, at least (whole positions), as rope's.
 constexpr int64_t kMinChunkPairs = 4096;
 
@@ -68,31 +67,13 @@ Status check_table(const NamedTensor& table, SizesType rows, SizesType pairs) {
 // Every run, before anything is written. On success the input_pos values
 // lie in [0, S).
 Status check_shapes(const Args& a) {
-  const SizesType batch = a.query.tensor.size(0);
   const SizesType rows = a.query.tensor.size(1);
-  const SizesType q_heads = a.query.tensor.size(2);
   const SizesType dim = a.query.tensor.size(3);
-  const SizesType kv_heads = a.key_cache.tensor.size(1);
-  const SizesType cache_len = a.key_cache.tensor.size(2);
-  TL_RETURN_IF_ERROR(sdpa_check_counts(a, q_heads, rows));
   TL_CHECK_OR_RETURN(dim % 2 == 0, Error::kInvalidArgument,
                      "query has head size D = %d, expected an even size (the rotary embedding "
                      "turns pairs)",
                      dim);
-  const SizesType step_shape[kRank] = {batch, rows, kv_heads, dim};
-  const SizesType cache_shape[kRank] = {batch, kv_heads, cache_len, dim};
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key, step_shape,
-                                      "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value, step_shape,
-                                      "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache"));
-  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
-                     "argument 'input_pos' has %d positions, expected T = %d (dimension 1 of "
-                     "query)",
-                     a.input_pos.tensor.size(0), rows);
+  TL_RETURN_IF_ERROR(sdpa_check_shapes(a, SdpaLayout::kRowsFirst));
   TL_RETURN_IF_ERROR(check_table(a.cos, rows, dim / 2));
   TL_RETURN_IF_ERROR(check_table(a.sin, rows, dim / 2));
   for (const NamedTensor* t : {&a.cos, &a.sin}) TL_RETURN_IF_ERROR(portable::check_has_data(*t));

@@ -34,6 +34,9 @@ using sdpa_test::positions;
 using sdpa_test::random_values;
 using sdpa_test::ReferenceCache;
 using sdpa_test::Shape;
+using sdpa_test::stale_caches;
+using sdpa_test::StaleCaches;
+using sdpa_test::expect_out_near;
 using sdpa_test::to_doubles;
 
 constexpr const char* kOp = "torchlight::rope_sdpa_with_kv_cache.out";
@@ -102,13 +105,11 @@ class RopeAttention {
  public:
   RopeAttention(Shape shape, uint64_t seed, Layout step_layout = {})
       : shape_(shape), seed_(seed), step_layout_(std::move(step_layout)) {
-    const Shape& s = shape;
-    key_cache_ = std::make_unique<TestTensor>(kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-                                              random_values(numel(s.b, s.hkv, s.s, s.d), seed + 1));
-    value_cache_ = std::make_unique<TestTensor>(
-        kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-        random_values(numel(s.b, s.hkv, s.s, s.d), seed + 2));
-    reference_ = ReferenceCache{s, key_cache_->values(), value_cache_->values()};
+    // Stale cache contents: the kernel must overwrite or ignore them.
+    StaleCaches caches = stale_caches(shape, seed);
+    key_cache_ = std::move(caches.key);
+    value_cache_ = std::move(caches.value);
+    reference_ = std::move(caches.reference);
   }
 
   void step_and_check(const std::vector<int64_t>& pos, EValue scale, double tolerance = 2e-5) {
@@ -146,11 +147,8 @@ class RopeAttention {
         rotate_to_bhtd(k, s.b, s.t, s.hkv, s.d, cos_values, sin_values),
         to_bhtd(v, s.b, s.t, s.hkv, s.d), pos, scale_value);
     const std::vector<double> actual = to_bhtd(out.values(), s.b, s.t, s.hq, s.d);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t i = 0; i < actual.size(); ++i) {
-      ASSERT_NEAR(actual[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i])))
-          << "out element " << i << " ([B, H, T, D] order) of call " << calls_;
-    }
+    expect_out_near(actual, expected, tolerance, calls_);
+    if (::testing::Test::HasFatalFailure()) return;
     // Keys rotated in float32 against double (|x| < 1: within 2^-23 or so);
     // values copied exactly; every other row untouched.
     const std::vector<double> keys = key_cache_->values();

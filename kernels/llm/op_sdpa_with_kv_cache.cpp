@@ -31,8 +31,6 @@ namespace {
 
 using portable::NamedTensor;
 
-constexpr size_t kRank = kSdpaRank;
-
 using Args = SdpaArgs;
 
 Args args_of(Span<EValue*> args) { return sdpa_args_of(args, 7); }
@@ -41,27 +39,7 @@ Args args_of(Span<EValue*> args) { return sdpa_args_of(args, 7); }
 // may change between runs). On success the input_pos values are known to
 // lie in [0, S).
 Status check_shapes(const Args& a) {
-  const SizesType batch = a.query.tensor.size(0);
-  const SizesType q_heads = a.query.tensor.size(1);
-  const SizesType rows = a.query.tensor.size(2);
-  const SizesType dim = a.query.tensor.size(3);
-  const SizesType kv_heads = a.key_cache.tensor.size(1);
-  const SizesType cache_len = a.key_cache.tensor.size(2);
-  TL_RETURN_IF_ERROR(sdpa_check_counts(a, q_heads, rows));
-  const SizesType step_shape[kRank] = {batch, kv_heads, rows, dim};
-  const SizesType cache_shape[kRank] = {batch, kv_heads, cache_len, dim};
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key, step_shape,
-                                      "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value, step_shape,
-                                      "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
-  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
-                     "argument 'input_pos' has %d positions, expected T = %d (dimension 2 of "
-                     "query)",
-                     a.input_pos.tensor.size(0), rows);
+  TL_RETURN_IF_ERROR(sdpa_check_shapes(a, SdpaLayout::kHeadsFirst));
   return sdpa_check_data_and_positions(a);
 }
 

@@ -39,6 +39,9 @@ using sdpa_test::positions;
 using sdpa_test::random_values;
 using sdpa_test::ReferenceCache;
 using sdpa_test::Shape;
+using sdpa_test::stale_caches;
+using sdpa_test::StaleCaches;
+using sdpa_test::expect_out_near;
 using sdpa_test::to_doubles;
 
 constexpr const char* kOp = "torchlight::sdpa_with_kv_cache.out";
@@ -52,14 +55,11 @@ class Attention {
   Attention(Shape shape, uint64_t seed, Layout query_layout = {}, Layout out_layout = {})
       : shape_(shape), seed_(seed), query_layout_(std::move(query_layout)),
         out_layout_(std::move(out_layout)) {
-    const Shape& s = shape;
     // Stale cache contents: the kernel must overwrite or ignore them.
-    key_cache_ = std::make_unique<TestTensor>(kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-                                              random_values(numel(s.b, s.hkv, s.s, s.d), seed + 1));
-    value_cache_ = std::make_unique<TestTensor>(
-        kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-        random_values(numel(s.b, s.hkv, s.s, s.d), seed + 2));
-    reference_ = ReferenceCache{s, key_cache_->values(), value_cache_->values()};
+    StaleCaches caches = stale_caches(shape, seed);
+    key_cache_ = std::move(caches.key);
+    value_cache_ = std::move(caches.value);
+    reference_ = std::move(caches.reference);
   }
 
   static size_t numel(int a, int b, int c, int d) { return static_cast<size_t>(a) * b * c * d; }
@@ -95,11 +95,8 @@ class Attention {
                                                      scale.scalar_as_double()));
     const std::vector<double> expected = reference_.step(q, k, v, pos, scale_value);
     const std::vector<double> actual = out.values();
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t i = 0; i < actual.size(); ++i) {
-      ASSERT_NEAR(actual[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i])))
-          << "out element " << i << " of call " << calls_;
-    }
+    expect_out_near(actual, expected, tolerance, calls_);
+    if (::testing::Test::HasFatalFailure()) return;
     // Caches: the new rows exactly, every other row untouched.
     EXPECT_EQ(key_cache_->values(), reference_.keys) << "key_cache after call " << calls_;
     EXPECT_EQ(value_cache_->values(), reference_.values) << "value_cache after call " << calls_;

@@ -94,7 +94,12 @@ Status sdpa_check_static(const SdpaArgs& a, const char* query_shape, const char*
   return Error::kOk;
 }
 
-Status sdpa_check_counts(const SdpaArgs& a, SizesType q_heads, SizesType rows) {
+Status sdpa_check_shapes(const SdpaArgs& a, SdpaLayout layout) {
+  const bool heads_first = layout == SdpaLayout::kHeadsFirst;
+  const SizesType batch = a.query.tensor.size(0);
+  const SizesType q_heads = a.query.tensor.size(heads_first ? 1 : 2);
+  const SizesType rows = a.query.tensor.size(heads_first ? 2 : 1);
+  const SizesType dim = a.query.tensor.size(3);
   const SizesType kv_heads = a.key_cache.tensor.size(1);
   const SizesType cache_len = a.key_cache.tensor.size(2);
   TL_CHECK_OR_RETURN(kv_heads > 0, Error::kInvalidArgument,
@@ -107,6 +112,23 @@ Status sdpa_check_counts(const SdpaArgs& a, SizesType q_heads, SizesType rows) {
   TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
                      "query has T = %d rows, more than the S = %d positions of key_cache", rows,
                      cache_len);
+  const SizesType cache_shape[kSdpaRank] = {batch, kv_heads, cache_len, dim};
+  const char* cache_meaning = "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache";
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape, cache_meaning));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape, cache_meaning));
+  const SizesType heads_first_shape[kSdpaRank] = {batch, kv_heads, rows, dim};
+  const SizesType rows_first_shape[kSdpaRank] = {batch, rows, kv_heads, dim};
+  const char* step_meaning = heads_first
+                                 ? "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"
+                                 : "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache";
+  for (const NamedTensor* t : {&a.key, &a.value}) {
+    TL_RETURN_IF_ERROR(
+        sdpa_check_shape(*t, heads_first ? heads_first_shape : rows_first_shape, step_meaning));
+  }
+  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
+                     "argument 'input_pos' has %d positions, expected T = %d (dimension %d of "
+                     "query)",
+                     a.input_pos.tensor.size(0), rows, heads_first ? 2 : 1);
   return Error::kOk;
 }
 

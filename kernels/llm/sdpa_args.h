@@ -36,10 +36,18 @@ SdpaArgs sdpa_args_of(Span<EValue*> args, size_t out_index);
 /// innermost (out is resized, its strides recomputed from it).
 Status sdpa_check_static(const SdpaArgs& a, const char* query_shape, const char* step_shape);
 
-/// Every run: Hkv > 0 (checked first: the rest divides by it), Hq a
-/// multiple of Hkv, T <= S; then D dense in every tensor, data present, and
-/// every input_pos in [0, S). Shapes are the caller's.
-Status sdpa_check_counts(const SdpaArgs& a, SizesType q_heads, SizesType rows);
+/// How query, key, value and out order their heads and rows.
+enum class SdpaLayout {
+  kHeadsFirst,  // [B, H, T, D] (sdpa_with_kv_cache)
+  kRowsFirst,   // [B, T, H, D] (rope_sdpa_with_kv_cache)
+};
+
+/// Every run, before anything is written: Hkv > 0 (first: the rest divides
+/// by it), Hq a multiple of Hkv, T <= S, the caches [B, Hkv, S, D] and key,
+/// value [B, Hkv, T, D] or [B, T, Hkv, D] against query and key_cache,
+/// input_pos [T]; then D dense in every tensor, data present, and every
+/// input_pos in [0, S).
+Status sdpa_check_shapes(const SdpaArgs& a, SdpaLayout layout);
 Status sdpa_check_data_and_positions(const SdpaArgs& a);
 
 /// kInvalidType naming `t` unless its dtype is `expected`.
