@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "extension/threadpool/threadpool.h"
 #include "kernels/portable/test/test_tensor.h"
 
 namespace torchlight::llm {
@@ -124,6 +125,13 @@ inline StaleCaches stale_caches(const Shape& s, uint64_t seed) {
   c.reference = ReferenceCache{s, c.key->values(), c.value->values()};
   return c;
 }
+
+/// Value tests run with 1 and 2 pool threads (the parameter).
+class PoolThreadsTest : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override { threadpool::set_num_threads(GetParam()); }
+  void TearDown() override { threadpool::set_num_threads(0); }
+};
 
 /// Each out element within `tolerance` (relative above 1) of the reference.
 inline void expect_out_near(const std::vector<double>& actual, const std::vector<double>& expected,
