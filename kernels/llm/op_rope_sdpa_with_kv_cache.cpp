@@ -28,28 +28,17 @@ namespace {
 
 using portable::NamedTensor;
 
-constexpr size_t kRank = kSdpaRank;
 // Pair rotations per thread-pool chunk, at least (whole positions), as rope's.
 constexpr int64_t kMinChunkPairs = 4096;
 
-struct Args {
-  NamedTensor query;
-  NamedTensor key;
-  NamedTensor value;
-  NamedTensor key_cache;
-  NamedTensor value_cache;
-  NamedTensor input_pos;
+// The operator's arguments: SdpaArgs' and the rotation tables.
+struct Args : SdpaArgs {
   NamedTensor cos;
   NamedTensor sin;
-  NamedTensor out;
 };
 
 Args args_of(Span<EValue*> args) {
-  return Args{{args[0]->to_tensor(), "query"},       {args[1]->to_tensor(), "key"},
-              {args[2]->to_tensor(), "value"},       {args[3]->to_tensor(), "key_cache"},
-              {args[4]->to_tensor(), "value_cache"}, {args[5]->to_tensor(), "input_pos"},
-              {args[6]->to_tensor(), "cos"},         {args[7]->to_tensor(), "sin"},
-              {args[9]->to_tensor(), "out"}};
+  return Args{sdpa_args_of(args, 9), {args[6]->to_tensor(), "cos"}, {args[7]->to_tensor(), "sin"}};
 }
 
 // Floats of scratch: the rotated query, then the rotated key.
@@ -59,25 +48,11 @@ size_t scratch_floats(const Args& a) {
 
 // Dtypes, ranks and out's dim order: what cannot change between runs.
 Status check_static(const Args& a) {
-  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.cos, &a.sin, &a.out}) {
+  TL_RETURN_IF_ERROR(sdpa_check_static(a, "[B, T, Hq, D]", "[B, T, Hkv, D]"));
+  for (const NamedTensor* t : {&a.cos, &a.sin}) {
     TL_RETURN_IF_ERROR(sdpa_check_dtype(*t, ScalarType::kFloat));
+    TL_RETURN_IF_ERROR(portable::check_rank(*t, 2, "[T, D / 2]"));
   }
-  TL_RETURN_IF_ERROR(sdpa_check_cache_dtypes(a.key_cache, a.value_cache));
-  TL_RETURN_IF_ERROR(sdpa_check_dtype(a.input_pos, ScalarType::kLong));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.query, kRank, "[B, T, Hq, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.key, kRank, "[B, T, Hkv, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.value, kRank, "[B, T, Hkv, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.key_cache, kRank, "[B, Hkv, S, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.value_cache, kRank, "[B, Hkv, S, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.input_pos, 1, "[T]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.cos, 2, "[T, D / 2]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.sin, 2, "[T, D / 2]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.out, kRank, "[B, T, Hq, D]"));
-  TL_CHECK_OR_RETURN(a.out.tensor.size(kRank - 1) <= 1 ||
-                         a.out.tensor.dim_order()[kRank - 1] == kRank - 1,
-                     Error::kInvalidArgument,
-                     "argument 'out' has dim order ending in %d, expected 3 (D innermost)",
-                     a.out.tensor.dim_order()[kRank - 1]);
   return Error::kOk;
 }
 
@@ -92,50 +67,17 @@ Status check_table(const NamedTensor& table, SizesType rows, SizesType pairs) {
 // Every run, before anything is written. On success the input_pos values
 // lie in [0, S).
 Status check_shapes(const Args& a) {
-  const SizesType batch = a.query.tensor.size(0);
   const SizesType rows = a.query.tensor.size(1);
-  const SizesType q_heads = a.query.tensor.size(2);
   const SizesType dim = a.query.tensor.size(3);
-  const SizesType kv_heads = a.key_cache.tensor.size(1);
-  const SizesType cache_len = a.key_cache.tensor.size(2);
-  TL_CHECK_OR_RETURN(kv_heads > 0, Error::kInvalidArgument,
-                     "argument 'key_cache' has 0 key/value heads (dimension 1), expected at "
-                     "least 1");
   TL_CHECK_OR_RETURN(dim % 2 == 0, Error::kInvalidArgument,
                      "query has head size D = %d, expected an even size (the rotary embedding "
                      "turns pairs)",
                      dim);
-  const SizesType step_shape[kRank] = {batch, rows, kv_heads, dim};
-  const SizesType cache_shape[kRank] = {batch, kv_heads, cache_len, dim};
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key, step_shape,
-                                      "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value, step_shape,
-                                      "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache"));
-  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
-                     "argument 'input_pos' has %d positions, expected T = %d (dimension 1 of "
-                     "query)",
-                     a.input_pos.tensor.size(0), rows);
+  TL_RETURN_IF_ERROR(sdpa_check_shapes(a, SdpaLayout::kRowsFirst));
   TL_RETURN_IF_ERROR(check_table(a.cos, rows, dim / 2));
   TL_RETURN_IF_ERROR(check_table(a.sin, rows, dim / 2));
-  TL_CHECK_OR_RETURN(q_heads % kv_heads == 0, Error::kInvalidArgument,
-                     "query has %d heads, which is not a multiple of the %d key/value heads of "
-                     "key_cache",
-                     q_heads, kv_heads);
-  TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
-                     "query has T = %d rows, more than the S = %d positions of key_cache", rows,
-                     cache_len);
-  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
-    TL_RETURN_IF_ERROR(sdpa_check_last_dim_dense(*t));
-  }
-  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache,
-                               &a.input_pos, &a.cos, &a.sin}) {
-    TL_RETURN_IF_ERROR(portable::check_has_data(*t));
-  }
-  return sdpa_check_positions(a.input_pos, cache_len);
+  for (const NamedTensor* t : {&a.cos, &a.sin}) TL_RETURN_IF_ERROR(portable::check_has_data(*t));
+  return sdpa_check_data_and_positions(a);
 }
 
 // One head's D = 2P values rotated pair by pair: (x0 c - x1 s, x0 s + x1 c),

@@ -34,6 +34,9 @@ using sdpa_test::positions;
 using sdpa_test::random_values;
 using sdpa_test::ReferenceCache;
 using sdpa_test::Shape;
+using sdpa_test::stale_caches;
+using sdpa_test::StaleCaches;
+using sdpa_test::expect_out_near;
 using sdpa_test::to_doubles;
 
 constexpr const char* kOp = "torchlight::rope_sdpa_with_kv_cache.out";
@@ -102,19 +105,14 @@ class RopeAttention {
  public:
   RopeAttention(Shape shape, uint64_t seed, Layout step_layout = {})
       : shape_(shape), seed_(seed), step_layout_(std::move(step_layout)) {
-    const Shape& s = shape;
-    key_cache_ = std::make_unique<TestTensor>(kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-                                              random_values(numel(s.b, s.hkv, s.s, s.d), seed + 1));
-    value_cache_ = std::make_unique<TestTensor>(
-        kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-        random_values(numel(s.b, s.hkv, s.s, s.d), seed + 2));
-    reference_ = ReferenceCache{s, key_cache_->values(), value_cache_->values()};
+    // Stale cache contents: the kernel must overwrite or ignore them.
+    caches_ = stale_caches(shape, seed);
   }
 
   void step_and_check(const std::vector<int64_t>& pos, EValue scale, double tolerance = 2e-5) {
     Shape& s = shape_;
     s.t = static_cast<int>(pos.size());
-    reference_.shape.t = s.t;
+    caches_.reference.shape.t = s.t;
     ++calls_;
     const uint64_t seed = seed_ * 31 + calls_ * 5;
     const std::vector<double> q = random_values(numel(s.b, s.t, s.hq, s.d), seed);
@@ -130,7 +128,7 @@ class RopeAttention {
     TestTensor sin(kF32, {s.t, s.d / 2}, sin_values);
     TestTensor out(kF32, {s.b, s.t, s.hq, s.d});
     KernelArgs args{query.evalue(),       key.evalue(),   value.evalue(),
-                    key_cache_->evalue(), value_cache_->evalue(), input_pos.evalue(),
+                    caches_.key->evalue(), caches_.value->evalue(), input_pos.evalue(),
                     cos.evalue(),         sin.evalue(),   scale,
                     out.evalue(),         EValue()};
     const Status status = run_kernel(&rope_sdpa_with_kv_cache_out, kOp, args);
@@ -141,23 +139,20 @@ class RopeAttention {
     const double scale_value = scale.is_none() ? 1.0 / std::sqrt(static_cast<double>(s.d))
                                                : static_cast<double>(static_cast<float>(
                                                      scale.scalar_as_double()));
-    const std::vector<double> expected = reference_.step(
+    const std::vector<double> expected = caches_.reference.step(
         rotate_to_bhtd(q, s.b, s.t, s.hq, s.d, cos_values, sin_values),
         rotate_to_bhtd(k, s.b, s.t, s.hkv, s.d, cos_values, sin_values),
         to_bhtd(v, s.b, s.t, s.hkv, s.d), pos, scale_value);
     const std::vector<double> actual = to_bhtd(out.values(), s.b, s.t, s.hq, s.d);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t i = 0; i < actual.size(); ++i) {
-      ASSERT_NEAR(actual[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i])))
-          << "out element " << i << " ([B, H, T, D] order) of call " << calls_;
-    }
+    expect_out_near(actual, expected, tolerance, calls_);
+    if (::testing::Test::HasFatalFailure()) return;
     // Keys rotated in float32 against double (|x| < 1: within 2^-23 or so);
     // values copied exactly; every other row untouched.
-    const std::vector<double> keys = key_cache_->values();
+    const std::vector<double> keys = caches_.key->values();
     for (size_t i = 0; i < keys.size(); ++i) {
-      ASSERT_NEAR(keys[i], reference_.keys[i], 1e-6) << "key_cache element " << i;
+      ASSERT_NEAR(keys[i], caches_.reference.keys[i], 1e-6) << "key_cache element " << i;
     }
-    EXPECT_EQ(value_cache_->values(), reference_.values) << "value_cache after call " << calls_;
+    EXPECT_EQ(caches_.value->values(), caches_.reference.values) << "value_cache after call " << calls_;
   }
 
  private:
@@ -174,16 +169,10 @@ class RopeAttention {
   uint64_t seed_;
   Layout step_layout_;
   int calls_ = 0;
-  std::unique_ptr<TestTensor> key_cache_;
-  std::unique_ptr<TestTensor> value_cache_;
-  ReferenceCache reference_;
+  StaleCaches caches_;
 };
 
-class RopeSdpaTest : public ::testing::TestWithParam<size_t> {
- protected:
-  void SetUp() override { threadpool::set_num_threads(GetParam()); }
-  void TearDown() override { threadpool::set_num_threads(0); }
-};
+class RopeSdpaTest : public sdpa_test::PoolThreadsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Threads, RopeSdpaTest, ::testing::Values(size_t{1}, size_t{2}),
                          [](const auto& info) { return "threads" + std::to_string(info.param); });

@@ -31,91 +31,16 @@ namespace {
 
 using portable::NamedTensor;
 
-constexpr size_t kRank = kSdpaRank;
+using Args = SdpaArgs;
 
-struct Args {
-  NamedTensor query;
-  NamedTensor key;
-  NamedTensor value;
-  NamedTensor key_cache;
-  NamedTensor value_cache;
-  NamedTensor input_pos;
-  NamedTensor out;
-};
-
-Args args_of(Span<EValue*> args) {
-  return Args{{args[0]->to_tensor(), "query"},       {args[1]->to_tensor(), "key"},
-              {args[2]->to_tensor(), "value"},       {args[3]->to_tensor(), "key_cache"},
-              {args[4]->to_tensor(), "value_cache"}, {args[5]->to_tensor(), "input_pos"},
-              {args[7]->to_tensor(), "out"}};
-}
-
-// The checks of the contract that do not depend on run-time shapes or
-// values: dtypes, ranks, and out's dim order (out is resized, its strides
-// recomputed from it). The prepare step runs them once, at load.
-Status check_static(const Args& a) {
-  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.out}) {
-    TL_RETURN_IF_ERROR(sdpa_check_dtype(*t, ScalarType::kFloat));
-  }
-  TL_RETURN_IF_ERROR(sdpa_check_cache_dtypes(a.key_cache, a.value_cache));
-  TL_RETURN_IF_ERROR(sdpa_check_dtype(a.input_pos, ScalarType::kLong));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.query, kRank, "[B, Hq, T, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.key, kRank, "[B, Hkv, T, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.value, kRank, "[B, Hkv, T, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.key_cache, kRank, "[B, Hkv, S, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.value_cache, kRank, "[B, Hkv, S, D]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.input_pos, 1, "[T]"));
-  TL_RETURN_IF_ERROR(portable::check_rank(a.out, kRank, "[B, Hq, T, D]"));
-  TL_CHECK_OR_RETURN(a.out.tensor.size(kRank - 1) <= 1 ||
-                         a.out.tensor.dim_order()[kRank - 1] == kRank - 1,
-                     Error::kInvalidArgument,
-                     "argument 'out' has dim order ending in %d, expected 3 (D innermost)",
-                     a.out.tensor.dim_order()[kRank - 1]);
-  return Error::kOk;
-}
+Args args_of(Span<EValue*> args) { return sdpa_args_of(args, 7); }
 
 // The rest of the contract, on every run before anything is written (sizes
 // may change between runs). On success the input_pos values are known to
 // lie in [0, S).
 Status check_shapes(const Args& a) {
-  const SizesType batch = a.query.tensor.size(0);
-  const SizesType q_heads = a.query.tensor.size(1);
-  const SizesType rows = a.query.tensor.size(2);
-  const SizesType dim = a.query.tensor.size(3);
-  const SizesType kv_heads = a.key_cache.tensor.size(1);
-  const SizesType cache_len = a.key_cache.tensor.size(2);
-  TL_CHECK_OR_RETURN(kv_heads > 0, Error::kInvalidArgument,
-                     "argument 'key_cache' has 0 key/value heads (dimension 1), expected at "
-                     "least 1");
-  const SizesType step_shape[kRank] = {batch, kv_heads, rows, dim};
-  const SizesType cache_shape[kRank] = {batch, kv_heads, cache_len, dim};
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape,
-                                      "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key, step_shape,
-                                      "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
-  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value, step_shape,
-                                      "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"));
-  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
-                     "argument 'input_pos' has %d positions, expected T = %d (dimension 2 of "
-                     "query)",
-                     a.input_pos.tensor.size(0), rows);
-  TL_CHECK_OR_RETURN(q_heads % kv_heads == 0, Error::kInvalidArgument,
-                     "query has %d heads, which is not a multiple of the %d key/value heads of "
-                     "key_cache",
-                     q_heads, kv_heads);
-  TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
-                     "query has T = %d rows, more than the S = %d positions of key_cache", rows,
-                     cache_len);
-  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
-    TL_RETURN_IF_ERROR(sdpa_check_last_dim_dense(*t));
-  }
-  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache,
-                               &a.input_pos}) {
-    TL_RETURN_IF_ERROR(portable::check_has_data(*t));
-  }
-  return sdpa_check_positions(a.input_pos, cache_len);
+  TL_RETURN_IF_ERROR(sdpa_check_shapes(a, SdpaLayout::kHeadsFirst));
+  return sdpa_check_data_and_positions(a);
 }
 
 // The contract's step 1, from [B, Hkv, T, D] key and value tensors.
@@ -133,7 +58,8 @@ void write_cache_rows(const Args& a, SdpaNarrowFn narrow) {
 }  // namespace
 
 Status sdpa_with_kv_cache_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
-  TL_RETURN_IF_ERROR(check_static(args_of(args)));
+  // The checks that do not depend on run-time shapes or values, once at load.
+  TL_RETURN_IF_ERROR(sdpa_check_static(args_of(args), "[B, Hq, T, D]", "[B, Hkv, T, D]"));
   call->state = &sdpa_variants()[0];  // The fastest build this CPU runs.
   return Error::kOk;
 }

@@ -39,6 +39,9 @@ using sdpa_test::positions;
 using sdpa_test::random_values;
 using sdpa_test::ReferenceCache;
 using sdpa_test::Shape;
+using sdpa_test::stale_caches;
+using sdpa_test::StaleCaches;
+using sdpa_test::expect_out_near;
 using sdpa_test::to_doubles;
 
 constexpr const char* kOp = "torchlight::sdpa_with_kv_cache.out";
@@ -52,14 +55,8 @@ class Attention {
   Attention(Shape shape, uint64_t seed, Layout query_layout = {}, Layout out_layout = {})
       : shape_(shape), seed_(seed), query_layout_(std::move(query_layout)),
         out_layout_(std::move(out_layout)) {
-    const Shape& s = shape;
     // Stale cache contents: the kernel must overwrite or ignore them.
-    key_cache_ = std::make_unique<TestTensor>(kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-                                              random_values(numel(s.b, s.hkv, s.s, s.d), seed + 1));
-    value_cache_ = std::make_unique<TestTensor>(
-        kF32, std::vector<SizesType>{s.b, s.hkv, s.s, s.d},
-        random_values(numel(s.b, s.hkv, s.s, s.d), seed + 2));
-    reference_ = ReferenceCache{s, key_cache_->values(), value_cache_->values()};
+    caches_ = stale_caches(shape, seed);
   }
 
   static size_t numel(int a, int b, int c, int d) { return static_cast<size_t>(a) * b * c * d; }
@@ -70,7 +67,7 @@ class Attention {
                       double query_amplitude = 1.0) {
     Shape& s = shape_;
     s.t = static_cast<int>(pos.size());
-    reference_.shape.t = s.t;
+    caches_.reference.shape.t = s.t;
     ++calls_;
     const std::vector<double> q =
         random_values(numel(s.b, s.hq, s.t, s.d), seed_ * 31 + calls_ * 3, query_amplitude);
@@ -83,7 +80,7 @@ class Attention {
     TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
     TestTensor out(kF32, {s.b, s.hq, s.t, s.d}, {}, out_layout_);
     KernelArgs args{query.evalue(),      key.evalue(),       value.evalue(),
-                    key_cache_->evalue(), value_cache_->evalue(), input_pos.evalue(),
+                    caches_.key->evalue(), caches_.value->evalue(), input_pos.evalue(),
                     scale,               out.evalue(),       EValue()};
     const Status status = run_kernel(&sdpa_with_kv_cache_out, kOp, args);
     ASSERT_TRUE(status.ok()) << status.message();
@@ -93,21 +90,18 @@ class Attention {
     const double scale_value = scale.is_none() ? 1.0 / std::sqrt(static_cast<double>(s.d))
                                                : static_cast<double>(static_cast<float>(
                                                      scale.scalar_as_double()));
-    const std::vector<double> expected = reference_.step(q, k, v, pos, scale_value);
+    const std::vector<double> expected = caches_.reference.step(q, k, v, pos, scale_value);
     const std::vector<double> actual = out.values();
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t i = 0; i < actual.size(); ++i) {
-      ASSERT_NEAR(actual[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i])))
-          << "out element " << i << " of call " << calls_;
-    }
+    expect_out_near(actual, expected, tolerance, calls_);
+    if (::testing::Test::HasFatalFailure()) return;
     // Caches: the new rows exactly, every other row untouched.
-    EXPECT_EQ(key_cache_->values(), reference_.keys) << "key_cache after call " << calls_;
-    EXPECT_EQ(value_cache_->values(), reference_.values) << "value_cache after call " << calls_;
+    EXPECT_EQ(caches_.key->values(), caches_.reference.keys) << "key_cache after call " << calls_;
+    EXPECT_EQ(caches_.value->values(), caches_.reference.values) << "value_cache after call " << calls_;
   }
 
-  TestTensor& key_cache() { return *key_cache_; }
-  TestTensor& value_cache() { return *value_cache_; }
-  ReferenceCache& reference() { return reference_; }
+  TestTensor& key_cache() { return *caches_.key; }
+  TestTensor& value_cache() { return *caches_.value; }
+  ReferenceCache& reference() { return caches_.reference; }
 
  private:
   Shape shape_;
@@ -115,18 +109,12 @@ class Attention {
   Layout query_layout_;
   Layout out_layout_;
   int calls_ = 0;
-  std::unique_ptr<TestTensor> key_cache_;
-  std::unique_ptr<TestTensor> value_cache_;
-  ReferenceCache reference_;
+  StaleCaches caches_;
 };
 
 // Every value test runs with 1 and 2 pool threads. (Calls under about 32K
 // multiply-adds run on the calling thread; most shapes here are above that.)
-class SdpaTest : public ::testing::TestWithParam<size_t> {
- protected:
-  void SetUp() override { threadpool::set_num_threads(GetParam()); }
-  void TearDown() override { threadpool::set_num_threads(0); }
-};
+class SdpaTest : public sdpa_test::PoolThreadsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Threads, SdpaTest, ::testing::Values(size_t{1}, size_t{2}),
                          [](const auto& info) { return "threads" + std::to_string(info.param); });

@@ -66,6 +66,83 @@ Status sdpa_check_positions(const NamedTensor& input_pos, SizesType cache_len) {
   return Error::kOk;
 }
 
+SdpaArgs sdpa_args_of(Span<EValue*> args, size_t out_index) {
+  return SdpaArgs{{args[0]->to_tensor(), "query"},       {args[1]->to_tensor(), "key"},
+                  {args[2]->to_tensor(), "value"},       {args[3]->to_tensor(), "key_cache"},
+                  {args[4]->to_tensor(), "value_cache"}, {args[5]->to_tensor(), "input_pos"},
+                  {args[out_index]->to_tensor(), "out"}};
+}
+
+Status sdpa_check_static(const SdpaArgs& a, const char* query_shape, const char* step_shape) {
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.out}) {
+    TL_RETURN_IF_ERROR(sdpa_check_dtype(*t, ScalarType::kFloat));
+  }
+  TL_RETURN_IF_ERROR(sdpa_check_cache_dtypes(a.key_cache, a.value_cache));
+  TL_RETURN_IF_ERROR(sdpa_check_dtype(a.input_pos, ScalarType::kLong));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.query, kSdpaRank, query_shape));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.key, kSdpaRank, step_shape));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.value, kSdpaRank, step_shape));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.key_cache, kSdpaRank, "[B, Hkv, S, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.value_cache, kSdpaRank, "[B, Hkv, S, D]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.input_pos, 1, "[T]"));
+  TL_RETURN_IF_ERROR(portable::check_rank(a.out, kSdpaRank, query_shape));
+  TL_CHECK_OR_RETURN(a.out.tensor.size(kSdpaRank - 1) <= 1 ||
+                         a.out.tensor.dim_order()[kSdpaRank - 1] == kSdpaRank - 1,
+                     Error::kInvalidArgument,
+                     "argument 'out' has dim order ending in %d, expected 3 (D innermost)",
+                     a.out.tensor.dim_order()[kSdpaRank - 1]);
+  return Error::kOk;
+}
+
+Status sdpa_check_shapes(const SdpaArgs& a, SdpaLayout layout) {
+  const bool heads_first = layout == SdpaLayout::kHeadsFirst;
+  const SizesType batch = a.query.tensor.size(0);
+  const SizesType q_heads = a.query.tensor.size(heads_first ? 1 : 2);
+  const SizesType rows = a.query.tensor.size(heads_first ? 2 : 1);
+  const SizesType dim = a.query.tensor.size(3);
+  const SizesType kv_heads = a.key_cache.tensor.size(1);
+  const SizesType cache_len = a.key_cache.tensor.size(2);
+  TL_CHECK_OR_RETURN(kv_heads > 0, Error::kInvalidArgument,
+                     "argument 'key_cache' has 0 key/value heads (dimension 1), expected at "
+                     "least 1");
+  TL_CHECK_OR_RETURN(q_heads % kv_heads == 0, Error::kInvalidArgument,
+                     "query has %d heads, which is not a multiple of the %d key/value heads of "
+                     "key_cache",
+                     q_heads, kv_heads);
+  TL_CHECK_OR_RETURN(rows <= cache_len, Error::kInvalidArgument,
+                     "query has T = %d rows, more than the S = %d positions of key_cache", rows,
+                     cache_len);
+  const SizesType cache_shape[kSdpaRank] = {batch, kv_heads, cache_len, dim};
+  const char* cache_meaning = "[B, Hkv, S, D]: B and D of query, Hkv and S of key_cache";
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.key_cache, cache_shape, cache_meaning));
+  TL_RETURN_IF_ERROR(sdpa_check_shape(a.value_cache, cache_shape, cache_meaning));
+  const SizesType heads_first_shape[kSdpaRank] = {batch, kv_heads, rows, dim};
+  const SizesType rows_first_shape[kSdpaRank] = {batch, rows, kv_heads, dim};
+  const char* step_meaning = heads_first
+                                 ? "[B, Hkv, T, D]: B, T and D of query, Hkv of key_cache"
+                                 : "[B, T, Hkv, D]: B, T and D of query, Hkv of key_cache";
+  for (const NamedTensor* t : {&a.key, &a.value}) {
+    TL_RETURN_IF_ERROR(
+        sdpa_check_shape(*t, heads_first ? heads_first_shape : rows_first_shape, step_meaning));
+  }
+  TL_CHECK_OR_RETURN(a.input_pos.tensor.size(0) == rows, Error::kInvalidArgument,
+                     "argument 'input_pos' has %d positions, expected T = %d (dimension %d of "
+                     "query)",
+                     a.input_pos.tensor.size(0), rows, heads_first ? 2 : 1);
+  return Error::kOk;
+}
+
+Status sdpa_check_data_and_positions(const SdpaArgs& a) {
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache}) {
+    TL_RETURN_IF_ERROR(sdpa_check_last_dim_dense(*t));
+  }
+  for (const NamedTensor* t : {&a.query, &a.key, &a.value, &a.key_cache, &a.value_cache,
+                               &a.input_pos}) {
+    TL_RETURN_IF_ERROR(portable::check_has_data(*t));
+  }
+  return sdpa_check_positions(a.input_pos, a.key_cache.tensor.size(2));
+}
+
 float sdpa_scale_of(const EValue& scale, int64_t head_dim) {
   if (scale.is_none()) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
   return static_cast<float>(scale.to_double());

@@ -15,6 +15,41 @@ namespace torchlight::llm {
 
 constexpr size_t kSdpaRank = 4;
 
+/// The tensor arguments both operators take (out last in the schema).
+struct SdpaArgs {
+  portable::NamedTensor query;
+  portable::NamedTensor key;
+  portable::NamedTensor value;
+  portable::NamedTensor key_cache;
+  portable::NamedTensor value_cache;
+  portable::NamedTensor input_pos;
+  portable::NamedTensor out;
+};
+
+/// args[0..5] and args[out_index] of either operator's argument list.
+SdpaArgs sdpa_args_of(Span<EValue*> args, size_t out_index);
+
+/// The checks that cannot change between runs (the prepare step's):
+/// dtypes (float32 query, key, value, out; float32 or float16 caches;
+/// int64 input_pos), ranks (`query_shape` / `step_shape` name the layout of
+/// query and out / key and value in errors), and out's dim order keeping D
+/// innermost (out is resized, its strides recomputed from it).
+Status sdpa_check_static(const SdpaArgs& a, const char* query_shape, const char* step_shape);
+
+/// How query, key, value and out order their heads and rows.
+enum class SdpaLayout {
+  kHeadsFirst,  // [B, H, T, D] (sdpa_with_kv_cache)
+  kRowsFirst,   // [B, T, H, D] (rope_sdpa_with_kv_cache)
+};
+
+/// Every run, before anything is written: Hkv > 0 (first: the rest divides
+/// by it), Hq a multiple of Hkv, T <= S, the caches [B, Hkv, S, D] and key,
+/// value [B, Hkv, T, D] or [B, T, Hkv, D] against query and key_cache,
+/// input_pos [T]; then D dense in every tensor, data present, and every
+/// input_pos in [0, S).
+Status sdpa_check_shapes(const SdpaArgs& a, SdpaLayout layout);
+Status sdpa_check_data_and_positions(const SdpaArgs& a);
+
 /// kInvalidType naming `t` unless its dtype is `expected`.
 Status sdpa_check_dtype(const portable::NamedTensor& t, ScalarType expected);
 

@@ -8,7 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "extension/threadpool/threadpool.h"
+#include "kernels/portable/test/test_tensor.h"
 
 namespace torchlight::llm {
 namespace sdpa_test {
@@ -99,6 +105,42 @@ inline std::vector<int64_t> positions(int64_t start, int64_t count) {
   std::vector<int64_t> pos;
   for (int64_t i = 0; i < count; ++i) pos.push_back(start + i);
   return pos;
+}
+
+/// Caches of `s` holding stale values (a call must overwrite or ignore
+/// them), float32, and the reference starting from the same values.
+struct StaleCaches {
+  std::unique_ptr<portable::kernel_test::TestTensor> key;
+  std::unique_ptr<portable::kernel_test::TestTensor> value;
+  ReferenceCache reference;
+};
+
+inline StaleCaches stale_caches(const Shape& s, uint64_t seed) {
+  using portable::kernel_test::TestTensor;
+  const std::vector<SizesType> sizes{s.b, s.hkv, s.s, s.d};
+  const size_t n = static_cast<size_t>(s.b) * s.hkv * s.s * s.d;
+  StaleCaches c;
+  c.key = std::make_unique<TestTensor>(ScalarType::kFloat, sizes, random_values(n, seed + 1));
+  c.value = std::make_unique<TestTensor>(ScalarType::kFloat, sizes, random_values(n, seed + 2));
+  c.reference = ReferenceCache{s, c.key->values(), c.value->values()};
+  return c;
+}
+
+/// Value tests run with 1 and 2 pool threads (the parameter).
+class PoolThreadsTest : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override { threadpool::set_num_threads(GetParam()); }
+  void TearDown() override { threadpool::set_num_threads(0); }
+};
+
+/// Each out element within `tolerance` (relative above 1) of the reference.
+inline void expect_out_near(const std::vector<double>& actual, const std::vector<double>& expected,
+                            double tolerance, int call) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i])))
+        << "out element " << i << " of call " << call;
+  }
 }
 
 }  // namespace sdpa_test

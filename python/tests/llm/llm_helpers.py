@@ -49,6 +49,16 @@ def _randomize(model):
 ARCHES = {"gpt": tiny_gpt, "llama": tiny_llama}
 
 
+def run_program_steps(module, tokens: torch.Tensor, steps) -> torch.Tensor:
+    """A loaded program's logits for tokens fed in `steps` ((start, end)
+    pairs: a prefill, then decodes), concatenated along the sequence."""
+    outs = []
+    for a, b in steps:
+        (logits,) = module.run("forward", [tokens[:, a:b], torch.arange(a, b)])
+        outs.append(torch.as_tensor(logits))
+    return torch.cat(outs, dim=1)
+
+
 # A small Llama as params.json (Meta's format) for export_llama -p.
 LLAMA_PARAMS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 320,
                 "multiple_of": 32, "norm_eps": 1e-5}

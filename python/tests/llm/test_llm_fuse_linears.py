@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 import torchlight
-from llm_helpers import MAX_SEQ, VOCAB, tiny_gpt, tiny_llama
+from llm_helpers import MAX_SEQ, VOCAB, run_program_steps, tiny_gpt, tiny_llama
 from torchlight.llm import export_llm
 from torchlight.llm.export_llama import build_model, build_parser
 from torchlight.llm.fuse_linears import concat_linears, fuse_linears
@@ -50,11 +50,7 @@ def _program(model, qmode, fuse):
 
 
 def _run(module, tokens):
-    outs = []
-    for a, b in STEPS:
-        (logits,) = module.run("forward", [tokens[:, a:b], torch.arange(a, b)])
-        outs.append(torch.as_tensor(logits))
-    return torch.cat(outs, dim=1)
+    return run_program_steps(module, tokens, STEPS)
 
 
 def _upstream_steps(forward, tokens):

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import torchlight
-from llm_helpers import MAX_SEQ, VOCAB, tiny_llama
+from llm_helpers import MAX_SEQ, VOCAB, run_program_steps, tiny_llama
 from torchlight.llm import custom_ops, export_llm
 from torchlight.llm.kv_cache import use_float16_kv_caches
 from torchlight.llm.llama import Attention, apply_rope
@@ -58,11 +58,7 @@ def _op_counts(program) -> Counter:
 
 
 def _run(module, tokens):
-    outs = []
-    for a, b in STEPS:
-        (logits,) = module.run("forward", [tokens[:, a:b], torch.arange(a, b)])
-        outs.append(torch.as_tensor(logits))
-    return torch.cat(outs, dim=1)
+    return run_program_steps(module, tokens, STEPS)
 
 
 def _eager(model, tokens):
