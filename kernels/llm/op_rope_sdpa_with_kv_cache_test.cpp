@@ -1,5 +1,5 @@
 // torchlight::rope_sdpa_with_kv_cache.out against the double-precision
-// reference (sdpa_test_reference.h) fed the rotary embedding computed here
+// reference (sdpa_reference_test_util.h) fed the rotary embedding computed here
 // in double: [B, T, H, D] tensors, ordinary and grouped-query attention,
 // decode and prefill, odd head sizes, batches, strided inputs, a prefill
 // then decodes (checking both caches after every call), 1 and 2 threads;
@@ -16,7 +16,7 @@
 
 #include "extension/threadpool/threadpool.h"
 #include "kernels/llm/llm_kernels.h"
-#include "kernels/llm/sdpa_test_reference.h"
+#include "kernels/llm/sdpa_reference_test_util.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 

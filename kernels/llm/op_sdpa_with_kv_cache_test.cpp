@@ -18,7 +18,7 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/llm/sdpa_dispatch.h"
-#include "kernels/llm/sdpa_test_reference.h"
+#include "kernels/llm/sdpa_reference_test_util.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
