@@ -26,8 +26,9 @@ float32 model's attention keeps q, k, v in the [B, T, H, D] layout its linears
 produce and calls torchlight::rope_sdpa_with_kv_cache (rotary embedding,
 cache update and attention in one call; custom_ops.py), so the exported
 program holds no transposes around attention; rope_in_attention=False keeps
-the earlier path (transposes to [B, H, T, D], rope, sdpa_with_kv_cache). forward() has the same two modes as GPT's:
-forward(tokens) without a cache, forward(tokens [1, T], input_pos [T]) with it.
+the earlier path (transposes to [B, H, T, D], rope, sdpa_with_kv_cache).
+forward() has the same two modes as GPT's: forward(tokens) without a cache,
+forward(tokens [1, T], input_pos [T]) with it.
 """
 
 from __future__ import annotations
