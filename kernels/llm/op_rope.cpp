@@ -8,6 +8,7 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/llm/pointwise_args.h"
+#include "kernels/llm/rope_pairs.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/portable/util/tensor_checks.h"
 #include "runtime/core/result.h"
@@ -44,14 +45,7 @@ void rotate_rows(const float* x, const float* cos, const float* sin, float* y, i
   for (int64_t r = begin; r < end; ++r) {
     const float* c = cos + (r % rows_t) * pairs;
     const float* s = sin + (r % rows_t) * pairs;
-    const float* in = x + r * pairs * 2;
-    float* out = y + r * pairs * 2;
-    for (int64_t p = 0; p < pairs; ++p) {
-      const float x0 = in[2 * p];
-      const float x1 = in[2 * p + 1];
-      out[2 * p] = x0 * c[p] - x1 * s[p];
-      out[2 * p + 1] = x0 * s[p] + x1 * c[p];
-    }
+    rotate_pairs(x + r * pairs * 2, c, s, y + r * pairs * 2, pairs);
   }
 }
 

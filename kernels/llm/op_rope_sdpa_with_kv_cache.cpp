@@ -17,6 +17,7 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/llm/pointwise_args.h"
+#include "kernels/llm/rope_pairs.h"
 #include "kernels/llm/sdpa_args.h"
 #include "kernels/llm/sdpa_dispatch.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -80,24 +81,16 @@ Status check_shapes(const Args& a) {
   return sdpa_check_data_and_positions(a);
 }
 
-// One head's D = 2P values rotated pair by pair: (x0 c - x1 s, x0 s + x1 c),
-// rope's arithmetic (op_rope.cpp), so the values equal the rope call's.
-void rotate_head(const float* x, const float* c, const float* s, float* y, int64_t pairs) {
-  for (int64_t p = 0; p < pairs; ++p) {
-    const float x0 = x[2 * p];
-    const float x1 = x[2 * p + 1];
-    y[2 * p] = x0 * c[p] - x1 * s[p];
-    y[2 * p + 1] = x0 * s[p] + x1 * c[p];
-  }
-}
-
 // Heads of one [B, T, H, D] tensor at position (b, t) into dense rows.
 void rotate_heads(const Tensor& x, int64_t b, int64_t t, const float* c, const float* s,
                   float* dst) {
   const auto st = x.strides();
   const float* src = x.const_data_ptr<float>() + b * st[0] + t * st[1];
   const int64_t dim = x.size(3);
-  for (int64_t h = 0; h < x.size(2); ++h) rotate_head(src + h * st[2], c, s, dst + h * dim, dim / 2);
+  // Each head's D = 2P values by rope's own arithmetic, so they equal the rope call's.
+  for (int64_t h = 0; h < x.size(2); ++h) {
+    rotate_pairs(src + h * st[2], c, s, dst + h * dim, dim / 2);
+  }
 }
 
 // rotated_q [B, T, Hq, D] and rotated_k [B, T, Hkv, D], dense, split over
