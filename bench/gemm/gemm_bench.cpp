@@ -48,6 +48,7 @@
 namespace torchlight::bench {
 
 float avx512_fma_loop(int64_t iterations);
+float avx2_fma_loop(int64_t iterations);
 float amx_bf16_loop(int64_t iterations, bool loads);
 
 namespace {
@@ -214,15 +215,19 @@ void run_portable(benchmark::State& state, Shape s) {
 }
 
 #if defined(TL_BENCH_HAVE_AVX512_PEAK)
-void run_peak(benchmark::State& state) {
-  if (!optimized::gemm_isa_supported(GemmIsa::kAvx512)) {
-    state.SkipWithError("no AVX-512");
+// One core's FMA peak at the vector width of `isa` (kAvx512 or kAvx2).
+void run_peak(benchmark::State& state, GemmIsa isa) {
+  if (!optimized::gemm_isa_supported(isa)) {
+    state.SkipWithError(isa == GemmIsa::kAvx512 ? "no AVX-512" : "no AVX2 + FMA");
     return;
   }
   constexpr int64_t kRounds = 1 << 20;
-  for (auto _ : state) benchmark::DoNotOptimize(avx512_fma_loop(kRounds));
-  state.counters["flops"] =
-      benchmark::Counter(768.0 * kRounds, benchmark::Counter::kIsIterationInvariantRate);
+  const bool wide = isa == GemmIsa::kAvx512;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(wide ? avx512_fma_loop(kRounds) : avx2_fma_loop(kRounds));
+  }
+  state.counters["flops"] = benchmark::Counter((wide ? 768.0 : 192.0) * kRounds,
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void run_peak_amx(benchmark::State& state, bool loads) {
@@ -277,7 +282,12 @@ void register_all(const std::vector<Shape>& shapes) {
         ->UseRealTime();
   }
 #if defined(TL_BENCH_HAVE_AVX512_PEAK)
-  benchmark::RegisterBenchmark("peak/avx512_fma/t1", run_peak)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/avx512_fma/t1", [](benchmark::State& st) {
+    run_peak(st, GemmIsa::kAvx512);
+  })->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("peak/avx2_fma/t1", [](benchmark::State& st) {
+    run_peak(st, GemmIsa::kAvx2);
+  })->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("peak/amx_bf16/t1", [](benchmark::State& st) {
     run_peak_amx(st, false);
   })->Unit(benchmark::kMicrosecond);
