@@ -226,12 +226,12 @@ void pack_b_panel_transposed(int64_t depth, const float* w, int64_t ldw, float* 
 static_assert(kMr == 6, "load6 / store6 move a full tile's six columns");
 inline __m256 load6(const float* row) {
   const __m128 lo = _mm_loadu_ps(row);
-  const __m128 hi = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(row + 4)));
+  const __m128 hi = _mm_castsi128_ps(_mm_loadu_si64(row + 4));  // Any alignment.
   return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
 }
 inline void store6(float* row, __m256 x) {
   _mm_storeu_ps(row, _mm256_castps256_ps128(x));
-  _mm_store_sd(reinterpret_cast<double*>(row + 4), _mm_castps_pd(_mm256_extractf128_ps(x, 1)));
+  _mm_storeu_si64(row + 4, _mm_castps_si128(_mm256_extractf128_ps(x, 1)));
 }
 
 // C^T tile from weight rows read in place (see the AVX-512 file): acc[r][v]
