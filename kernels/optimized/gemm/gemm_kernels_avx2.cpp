@@ -221,7 +221,7 @@ void pack_b_panel_transposed(int64_t depth, const float* w, int64_t ldw, float* 
 
 // Lanes [0, 6) of a row of C (a full tile's kMr columns) with plain 16- and
 // 8-byte moves: AMD's Zen cores run a vmaskmovps store as microcode, and
-// one per row of C took ~4% of a 128 x 288 x 288 product (608 -> 583 us,
+// one per row of C took ~4% of a 128 x 288 x 288 product (606 -> 583 us,
 // one core of an EPYC, best of 300).
 static_assert(kMr == 6, "load6 / store6 move a full tile's six columns");
 inline __m256 load6(const float* row) {
