@@ -57,6 +57,19 @@ fb::_XNNNodeConvT* last_conv(PayloadBuilder& b) {
   return static_cast<fb::_XNNNodeConvT*>(b.graph.xnodes.back()->xnode_union.value);
 }
 
+// A 3x3 window padded by 1 all round, of `kind`, with constant filter `w`.
+fb::_XNNNodeConvT* conv_3x3(PayloadBuilder& b, K kind, uint32_t in, uint32_t w, uint32_t out,
+                            uint32_t stride, uint32_t groups, uint32_t gic, uint32_t goc) {
+  auto* n = b.node<fb::_XNNNodeConvT>(kind);
+  n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = 1;
+  n->kernel_height = n->kernel_width = 3;
+  n->subsampling_height = n->subsampling_width = stride;
+  n->dilation_height = n->dilation_width = 1;
+  n->groups = groups, n->group_input_channels = gic, n->group_output_channels = goc;
+  n->input1_id = in, n->filter_id = w, n->bias_id = kNone, n->output_id = out;
+  return n;
+}
+
 void pooling(PayloadBuilder& b, K kind, uint32_t in, uint32_t out, uint32_t k, uint32_t stride,
              uint32_t pad, uint32_t dilation, uint32_t flags = 0) {
   auto* n = b.node<fb::_XNNPooling2DT>(kind);
@@ -144,25 +157,13 @@ std::vector<OracleCase> oracle_cases() {
   add("depthwise multiplier 2", {{1, 6, 6, 4}}, {1, 6, 6, 8},
       [](PayloadBuilder& b, const auto& in, uint32_t out) {
         const uint32_t w = b.constant_f32({1, 3, 3, 8}, random_values(72, 6));
-        auto* n = b.node<fb::_XNNNodeConvT>(K::XNNDepthwiseConv2d);
-        n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = 1;
-        n->kernel_height = n->kernel_width = 3;
-        n->subsampling_height = n->subsampling_width = 1;
-        n->dilation_height = n->dilation_width = 1;
-        n->groups = 4, n->group_input_channels = 1, n->group_output_channels = 2;
-        n->input1_id = in[0], n->filter_id = w, n->bias_id = kNone, n->output_id = out;
+        conv_3x3(b, K::XNNDepthwiseConv2d, in[0], w, out, 1, 4, 1, 2);
       });
   add("transposed conv stride 2", {{1, 3, 4, 2}}, {1, 6, 8, 5},
       [](PayloadBuilder& b, const auto& in, uint32_t out) {
         const uint32_t w = b.constant_f32({5, 3, 3, 2}, random_values(90, 7));
-        auto* n = b.node<fb::_XNNNodeConvT>(K::XNNConvTranspose2d);
-        n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = 1;
+        auto* n = conv_3x3(b, K::XNNConvTranspose2d, in[0], w, out, 2, 1, 2, 5);
         n->adjustment_height = n->adjustment_width = 1;
-        n->kernel_height = n->kernel_width = 3;
-        n->subsampling_height = n->subsampling_width = 2;
-        n->dilation_height = n->dilation_width = 1;
-        n->groups = 1, n->group_input_channels = 2, n->group_output_channels = 5;
-        n->input1_id = in[0], n->filter_id = w, n->bias_id = kNone, n->output_id = out;
       });
   add("average pooling pad 1", {{1, 7, 7, 3}}, {1, 4, 4, 3},
       [](PayloadBuilder& b, const auto& in, uint32_t out) {
