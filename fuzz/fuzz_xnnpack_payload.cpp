@@ -1,11 +1,17 @@
 // Fuzz target: an XNNPACK delegate payload through XnnpackBackend::init
 // (header, Verifier, value and node checks, XNNPACK subgraph and runtime),
 // then, when it loads, one execute with zero-filled tensors of the declared
-// external shapes. backends/xnnpack/xnnpack_fuzz_test.cpp also replays the
-// seed with every byte flipped through it in ordinary builds.
+// external shapes. An execute that succeeds must leave every output within
+// its declared dims (init holds each node's output, as XNNPACK computes it,
+// to them: shape_inference.h); one that does not is a finding (trap).
+// backends/xnnpack/xnnpack_fuzz_test.cpp also replays the seed with every
+// byte flipped through it in ordinary builds.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
+
+#include <xnnpack.h>
 
 #include "backends/xnnpack/graph_validation.h"
 #include "backends/xnnpack/payload_header.h"
@@ -37,10 +43,16 @@ const XnnpackBackend& fuzz_backend() {
   return backend;
 }
 
+// An output tensor and the dims its payload value declares.
+struct DeclaredOutput {
+  const OwnedTensor* tensor;
+  std::vector<SizesType> dims;
+};
+
 // Zero-filled tensors for every external value, by external id; false when
 // a shape is too large or a dtype cannot be bound.
 bool make_externals(const fb_xnnpack::XNNGraph* graph, std::vector<OwnedTensor>* tensors,
-                    std::vector<EValue>* args) {
+                    std::vector<EValue>* args, std::vector<DeclaredOutput>* outputs) {
   args->assign(graph->num_externs(), EValue());
   const auto* values = graph->xvalues();
   for (uint32_t i = 0; values != nullptr && i < values->size(); ++i) {
@@ -64,8 +76,26 @@ bool make_externals(const fb_xnnpack::XNNGraph* graph, std::vector<OwnedTensor>*
     if (!t.ok()) return false;
     tensors->push_back(std::move(t.get()));
     (*args)[view->tensor->external_id()] = tensors->back().evalue();
+    if (view->tensor->flags() == XNN_VALUE_FLAG_EXTERNAL_OUTPUT) {
+      outputs->push_back({&tensors->back(), sizes});
+    }
   }
   return true;
+}
+
+// Traps when an output came out of a successful execute with another rank or
+// a dim beyond the declared one (its capacity only bounds the element count).
+void check_within_declared(const std::vector<DeclaredOutput>& outputs) {
+  for (const DeclaredOutput& o : outputs) {
+    const Tensor& t = o.tensor->tensor();
+    bool fits = t.dim() == o.dims.size() || (t.dim() == 0 && o.dims.size() == 1 && o.dims[0] == 1);
+    for (size_t d = 0; fits && d < t.dim(); ++d) fits = t.size(d) <= o.dims[d];
+    if (!fits) {
+      std::fprintf(stderr, "XNNPACK output of %zu dims outgrew its declared %zu dims\n", t.dim(),
+                   o.dims.size());
+      __builtin_trap();
+    }
+  }
 }
 
 }  // namespace
@@ -85,11 +115,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<OwnedTensor> tensors;
   tensors.reserve(graph.ok() ? graph.get()->num_externs() : 0);
   std::vector<EValue> args;
-  if (graph.ok() && make_externals(graph.get(), &tensors, &args)) {
+  std::vector<DeclaredOutput> outputs;
+  if (graph.ok() && make_externals(graph.get(), &tensors, &args, &outputs)) {
     std::vector<EValue*> pointers;
     for (EValue& v : args) pointers.push_back(&v);
     BackendExecutionContext exec;
-    (void)fuzz_backend().execute(exec, handle.get(), {pointers.data(), pointers.size()});
+    if (fuzz_backend().execute(exec, handle.get(), {pointers.data(), pointers.size()}).ok()) {
+      check_within_declared(outputs);
+    }
   }
   fuzz_backend().destroy(handle.get());
   return 0;

@@ -1,5 +1,5 @@
 // What the nodes of a payload can make XNNPACK (and our stages) compute and
-// allocate at execute, from the declared shapes, checked at init.
+// allocate at execute, from the shapes XNNPACK will compute, checked at init.
 //
 // XNNPACK derives each node's output shape from its inputs' shapes; the
 // output value's declared dims are not consulted. A convolution with large
@@ -7,7 +7,9 @@
 // outputs) turns a small input into a large output, so the activation
 // budget (the summed declared bytes, max_value_bytes) bounded nothing there:
 // a 4.9 KB payload declaring a [1, 1, 1, 1] output for an 8x8 input padded
-// by 5,000 made XNNPACK allocate 102 GB of indirection pointers.
+// by 5,000 made XNNPACK allocate 102 GB of indirection pointers. So the
+// bounds are computed from the shapes XNNPACK will compute
+// (shape_inference.h), never from declared dims alone.
 #pragma once
 
 #include "backends/xnnpack/definition_context.h"
@@ -15,19 +17,19 @@
 namespace torchlight {
 namespace xnnpack {
 
-/// After define_nodes. For each node whose output can outgrow its inputs
-/// (2-D convolutions, depthwise and transposed; pooling; binary element-wise
-/// ops with broadcasting; batch matmul; fully-connected; constant pad;
-/// bilinear resize; concatenation), the output its inputs' declared dims
-/// give must hold no more elements than its output value declares, so the
-/// activation budget covers every value at execute (inputs may not exceed
-/// their declared dims). Besides, summed over the graph:
+/// After define_nodes. Infers every value's shape (shape_inference.h:
+/// refusing outputs that outgrow or contradict their declared dims), then
+/// sums over the graph, at the inferred shapes:
 /// - XNNPACK's per-node buffers: a pointer per kernel tap per output pixel
 ///   of each windowed node (its indirection buffer) and the attention
 ///   scores of scaled dot-product attention, at most ctx.max_value_bytes;
-/// - multiply-adds (convolutions, pooling taps, matmuls, attention), at most
-///   ctx.max_multiply_adds.
-/// Errors: kInvalidProgram naming the node and the bound.
+/// - multiply-adds (convolutions, pooling taps, matmuls, fully-connected,
+///   attention), at most ctx.max_multiply_adds.
+/// Since every output fits its declared dims and inputs may not exceed
+/// theirs, the activation budget (declared bytes) covers every value at
+/// execute.
+/// Errors: kInvalidProgram naming the node and the shape or bound;
+/// kDelegateMemoryAllocationFailed.
 Status check_node_bounds(const DefinitionContext& ctx);
 
 }  // namespace xnnpack

@@ -1,5 +1,5 @@
-// node_bounds.h: init refuses nodes whose output, at their inputs' declared
-// shapes, outgrows the declared output value, and payloads whose indirection
+// node_bounds.h: init refuses nodes whose output, as XNNPACK computes it,
+// outgrows the declared output value, and payloads whose indirection
 // buffers or multiply-adds exceed the backend's budgets.
 #include <vector>
 
@@ -40,8 +40,9 @@ TEST(XnnpackNodeBoundsTest, ConvolutionPaddedBeyondItsDeclaredOutputIsRefused) {
   // while the payload declares 8x8.
   const Status s = init_status(conv_payload(8, 3, 100, 8));
   EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0: its inputs' declared shapes give an output "
-                                     "of 339488 elements, but its output value 1 declares 512"));
+  EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNConv2d): XNNPACK gives its output value 1 "
+                                     "the shape [1,206,206,8] at the declared input shapes, but "
+                                     "the value declares [1,8,8,8]"));
 }
 
 std::vector<uint8_t> add_payload(std::vector<uint32_t> out_dims) {
@@ -55,8 +56,9 @@ TEST(XnnpackNodeBoundsTest, BroadcastBeyondItsDeclaredOutputIsRefused) {
   EXPECT_TRUE(init_status(add_payload({64, 64})).ok());
   const Status s = init_status(add_payload({64, 1}));
   EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("give an output of 4096 elements, but its output value 2 "
-                                     "declares 64"));
+  EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNAdd): XNNPACK gives its output value 2 "
+                                     "the shape [64,64] at the declared input shapes, but the "
+                                     "value declares [64,1]"));
 }
 
 std::vector<uint8_t> linear_payload(uint32_t out_rows) {
@@ -73,8 +75,9 @@ TEST(XnnpackNodeBoundsTest, FullyConnectedBeyondItsDeclaredOutputIsRefused) {
   EXPECT_TRUE(init_status(linear_payload(16)).ok());
   const Status s = init_status(linear_payload(2));
   EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("give an output of 48 elements, but its output value 2 "
-                                     "declares 6"));
+  EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNFullyConnected): XNNPACK gives its "
+                                     "output value 2 the shape [16,3] at the declared input "
+                                     "shapes, but the value declares [2,3]"));
 }
 
 TEST(XnnpackNodeBoundsTest, IndirectionBuffersCountAgainstTheValueBudget) {
@@ -86,7 +89,7 @@ TEST(XnnpackNodeBoundsTest, IndirectionBuffersCountAgainstTheValueBudget) {
   const Status s = init_status(conv_payload(64, 9, 4, 64), backend);
   EXPECT_EQ(s.code(), Error::kInvalidProgram);
   EXPECT_THAT(s.message(), HasSubstr("XNNPACK nodes 0..0 need 2654208 bytes of indirection and "
-                                     "attention buffers at the declared shapes; the limit is "
+                                     "attention buffers at the inferred shapes; the limit is "
                                      "1048576"));
 }
 
@@ -97,7 +100,7 @@ TEST(XnnpackNodeBoundsTest, MultiplyAddsBeyondTheBudgetAreRefused) {
   const Status s = init_status(conv_payload(16, 3, 1, 16), backend);  // 147,456
   EXPECT_EQ(s.code(), Error::kInvalidProgram);
   EXPECT_THAT(s.message(), HasSubstr("XNNPACK nodes 0..0 do 1.475e+05 multiply-adds per execute "
-                                     "at the declared shapes; the limit is 1e+05"));
+                                     "at the inferred shapes; the limit is 1e+05"));
 }
 
 TEST(XnnpackNodeBoundsTest, WinogradScratchBeyondTheValueBudgetFallsBackToIm2col) {
