@@ -55,9 +55,10 @@ inline void block_sums(const Packed8da4w& p, const PackedRow8da4w& row, int64_t 
         const __m256i xa = broadcast_word(x + 32 * c + 4 * j);
         const __m256i xb = broadcast_word(x + 32 * c + 16 + 4 * j);
         const uint8_t* word = w + (4 * c + j) * 4 * kPackedColumns8da4w;
-        // The weights stream from memory in the classifier and from L3 in
-        // stories110m: ask for the line 4 KB ahead (1.4-1.5x there,
-        // bench/README.md; a prefetch past the end does not fault).
+        // The weights stream from memory (classifiers; every linear of a
+        // model past L3): ask for the line 4 KB ahead (a 15 MB classifier
+        // 9.2 -> 12.5 GB/s, bench/README.md session 20; a prefetch past the
+        // end does not fault).
         _mm_prefetch(reinterpret_cast<const char*>(word + kPrefetchBytes), _MM_HINT_T0);
         for (int h = 0; h < kHalves; ++h) {
           const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(word + 32 * h));
