@@ -84,7 +84,7 @@ void pack_8da4w(const uint8_t* weight, const float* w_scales, int64_t k, int64_t
 using Packed8da4wFn = void (*)(const Packed8da4w&, const PackedRow8da4w&, int64_t, int64_t);
 
 /// The reference: the same floats from the unpacked weight [N, K / 2] and
-/// w_scales [N, K / group] (packed.weight and packed.scales unused).
+/// w_scales [N, K / group] (of `packed` only k and group are read).
 void linear_8da4w_packed_reference(const Packed8da4w& packed, const uint8_t* weight,
                                    const float* w_scales, const PackedRow8da4w& row,
                                    int64_t n_begin, int64_t n_end);
