@@ -2,7 +2,7 @@
 
     python3 bench/llm/ab_compare.py --base BASE_CLI --workdir DIR
         [--base-workdir BASE_DIR] [--quant fp32,int8,8da4w(,4w)] [--threads 1,2] [--rounds 5]
-        [--env VAR=VALUE ...] [--base-env VAR=VALUE ...] [--base-unfused]
+        [--env VAR=VALUE ...] [--base-env VAR=VALUE ...] [--base-unfused] [--kv-cache-dtype fp16]
 
 For a loaded machine, where only a comparison inside one run means
 anything: each round runs the base CLI and this checkout's CLI (or --cli)
@@ -60,6 +60,8 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)
+    p.add_argument("--kv-cache-dtype", default="fp32", choices=("fp32", "fp16"),
+                   help="the programs' KV cache dtype (bench_llm.py --kv-cache-dtype)")
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
                    help="a variable for the new CLI's runs (repeatable)")
     p.add_argument("--base-env", action="append", default=[], metavar="VAR=VALUE",
@@ -81,7 +83,8 @@ def main() -> None:
         pte = {}
         for name, workdir in (("new", args.workdir), ("base", args.base_workdir or args.workdir)):
             fused = name == "new" and args.base_unfused
-            stem = bench_llm.program_tag(args.shape, quant, 32, fuse_linears=fused)
+            stem = bench_llm.program_tag(args.shape, quant, 32, fuse_linears=fused,
+                                         kv_cache_dtype=args.kv_cache_dtype)
             ptes = bench_llm.programs_of(workdir, stem)
             if not ptes:
                 raise SystemExit(f"no {stem}-*.pte in {workdir}: run bench_llm.py with --workdir"

@@ -10,12 +10,15 @@
 //     for one row (quantize_arranged_8da4w.h, group 32: the row's range,
 //     its parameters, the quantized arranged row) with each ISA's choice
 //     (1 avx2: the portable steps, 3 avx512).
-//   BM_8da4w_decode_isa/isa/K/N: linear_8da4w's one-row loop (group 32,
-//     the column weight sums from prepare, as decode runs it) on one thread
-//     for every instruction set this CPU runs (0 generic, 1 avx2, 2 avxvnni,
-//     3 avx512vnni); GB/s of weight bytes read (nibbles and group scales).
-//   BM_8da4w_decode_split/threads/split/K/N: that loop inline, split, or as
-//     the operator decides (as BM_int8_decode_split below), wall time.
+//   BM_8da4w_decode_isa/isa/K/N: linear_8da4w's one-row decode (group 32,
+//     as the operator runs it on constant weights: the loop with the column
+//     weight sums from prepare, or where the ISA has it the loop on the
+//     weights prepare packed, linear_8da4w_packed.h, labelled "packed") on
+//     one thread for every instruction set this CPU runs (0 generic, 1 avx2,
+//     2 avxvnni, 3 avx512vnni); GB/s of weight bytes read (nibbles and
+//     group scales).
+//   BM_8da4w_decode_split/threads/split/K/N: that decode inline, split, or
+//     as the operator decides (as BM_int8_decode_split below), wall time.
 //   BM_int8_decode_split/threads/split/K/N: the loop inline on the calling
 //     thread (split 0), split over the pool in column chunks (split 1,
 //     column_chunks.h), or as the operator decides (split 2:
@@ -37,6 +40,7 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/linear_8da4w.h"
+#include "kernels/quantized/linear_8da4w_packed.h"
 #include "kernels/quantized/linear_int8.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/linear_qs8.h"
@@ -153,17 +157,24 @@ void BM_int8_decode_split(benchmark::State& state) {
 }
 
 // One quantized, arranged decode row against random packed int4 weights
-// (group 32), with the columns' weight sums made as prepare makes them.
+// (group 32), with the columns' weight sums made as prepare makes them, and
+// the weights packed for decode as prepare packs them where `isa` has the
+// packed loop.
 struct Problem8da4w {
   static constexpr int64_t kGroup = 32;
   std::vector<uint8_t> weight;
   std::vector<float> scales, u_folded, correction, out;
   std::vector<int8_t> xq;
+  std::vector<uint8_t> packed_memory;
   Row8da4w row{};
-  Problem8da4w(int64_t k, int64_t n)
+  Packed8da4w packed;
+  Packed8da4wFn packed_decode;
+  Columns8da4wFn columns;
+  Problem8da4w(int64_t k, int64_t n, QuantIsa isa)
       : weight(static_cast<size_t>(n * k / 2)), scales(static_cast<size_t>(n * k / kGroup), 0.01f),
         u_folded(static_cast<size_t>(n)), correction(static_cast<size_t>(k / kGroup)),
-        out(static_cast<size_t>(n)), xq(static_cast<size_t>(k)) {
+        out(static_cast<size_t>(n)), xq(static_cast<size_t>(k)),
+        packed_decode(select_packed_8da4w(k, kGroup, isa)), columns(select_linear_8da4w(kGroup, isa)) {
     uint32_t seed = 1;
     for (uint8_t& v : weight) v = static_cast<uint8_t>((seed = seed * 1664525u + 1013904223u) >> 24);
     std::vector<float> x(static_cast<size_t>(k));
@@ -186,6 +197,22 @@ struct Problem8da4w {
     row.n = n;
     row.group = kGroup;
     row.out = out.data();
+    if (packed_decode != nullptr) {
+      packed_memory.resize(packed_8da4w_bytes(k, n, kGroup) + 64);
+      void* aligned = packed_memory.data() + (64 - reinterpret_cast<uintptr_t>(packed_memory.data()) % 64) % 64;
+      pack_8da4w(weight.data(), scales.data(), k, n, kGroup, aligned, 0, packed_blocks_8da4w(n));
+      packed = packed_8da4w_view(aligned, k, n, kGroup);
+    }
+  }
+  // Columns [n_begin, n_end) as the operator's decode runs them.
+  void decode(int64_t n_begin, int64_t n_end) const {
+    if (packed_decode != nullptr) {
+      const PackedRow8da4w packed_row{row.xq, row.correction, row.zero_point[0], row.scale[0], row.bias,
+                                      row.out};
+      packed_decode(packed, packed_row, n_begin, n_end);
+    } else {
+      columns(row, n_begin, n_end);
+    }
   }
   // Nibbles and float32 group scales.
   int64_t weight_bytes() const {
@@ -200,23 +227,21 @@ void BM_8da4w_decode_isa(benchmark::State& state) {
     state.SkipWithError("this CPU does not run that ISA");
     return;
   }
-  Problem8da4w p(k, n);
-  const Columns8da4wFn columns = select_linear_8da4w(Problem8da4w::kGroup, isa);
+  Problem8da4w p(k, n, isa);
   for (auto _ : state) {
-    columns(p.row, 0, n);
+    p.decode(0, n);
     benchmark::ClobberMemory();
   }
   report_weights(state, p.weight_bytes());
-  state.SetLabel(quant_isa_name(isa));
+  state.SetLabel(std::string(quant_isa_name(isa)) + (p.packed_decode != nullptr ? " packed" : ""));
 }
 
 void BM_8da4w_decode_split(benchmark::State& state) {
   const int64_t k = state.range(2), n = state.range(3);
   threadpool::set_num_threads(static_cast<size_t>(state.range(0)));
-  Problem8da4w p(k, n);
-  const Columns8da4wFn columns = select_linear_8da4w(Problem8da4w::kGroup);
+  Problem8da4w p(k, n, quant_isa());
   time_split(state, k, n, p.weight_bytes(), [&](int64_t n_begin, int64_t n_end) {
-    columns(p.row, n_begin, n_end);
+    p.decode(n_begin, n_end);
   });
 }
 

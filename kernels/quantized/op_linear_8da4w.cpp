@@ -38,6 +38,7 @@
 #include "kernels/quantized/dequantized_gemm.h"
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_8da4w_amx.h"
+#include "kernels/quantized/linear_8da4w_packed.h"
 #include "kernels/quantized/per_token_qparams.h"
 #include "kernels/quantized/prefill_8da4w.h"
 #include "kernels/quantized/quant_common.h"
@@ -203,12 +204,33 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
 }
 #endif
 
-// What prepare keeps for a constant weight: its columns' folded sums.
+// What prepare keeps for a constant weight: its columns' folded sums and,
+// where the CPU's build has one, the weight packed for decode.
 struct Prepared8da4w {
   const uint8_t* weight;  // The weight and scales they were made from.
   const float* w_scales;
   const float* u_folded;  // [N]
+  Packed8da4wFn packed_decode;  // Null: decode runs the loops.
+  Packed8da4w packed;
 };
+
+// Packs the constant weight for decode (linear_8da4w_packed.h) into method
+// memory when the ISA has a packed loop; without the memory decode keeps
+// the loops (the same results up to float rounding), so load goes on.
+void pack_for_decode(PrepareContext& ctx, int64_t k, int64_t n, int64_t group, Prepared8da4w* prepared) {
+  prepared->packed_decode = nullptr;
+  const Packed8da4wFn decode = select_packed_8da4w(k, group);
+  if (decode == nullptr) return;
+  void* memory = ctx.allocate(packed_8da4w_bytes(k, n, group), 64);
+  if (memory == nullptr) return;
+  const int64_t blocks = packed_blocks_8da4w(n);
+  threadpool::parallel_for(static_cast<size_t>(blocks), 4, [&](size_t begin, size_t end) {
+    pack_8da4w(prepared->weight, prepared->w_scales, k, n, group, memory, static_cast<int64_t>(begin),
+               static_cast<int64_t>(end));
+  });
+  prepared->packed = packed_8da4w_view(memory, k, n, group);
+  prepared->packed_decode = decode;
+}
 
 }  // namespace
 
@@ -241,6 +263,7 @@ Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCal
     parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
       fold_sums(prepared->weight, prepared->w_scales, k, group, n_begin, n_end, u_folded);
     });
+    pack_for_decode(ctx, k, n, group, prepared);
     call->state = prepared;
   }
   const int64_t planned_rows = args[0]->to_tensor().numel() / k;
@@ -324,6 +347,10 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
                                   prepared->w_scales == scales.tensor.const_data_ptr<float>()
                               ? prepared->u_folded
                               : nullptr;
+  // Decode on the weight prepare packed (one row; the same weight).
+  const Prepared8da4w* packed = rows == 1 && u_folded != nullptr && prepared->packed_decode != nullptr
+                                    ? prepared
+                                    : nullptr;
   const bool tile = use_tile(rows, group);
   const bool own_u = tile && u_folded == nullptr;  // The tile needs the sums; make them here.
   const size_t u_bytes = own_u ? sizeof(float) * static_cast<size_t>(n) : 0;
@@ -372,6 +399,11 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     };
     quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales, quantize_arranged);
     parallel_column_chunks(n, in_pass, k, [&](int64_t n_begin, int64_t n_end) {
+      if (packed != nullptr) {
+        const PackedRow8da4w row{xq, correction, zero_points[0], row_scales[0], base.bias, y};
+        packed->packed_decode(packed->packed, row, n_begin, n_end);
+        return;
+      }
       if (own_u && p0 == 0) {
         fold_sums(base.weight, base.w_scales, k, group, n_begin, n_end, own_sums);
       }
