@@ -107,14 +107,9 @@ TEST(BlockOpsLoopsTest, AddRmsNormWritesInPlaceOfItsInputs) {
 }
 
 // The kernels through the runtime's call path, at 1 and 2 pool threads.
-class BlockOpsKernelTest : public ::testing::TestWithParam<size_t> {
- protected:
-  void SetUp() override { threadpool::set_num_threads(GetParam()); }
-  void TearDown() override { threadpool::set_num_threads(0); }
-};
+class BlockOpsKernelTest : public PoolThreadsTest {};
 
-INSTANTIATE_TEST_SUITE_P(Threads, BlockOpsKernelTest, ::testing::Values(size_t{1}, size_t{2}),
-                         [](const auto& info) { return "threads" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Threads, BlockOpsKernelTest, kPoolThreads, pool_threads_name);
 
 // swiglu of [1, rows, width] gate and up, or of [1, rows, 2 width] halves.
 std::vector<double> run_swiglu(int rows, int width, const std::vector<float>& gate,

@@ -125,14 +125,9 @@ TEST(PointwiseLoopsTest, RmsNormZeroRowIsZeroAndInfinityGivesNaN) {
 }
 
 // The kernels through the runtime's call path, at 1 and 2 pool threads.
-class PointwiseKernelTest : public ::testing::TestWithParam<size_t> {
- protected:
-  void SetUp() override { threadpool::set_num_threads(GetParam()); }
-  void TearDown() override { threadpool::set_num_threads(0); }
-};
+class PointwiseKernelTest : public PoolThreadsTest {};
 
-INSTANTIATE_TEST_SUITE_P(Threads, PointwiseKernelTest, ::testing::Values(size_t{1}, size_t{2}),
-                         [](const auto& info) { return "threads" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Threads, PointwiseKernelTest, kPoolThreads, pool_threads_name);
 
 TEST_P(PointwiseKernelTest, SiluOverOddRowCounts) {
   for (int rows : {1, 3, 5, 7, 129}) {

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "extension/threadpool/threadpool.h"
 #include "kernels/llm/pointwise_loops.h"
 #include "runtime/core/scalar_type.h"
 
@@ -90,6 +92,20 @@ inline std::vector<double> rms_norm_reference(const std::vector<float>& x,
 
 inline std::vector<double> to_doubles(const std::vector<float>& v) {
   return std::vector<double>(v.begin(), v.end());
+}
+
+// Kernel tests run with the pool at GetParam() threads (1 and 2: see
+// kPoolThreads), restored to one per core after.
+class PoolThreadsTest : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override { threadpool::set_num_threads(GetParam()); }
+  void TearDown() override { threadpool::set_num_threads(0); }
+};
+
+inline const auto kPoolThreads = ::testing::Values(size_t{1}, size_t{2});
+
+inline std::string pool_threads_name(const ::testing::TestParamInfo<size_t>& info) {
+  return "threads" + std::to_string(info.param);
 }
 
 }  // namespace torchlight::llm::test_util

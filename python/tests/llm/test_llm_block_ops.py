@@ -23,7 +23,8 @@ import torch
 from torch.nn import functional as F
 
 import torchlight
-from llm_helpers import MAX_SEQ, VOCAB, run_program_steps, tiny_llama
+from llm_helpers import (MAX_SEQ, VOCAB, assert_near_eager, eager_steps, run_program_steps,
+                         tiny_llama)
 from torchlight.llm import block_ops, export_llm
 from torchlight.llm.kv_cache import use_float16_kv_caches
 from torchlight.llm.llama import RMSNorm
@@ -64,11 +65,7 @@ def _tokens():
 
 
 def _eager(model, tokens):
-    model.reset_cache()
-    with torch.no_grad():
-        out = torch.cat([model(tokens[:, a:b], torch.arange(a, b)) for a, b in STEPS], dim=1)
-    model.reset_cache()
-    return out
+    return eager_steps(model, tokens, STEPS)
 
 
 # --- the operators' eager definitions -----------------------------------------------------
@@ -158,13 +155,7 @@ def test_program_equals_the_unfused_program_and_eager(runtime, qmode, fuse_linea
     assert torch.equal(got, want), float((got - want).abs().max())
     # export_llm quantized the models in place: their eager outputs.
     eager = _eager(model, tokens)
-    if kv16:  # test_llm_kv_cache_fp16.py's bound: a float16 rounding step apart
-        assert float((got - eager).abs().max()) <= 1e-3 * max(1.0, float(eager.abs().max()))
-    elif qmode == "8da4w":
-        assert float((got - eager).abs().max()) <= 1e-3 * float(eager.max() - eager.min())
-    else:
-        tol = 1e-5 if qmode is None else 1e-4
-        torch.testing.assert_close(got, eager, atol=tol, rtol=tol)
+    assert_near_eager(got, eager, qmode, kv16)
     assert torch.equal(eager, _eager(earlier, tokens))
 
 
