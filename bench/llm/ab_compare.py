@@ -2,7 +2,8 @@
 
     python3 bench/llm/ab_compare.py --base BASE_CLI --workdir DIR
         [--base-workdir BASE_DIR] [--quant fp32,int8,8da4w(,4w)] [--threads 1,2] [--rounds 5]
-        [--env VAR=VALUE ...] [--base-env VAR=VALUE ...] [--base-unfused] [--kv-cache-dtype fp16]
+        [--env VAR=VALUE ...] [--base-env VAR=VALUE ...] [--base-unfused]
+        [--kv-cache-dtype fp32|fp16]
 
 For a loaded machine, where only a comparison inside one run means
 anything: each round runs the base CLI and this checkout's CLI (or --cli)
@@ -17,7 +18,10 @@ checkout), for when the new exporter emits operators the base CLI lacks.
 --base-unfused gives the new side the programs `bench_llm.py
 --fuse-linears` exported and the base side the default ones (separate
 wq/wk/wv and w1/w3), so with --base
-this CLI it measures sibling-linear fusion alone.
+this CLI it measures sibling-linear fusion alone. --kv-cache-dtype fp16 picks
+the programs `bench_llm.py --kv-cache-dtype fp16` exported. Each round's own
+ratio new / base (two runs back to back) is kept too: the table gives
+their median and range, the spread a drifting machine leaves.
 """
 
 from __future__ import annotations
@@ -60,12 +64,12 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--prompt-tokens", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=64)
-    p.add_argument("--kv-cache-dtype", default="fp32", choices=("fp32", "fp16"),
-                   help="the programs' KV cache dtype (bench_llm.py --kv-cache-dtype)")
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
                    help="a variable for the new CLI's runs (repeatable)")
     p.add_argument("--base-env", action="append", default=[], metavar="VAR=VALUE",
                    help="a variable for the base CLI's runs (repeatable)")
+    p.add_argument("--kv-cache-dtype", choices=["fp32", "fp16"], default="fp32",
+                   help="the programs' KV cache dtype (bench_llm.py's flag)")
     p.add_argument("--base-unfused", action="store_true",
                    help="the new side runs the programs exported with --fuse-linears, the base "
                         "side the default (separate linears)")
@@ -77,8 +81,9 @@ def main() -> None:
         bench_llm.synthetic_tokenizer(tokenizer, 32000)
     stats = args.workdir / "ab-stats.json"
     print("| quant | thr | decode base | decode new | ratio | prefill base | prefill new | ratio | "
-          "best decode base / new | best prefill base / new |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "best decode base / new | best prefill base / new | decode ratio per round: median "
+          "(range) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for quant in args.quant.split(","):
         pte = {}
         for name, workdir in (("new", args.workdir), ("base", args.base_workdir or args.workdir)):
@@ -103,9 +108,11 @@ def main() -> None:
             (db, pb), (dn, pn) = med["base"], med["new"]
             best = {k: max(d for d, _ in v) for k, v in got.items()}
             best_prefill = {k: max(f for _, f in v) for k, v in got.items()}
+            rounds = [n[0] / b[0] for b, n in zip(got["base"], got["new"])]
             print(f"| {quant} | {threads} | {db:.1f} | {dn:.1f} | {dn / db:.2f}x | {pb:.1f} | "
                   f"{pn:.1f} | {pn / pb:.2f}x | {best['base']:.1f} / {best['new']:.1f} | "
-                  f"{best_prefill['base']:.1f} / {best_prefill['new']:.1f} |",
+                  f"{best_prefill['base']:.1f} / {best_prefill['new']:.1f} | "
+                  f"{statistics.median(rounds):.2f}x ({min(rounds):.2f}-{max(rounds):.2f}) |",
                   flush=True)
 
 

@@ -31,6 +31,11 @@ constexpr Kernel kLlmKernels[] = {
            &schemas::ktorchlight__rms_norm_out, &llm::rms_norm_prepare},
     Kernel{"torchlight::rope.out", &llm::rope_out, KernelPriority::kCustom, KernelKey{},
            &schemas::ktorchlight__rope_out, &llm::rope_prepare},
+    // Fused Llama block operators (op_add_rms_norm.cpp, op_swiglu.cpp).
+    Kernel{"torchlight::add_rms_norm.out", &llm::add_rms_norm_out, KernelPriority::kCustom,
+           KernelKey{}, &schemas::ktorchlight__add_rms_norm_out, &llm::add_rms_norm_prepare},
+    Kernel{"torchlight::swiglu.out", &llm::swiglu_out, KernelPriority::kCustom, KernelKey{},
+           &schemas::ktorchlight__swiglu_out, &llm::swiglu_prepare},
 };
 
 }  // namespace

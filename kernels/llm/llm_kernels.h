@@ -4,6 +4,8 @@
 // torchlight::silu.out, torchlight::rms_norm.out and torchlight::rope.out,
 // fused pointwise chains
 // (contract: python/torchlight/kernels/fused_pointwise.py),
+// torchlight::add_rms_norm.out and torchlight::swiglu.out, fused Llama block
+// operators (contract: python/torchlight/llm/block_ops.py),
 // and upstream ExecuTorch's llama::update_cache.out, llama::custom_sdpa.out
 // and llama::sdpa_with_kv_cache.out over the same loops (contract:
 // python/torchlight/llm/llama_ops.py). Registration is explicit, like the
@@ -124,6 +126,28 @@ Status rms_norm_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* c
 /// row-major, or an out that cannot be resized.
 void rope_out(KernelContext& ctx, Span<EValue*> args);
 Status rope_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
+/// torchlight::add_rms_norm.out(Tensor input, Tensor residual, Tensor weight,
+/// float eps, *, Tensor(a!) sum, Tensor(b!) out) -> (Tensor(a!), Tensor(b!)):
+/// sum = input + residual, out = rms_norm(sum, weight, eps) over the last
+/// dimension D (contract: python/torchlight/llm/block_ops.py); input and
+/// residual [..., D] of one shape, weight [D], all float32. sum and out are
+/// resized to input's shape. Errors: kInvalidType (prepare) for a dtype
+/// other than float32; kInvalidArgument for a rank-0 input, a residual of
+/// other sizes, a weight that is not [D], a tensor that is not contiguous
+/// row-major, or a sum or out that cannot be resized.
+void add_rms_norm_out(KernelContext& ctx, Span<EValue*> args);
+Status add_rms_norm_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
+
+/// torchlight::swiglu.out(Tensor gate, Tensor? up=None, *, Tensor(a!) out)
+/// -> Tensor(a!): silu(gate) * up, float32, up of gate's sizes; without up,
+/// gate [..., 2H] holds each row's gate then up halves and out is [..., H]
+/// (contract: python/torchlight/llm/block_ops.py). Errors: kInvalidType
+/// (prepare) for a dtype other than float32; kInvalidArgument for an up of
+/// other sizes, a gate without up whose last size is odd (or rank 0), a
+/// tensor that is not contiguous row-major, or an out that cannot be resized.
+void swiglu_out(KernelContext& ctx, Span<EValue*> args);
+Status swiglu_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall* call);
 
 }  // namespace llm
 }  // namespace torchlight

@@ -13,7 +13,7 @@ constexpr const char* kSdpa = "torchlight::sdpa_with_kv_cache.out";
 
 TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPriority) {
   const Span<const Kernel> kernels = llm_kernels();
-  ASSERT_EQ(kernels.size(), 8u);
+  ASSERT_EQ(kernels.size(), 10u);
   EXPECT_STREQ(kernels[0].name, kSdpa);
   EXPECT_EQ(kernels[0].eval, &llm::sdpa_with_kv_cache_out);
   EXPECT_STREQ(kernels[1].name, "torchlight::rope_sdpa_with_kv_cache.out");
@@ -30,6 +30,10 @@ TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPrio
   EXPECT_EQ(kernels[6].eval, &llm::rms_norm_out);
   EXPECT_STREQ(kernels[7].name, "torchlight::rope.out");
   EXPECT_EQ(kernels[7].eval, &llm::rope_out);
+  EXPECT_STREQ(kernels[8].name, "torchlight::add_rms_norm.out");
+  EXPECT_EQ(kernels[8].eval, &llm::add_rms_norm_out);
+  EXPECT_STREQ(kernels[9].name, "torchlight::swiglu.out");
+  EXPECT_EQ(kernels[9].eval, &llm::swiglu_out);
   for (const Kernel& kernel : kernels) {
     EXPECT_EQ(kernel.priority, KernelPriority::kCustom) << kernel.name;
     EXPECT_EQ(kernel.key.num_tensors, 0u) << kernel.name;
@@ -39,7 +43,7 @@ TEST(LlmKernelsTest, TableHoldsTheFusedAttentionAndUpstreamsLlamaOpsAtCustomPrio
 }
 
 TEST(LlmKernelsTest, RegistersOnceAndRejectsDuplicates) {
-  StaticKernelRegistry<8> registry;
+  StaticKernelRegistry<10> registry;
   ASSERT_TRUE(register_llm_kernels(registry).ok());
   EXPECT_TRUE(registry.has_kernel(kSdpa));
   constexpr TensorArgMeta kF32{ScalarType::kFloat, DimOrderKind::kContiguous};

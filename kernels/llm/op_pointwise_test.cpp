@@ -1,5 +1,5 @@
 // torchlight::silu.out and torchlight::rms_norm.out against double-precision
-// references written here: every instruction-set build of the loops on its
+// references (pointwise_test_util.h): every instruction-set build of the loops on its
 // own (odd lengths around the vector and block widths; +-0, +-inf, NaN,
 // subnormals, large |x|), then the kernels at 1 and 2 pool threads over
 // 1, 3, 5, 7 and 129 rows, and every bad input, which must fail naming the
@@ -18,6 +18,7 @@
 #include "extension/threadpool/threadpool.h"
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/llm/pointwise_loops.h"
+#include "kernels/llm/pointwise_test_util.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
@@ -29,65 +30,7 @@ using portable::kernel_test::KernelArgs;
 using portable::kernel_test::run_kernel;
 using portable::kernel_test::strides;
 using portable::kernel_test::TestTensor;
-
-constexpr ScalarType kF32 = ScalarType::kFloat;
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-// Values in [-amplitude, amplitude) as floats. A 64-bit LCG: deterministic.
-std::vector<float> random_floats(size_t n, uint64_t seed, double amplitude) {
-  uint64_t x = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-  std::vector<float> out(n);
-  for (float& v : out) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    const double unit = static_cast<double>(x >> 11) / 9007199254740992.0;  // [0, 1)
-    v = static_cast<float>((2 * unit - 1) * amplitude);
-  }
-  return out;
-}
-
-double silu_reference(double x) {
-  if (std::isnan(x)) return x;
-  if (x == -INFINITY) return NAN;  // -inf * sigmoid(-inf) = -inf * 0, as the chain gives.
-  return x / (1.0 + std::exp(-x));
-}
-
-// Distance between neighbouring floats at |v| (subnormal spacing below FLT_MIN).
-double ulp_at(double v) {
-  const float f = static_cast<float>(std::fabs(v));
-  if (f < FLT_MIN) return std::numeric_limits<float>::denorm_min();
-  if (std::isinf(f)) return INFINITY;
-  return static_cast<double>(std::nextafter(f, kInf) - f);
-}
-
-// `actual` within `ulps` of the exact result (NaN for NaN, infinities equal).
-::testing::AssertionResult within_ulps(float actual, double expected, double ulps) {
-  if (std::isnan(expected)) {
-    if (std::isnan(actual)) return ::testing::AssertionSuccess();
-  } else if (std::isinf(expected) || std::isinf(actual)) {
-    if (static_cast<double>(actual) == expected) return ::testing::AssertionSuccess();
-  } else if (std::fabs(actual - expected) <= ulps * ulp_at(expected)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "got " << actual << ", expected " << expected;
-}
-
-std::vector<float> special_values() {
-  std::vector<float> v = {0.0f,    -0.0f,   kInf,   -kInf,   kNaN,   FLT_MAX, -FLT_MAX,
-                          1e30f,   -1e30f,  1e-40f, -1e-40f, 1e-45f, FLT_MIN, -FLT_MIN,
-                          88.0f,   -87.0f,  -87.5f, -88.7f,  -89.0f, -100.0f, -103.0f,
-                          -104.0f, -110.0f, 89.0f,  100.0f,  16.0f,  -16.0f, 0.5f,
-                          -0.5f,   1e-8f,   -1e-8f, 3.0f,    -3.0f};
-  return v;
-}
-
-std::vector<const PointwiseVariant*> all_variants() {
-  size_t count = 0;
-  const PointwiseVariant* table = pointwise_variants(&count);
-  std::vector<const PointwiseVariant*> out;
-  for (size_t i = 0; i < count; ++i) out.push_back(&table[i]);
-  return out;
-}
+using namespace test_util;  // NOLINT: the shared helpers, by their short names
 
 TEST(PointwiseVariantsTest, GenericIsAlwaysLastAndBestIsFirst) {
   const auto variants = all_variants();
@@ -148,18 +91,6 @@ TEST(PointwiseLoopsTest, SiluInPlace) {
   }
 }
 
-std::vector<double> rms_norm_reference(const std::vector<float>& x, const std::vector<float>& w,
-                                       int rows, int dim, double eps) {
-  std::vector<double> out(x.size());
-  for (int r = 0; r < rows; ++r) {
-    double sum = 0;
-    for (int d = 0; d < dim; ++d) sum += static_cast<double>(x[r * dim + d]) * x[r * dim + d];
-    const double scale = 1.0 / std::sqrt(sum / dim + eps);
-    for (int d = 0; d < dim; ++d) out[r * dim + d] = x[r * dim + d] * scale * w[d];
-  }
-  return out;
-}
-
 TEST(PointwiseLoopsTest, RmsNormMatchesDoubleReference) {
   for (const PointwiseVariant* v : all_variants()) {
     SCOPED_TRACE(v->name);
@@ -194,18 +125,9 @@ TEST(PointwiseLoopsTest, RmsNormZeroRowIsZeroAndInfinityGivesNaN) {
 }
 
 // The kernels through the runtime's call path, at 1 and 2 pool threads.
-class PointwiseKernelTest : public ::testing::TestWithParam<size_t> {
- protected:
-  void SetUp() override { threadpool::set_num_threads(GetParam()); }
-  void TearDown() override { threadpool::set_num_threads(0); }
-};
+class PointwiseKernelTest : public PoolThreadsTest {};
 
-INSTANTIATE_TEST_SUITE_P(Threads, PointwiseKernelTest, ::testing::Values(size_t{1}, size_t{2}),
-                         [](const auto& info) { return "threads" + std::to_string(info.param); });
-
-std::vector<double> to_doubles(const std::vector<float>& v) {
-  return std::vector<double>(v.begin(), v.end());
-}
+INSTANTIATE_TEST_SUITE_P(Threads, PointwiseKernelTest, kPoolThreads, pool_threads_name);
 
 TEST_P(PointwiseKernelTest, SiluOverOddRowCounts) {
   for (int rows : {1, 3, 5, 7, 129}) {

@@ -22,14 +22,6 @@ using portable::NamedTensor;
 // prefill split 113 + 15 rows, i.e. ran on one thread.
 constexpr int64_t kMinChunkElements = 16384;
 
-Status check_weight(const NamedTensor& weight, int64_t dim) {
-  TL_CHECK_OR_RETURN(weight.tensor.size(0) == dim, Error::kInvalidArgument,
-                     "argument 'weight' has %d elements, expected D = %lld (the last size of "
-                     "input)",
-                     weight.tensor.size(0), static_cast<long long>(dim));
-  return Error::kOk;
-}
-
 }  // namespace
 
 Status rms_norm_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
@@ -52,7 +44,7 @@ void rms_norm_out(KernelContext& ctx, Span<EValue*> args) {
   const NamedTensor out{args[3]->to_tensor(), "out"};
   const float eps = static_cast<float>(args[2]->to_double());
   const int64_t dim = input.tensor.size(input.tensor.dim() - 1);
-  TL_KERNEL_RETURN_IF_ERROR(ctx, check_weight(weight, dim));
+  TL_KERNEL_RETURN_IF_ERROR(ctx, check_norm_weight(weight, dim));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_dense(input));
   TL_KERNEL_RETURN_IF_ERROR(ctx, check_dense(weight));
   TL_KERNEL_RETURN_IF_ERROR(ctx, portable::resize_tensor(out, input.tensor.sizes()));

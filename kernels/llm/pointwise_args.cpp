@@ -26,4 +26,26 @@ Status check_dense(const portable::NamedTensor& t) {
   return Error::kOk;
 }
 
+Status check_norm_weight(const portable::NamedTensor& weight, int64_t dim) {
+  TL_CHECK_OR_RETURN(weight.tensor.size(0) == dim, Error::kInvalidArgument,
+                     "argument '%s' has %d elements, expected D = %lld (the last size of "
+                     "input)",
+                     weight.name, weight.tensor.size(0), static_cast<long long>(dim));
+  return Error::kOk;
+}
+
+Status check_same_sizes(const portable::NamedTensor& t, const portable::NamedTensor& like) {
+  bool same = t.tensor.dim() == like.tensor.dim();
+  for (size_t d = 0; same && d < t.tensor.dim(); ++d) {
+    same = t.tensor.size(d) == like.tensor.size(d);
+  }
+  char want[128];
+  char got[128];
+  TL_CHECK_OR_RETURN(same, Error::kInvalidArgument,
+                     "argument '%s' has sizes %s, expected the sizes of '%s', %s", t.name,
+                     format_sizes(t.tensor.sizes(), got, sizeof(got)), like.name,
+                     format_sizes(like.tensor.sizes(), want, sizeof(want)));
+  return Error::kOk;
+}
+
 }  // namespace torchlight::llm

@@ -1,4 +1,5 @@
-// Checks shared by the fused pointwise kernels (op_silu.cpp, op_rms_norm.cpp).
+// Checks shared by the fused pointwise kernels (op_silu.cpp, op_rms_norm.cpp,
+// op_swiglu.cpp, op_add_rms_norm.cpp).
 #pragma once
 
 #include "kernels/portable/util/kernel_args.h"
@@ -13,5 +14,13 @@ Status check_float32(const portable::NamedTensor& t);
 /// without gaps (strides of a contiguous tensor; dimensions of size 1 are
 /// free), as the loops read them.
 Status check_dense(const portable::NamedTensor& t);
+
+/// kInvalidArgument naming `weight` unless its first size is `dim` (an
+/// RMSNorm's [D] weight, D the input's last size).
+Status check_norm_weight(const portable::NamedTensor& weight, int64_t dim);
+
+/// kInvalidArgument naming `t` unless it has `like`'s sizes (`like` named
+/// too: the operands of an element-wise kernel that does not broadcast).
+Status check_same_sizes(const portable::NamedTensor& t, const portable::NamedTensor& like);
 
 }  // namespace torchlight::llm

@@ -20,13 +20,16 @@ VariantTable detect_variants() {
   // libgcc's checks include the OS saving the wider registers (XGETBV).
   const bool fma = __builtin_cpu_supports("fma");
   if (fma && __builtin_cpu_supports("avx512f")) {
-    table.add(PointwiseVariant{"avx512", &silu_avx512, &rms_norm_avx512});
+    table.add(PointwiseVariant{"avx512", &silu_avx512, &rms_norm_avx512, &silu_mul_avx512,
+                               &add_rms_norm_avx512});
   }
   if (fma && __builtin_cpu_supports("avx2")) {
-    table.add(PointwiseVariant{"avx2", &silu_avx2, &rms_norm_avx2});
+    table.add(PointwiseVariant{"avx2", &silu_avx2, &rms_norm_avx2, &silu_mul_avx2,
+                               &add_rms_norm_avx2});
   }
 #endif
-  table.add(PointwiseVariant{"generic", &silu_generic, &rms_norm_generic});
+  table.add(PointwiseVariant{"generic", &silu_generic, &rms_norm_generic, &silu_mul_generic,
+                             &add_rms_norm_generic});
   return table;
 }
 

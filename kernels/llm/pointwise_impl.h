@@ -43,29 +43,47 @@ inline bool any_lane(VecI mask) {
 // Blocks of this many vectors share one check for subnormal lanes.
 constexpr int64_t kSiluBlock = 4 * kLanes;
 
-inline void silu_span(const float* x, float* y, int64_t n) {
+// silu over n floats, times up[i] when kTimesUp (silu's result rounded
+// first, as a separate silu then mul call rounds it).
+template <bool kTimesUp>
+inline void silu_span_of(const float* x, const float* up, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + kSiluBlock <= n; i += kSiluBlock) {
     VecI below = load(x + i) < kSubnormalExp;
     for (int64_t j = kLanes; j < kSiluBlock; j += kLanes) below |= load(x + i + j) < kSubnormalExp;
     if (any_lane(below)) {
-      for (int64_t j = i; j < i + kSiluBlock; ++j) y[j] = silu_libm(x[j]);
+      for (int64_t j = i; j < i + kSiluBlock; ++j) {
+        y[j] = kTimesUp ? silu_libm(x[j]) * up[j] : silu_libm(x[j]);
+      }
       continue;
     }
     for (int64_t j = 0; j < kSiluBlock; j += kLanes) {
-      const VecF v = load(x + i + j);
-      store(y + i + j, silu(v));
+      VecF s = silu(load(x + i + j));
+      if constexpr (kTimesUp) s = s * load(up + i + j);
+      store(y + i + j, s);
     }
   }
   for (; i + kLanes <= n; i += kLanes) {
     const VecF v = load(x + i);
     if (any_lane(v < kSubnormalExp)) {
-      for (int64_t j = i; j < i + kLanes; ++j) y[j] = silu_libm(x[j]);
+      for (int64_t j = i; j < i + kLanes; ++j) {
+        y[j] = kTimesUp ? silu_libm(x[j]) * up[j] : silu_libm(x[j]);
+      }
     } else {
-      store(y + i, silu(v));
+      VecF s = silu(v);
+      if constexpr (kTimesUp) s = s * load(up + i);
+      store(y + i, s);
     }
   }
-  for (; i < n; ++i) y[i] = silu_libm(x[i]);
+  for (; i < n; ++i) y[i] = kTimesUp ? silu_libm(x[i]) * up[i] : silu_libm(x[i]);
+}
+
+inline void silu_span(const float* x, float* y, int64_t n) {
+  silu_span_of<false>(x, nullptr, y, n);
+}
+
+inline void silu_mul_span(const float* gate, const float* up, float* y, int64_t n) {
+  silu_span_of<true>(gate, up, y, n);
 }
 
 // One row: the sum of squares in two vector accumulators, then the scaled
@@ -98,6 +116,21 @@ inline void rms_norm_rows(const float* x, int64_t x_stride, const float* weight,
                           int64_t y_stride, int64_t rows, int64_t dim, float eps) {
   for (int64_t r = 0; r < rows; ++r) {
     rms_norm_row(x + r * x_stride, weight, y + r * y_stride, dim, eps);
+  }
+}
+
+// Per row: sum = x + residual, then the sum's RMSNorm as rms_norm_row
+// computes it (reading the rounded sum back, as add then rms_norm did).
+inline void add_rms_norm_rows(const float* x, const float* residual, const float* weight,
+                              float* sum, float* y, int64_t rows, int64_t dim, float eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t at = r * dim;
+    int64_t d = 0;
+    for (; d + kLanes <= dim; d += kLanes) {
+      store(sum + at + d, load(x + at + d) + load(residual + at + d));
+    }
+    for (; d < dim; ++d) sum[at + d] = x[at + d] + residual[at + d];
+    rms_norm_row(sum + at, weight, y + at, dim, eps);
   }
 }
 

@@ -533,6 +533,8 @@ inline constexpr ArgSpec kquantized_decomposed__quantize_per_tensor_out_args[] =
 inline constexpr OpSchema kquantized_decomposed__quantize_per_tensor_out{"quantized_decomposed::quantize_per_tensor.out", "quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)", kquantized_decomposed__quantize_per_tensor_out_args, 8, false};
 inline constexpr ArgSpec kquantized_decomposed__quantize_per_token_out_args[] = {{"input", ArgType::kTensor, false}, {"scales", ArgType::kTensor, false}, {"zero_points", ArgType::kTensor, false}, {"quant_min", ArgType::kInt, false}, {"quant_max", ArgType::kInt, false}, {"dtype", ArgType::kInt, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema kquantized_decomposed__quantize_per_token_out{"quantized_decomposed::quantize_per_token.out", "quantize_per_token.out(Tensor input, Tensor scales, Tensor zero_points, int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)", kquantized_decomposed__quantize_per_token_out_args, 8, false};
+inline constexpr ArgSpec ktorchlight__add_rms_norm_out_args[] = {{"input", ArgType::kTensor, false}, {"residual", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"eps", ArgType::kDouble, false}, {"sum", ArgType::kTensor, true}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__add_rms_norm_out{"torchlight::add_rms_norm.out", "add_rms_norm.out(Tensor input, Tensor residual, Tensor weight, float eps, *, Tensor(a!) sum, Tensor(b!) out) -> (Tensor(a!), Tensor(b!))", ktorchlight__add_rms_norm_out_args, 7, false};
 inline constexpr ArgSpec ktorchlight__linear_4w_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"group_size", ArgType::kInt, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__linear_4w_out{"torchlight::linear_4w.out", "linear_4w.out(Tensor input, Tensor weight, Tensor weight_scales, int group_size, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__linear_4w_out_args, 7, false};
 inline constexpr ArgSpec ktorchlight__linear_8da4w_out_args[] = {{"input", ArgType::kTensor, false}, {"weight", ArgType::kTensor, false}, {"weight_scales", ArgType::kTensor, false}, {"group_size", ArgType::kInt, false}, {"bias", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
@@ -553,6 +555,8 @@ inline constexpr ArgSpec ktorchlight__sdpa_with_kv_cache_out_args[] = {{"query",
 inline constexpr OpSchema ktorchlight__sdpa_with_kv_cache_out{"torchlight::sdpa_with_kv_cache.out", "sdpa_with_kv_cache.out(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor input_pos, float? scale=None, *, Tensor(c!) out) -> Tensor(c!)", ktorchlight__sdpa_with_kv_cache_out_args, 9, false};
 inline constexpr ArgSpec ktorchlight__silu_out_args[] = {{"input", ArgType::kTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
 inline constexpr OpSchema ktorchlight__silu_out{"torchlight::silu.out", "silu.out(Tensor input, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__silu_out_args, 3, false};
+inline constexpr ArgSpec ktorchlight__swiglu_out_args[] = {{"gate", ArgType::kTensor, false}, {"up", ArgType::kOptionalTensor, false}, {"out", ArgType::kTensor, true}, {"result", ArgType::kReturn, true}};
+inline constexpr OpSchema ktorchlight__swiglu_out{"torchlight::swiglu.out", "swiglu.out(Tensor gate, Tensor? up=None, *, Tensor(a!) out) -> Tensor(a!)", ktorchlight__swiglu_out_args, 4, false};
 
 // Sorted by name, for find_op_schema's binary search.
 inline constexpr const OpSchema* kAllOpSchemas[] = {
@@ -818,6 +822,7 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &kquantized_decomposed__quantize_per_tensor_Tensor_out,
     &kquantized_decomposed__quantize_per_tensor_out,
     &kquantized_decomposed__quantize_per_token_out,
+    &ktorchlight__add_rms_norm_out,
     &ktorchlight__linear_4w_out,
     &ktorchlight__linear_8da4w_out,
     &ktorchlight__linear_int8_out,
@@ -828,6 +833,7 @@ inline constexpr const OpSchema* kAllOpSchemas[] = {
     &ktorchlight__rope_sdpa_with_kv_cache_out,
     &ktorchlight__sdpa_with_kv_cache_out,
     &ktorchlight__silu_out,
+    &ktorchlight__swiglu_out,
 };
 
 /// The position of `name` ("aten::add.out") in kAllOpSchemas, or kNoOpSchema.

@@ -66,5 +66,7 @@ def test_llm_with_fused_attention_allocates_nothing_while_executing(tmp_path, ke
     fused = {"gpt": "torchlight::sdpa_with_kv_cache.out",
              "llama": "torchlight::rope_sdpa_with_kv_cache.out"}[arch]
     assert fused in program.operators()
+    if arch == "llama":  # the block operators (llm/block_ops.py) run too
+        assert {"torchlight::add_rms_norm.out", "torchlight::swiglu.out"} <= set(program.operators())
     output = _run_check(tmp_path, program.buffer, 2)
     assert "on 2 threads: 0" in output

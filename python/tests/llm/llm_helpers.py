@@ -59,6 +59,29 @@ def run_program_steps(module, tokens: torch.Tensor, steps) -> torch.Tensor:
     return torch.cat(outs, dim=1)
 
 
+def eager_steps(model, tokens: torch.Tensor, steps) -> torch.Tensor:
+    """The eager model's logits for tokens fed in `steps` as
+    run_program_steps feeds a program, from empty caches (left empty)."""
+    model.reset_cache()
+    with torch.no_grad():
+        out = torch.cat([model(tokens[:, a:b], torch.arange(a, b)) for a, b in steps], dim=1)
+    model.reset_cache()
+    return out
+
+
+def assert_near_eager(got: torch.Tensor, want: torch.Tensor, qmode, kv16: bool = False) -> None:
+    """A program's logits against eager within the parity tolerances: fp32
+    1e-5, int8 1e-4, 8da4w 1e-3 of the logits' range; with float16 caches
+    1e-3 of their scale (test_llm_kv_cache_fp16.py's bound)."""
+    if kv16:
+        assert float((got - want).abs().max()) <= 1e-3 * max(1.0, float(want.abs().max()))
+    elif qmode == "8da4w":
+        assert float((got - want).abs().max()) <= 1e-3 * float(want.max() - want.min())
+    else:
+        tol = 1e-5 if qmode is None else 1e-4
+        torch.testing.assert_close(got, want, atol=tol, rtol=tol)
+
+
 # A small Llama as params.json (Meta's format) for export_llama -p.
 LLAMA_PARAMS = {"dim": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 320,
                 "multiple_of": 32, "norm_eps": 1e-5}

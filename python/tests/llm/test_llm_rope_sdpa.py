@@ -22,7 +22,8 @@ import pytest
 import torch
 
 import torchlight
-from llm_helpers import MAX_SEQ, VOCAB, run_program_steps, tiny_llama
+from llm_helpers import (MAX_SEQ, VOCAB, assert_near_eager, eager_steps, run_program_steps,
+                         tiny_llama)
 from torchlight.llm import custom_ops, export_llm
 from torchlight.llm.kv_cache import use_float16_kv_caches
 from torchlight.llm.llama import Attention, apply_rope
@@ -62,25 +63,11 @@ def _run(module, tokens):
 
 
 def _eager(model, tokens):
-    model.reset_cache()
-    with torch.no_grad():
-        out = torch.cat([model(tokens[:, a:b], torch.arange(a, b)) for a, b in STEPS], dim=1)
-    model.reset_cache()
-    return out
+    return eager_steps(model, tokens, STEPS)
 
 
 def _tokens():
     return torch.randint(0, VOCAB, (1, MAX_SEQ), generator=torch.Generator().manual_seed(5))
-
-
-def _assert_near_eager(got, want, qmode, kv16=False):
-    if kv16:  # test_llm_kv_cache_fp16.py's bound: a float16 rounding step apart
-        assert float((got - want).abs().max()) <= 1e-3 * max(1.0, float(want.abs().max()))
-    elif qmode == "8da4w":
-        assert float((got - want).abs().max()) <= 1e-3 * float(want.max() - want.min())
-    else:
-        tol = 1e-5 if qmode is None else 1e-4
-        torch.testing.assert_close(got, want, atol=tol, rtol=tol)
 
 
 # --- the operator's eager definition ------------------------------------------------------
@@ -155,8 +142,8 @@ def test_program_equals_the_earlier_layouts_program_and_eager(runtime, qmode, he
     want = _run(runtime.load(_program(earlier, qmode, kv16=kv16).buffer), tokens)
     assert torch.equal(got, want), float((got - want).abs().max())
     # export_llm quantized the models in place: their eager outputs.
-    _assert_near_eager(got, _eager(model, tokens), qmode, kv16)
-    _assert_near_eager(want, _eager(earlier, tokens), qmode, kv16)
+    assert_near_eager(got, _eager(model, tokens), qmode, kv16)
+    assert_near_eager(want, _eager(earlier, tokens), qmode, kv16)
 
 
 def test_fused_linears_program_equals_the_earlier_layouts(runtime):

@@ -27,8 +27,13 @@ produce and calls torchlight::rope_sdpa_with_kv_cache (rotary embedding,
 cache update and attention in one call; custom_ops.py), so the exported
 program holds no transposes around attention; rope_in_attention=False keeps
 the earlier path (transposes to [B, H, T, D], rope, sdpa_with_kv_cache).
-forward() has the same two modes as GPT's: forward(tokens) without a cache,
-forward(tokens [1, T], input_pos [T]) with it.
+With the cache and the custom operators, each residual add and the RMSNorm
+after it are one torchlight::add_rms_norm call, and SwiGLU's silu(w1 x) * w3 x
+one torchlight::swiglu call (block_ops.py; fuse_block_ops=False keeps the
+separate operators): a block's last residual add is then made with the next
+block's attention_norm, so Llama.forward runs the blocks'
+forward_deferred_residual. forward() has the same two modes as GPT's:
+forward(tokens) without a cache, forward(tokens [1, T], input_pos [T]) with it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from torchlight.llm import block_ops
 from torchlight.llm.kv_cache import KVCache, cached_attention, rope_cached_attention
 from torchlight.llm.upstream_attention import (UpstreamKVCache, apply_rope_bthd,
                                                upstream_cached_attention, upstream_start_pos)
@@ -75,6 +81,11 @@ class LlamaConfig:
     # earlier program (q, k, v transposed to [B, H, T, D], rope, then
     # torchlight::sdpa_with_kv_cache), kept for comparison.
     rope_in_attention: bool = True
+    # Our layout with use_custom_op, float32 activations and a cache: each
+    # residual add with the RMSNorm after it as one torchlight::add_rms_norm,
+    # and silu(w1 x) * w3 x as one torchlight::swiglu (block_ops.py), so a
+    # block runs 3 small operators fewer. False: the earlier program.
+    fuse_block_ops: bool = True
     # Llama 3.1 RoPE scaling (use_scaled_rope in Meta's params.json).
     use_scaled_rope: bool = False
     rope_scale_factor: float = 8.0
@@ -218,12 +229,18 @@ class FeedForward(nn.Module):
         self.hidden_dim = hidden_dim
         self.fused = False  # w1, w3 replaced by one w13 (fuse_linears.py)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, swiglu_op: bool = False) -> torch.Tensor:
+        """`swiglu_op`: the product as one torchlight::swiglu call, which
+        reads a fused w13's halves in place (no slices in the program)."""
         if self.fused:
             gate_up = self.w13(x)
+            if swiglu_op:
+                return self.w2(block_ops.swiglu(gate_up))
             gate = gate_up[..., :self.hidden_dim]
             up = gate_up[..., self.hidden_dim:]
             return self.w2(F.silu(gate) * up)
+        if swiglu_op:
+            return self.w2(block_ops.swiglu(self.w1(x), self.w3(x)))
         return self.w2(F.silu(self.w1(x)) * self.w3(x))
 
 
@@ -238,6 +255,15 @@ class TransformerBlock(nn.Module):
     def forward(self, x, cos, sin, input_pos, start_pos=None):
         x = x + self.attention(self.attention_norm(x), cos, sin, input_pos, start_pos)
         return x + self.feed_forward(self.ffn_norm(x))
+
+    def forward_deferred_residual(self, x, x_normed, cos, sin, input_pos):
+        """forward() on block_ops' fused operators, given x and
+        attention_norm(x); returns (x + attention, the feed-forward's
+        output), whose sum is forward()'s result: the caller adds them
+        together with the next RMSNorm (add_rms_norm)."""
+        attended = self.attention(x_normed, cos, sin, input_pos)
+        x, normed = block_ops.add_rms_norm(x, attended, self.ffn_norm.weight, self.ffn_norm.eps)
+        return x, self.feed_forward(normed, swiglu_op=True)
 
 
 class Llama(nn.Module):
@@ -291,10 +317,30 @@ class Llama(nn.Module):
         else:
             cos, sin = self.freqs_cos[input_pos], self.freqs_sin[input_pos]
         h = self.tok_embeddings(tokens)
-        for layer in self.layers:
-            h = layer(h, cos, sin, input_pos, start_pos)
+        if self._fuses_block_ops(h, input_pos):
+            h = self._blocks_deferred_residual(h, cos, sin, input_pos)
+        else:
+            for layer in self.layers:
+                h = layer(h, cos, sin, input_pos, start_pos)
         if self.last_logits_only:  # generation needs the last position's logits only
             if self.config.upstream_layout:  # upstream's runner reads [B, vocab]
                 return self.output(self.norm(h[:, -1, :]))
             h = h[:, -1:, :]
         return self.output(self.norm(h))
+
+    def _fuses_block_ops(self, h: torch.Tensor, input_pos: Optional[torch.Tensor]) -> bool:
+        c = self.config
+        return input_pos is not None and c.fuse_block_ops and c.use_custom_op and \
+            not c.upstream_layout and h.dtype == torch.float32 and len(self.layers) > 0
+
+    def _blocks_deferred_residual(self, h, cos, sin, input_pos) -> torch.Tensor:
+        """The blocks' forward with each residual add fused into the RMSNorm
+        after it (block_ops.add_rms_norm) but the last, which the caller's
+        slice to the last position follows."""
+        normed = self.layers[0].attention_norm(h)
+        for i, layer in enumerate(self.layers):
+            h, out = layer.forward_deferred_residual(h, normed, cos, sin, input_pos)
+            if i + 1 < len(self.layers):
+                norm = self.layers[i + 1].attention_norm
+                h, normed = block_ops.add_rms_norm(h, out, norm.weight, norm.eps)
+        return h + out
