@@ -33,6 +33,8 @@ struct ExternalValue {
   // Inputs: the shape XNNPACK was last reshaped to (kNoShape: none yet).
   uint32_t bound_rank;
   size_t bound_dims[XNN_MAX_TENSOR_DIMS];
+  // The payload's value id (id_out), for the execute-time shape check.
+  uint32_t value_id;
 };
 
 /// ExternalValue::bound_rank before the first reshape.

@@ -208,8 +208,13 @@ bool match_inverted_residual(const DefinitionContext& ctx, const ReadLog& reads,
   // Empty or huge declared shapes stay on XNNPACK.
   const optimized::InvertedResidualShape shape = block_shape(ctx, *m);
   if (*optimized::inverted_residual_unsupported(shape) != '\0') return false;
-  // A block the conv2d routing would take part of runs only where its 1x1
-  // layers run on AMX tiles (the row kernel lost to conv2d there).
+  // A block the conv2d routing would take part of runs on the row kernel
+  // where that is faster (AVX2); otherwise only where its 1x1 layers run on
+  // AMX tiles (the row kernel lost to conv2d on the AMX machine).
+  if (m->on_amx && routing.row_kernel_beats_conv2d) {
+    m->on_amx = false;
+    return true;
+  }
   const bool clamped_before_add =
       shape.residual && (shape.project_min > -INFINITY || shape.project_max < INFINITY);
   return !m->on_amx ||

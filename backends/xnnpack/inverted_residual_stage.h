@@ -18,7 +18,10 @@
 // channels: MobileNetV2's later blocks) run on the kernel's kAmx variant
 // (both 1x1 layers on AMX tiles over bands of rows) when it is allowed
 // (inverted_residual_amx_allowed) and the block has an expand and no
-// clamped projection before a residual; else they stay as they are.
+// clamped projection before a residual; else they stay as they are. On
+// the AVX2 routing (from 64 products per output: most of MobileNetV2's
+// 1x1 layers) such blocks run on the row kernel instead, which measured
+// faster there (ConvRouting::row_kernel_beats_conv2d).
 #pragma once
 
 #include <cstddef>

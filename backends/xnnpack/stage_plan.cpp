@@ -108,6 +108,9 @@ ConvRouting conv_routing_for(optimized::GemmIsa isa) {
   r.min_input_channels = 8;
   r.min_patch = 64;
   r.min_filter_floats = isa == optimized::GemmIsa::kAvx512 ? uint64_t{1} << 19 : 0;  // 2 MiB
+  // MobileNetV2 at 1 thread on Zen 1 (bench/README.md, session 20): its
+  // 17 blocks fused 16.7 ms (minima), the 58 operators they replace 21 ms.
+  r.row_kernel_beats_conv2d = isa == optimized::GemmIsa::kAvx2;
   if (isa == optimized::GemmIsa::kAmx) {
     r.min_output_channels = 64;
     r.min_macs = uint64_t{4} << 20;

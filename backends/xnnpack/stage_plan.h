@@ -98,6 +98,10 @@ struct ConvRouting {
   // Multiply-adds of one call (output pixels x output channels x patch):
   // below it a layer's time is too short to gain from the faster GEMM.
   uint64_t min_macs = 0;
+  // A fused inverted-residual block whose 1x1 layers this routing would
+  // send to conv2d still runs fused on the row kernel (faster there than
+  // XNNPACK's expand and depthwise around conv2d's 1x1: AVX2).
+  bool row_kernel_beats_conv2d = false;
 };
 ConvRouting conv_routing_for(optimized::GemmIsa isa);
 bool conv2d_is_faster(const ConvRouting& routing, uint64_t input_channels,

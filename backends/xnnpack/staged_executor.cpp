@@ -230,7 +230,10 @@ Status StagedExecutor::bind_and_prepare(Span<EValue*> args) {
     e.bound_rank = static_cast<uint32_t>(t.dim());
     reshape = reshape || !same;
   }
-  if (reshape) TL_RETURN_IF_ERROR(reshape_all(args));
+  if (reshape) {
+    TL_RETURN_IF_ERROR(check_input_shapes(parts_.externals, parts_.num_externals));
+    TL_RETURN_IF_ERROR(reshape_all(args));
+  }
   for (uint32_t i = 0; i < parts_.num_xnn_stages; ++i) {
     XnnStage& stage = parts_.xnn_stages[i];
     bool setup = reshape;

@@ -470,7 +470,7 @@ Status define_values(DefinitionContext& ctx, ExternalValue* externals, uint32_t*
     if (d.flags != 0 && externals != nullptr) {
       ExternalValue& e = externals[(*num_externals)++];
       e = {d.external_id, d.datatype, d.flags == kExternalInput,
-           static_cast<uint32_t>(d.shape.rank), {}, kNoShape, {}};
+           static_cast<uint32_t>(d.shape.rank), {}, kNoShape, {}, view.tensor->id_out()};
       for (size_t k = 0; k < d.shape.rank; ++k) e.dims[k] = d.shape.dims[k];
     }
   }

@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "backends/xnnpack/input_shape_check.h"
 #include "backends/xnnpack/named_constants.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/core/evalue.h"
@@ -25,7 +26,18 @@ class XnnDelegate {
   /// XNNPACK may read them: the delegate's life.
   void keep(NamedConstants named) { named_ = std::move(named); }
 
+  /// The check execute runs on inputs whose dims changed.
+  void set_input_check(const InputShapeCheck& check) { input_check_ = check; }
+
+ protected:
+  /// Holds the inputs' bound dims (ExternalValue::bound_dims) to the graph;
+  /// call it whenever they changed, before XNNPACK runs.
+  Status check_input_shapes(const ExternalValue* externals, uint32_t num_externals) {
+    return input_check_.check(externals, num_externals);
+  }
+
  private:
+  InputShapeCheck input_check_;
   NamedConstants named_;
 };
 

@@ -139,6 +139,7 @@ Status XnnExecutor::bind_and_prepare(Span<EValue*> args) {
     reshape = true;
   }
   if (reshape) {
+    TL_RETURN_IF_ERROR(check_input_shapes(externals_, num_externals_));
     const xnn_status s = xnn_reshape_runtime(runtime_);
     TL_CHECK_OR_RETURN(s == xnn_status_success, Error::kInvalidArgument,
                        "XNNPACK cannot run with these input shapes (reshape status %d)",

@@ -202,6 +202,8 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
   TL_RETURN_IF_ERROR(xnnpack::define_nodes(ctx));
   TL_RETURN_IF_ERROR(xnnpack::check_node_bounds(ctx));
   std::sort(externals, externals + num_externals, binding_order);
+  TL_ASSIGN_OR_RETURN(xnnpack::InputShapeCheck input_check,
+                      xnnpack::InputShapeCheck::create(ctx, allocator));
 
   pthreadpool_t pool = threadpool::native_pool();
   // Per-operator timings cost a clock read per operator: only when traced.
@@ -217,6 +219,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
                                      weights_cache_, pool, flags, context.event_tracer != nullptr};
     TL_ASSIGN_OR_RETURN(XnnDelegate * staged, xnnpack::build_staged_delegate(build, processed));
     staged->keep(std::move(named));
+    staged->set_input_check(input_check);
     return static_cast<DelegateHandle*>(staged);
   }
 
@@ -237,6 +240,7 @@ Result<DelegateHandle*> XnnpackBackend::init_delegate(BackendInitContext& contex
       XnnExecutor(runtime, weights_cache_, pool, std::move(*processed), externals, bindings,
                   num_externals);
   executor->keep(std::move(named));
+  executor->set_input_check(input_check);
   if (context.event_tracer != nullptr) {
     xnnpack::XnnProfiler profiler;
     if (profiler.init(runtime, allocator)) executor->set_profiler(profiler);

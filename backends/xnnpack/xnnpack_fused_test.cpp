@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/xnnpack/payload_builder.h"
+#include "backends/xnnpack/stage_plan.h"
 #include "extension/threadpool/threadpool.h"
 #include "kernels/optimized/fused/inverted_residual.h"
 #include "kernels/optimized/gemm/gemm.h"
@@ -318,6 +319,30 @@ TEST_F(XnnpackFusedAmxTest, FusedIsaCapKeepsTheBlockOnConv2d) {
   setenv("TORCHLIGHT_FUSED_ISA", "avx512", 1);
   check_amx(k, 0);
   unsetenv("TORCHLIGHT_FUSED_ISA");
+}
+
+// On the AVX2 routing conv2d takes 1x1 layers of 64+ input channels, most
+// of MobileNetV2's projections; the block runs fused on the row kernel all
+// the same (faster there than XNNPACK's operators around conv2d's 1x1).
+class XnnpackFusedAvx2Test : public XnnpackFusedTest {
+ protected:
+  void SetUp() override {
+    if (!optimized::set_gemm_isa(optimized::GemmIsa::kAvx2).ok()) GTEST_SKIP() << "needs AVX2";
+  }
+};
+
+TEST_F(XnnpackFusedAvx2Test, BlocksWhoseProjectionConv2dWouldTakeRunFused) {
+  const ConvRouting avx2 = conv_routing_for(optimized::GemmIsa::kAvx2);
+  ASSERT_TRUE(avx2.row_kernel_beats_conv2d);
+  EXPECT_FALSE(conv_routing_for(optimized::GemmIsa::kAvx512).row_kernel_beats_conv2d);
+  EXPECT_FALSE(conv_routing_for(optimized::GemmIsa::kAmx).row_kernel_beats_conv2d);
+  Block k;  // MobileNetV2's 24 -> 144 -> 24 + add, as the Python test's second block.
+  k.residual = true;
+  ASSERT_TRUE(conv2d_is_faster(avx2, k.expanded, k.out, 1, 1));
+  check_block(k, 1);
+  k.in = 64, k.expanded = 384, k.out = 96, k.residual = false;  // Both 1x1 layers.
+  ASSERT_TRUE(conv2d_is_faster(avx2, k.in, k.expanded, 1, 1));
+  check_block(k, 1);
 }
 
 }  // namespace

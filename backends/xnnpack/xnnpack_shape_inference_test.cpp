@@ -456,20 +456,64 @@ TEST(XnnpackShapeInferenceTest, ANodeReadingAValueNoEarlierNodeWritesIsRefused) 
                                      "written by any earlier node"));
 }
 
-// Issue 11, open: execute lets an input be narrower than declared in any
-// dim, and XNNPACK's convolution reads the channels it was built for (8 per
-// pixel here, from a 2-channel buffer: execute returns Ok in session 20).
-// A fix needs init to mark the input dims that reach a weight check as
-// exact; until then this documents the gap.
-TEST(XnnpackShapeInferenceTest, DISABLED_InputNarrowerInItsChannelsAtExecuteIsRefused) {
+// Issue 11: at execute an input may be smaller than declared, but XNNPACK
+// trusts the channels and features it was built for: a convolution built
+// for 8 channels per pixel read 8 per pixel of a 2-channel input (past its
+// 32 floats; execute returned Ok in session 20), a fully-connected 16
+// features per row of an 8-wide one. Execute now reruns the inference for
+// changed input dims. One payload: x [1,4,4,8] -> 3x3 convolution (split:
+// a conv2d stage where the routing takes it, as on AVX2; its profiling
+// events say so) -> [1,4,4,4]; y [2,16] -> fully-connected -> [2,3].
+std::vector<uint8_t> conv_and_fully_connected() {
   PayloadBuilder b;
   const uint32_t x = b.input({1, 4, 4, 8}, 0);
-  add_conv(b, {8, 4, 1}, x, b.output({1, 4, 4, 4}, 1), 4);
-  OwnedTensor in = float_tensor({1, 4, 4, 2}, random_values(32, 5));
+  const uint32_t y = b.input({2, 16}, 1);
+  add_conv(b, {8, 4, 3, 1, 1}, x, b.output({1, 4, 4, 4}, 2), 4);
+  fully_connected(b, y, {3, 16}, b.output({2, 3}, 3), 0);
+  return b.build();
+}
+
+TEST(XnnpackShapeInferenceTest, InputNarrowerWhereAWeightFixesItIsRefusedAtExecute) {
+  OwnedTensor x = float_tensor({1, 4, 4, 8}, random_values(128, 5));
+  OwnedTensor y = float_tensor({2, 16}, random_values(32, 6));
+  OwnedTensor narrow_x = float_tensor({1, 4, 4, 2}, random_values(32, 7));
+  OwnedTensor narrow_y = float_tensor({2, 8}, random_values(16, 8));
+  const std::vector<std::vector<SizesType>> bounds = {{1, 4, 4, 4}, {2, 3}};
   for (bool xnnpack_only : {true, false}) {
-    const std::vector<Outputs> out = run_all(b.build(), {{&in}}, {{1, 4, 4, 4}}, xnnpack_only);
+    const std::vector<Outputs> out = run_all(
+        conv_and_fully_connected(), {{&narrow_x, &y}, {&x, &y}, {&x, &narrow_y}, {&x, &y}},
+        bounds, xnnpack_only);
     EXPECT_EQ(out[0].status.code(), Error::kInvalidArgument) << xnnpack_only;
+    EXPECT_THAT(out[0].status.message(),
+                HasSubstr("XNNPACK delegate input 0 has size 2 in dim 3; the graph needs 8 there "
+                          "(XNNPACK node 0 (XNNConv2d): input [1,4,4,2] has 2 channels; the "
+                          "node's parameters take 8)"));
+    EXPECT_TRUE(out[1].status.ok()) << out[1].status.message();
+    EXPECT_EQ(out[2].status.code(), Error::kInvalidArgument) << xnnpack_only;
+    EXPECT_THAT(out[2].status.message(),
+                HasSubstr("XNNPACK delegate input 1 has size 8 in dim 1; the graph needs 16 "
+                          "there (XNNPACK node 1 (XNNFullyConnected): input [2,8] has 8 "
+                          "features"));
+    EXPECT_TRUE(out[3].status.ok()) << out[3].status.message();
+    EXPECT_EQ(out[1].values, out[3].values) << xnnpack_only;  // A refusal leaves no trace.
   }
+}
+
+// Dims that follow the inputs may shrink (batch, height, width): the same
+// payload runs, split and alone alike, at the smaller shapes.
+TEST(XnnpackShapeInferenceTest, InputSmallerWhereOnlyItsSizeFollowsRunsAtExecute) {
+  OwnedTensor x = float_tensor({1, 3, 2, 8}, random_values(48, 5));
+  OwnedTensor y = float_tensor({1, 16}, random_values(16, 6));
+  OwnedTensor full_x = float_tensor({1, 4, 4, 8}, random_values(128, 7));
+  OwnedTensor full_y = float_tensor({2, 16}, random_values(32, 8));
+  const std::vector<std::vector<OwnedTensor*>> sets = {{&full_x, &full_y}, {&x, &y}};
+  const std::vector<std::vector<SizesType>> bounds = {{1, 4, 4, 4}, {2, 3}};
+  const std::vector<Outputs> split = run_all(conv_and_fully_connected(), sets, bounds, false);
+  const std::vector<Outputs> alone = run_all(conv_and_fully_connected(), sets, bounds, true);
+  ASSERT_TRUE(split[1].status.ok()) << split[1].status.message();
+  EXPECT_EQ(split[1].shapes[0], (std::vector<SizesType>{1, 3, 2, 4}));
+  EXPECT_EQ(split[1].shapes[1], (std::vector<SizesType>{1, 3}));
+  expect_same_outputs(split, alone);
 }
 
 }  // namespace
