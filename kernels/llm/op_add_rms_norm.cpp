@@ -13,14 +13,7 @@
 #include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::llm {
-namespace {
-
 using portable::NamedTensor;
-
-// Elements per thread-pool chunk, at least (whole rows), as op_rms_norm.cpp.
-constexpr int64_t kMinChunkElements = 16384;
-
-}  // namespace
 
 Status add_rms_norm_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   const NamedTensor input{args[0]->to_tensor(), "input"};
@@ -66,7 +59,7 @@ void add_rms_norm_out(KernelContext& ctx, Span<EValue*> args) {
   float* s = sum.tensor.mutable_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
   const int64_t rows = n / dim;
-  const int64_t min_rows = kMinChunkElements / dim > 1 ? kMinChunkElements / dim : 1;
+  const int64_t min_rows = norm_min_rows_per_chunk(dim);
   threadpool::parallel_for(static_cast<size_t>(rows), static_cast<size_t>(min_rows),
                            [&](size_t begin, size_t end) {
                              const auto at = static_cast<int64_t>(begin) * dim;

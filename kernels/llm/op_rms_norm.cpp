@@ -13,16 +13,7 @@
 #include "kernels/portable/util/tensor_checks.h"
 
 namespace torchlight::llm {
-namespace {
-
 using portable::NamedTensor;
-
-// Elements per thread-pool chunk, at least (whole rows): ~3 us of work (a
-// stories15m prefill's 128 x 288 takes ~7.5 us on one core). At 32768 that
-// prefill split 113 + 15 rows, i.e. ran on one thread.
-constexpr int64_t kMinChunkElements = 16384;
-
-}  // namespace
 
 Status rms_norm_prepare(PrepareContext&, Span<EValue*> args, PreparedCall* call) {
   const NamedTensor input{args[0]->to_tensor(), "input"};
@@ -59,7 +50,7 @@ void rms_norm_out(KernelContext& ctx, Span<EValue*> args) {
   const float* w = weight.tensor.const_data_ptr<float>();
   float* y = out.tensor.mutable_data_ptr<float>();
   const int64_t rows = n / dim;
-  const int64_t min_rows = kMinChunkElements / dim > 1 ? kMinChunkElements / dim : 1;
+  const int64_t min_rows = norm_min_rows_per_chunk(dim);
   threadpool::parallel_for(static_cast<size_t>(rows), static_cast<size_t>(min_rows),
                            [&](size_t begin, size_t end) {
                              const auto first = static_cast<int64_t>(begin);

@@ -34,6 +34,11 @@ Status check_norm_weight(const portable::NamedTensor& weight, int64_t dim) {
   return Error::kOk;
 }
 
+int64_t norm_min_rows_per_chunk(int64_t dim) {
+  constexpr int64_t kMinChunkElements = 16384;
+  return kMinChunkElements / dim > 1 ? kMinChunkElements / dim : 1;
+}
+
 Status check_same_sizes(const portable::NamedTensor& t, const portable::NamedTensor& like) {
   bool same = t.tensor.dim() == like.tensor.dim();
   for (size_t d = 0; same && d < t.tensor.dim(); ++d) {
