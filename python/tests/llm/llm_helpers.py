@@ -72,8 +72,21 @@ def eager_steps(model, tokens: torch.Tensor, steps) -> torch.Tensor:
 def assert_near_eager(got: torch.Tensor, want: torch.Tensor, qmode, kv16: bool = False) -> None:
     """A program's logits against eager within the parity tolerances: fp32
     1e-5, int8 1e-4, 8da4w 1e-3 of the logits' range; with float16 caches
-    1e-3 of their scale (test_llm_kv_cache_fp16.py's bound)."""
-    if kv16:
+    1e-3 of their scale (test_llm_kv_cache_fp16.py's bound), and 2e-2 of the
+    range for 8da4w with float16 caches.
+
+    Why the last is wider: the program's keys and values differ from eager's
+    in the last float32 bit (other GEMM and rope orders), and where a value
+    sits near a float16 rounding midpoint the two caches store values one
+    float16 ulp apart (seen on AVX2 CPUs: 3e-4 in float32 models' logits).
+    Under 8da4w such a difference can move a dynamically quantized
+    activation across an int8 rounding boundary, one step of its token's
+    scale, which moved these models' logits by up to 0.7% of their range
+    (0.086 of 12.4). Layout and kernel bugs move them by far more; the
+    tests comparing programs bit for bit catch the rest."""
+    if kv16 and qmode == "8da4w":
+        assert float((got - want).abs().max()) <= 2e-2 * float(want.max() - want.min())
+    elif kv16:
         assert float((got - want).abs().max()) <= 1e-3 * max(1.0, float(want.abs().max()))
     elif qmode == "8da4w":
         assert float((got - want).abs().max()) <= 1e-3 * float(want.max() - want.min())
