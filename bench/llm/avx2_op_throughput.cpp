@@ -1,0 +1,148 @@
+// Throughput of the AVX2 instructions an int8-weight dot product can be
+// built from, one at a time: what bounds linear_int8's decode loop
+// (linear_int8_x86_impl.h: vpmovsxbd + vcvtdq2ps + vfmadd231ps per 8
+// weights) on a given core, and whether another conversion could be faster.
+// Each benchmark runs six independent 256-bit instructions of one kind per
+// iteration; the counter sec_per_op is the time of one of them. On a core
+// that splits 256-bit work in two 128-bit halves, an instruction one pipe
+// runs costs two cycles; one several pipes run, one or less.
+//
+//   ./torchlight exec build/release/bench/llm/torchlight_avx2_op_throughput
+//
+// Skipped (an error) on CPUs without AVX2 + FMA + F16C.
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+namespace {
+
+// Keeps a value in a register and makes the compiler treat it as changed, so
+// six calls on six inputs stay six instructions (no hoisting, no merging).
+#define TL_OPAQUE(v) __asm__ volatile("" : "+x"(v))
+// Every function touching vectors: the file builds without -mavx2.
+#define TL_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+bool cpu_has_avx2_fma_f16c() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
+}
+
+// The instruction under test, each on its own kind of input.
+struct CvtDq2Ps {
+  using In = __m256i;
+  TL_AVX2 static In init() { return _mm256_set1_epi32(3); }
+  TL_AVX2 static __m256 op(In a) { return _mm256_cvtepi32_ps(a); }
+};
+struct PmovSxBd {
+  using In = __m128i;
+  TL_AVX2 static In init() { return _mm_set1_epi8(-3); }
+  TL_AVX2 static __m256i op(In a) { return _mm256_cvtepi8_epi32(a); }
+};
+struct CvtPh2Ps {
+  using In = __m128i;
+  TL_AVX2 static In init() { return _mm_set1_epi16(0x3c00); }
+  TL_AVX2 static __m256 op(In a) { return _mm256_cvtph_ps(a); }
+};
+struct PmaddWd {
+  using In = __m256i;
+  TL_AVX2 static In init() { return _mm256_set1_epi16(3); }
+  TL_AVX2 static __m256i op(In a) { return _mm256_madd_epi16(a, a); }
+};
+struct PmaddUbsw {
+  using In = __m256i;
+  TL_AVX2 static In init() { return _mm256_set1_epi8(3); }
+  TL_AVX2 static __m256i op(In a) { return _mm256_maddubs_epi16(a, a); }
+};
+struct Pshufb {
+  using In = __m256i;
+  TL_AVX2 static In init() { return _mm256_set1_epi32(0x03020100); }
+  TL_AVX2 static __m256i op(In a) { return _mm256_shuffle_epi8(a, a); }
+};
+struct Paddd {
+  using In = __m256i;
+  TL_AVX2 static In init() { return _mm256_set1_epi32(3); }
+  TL_AVX2 static __m256i op(In a) { return _mm256_add_epi32(a, a); }
+};
+struct SubPs {
+  using In = __m256;
+  TL_AVX2 static In init() { return _mm256_set1_ps(3.0f); }
+  TL_AVX2 static __m256 op(In a) { return _mm256_sub_ps(a, a); }
+};
+struct FmaPs {
+  using In = __m256;
+  TL_AVX2 static In init() { return _mm256_set1_ps(3.0f); }
+  TL_AVX2 static __m256 op(In a) { return _mm256_fmadd_ps(a, a, a); }
+};
+// 8 int8 weights to exact floats as linear_int8 does (sign extend, convert),
+// and by the float bits of 2^23 + (w + 128) less 2^23 + 128 (no convert).
+struct WeightsByConvert {
+  using In = __m128i;
+  TL_AVX2 static In init() { return _mm_set1_epi8(-3); }
+  TL_AVX2 static __m256 op(In a) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(a));
+  }
+};
+struct WeightsByMagic {
+  using In = __m128i;
+  TL_AVX2 static In init() { return _mm_set1_epi8(-3); }
+  TL_AVX2 static __m256 op(In a) {
+    const __m256i biased = _mm256_add_epi32(_mm256_cvtepi8_epi32(a), _mm256_set1_epi32(0x4B000080));
+    return _mm256_sub_ps(_mm256_castsi256_ps(biased), _mm256_set1_ps(8388736.0f));
+  }
+};
+
+template <class Op>
+TL_AVX2 void run_six(benchmark::State& state) {
+  typename Op::In a0 = Op::init(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+  constexpr int kInner = 1000;
+  for (auto _ : state) {
+    for (int i = 0; i < kInner; ++i) {
+      auto r0 = Op::op(a0);
+      auto r1 = Op::op(a1);
+      auto r2 = Op::op(a2);
+      auto r3 = Op::op(a3);
+      auto r4 = Op::op(a4);
+      auto r5 = Op::op(a5);
+      TL_OPAQUE(r0);
+      TL_OPAQUE(r1);
+      TL_OPAQUE(r2);
+      TL_OPAQUE(r3);
+      TL_OPAQUE(r4);
+      TL_OPAQUE(r5);
+      TL_OPAQUE(a0);
+      TL_OPAQUE(a1);
+      TL_OPAQUE(a2);
+      TL_OPAQUE(a3);
+      TL_OPAQUE(a4);
+      TL_OPAQUE(a5);
+    }
+  }
+  state.counters["sec_per_op"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kInner * 6,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// Checks the CPU first, in code built without AVX2.
+template <class Op>
+void BM_op(benchmark::State& state) {
+  if (!cpu_has_avx2_fma_f16c()) {
+    state.SkipWithError("this CPU lacks AVX2 + FMA + F16C");
+    return;
+  }
+  run_six<Op>(state);
+}
+
+BENCHMARK(BM_op<CvtDq2Ps>)->Name("vcvtdq2ps");
+BENCHMARK(BM_op<PmovSxBd>)->Name("vpmovsxbd");
+BENCHMARK(BM_op<CvtPh2Ps>)->Name("vcvtph2ps");
+BENCHMARK(BM_op<PmaddWd>)->Name("vpmaddwd");
+BENCHMARK(BM_op<PmaddUbsw>)->Name("vpmaddubsw");
+BENCHMARK(BM_op<Pshufb>)->Name("vpshufb");
+BENCHMARK(BM_op<Paddd>)->Name("vpaddd");
+BENCHMARK(BM_op<SubPs>)->Name("vsubps");
+BENCHMARK(BM_op<FmaPs>)->Name("vfmadd (independent)");
+BENCHMARK(BM_op<WeightsByConvert>)->Name("8 weights: vpmovsxbd + vcvtdq2ps");
+BENCHMARK(BM_op<WeightsByMagic>)->Name("8 weights: vpmovsxbd + vpaddd + vsubps");
+
+}  // namespace
+
+BENCHMARK_MAIN();
