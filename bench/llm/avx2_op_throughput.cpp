@@ -2,8 +2,9 @@
 // built from, one at a time: what bounds linear_int8's decode loop
 // (linear_int8_x86_impl.h: vpmovsxbd + vcvtdq2ps + vfmadd231ps per 8
 // weights) on a given core, and whether another conversion could be faster.
-// Each benchmark runs six independent 256-bit instructions of one kind per
-// iteration; the counter sec_per_op is the time of one of them. On a core
+// Each benchmark runs six independent 256-bit instructions (or conversions
+// of 8 weights, or whole dot-product steps of 8 weights) of one kind per
+// iteration; the counter sec_per_op is the CPU time of one of them. On a core
 // that splits 256-bit work in two 128-bit halves, an instruction one pipe
 // runs costs two cycles; one several pipes run, one or less.
 //
@@ -90,6 +91,17 @@ struct WeightsByMagic {
   }
 };
 
+// 8 int8 weights (bytes 0, 4, .. of each 128-bit lane here) as w * 2^24,
+// exact, by one in-lane shuffle into each 32-bit lane's top byte and the
+// convert: no sign extension.
+struct WeightsByShuffleConvert {
+  using In = __m256i;
+  TL_AVX2 static In init() { return _mm256_set1_epi8(-3); }
+  TL_AVX2 static __m256 op(In a) {
+    return _mm256_cvtepi32_ps(_mm256_shuffle_epi8(a, _mm256_set1_epi32(0x0C808080)));
+  }
+};
+
 template <class Op>
 TL_AVX2 void run_six(benchmark::State& state) {
   typename Op::In a0 = Op::init(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
@@ -121,27 +133,71 @@ TL_AVX2 void run_six(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// Checks the CPU first, in code built without AVX2.
+// The dot product's step: six accumulators, each += x * Op(weights), as
+// linear_int8's loop does per 8 weights (sec_per_op: per 8 weights).
 template <class Op>
+TL_AVX2 void run_six_dot(benchmark::State& state) {
+  typename Op::In a0 = Op::init(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+  const __m256 x = _mm256_set1_ps(1e-9f);
+  __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  constexpr int kInner = 1000;
+  for (auto _ : state) {
+    for (int i = 0; i < kInner; ++i) {
+      c0 = _mm256_fmadd_ps(x, Op::op(a0), c0);
+      c1 = _mm256_fmadd_ps(x, Op::op(a1), c1);
+      c2 = _mm256_fmadd_ps(x, Op::op(a2), c2);
+      c3 = _mm256_fmadd_ps(x, Op::op(a3), c3);
+      c4 = _mm256_fmadd_ps(x, Op::op(a4), c4);
+      c5 = _mm256_fmadd_ps(x, Op::op(a5), c5);
+      TL_OPAQUE(a0);
+      TL_OPAQUE(a1);
+      TL_OPAQUE(a2);
+      TL_OPAQUE(a3);
+      TL_OPAQUE(a4);
+      TL_OPAQUE(a5);
+    }
+  }
+  TL_OPAQUE(c0);
+  TL_OPAQUE(c1);
+  TL_OPAQUE(c2);
+  TL_OPAQUE(c3);
+  TL_OPAQUE(c4);
+  TL_OPAQUE(c5);
+  state.counters["sec_per_op"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kInner * 6,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// Checks the CPU first, in code built without AVX2.
+template <class Op, bool kDot>
 void BM_op(benchmark::State& state) {
   if (!cpu_has_avx2_fma_f16c()) {
     state.SkipWithError("this CPU lacks AVX2 + FMA + F16C");
     return;
   }
-  run_six<Op>(state);
+  if constexpr (kDot) {
+    run_six_dot<Op>(state);
+  } else {
+    run_six<Op>(state);
+  }
 }
 
-BENCHMARK(BM_op<CvtDq2Ps>)->Name("vcvtdq2ps");
-BENCHMARK(BM_op<PmovSxBd>)->Name("vpmovsxbd");
-BENCHMARK(BM_op<CvtPh2Ps>)->Name("vcvtph2ps");
-BENCHMARK(BM_op<PmaddWd>)->Name("vpmaddwd");
-BENCHMARK(BM_op<PmaddUbsw>)->Name("vpmaddubsw");
-BENCHMARK(BM_op<Pshufb>)->Name("vpshufb");
-BENCHMARK(BM_op<Paddd>)->Name("vpaddd");
-BENCHMARK(BM_op<SubPs>)->Name("vsubps");
-BENCHMARK(BM_op<FmaPs>)->Name("vfmadd (independent)");
-BENCHMARK(BM_op<WeightsByConvert>)->Name("8 weights: vpmovsxbd + vcvtdq2ps");
-BENCHMARK(BM_op<WeightsByMagic>)->Name("8 weights: vpmovsxbd + vpaddd + vsubps");
+BENCHMARK(BM_op<CvtDq2Ps, false>)->Name("vcvtdq2ps");
+BENCHMARK(BM_op<PmovSxBd, false>)->Name("vpmovsxbd");
+BENCHMARK(BM_op<CvtPh2Ps, false>)->Name("vcvtph2ps");
+BENCHMARK(BM_op<PmaddWd, false>)->Name("vpmaddwd");
+BENCHMARK(BM_op<PmaddUbsw, false>)->Name("vpmaddubsw");
+BENCHMARK(BM_op<Pshufb, false>)->Name("vpshufb");
+BENCHMARK(BM_op<Paddd, false>)->Name("vpaddd");
+BENCHMARK(BM_op<SubPs, false>)->Name("vsubps");
+BENCHMARK(BM_op<FmaPs, false>)->Name("vfmadd (independent)");
+BENCHMARK(BM_op<WeightsByConvert, false>)->Name("8 weights: vpmovsxbd + vcvtdq2ps");
+BENCHMARK(BM_op<WeightsByMagic, false>)->Name("8 weights: vpmovsxbd + vpaddd + vsubps");
+BENCHMARK(BM_op<WeightsByShuffleConvert, false>)->Name("8 weights: vpshufb + vcvtdq2ps");
+// With the fused multiply-add into six accumulators: the loop's whole step.
+BENCHMARK(BM_op<WeightsByConvert, true>)->Name("dot step: vpmovsxbd + vcvtdq2ps + vfmadd");
+BENCHMARK(BM_op<WeightsByMagic, true>)->Name("dot step: vpmovsxbd + vpaddd + vsubps + vfmadd");
+BENCHMARK(BM_op<WeightsByShuffleConvert, true>)->Name("dot step: vpshufb + vcvtdq2ps + vfmadd");
 
 }  // namespace
 
