@@ -102,6 +102,22 @@ struct WeightsByShuffleConvert {
   }
 };
 
+// 32 int8 weights against 32 int8 activations as one float vector of 8
+// partial sums, the way llama.cpp's q8_0 dot product works on AVX2 (an
+// algorithm, written here from its description): |w| as unsigned bytes,
+// the activations given w's signs, byte products summed in pairs to int16,
+// pairs of those to int32, converted. Its dot step (with the FMA by the two
+// blocks' scales) covers 32 weights where linear_int8's covers 8.
+struct Int8ByInt8Bytes {
+  using In = __m256i;
+  TL_AVX2 static In init() { return _mm256_set1_epi8(-3); }
+  TL_AVX2 static __m256 op(In a) {
+    const __m256i act = _mm256_alignr_epi8(a, a, 1);  // Any other bytes.
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(act, a));
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+};
+
 template <class Op>
 TL_AVX2 void run_six(benchmark::State& state) {
   typename Op::In a0 = Op::init(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
@@ -198,6 +214,7 @@ BENCHMARK(BM_op<WeightsByShuffleConvert, false>)->Name("8 weights: vpshufb + vcv
 BENCHMARK(BM_op<WeightsByConvert, true>)->Name("dot step: vpmovsxbd + vcvtdq2ps + vfmadd");
 BENCHMARK(BM_op<WeightsByMagic, true>)->Name("dot step: vpmovsxbd + vpaddd + vsubps + vfmadd");
 BENCHMARK(BM_op<WeightsByShuffleConvert, true>)->Name("dot step: vpshufb + vcvtdq2ps + vfmadd");
+BENCHMARK(BM_op<Int8ByInt8Bytes, true>)->Name("dot step of 32: int8 x int8 bytes (q8_0's way)");
 
 }  // namespace
 
