@@ -4,15 +4,17 @@
 // weights) on a given core, and whether another conversion could be faster.
 // Each benchmark runs six independent 256-bit instructions (or conversions
 // of 8 weights, or whole dot-product steps of 8 weights) of one kind per
-// iteration; the counter sec_per_op is the CPU time of one of them. On a core
-// that splits 256-bit work in two 128-bit halves, an instruction one pipe
-// runs costs two cycles; one several pipes run, one or less.
+// iteration; the counter sec_per_op is the CPU time of one of them (an
+// instruction that one 128-bit pipe runs in two halves shows as about twice
+// one that two pipes share).
 //
 //   ./torchlight exec build/release/bench/llm/torchlight_avx2_op_throughput
 //
 // Skipped (an error) on CPUs without AVX2 + FMA + F16C.
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
+
+#include <cstdint>
 
 namespace {
 
@@ -27,76 +29,49 @@ bool cpu_has_avx2_fma_f16c() {
          __builtin_cpu_supports("f16c");
 }
 
-// The instruction under test, each on its own kind of input.
-struct CvtDq2Ps {
-  using In = __m256i;
-  TL_AVX2 static In init() { return _mm256_set1_epi32(3); }
-  TL_AVX2 static __m256 op(In a) { return _mm256_cvtepi32_ps(a); }
-};
-struct PmovSxBd {
-  using In = __m128i;
-  TL_AVX2 static In init() { return _mm_set1_epi8(-3); }
-  TL_AVX2 static __m256i op(In a) { return _mm256_cvtepi8_epi32(a); }
-};
-struct CvtPh2Ps {
-  using In = __m128i;
-  TL_AVX2 static In init() { return _mm_set1_epi16(0x3c00); }
-  TL_AVX2 static __m256 op(In a) { return _mm256_cvtph_ps(a); }
-};
-struct PmaddWd {
-  using In = __m256i;
-  TL_AVX2 static In init() { return _mm256_set1_epi16(3); }
-  TL_AVX2 static __m256i op(In a) { return _mm256_madd_epi16(a, a); }
-};
-struct PmaddUbsw {
-  using In = __m256i;
-  TL_AVX2 static In init() { return _mm256_set1_epi8(3); }
-  TL_AVX2 static __m256i op(In a) { return _mm256_maddubs_epi16(a, a); }
-};
-struct Pshufb {
-  using In = __m256i;
-  TL_AVX2 static In init() { return _mm256_set1_epi32(0x03020100); }
-  TL_AVX2 static __m256i op(In a) { return _mm256_shuffle_epi8(a, a); }
-};
-struct Paddd {
-  using In = __m256i;
-  TL_AVX2 static In init() { return _mm256_set1_epi32(3); }
-  TL_AVX2 static __m256i op(In a) { return _mm256_add_epi32(a, a); }
-};
-struct SubPs {
-  using In = __m256;
-  TL_AVX2 static In init() { return _mm256_set1_ps(3.0f); }
-  TL_AVX2 static __m256 op(In a) { return _mm256_sub_ps(a, a); }
-};
-struct FmaPs {
-  using In = __m256;
-  TL_AVX2 static In init() { return _mm256_set1_ps(3.0f); }
-  TL_AVX2 static __m256 op(In a) { return _mm256_fmadd_ps(a, a, a); }
-};
+// Inputs: any values that are ordinary numbers for every reading (bytes 3
+// and 60, the float16 1.003, the float 3).
+TL_AVX2 void initial(__m128i* v) { *v = _mm_set1_epi16(0x3c03); }
+TL_AVX2 void initial(__m256i* v) { *v = _mm256_set1_epi16(0x3c03); }
+TL_AVX2 void initial(__m256* v) { *v = _mm256_set1_ps(3.0f); }
+
+// The instruction under test, on its own kind of input.
+#define TL_OP(Name, InType, expr)                  \
+  struct Name {                                    \
+    using In = InType;                             \
+    TL_AVX2 static auto op(In a) { return expr; }  \
+  }
+TL_OP(CvtDq2Ps, __m256i, _mm256_cvtepi32_ps(a));
+TL_OP(PmovSxBd, __m128i, _mm256_cvtepi8_epi32(a));
+TL_OP(CvtPh2Ps, __m128i, _mm256_cvtph_ps(a));
+TL_OP(PmaddWd, __m256i, _mm256_madd_epi16(a, a));
+TL_OP(PmaddUbsw, __m256i, _mm256_maddubs_epi16(a, a));
+TL_OP(Pshufb, __m256i, _mm256_shuffle_epi8(a, a));
+TL_OP(Paddd, __m256i, _mm256_add_epi32(a, a));
+TL_OP(SubPs, __m256, _mm256_sub_ps(a, a));
+TL_OP(FmaPs, __m256, _mm256_fmadd_ps(a, a, a));
+
 // 8 int8 weights to exact floats as linear_int8 does (sign extend, convert),
 // and by the float bits of 2^23 + (w + 128) less 2^23 + 128 (no convert).
 struct WeightsByConvert {
   using In = __m128i;
-  TL_AVX2 static In init() { return _mm_set1_epi8(-3); }
   TL_AVX2 static __m256 op(In a) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(a));
   }
 };
 struct WeightsByMagic {
   using In = __m128i;
-  TL_AVX2 static In init() { return _mm_set1_epi8(-3); }
   TL_AVX2 static __m256 op(In a) {
     const __m256i biased = _mm256_add_epi32(_mm256_cvtepi8_epi32(a), _mm256_set1_epi32(0x4B000080));
     return _mm256_sub_ps(_mm256_castsi256_ps(biased), _mm256_set1_ps(8388736.0f));
   }
 };
 
-// 8 int8 weights (bytes 0, 4, .. of each 128-bit lane here) as w * 2^24,
-// exact, by one in-lane shuffle into each 32-bit lane's top byte and the
-// convert: no sign extension.
+// 8 int8 weights as w * 2^24, exact, by one in-lane shuffle of each weight
+// into a 32-bit lane's top byte and the convert: no sign extension. (Here
+// every lane takes the same byte: the cost, not the values, is measured.)
 struct WeightsByShuffleConvert {
   using In = __m256i;
-  TL_AVX2 static In init() { return _mm256_set1_epi8(-3); }
   TL_AVX2 static __m256 op(In a) {
     return _mm256_cvtepi32_ps(_mm256_shuffle_epi8(a, _mm256_set1_epi32(0x0C808080)));
   }
@@ -110,7 +85,6 @@ struct WeightsByShuffleConvert {
 // blocks' scales) covers 32 weights where linear_int8's covers 8.
 struct Int8ByInt8Bytes {
   using In = __m256i;
-  TL_AVX2 static In init() { return _mm256_set1_epi8(-3); }
   TL_AVX2 static __m256 op(In a) {
     const __m256i act = _mm256_alignr_epi8(a, a, 1);  // Any other bytes.
     const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(act, a));
@@ -118,9 +92,17 @@ struct Int8ByInt8Bytes {
   }
 };
 
+void set_sec_per_op(benchmark::State& state, int64_t ops_per_iteration) {
+  state.counters["sec_per_op"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * ops_per_iteration,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 template <class Op>
 TL_AVX2 void run_six(benchmark::State& state) {
-  typename Op::In a0 = Op::init(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+  typename Op::In a0;
+  initial(&a0);
+  typename Op::In a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
   constexpr int kInner = 1000;
   for (auto _ : state) {
     for (int i = 0; i < kInner; ++i) {
@@ -144,16 +126,16 @@ TL_AVX2 void run_six(benchmark::State& state) {
       TL_OPAQUE(a5);
     }
   }
-  state.counters["sec_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * kInner * 6,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  set_sec_per_op(state, kInner * 6);
 }
 
 // The dot product's step: six accumulators, each += x * Op(weights), as
 // linear_int8's loop does per 8 weights (sec_per_op: per 8 weights).
 template <class Op>
 TL_AVX2 void run_six_dot(benchmark::State& state) {
-  typename Op::In a0 = Op::init(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+  typename Op::In a0;
+  initial(&a0);
+  typename Op::In a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
   const __m256 x = _mm256_set1_ps(1e-9f);
   __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
   constexpr int kInner = 1000;
@@ -179,9 +161,7 @@ TL_AVX2 void run_six_dot(benchmark::State& state) {
   TL_OPAQUE(c3);
   TL_OPAQUE(c4);
   TL_OPAQUE(c5);
-  state.counters["sec_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * kInner * 6,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  set_sec_per_op(state, kInner * 6);
 }
 
 // Checks the CPU first, in code built without AVX2.
