@@ -92,6 +92,16 @@ struct Int8ByInt8Bytes {
   }
 };
 
+template <class V>
+TL_AVX2 inline void opaque_six(V& a0, V& a1, V& a2, V& a3, V& a4, V& a5) {
+  TL_OPAQUE(a0);
+  TL_OPAQUE(a1);
+  TL_OPAQUE(a2);
+  TL_OPAQUE(a3);
+  TL_OPAQUE(a4);
+  TL_OPAQUE(a5);
+}
+
 void set_sec_per_op(benchmark::State& state, int64_t ops_per_iteration) {
   state.counters["sec_per_op"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * ops_per_iteration,
@@ -112,18 +122,8 @@ TL_AVX2 void run_six(benchmark::State& state) {
       auto r3 = Op::op(a3);
       auto r4 = Op::op(a4);
       auto r5 = Op::op(a5);
-      TL_OPAQUE(r0);
-      TL_OPAQUE(r1);
-      TL_OPAQUE(r2);
-      TL_OPAQUE(r3);
-      TL_OPAQUE(r4);
-      TL_OPAQUE(r5);
-      TL_OPAQUE(a0);
-      TL_OPAQUE(a1);
-      TL_OPAQUE(a2);
-      TL_OPAQUE(a3);
-      TL_OPAQUE(a4);
-      TL_OPAQUE(a5);
+      opaque_six(r0, r1, r2, r3, r4, r5);
+      opaque_six(a0, a1, a2, a3, a4, a5);
     }
   }
   set_sec_per_op(state, kInner * 6);
@@ -147,20 +147,10 @@ TL_AVX2 void run_six_dot(benchmark::State& state) {
       c3 = _mm256_fmadd_ps(x, Op::op(a3), c3);
       c4 = _mm256_fmadd_ps(x, Op::op(a4), c4);
       c5 = _mm256_fmadd_ps(x, Op::op(a5), c5);
-      TL_OPAQUE(a0);
-      TL_OPAQUE(a1);
-      TL_OPAQUE(a2);
-      TL_OPAQUE(a3);
-      TL_OPAQUE(a4);
-      TL_OPAQUE(a5);
+      opaque_six(a0, a1, a2, a3, a4, a5);
     }
   }
-  TL_OPAQUE(c0);
-  TL_OPAQUE(c1);
-  TL_OPAQUE(c2);
-  TL_OPAQUE(c3);
-  TL_OPAQUE(c4);
-  TL_OPAQUE(c5);
+  opaque_six(c0, c1, c2, c3, c4, c5);
   set_sec_per_op(state, kInner * 6);
 }
 
