@@ -385,8 +385,10 @@ TEST(QuantizedKernelsTest, Linear8da4wManyRowsEqualEachRowAlone) {
 // loops' row blocks, the prefill tile past its threshold; odd counts),
 // group 32-256, and K with an odd number of groups or chunks: the outputs
 // are identical floats, and each row equals that row alone. Except where
-// prepare packs the constant weight for decode (linear_8da4w_packed.h: one
-// row, another order of float sums): there within 1e-4 (1 + |value|).
+// prepare packs the constant weight (linear_8da4w_packed.h: every call reads
+// the packed copy, another order of float sums): there constant against not
+// within 1e-4 (1 + |value|), and each row of a many-row call still equals
+// that row alone (decode) bit for bit.
 TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   struct Shape {
@@ -430,7 +432,7 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
           ASSERT_TRUE(status.ok()) << status.message();
           for (int64_t i = 0; i < out.numel(); ++i) outputs[constants != 0].push_back(out.get(i));
         }
-        // Decode on the packed weight sums in its own order.
+        // Constant weights packed: every call sums in the packed order.
         const bool packed = quantized::select_packed_8da4w(k, group) != nullptr;
         auto expect_same = [&](float got, float want, const char* what, SizesType r, SizesType n, bool exact) {
           if (exact) {
@@ -447,13 +449,12 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
         };
         for (size_t i = 0; i < outputs[0].size(); ++i) {
           const auto at = static_cast<SizesType>(i);
-          expect_same(outputs[1][i], outputs[0][i], "constant against not", at / kN, at % kN,
-                      !(packed && rows == 1));
+          expect_same(outputs[1][i], outputs[0][i], "constant against not", at / kN, at % kN, !packed);
         }
         // Calls on the dequantized GEMM or AMX tiles sum in another order (tested above, and
-        // linear_8da4w_amx_test.cpp).
-        if (quantized::linear_8da4w_takes_dequantized_gemm(rows, k, group) ||
-            quantized::linear_8da4w_takes_amx(rows, group)) {
+        // linear_8da4w_amx_test.cpp); packed weights take neither.
+        if (!packed && (quantized::linear_8da4w_takes_dequantized_gemm(rows, k, group) ||
+                        quantized::linear_8da4w_takes_amx(rows, group))) {
           continue;
         }
         for (const SizesType r : {SizesType{0}, static_cast<SizesType>(rows - 1)}) {
@@ -465,7 +466,7 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
           MemoryAllocator method_allocator(method.data(), static_cast<uint32_t>(method.size()));
           ASSERT_TRUE(call_kernel(kernel, single.span(), &method_allocator, nullptr, 0b110).ok());
           for (SizesType n = 0; n < kN; ++n) {
-            expect_same(outputs[1][r * kN + n], one_out.get(n), "row alone", r, n, !packed || rows == 1);
+            expect_same(outputs[1][r * kN + n], one_out.get(n), "row alone", r, n, true);
           }
         }
       }
