@@ -1,6 +1,8 @@
-// linear_8da4w's decode (one row) on weights repacked at load, one column
-// to each 32-bit vector lane, for constant weights (op_linear_8da4w.cpp packs them
-// in prepare, into method memory; the program's own weight is not changed).
+// linear_8da4w on weights repacked at load, one column to each 32-bit
+// vector lane, for constant weights (op_linear_8da4w.cpp packs them in
+// prepare, into method memory, and releases the original's pages; the
+// program's own weight is not changed): decode (one row) and, with each
+// packed word reused across a register block of rows, every many-row call.
 //
 // Why: the loops of linear_8da4w.h keep sixteen lanes per column, so every
 // 64 weights of every column pay a convert, a fused multiply-add and a scale

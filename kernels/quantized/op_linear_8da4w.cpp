@@ -28,6 +28,10 @@
 // With AMX (QuantIsa::kAmx), calls of kMinRowsAmx8da4w rows or more run on
 // tiles (linear_8da4w_amx.h) ahead of both: the rows quantized into
 // workspace scratch, each thread unpacking the weight columns it multiplies.
+// Where the CPU's best path is AVX2 (no VNNI), prepare packs a constant
+// weight (linear_8da4w_packed.h) and releases the original's pages: every
+// call then runs on the packed copy (decode one row, the many-row loop
+// otherwise), ahead of all the paths above.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
