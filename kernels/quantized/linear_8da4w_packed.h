@@ -113,7 +113,7 @@ void linear_8da4w_packed_rows_reference(const Packed8da4w& packed, const uint8_t
 #if defined(__x86_64__) || defined(_M_X64)
 void linear_8da4w_packed_avx2(const Packed8da4w& packed, const PackedRow8da4w& row, int64_t n_begin,
                               int64_t n_end);
-/// The many-row loop (linear_8da4w_packed_rows_avx2.cpp): each packed word
+/// The many-row loop (in linear_8da4w_packed_avx2.cpp): each packed word
 /// unpacked once for a register block of four rows.
 void linear_8da4w_packed_rows_avx2(const Packed8da4w& packed, const PackedRows8da4w& rows, int64_t n_begin,
                                    int64_t n_end);
