@@ -119,10 +119,10 @@ void packed_columns(const Packed8da4w& p, const PackedRow8da4w& row, int64_t n_b
 // The many-row loop: prefill on the packed copy, so the original weight is
 // never read after prepare packed it.
 //
-// The decode loop's steps with the weights reused across rows: per block of 16 columns, per half (8 columns, one
-// 256-bit vector a word) and per register block of up to kRowBlock rows, each
-// word is loaded and split into low and high nibbles once, then meets every
-// row of the block (two broadcasts, two maddubs, two int16 adds a row). The
+// The decode loop's steps with the weights reused across rows: per block of
+// 16 columns, per half (8 columns, one 256-bit vector a word) and per
+// register block of up to kRowBlock rows, each word is loaded and split into
+// low and high nibbles once, then meets every row of the block (two broadcasts, two maddubs, two int16 adds a row). The
 // decode loop is bound by loading and unpacking the weights; here that cost
 // is shared by four rows and the multiplies remain. The block's weights
 // (K / 8 lines of 64 bytes: 12 KB at K = 768 ... 16 KB at 2048) stay in L1

@@ -479,6 +479,55 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
 // output is the packed reference's (linear_8da4w_packed.h) on the row
 // quantized as the operator quantizes it, bit for bit (N = 37: a tail of 5
 // past two blocks).
+// A constant weight prepare packed is never read again by the op (its
+// pages were released): once prepared, the weight and scales overwritten
+// with other values give the same outputs, bit for bit, at 1 row (decode)
+// and many (odd counts, the register block's tails, two passes of 256).
+TEST(QuantizedKernelsTest, Linear8da4wPackedCallsNeverReadTheOriginal) {
+  constexpr SizesType kK = 384, kN = 37;
+  constexpr int64_t kGroup = 64;
+  if (quantized::select_packed_8da4w(kK, kGroup) == nullptr) GTEST_SKIP() << "no packed weights on this ISA";
+  const Kernel& kernel = find("torchlight::linear_8da4w.out");
+  uint32_t seed = 11;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (const SizesType rows : {1, 3, 5, 7, 64, 257}) {
+    TestTensor input(ScalarType::kFloat, {rows, kK});
+    TestTensor weight(ScalarType::kByte, {kN, kK / 2});
+    TestTensor scales(ScalarType::kFloat, {kN, kK / kGroup});
+    TestTensor bias(ScalarType::kFloat, {kN});
+    TestTensor out(ScalarType::kFloat, {rows, kN});
+    for (int64_t i = 0; i < input.numel(); ++i) input.set(i, (static_cast<int32_t>(next() >> 16) - 30000) / 8192.0);
+    for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
+    for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
+    for (int64_t i = 0; i < kN; ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+    KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), EValue(kGroup),
+                    bias.evalue(),  out.evalue(),    EValue()};
+    std::vector<uint8_t> method(4 << 20);
+    MemoryAllocator method_allocator(method.data(), static_cast<uint32_t>(method.size()));
+    PreparedCall call;
+    ASSERT_TRUE(prepare_kernel_call(kernel, args.span(), &method_allocator, &call, 0b110).ok());
+    void* scratch = method_allocator.allocate(call.scratch_bytes, 64);
+    ASSERT_NE(scratch, nullptr);
+    auto run = [&] {
+      KernelContext context(nullptr, nullptr, kernel.name);
+      context.set_call(kernel.name, call.state);
+      context.set_scratch(scratch, call.scratch_bytes);
+      call.eval(context, args.span());
+      EXPECT_TRUE(context.status().ok()) << context.status().message();
+      std::vector<float> values(static_cast<size_t>(out.numel()));
+      for (int64_t i = 0; i < out.numel(); ++i) values[static_cast<size_t>(i)] = static_cast<float>(out.get(i));
+      return values;
+    };
+    const std::vector<float> before = run();
+    for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, 0x5A);
+    for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, 1e30);
+    const std::vector<float> after = run();
+    for (size_t i = 0; i < before.size(); ++i) {
+      ASSERT_EQ(after[i], before[i]) << "rows " << rows << " row " << i / kN << " column " << i % kN;
+    }
+  }
+}
+
 TEST(QuantizedKernelsTest, Linear8da4wPackedDecodeIsThePackedReference) {
   constexpr SizesType kK = 288, kN = 37;
   constexpr int64_t kGroup = 32;

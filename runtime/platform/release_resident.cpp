@@ -1,4 +1,4 @@
-// tl_platform_release_resident's default (weak, like default_platform.cpp's).
+// tl_platform_release_resident's default (weak, as default_platform.cpp's are).
 //
 // Linux: pages of a read-only private file mapping (a program mapped by the
 // mmap loader) are dropped from this process with MADV_DONTNEED: a later
@@ -25,10 +25,10 @@
 namespace {
 
 // Whether [first, last) lies inside one mapping of /proc/self/maps that is
-// not writable and backed by a file (a non-zero inode). (A private mapping
+// not writable and backed by a file (a non-zero inode); false when the table
+// cannot be read. Reads it with a stack buffer: no heap. (A private mapping
 // written and then made read-only would pass too; nothing here does that:
-// the mmap loader maps PROT_READ.) False when
-// the table cannot be read. Reads it with a stack buffer: no heap.
+// the mmap loader maps PROT_READ.)
 bool in_read_only_file_mapping(uintptr_t first, uintptr_t last) {
   const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
