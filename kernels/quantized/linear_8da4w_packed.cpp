@@ -110,6 +110,17 @@ void linear_8da4w_packed_reference(const Packed8da4w& packed, const uint8_t* wei
   }
 }
 
+void linear_8da4w_packed_rows_reference(const Packed8da4w& packed, const uint8_t* weight,
+                                        const float* w_scales, const PackedRows8da4w& rows,
+                                        int64_t n_begin, int64_t n_end) {
+  const int64_t groups = packed.k / packed.group;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    const PackedRow8da4w row{rows.xq + r * packed.k, rows.correction + r * groups, rows.zero_point[r],
+                             rows.scale[r], rows.bias, rows.out + r * packed.n};
+    linear_8da4w_packed_reference(packed, weight, w_scales, row, n_begin, n_end);
+  }
+}
+
 Packed8da4wFn select_packed_8da4w(int64_t k, int64_t group, QuantIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
   if (isa == QuantIsa::kAvx2 && packed_8da4w_fits(k, group)) return &linear_8da4w_packed_avx2;
@@ -117,6 +128,14 @@ Packed8da4wFn select_packed_8da4w(int64_t k, int64_t group, QuantIsa isa) {
   (void)isa;
 #endif
   (void)k, (void)group;
+  return nullptr;
+}
+
+PackedRows8da4wFn select_packed_rows_8da4w(int64_t k, int64_t group, QuantIsa isa) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (select_packed_8da4w(k, group, isa) != nullptr) return &linear_8da4w_packed_rows_avx2;
+#endif
+  (void)k, (void)group, (void)isa;
   return nullptr;
 }
 

@@ -1,6 +1,8 @@
-// linear_8da4w's decode (one row) on weights repacked at load, one column
-// to each 32-bit vector lane, for constant weights (op_linear_8da4w.cpp packs them
-// in prepare, into method memory; the program's own weight is not changed).
+// linear_8da4w on weights repacked at load, one column to each 32-bit
+// vector lane, for constant weights (op_linear_8da4w.cpp packs them in
+// prepare, into method memory, and releases the original's pages; the
+// program's own weight is not changed): decode (one row) and, with each
+// packed word reused across a register block of rows, every many-row call.
 //
 // Why: the loops of linear_8da4w.h keep sixteen lanes per column, so every
 // 64 weights of every column pay a convert, a fused multiply-add and a scale
@@ -64,6 +66,17 @@ struct PackedRow8da4w {
   float* out;                // [N]
 };
 
+/// Rows of a many-row call (prefill), each quantized and arranged as decode's.
+struct PackedRows8da4w {
+  const int8_t* xq;           // [rows, K] arranged.
+  const float* correction;    // [rows, K / group].
+  const int32_t* zero_point;  // [rows]
+  const float* scale;         // [rows]
+  int64_t rows;
+  const float* bias;          // [N] or null.
+  float* out;                 // [rows, N]
+};
+
 /// Whether the packed path serves this shape (group % 32 == 0, K % group == 0).
 bool packed_8da4w_fits(int64_t k, int64_t group);
 
@@ -89,14 +102,30 @@ void linear_8da4w_packed_reference(const Packed8da4w& packed, const uint8_t* wei
                                    const float* w_scales, const PackedRow8da4w& row,
                                    int64_t n_begin, int64_t n_end);
 
+/// Columns [n_begin, n_end) of every row; each row's floats are decode's.
+using PackedRows8da4wFn = void (*)(const Packed8da4w&, const PackedRows8da4w&, int64_t, int64_t);
+
+/// linear_8da4w_packed_reference row by row.
+void linear_8da4w_packed_rows_reference(const Packed8da4w& packed, const uint8_t* weight,
+                                        const float* w_scales, const PackedRows8da4w& rows,
+                                        int64_t n_begin, int64_t n_end);
+
 #if defined(__x86_64__) || defined(_M_X64)
 void linear_8da4w_packed_avx2(const Packed8da4w& packed, const PackedRow8da4w& row, int64_t n_begin,
                               int64_t n_end);
+/// The many-row loop (in linear_8da4w_packed_avx2.cpp): each packed word
+/// unpacked once for a register block of four rows.
+void linear_8da4w_packed_rows_avx2(const Packed8da4w& packed, const PackedRows8da4w& rows, int64_t n_begin,
+                                   int64_t n_end);
 #endif
 
 /// The packed decode for `isa`, or null where linear_8da4w.h's loops serve
 /// decode instead: today AVX2 only (the AVX-VNNI and AVX-512 builds keep
 /// their loops; not measured with this layout yet).
 Packed8da4wFn select_packed_8da4w(int64_t k, int64_t group, QuantIsa isa = quant_isa());
+
+/// The many-row loop on the same packed weights: non-null exactly where
+/// select_packed_8da4w is, so a weight packed for decode serves every call.
+PackedRows8da4wFn select_packed_rows_8da4w(int64_t k, int64_t group, QuantIsa isa = quant_isa());
 
 }  // namespace torchlight::quantized

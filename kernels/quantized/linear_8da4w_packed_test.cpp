@@ -90,6 +90,73 @@ TEST(Linear8da4wPackedTest, Avx2IdenticalToReference) {
 #endif
 }
 
+// Rows of a many-row call on a PackedCase's weights: row 0 is the case's,
+// the others random with their own zero points and scales.
+struct PackedRowsCase {
+  const PackedCase& c;
+  int64_t rows;
+  std::vector<int8_t> arranged;
+  std::vector<float> correction, scale;
+  std::vector<int32_t> zero_point;
+
+  PackedRowsCase(const PackedCase& c_, int64_t rows_, uint32_t seed)
+      : c(c_), rows(rows_), arranged(static_cast<size_t>(rows * c.k)),
+        correction(static_cast<size_t>(rows * (c.k / c.group))), scale(static_cast<size_t>(rows)),
+        zero_point(static_cast<size_t>(rows)) {
+    auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+    std::vector<int8_t> xq(static_cast<size_t>(c.k));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t i = 0; i < xq.size(); ++i) {
+        xq[i] = r == 0 ? c.xq[i] : static_cast<int64_t>(i % 7) == r % 7 ? -128 : static_cast<int8_t>(next() >> 24);
+      }
+      zero_point[r] = r == 0 ? c.zero_point : static_cast<int32_t>(next() >> 24) - 128;
+      scale[r] = c.x_scale * static_cast<float>(r + 1);
+      arrange_row_8da4w(xq.data(), c.k, c.group, zero_point[r], arranged.data() + r * c.k,
+                        correction.data() + r * (c.k / c.group));
+    }
+  }
+
+  PackedRows8da4w view(float* out, bool with_bias) const {
+    return {arranged.data(), correction.data(), zero_point.data(), scale.data(), rows,
+            with_bias ? c.bias.data() : nullptr, out};
+  }
+};
+
+// The many-row loop gives every row the reference's (decode's) floats bit
+// for bit: odd and even row counts (the register block of four and its
+// tails), column tails and ranges off the blocks, groups 32-256.
+TEST(Linear8da4wPackedTest, Avx2RowsIdenticalToReference) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (!cpu_has_quant_isa(QuantIsa::kAvx2)) GTEST_SKIP() << "no AVX2 + FMA";
+  ASSERT_EQ(select_packed_rows_8da4w(288, 32, QuantIsa::kAvx2), &linear_8da4w_packed_rows_avx2);
+  constexpr float kUntouched = 12345.0f;
+  for (const Shape s : kShapes) {
+    for (const int64_t n : {int64_t{5}, int64_t{16}, int64_t{37}}) {
+      const PackedCase c(s.k, s.group, n, static_cast<uint32_t>(s.k * 17 + s.group * 3 + n));
+      for (const int64_t rows : {1, 2, 3, 4, 5, 7, 8, 9}) {
+        const PackedRowsCase m(c, rows, static_cast<uint32_t>(rows * 977 + n));
+        const int64_t ranges[][2] = {{0, n}, {n / 3, n - n / 4}, {n - 1, n}, {std::min<int64_t>(16, n), n}};
+        for (const auto& range : ranges) {
+          for (const bool with_bias : {false, true}) {
+            std::vector<float> want(static_cast<size_t>(rows * n), kUntouched), got(want);
+            linear_8da4w_packed_rows_reference(c.packed, c.weight.data(), c.scales.data(),
+                                               m.view(want.data(), with_bias), range[0], range[1]);
+            linear_8da4w_packed_rows_avx2(c.packed, m.view(got.data(), with_bias), range[0], range[1]);
+            for (int64_t i = 0; i < rows * n; ++i) {
+              ASSERT_EQ(got[i], want[i]) << "K " << s.k << " group " << s.group << " N " << n << " rows "
+                                         << rows << " columns [" << range[0] << ", " << range[1]
+                                         << ") bias " << with_bias << " row " << i / n << " column " << i % n;
+            }
+          }
+        }
+      }
+    }
+  }
+#else
+  GTEST_SKIP() << "x86 only";
+#endif
+}
+
 // The decomposed graph's arithmetic in float64: out = x_scale * sum_k
 // (xq - zp) * (u - 8) * scale + bias. Within 1e-5 of the magnitudes the
 // float steps meet (each group's |D| + |C|, and zp times the weight sums).
@@ -133,6 +200,8 @@ TEST(Linear8da4wPackedTest, FitsOnlyWholeGroupsOfThirtyTwo) {
   EXPECT_FALSE(packed_8da4w_fits(8192, 8192));  // |D - C| could pass 2^24.
   EXPECT_EQ(select_packed_8da4w(288, 32, QuantIsa::kGeneric), nullptr);
   EXPECT_EQ(select_packed_8da4w(48, 16, QuantIsa::kAvx2), nullptr);
+  EXPECT_EQ(select_packed_rows_8da4w(288, 32, QuantIsa::kGeneric), nullptr);
+  EXPECT_EQ(select_packed_rows_8da4w(48, 16, QuantIsa::kAvx2), nullptr);
 }
 
 }  // namespace

@@ -28,6 +28,10 @@
 // With AMX (QuantIsa::kAmx), calls of kMinRowsAmx8da4w rows or more run on
 // tiles (linear_8da4w_amx.h) ahead of both: the rows quantized into
 // workspace scratch, each thread unpacking the weight columns it multiplies.
+// Where the CPU's best path is AVX2 (no VNNI), prepare packs a constant
+// weight (linear_8da4w_packed.h) and releases the original's pages: every
+// call then runs on the packed copy (decode one row, the many-row loop
+// otherwise), ahead of all the paths above.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -46,6 +50,7 @@
 #include "kernels/quantized/quantized_ops.h"
 #include "kernels/portable/util/out_resize.h"
 #include "kernels/schemas/op_schemas.h"
+#include "runtime/platform/release_resident.h"
 
 namespace torchlight::quantized {
 namespace {
@@ -205,31 +210,59 @@ bool run_amx(KernelContext& ctx, const float* x, int64_t rows, Rows8da4wAmx base
 #endif
 
 // What prepare keeps for a constant weight: its columns' folded sums and,
-// where the CPU's build has one, the weight packed for decode.
+// where the CPU's build has one, the weight packed for every call.
 struct Prepared8da4w {
   const uint8_t* weight;  // The weight and scales they were made from.
   const float* w_scales;
   const float* u_folded;  // [N]
-  Packed8da4wFn packed_decode;  // Null: decode runs the loops.
+  Packed8da4wFn packed_decode;      // Null: every call runs the loops, tile or GEMM.
+  PackedRows8da4wFn packed_rows;    // Non-null with packed_decode: calls of 2 rows or more.
   Packed8da4w packed;
 };
 
-// Packs the constant weight for decode (linear_8da4w_packed.h) into method
-// memory when the ISA has a packed loop; without the memory decode keeps
-// the loops (the same results up to float rounding), so load goes on.
-void pack_for_decode(PrepareContext& ctx, int64_t k, int64_t n, int64_t group, Prepared8da4w* prepared) {
+// Packs the constant weight (linear_8da4w_packed.h) into method memory when
+// the ISA has packed loops; without the memory every call keeps the loops,
+// tile or GEMM (the same results up to float rounding), so load goes on.
+// Packed, the original weight and scales are never read by this kernel
+// again, so their pages may leave resident memory right away: slice by
+// slice of about kPackSliceBytes of the original, so load's peak stays
+// about one slice above the packed total. Mapped from the file, they come
+// back from it if something else reads them (an embedding sharing the
+// weight looks up its rows).
+constexpr int64_t kPackSliceBytes = int64_t{1} << 20;
+
+void pack_weight(PrepareContext& ctx, int64_t k, int64_t n, int64_t group, Prepared8da4w* prepared) {
   prepared->packed_decode = nullptr;
+  prepared->packed_rows = nullptr;
   const Packed8da4wFn decode = select_packed_8da4w(k, group);
-  if (decode == nullptr) return;
+  const PackedRows8da4wFn many_rows = select_packed_rows_8da4w(k, group);
+  if (decode == nullptr || many_rows == nullptr) return;
   void* memory = ctx.allocate(packed_8da4w_bytes(k, n, group), 64);
   if (memory == nullptr) return;
   const int64_t blocks = packed_blocks_8da4w(n);
-  threadpool::parallel_for(static_cast<size_t>(blocks), 4, [&](size_t begin, size_t end) {
-    pack_8da4w(prepared->weight, prepared->w_scales, k, n, group, memory, static_cast<int64_t>(begin),
-               static_cast<int64_t>(end));
-  });
+  const int64_t block_bytes = kPackedColumns8da4w * (k / 2);
+  const int64_t slice_blocks = std::max<int64_t>(1, kPackSliceBytes / block_bytes);
+  for (int64_t s0 = 0; s0 < blocks; s0 += slice_blocks) {
+    const int64_t s1 = std::min(blocks, s0 + slice_blocks);
+    threadpool::parallel_for(static_cast<size_t>(s1 - s0), 4, [&](size_t begin, size_t end) {
+      pack_8da4w(prepared->weight, prepared->w_scales, k, n, group, memory, s0 + static_cast<int64_t>(begin),
+                 s0 + static_cast<int64_t>(end));
+    });
+    // Columns [0, c1) are packed: release their rows from the start (the
+    // pages a slice boundary splits leave with the next slice).
+    const size_t c1 = static_cast<size_t>(std::min(n, s1 * kPackedColumns8da4w));
+    tl_platform_release_resident(prepared->weight, c1 * static_cast<size_t>(k / 2));
+    tl_platform_release_resident(prepared->w_scales, c1 * sizeof(float) * static_cast<size_t>(k / group));
+  }
   prepared->packed = packed_8da4w_view(memory, k, n, group);
   prepared->packed_decode = decode;
+  prepared->packed_rows = many_rows;
+}
+
+// Whether prepare packed this very weight (every call then reads the copy).
+bool packed_for(const Prepared8da4w* prepared, const uint8_t* weight, const float* w_scales) {
+  return prepared != nullptr && prepared->packed_decode != nullptr && prepared->weight == weight &&
+         prepared->w_scales == w_scales;
 }
 
 }  // namespace
@@ -253,18 +286,22 @@ Status linear_8da4w_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCal
   call->scratch_bytes = pass_bytes(k, group, rows) + sizeof(float) * static_cast<size_t>(n);
   if (ctx.is_constant(1) && ctx.is_constant(2)) {
     auto* prepared = static_cast<Prepared8da4w*>(ctx.allocate(sizeof(Prepared8da4w)));
-    auto* u_folded = static_cast<float*>(ctx.allocate(sizeof(float) * static_cast<size_t>(n)));
-    TL_CHECK_OR_RETURN(prepared != nullptr && u_folded != nullptr, Error::kMemoryAllocationFailed,
-                       "no method memory for the weight's %lld column sums", static_cast<long long>(n));
+    TL_CHECK_OR_RETURN(prepared != nullptr, Error::kMemoryAllocationFailed,
+                       "no method memory for linear_8da4w's prepared state");
     prepared->weight = args[1]->to_tensor().const_data_ptr<uint8_t>();
     prepared->w_scales = args[2]->to_tensor().const_data_ptr<float>();
-    prepared->u_folded = u_folded;
+    prepared->u_folded = nullptr;  // Packed, every call reads the packed copy's sums.
+    call->state = prepared;
+    pack_weight(ctx, k, n, group, prepared);
+    if (prepared->packed_decode != nullptr) return Error::kOk;  // Neither AMX nor the GEMM runs.
+    auto* u_folded = static_cast<float*>(ctx.allocate(sizeof(float) * static_cast<size_t>(n)));
+    TL_CHECK_OR_RETURN(u_folded != nullptr, Error::kMemoryAllocationFailed,
+                       "no method memory for the weight's %lld column sums", static_cast<long long>(n));
     const FoldWeightSums8da4wFn fold_sums = select_fold_weight_sums_8da4w(group);
     parallel_column_chunks(n, [&](int64_t n_begin, int64_t n_end) {
       fold_sums(prepared->weight, prepared->w_scales, k, group, n_begin, n_end, u_folded);
     });
-    pack_for_decode(ctx, k, n, group, prepared);
-    call->state = prepared;
+    prepared->u_folded = u_folded;
   }
   const int64_t planned_rows = args[0]->to_tensor().numel() / k;
   if (use_amx(planned_rows, group)) {
@@ -292,8 +329,14 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t group = args[3]->to_int();
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
+  const Prepared8da4w* prepared = ctx.state<Prepared8da4w>();
+  // Every call on the weight prepare packed (its original was released).
+  const Prepared8da4w* packed = packed_for(prepared, weight.tensor.const_data_ptr<uint8_t>(),
+                                           scales.tensor.const_data_ptr<float>())
+                                    ? prepared
+                                    : nullptr;
 #if defined(__x86_64__) || defined(_M_X64)
-  if (use_amx(rows, group)) {
+  if (packed == nullptr && use_amx(rows, group)) {
     Rows8da4wAmx amx{};
     amx.weight = weight.tensor.const_data_ptr<uint8_t>();
     amx.w_scales = scales.tensor.const_data_ptr<float>();
@@ -309,7 +352,7 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   }
 #endif
   DequantizedGemmScratch dq_scratch;
-  if (use_dequantized_gemm(rows, k, group, threadpool::num_threads()) &&
+  if (packed == nullptr && use_dequantized_gemm(rows, k, group, threadpool::num_threads()) &&
       carve_dequantized_gemm_scratch(ctx.scratch(), ctx.scratch_bytes(), k, n, rows * k,
                                      &dq_scratch)) {
     const float* x = input.tensor.const_data_ptr<float>();
@@ -341,17 +384,12 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     return;
   }
   // The weight sums prepare made, if it made them for this very weight.
-  const Prepared8da4w* prepared = ctx.state<Prepared8da4w>();
   const float* u_folded = prepared != nullptr &&
                                   prepared->weight == weight.tensor.const_data_ptr<uint8_t>() &&
                                   prepared->w_scales == scales.tensor.const_data_ptr<float>()
                               ? prepared->u_folded
                               : nullptr;
-  // Decode on the weight prepare packed (one row; the same weight).
-  const Prepared8da4w* packed = rows == 1 && u_folded != nullptr && prepared->packed_decode != nullptr
-                                    ? prepared
-                                    : nullptr;
-  const bool tile = use_tile(rows, group);
+  const bool tile = packed == nullptr && use_tile(rows, group);
   const bool own_u = tile && u_folded == nullptr;  // The tile needs the sums; make them here.
   const size_t u_bytes = own_u ? sizeof(float) * static_cast<size_t>(n) : 0;
   const size_t per_row = row_bytes(k, group);
@@ -399,9 +437,14 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     };
     quantize_pass(x + p0 * k, k, in_pass, zero_points, row_scales, quantize_arranged);
     parallel_column_chunks(n, in_pass, k, [&](int64_t n_begin, int64_t n_end) {
-      if (packed != nullptr) {
-        const PackedRow8da4w row{xq, correction, zero_points[0], row_scales[0], base.bias, y};
+      if (packed != nullptr && in_pass == 1) {
+        const PackedRow8da4w row{xq, correction, zero_points[0], row_scales[0], base.bias, y + p0 * n};
         packed->packed_decode(packed->packed, row, n_begin, n_end);
+        return;
+      }
+      if (packed != nullptr) {
+        const PackedRows8da4w many{xq, correction, zero_points, row_scales, in_pass, base.bias, y + p0 * n};
+        packed->packed_rows(packed->packed, many, n_begin, n_end);
         return;
       }
       if (own_u && p0 == 0) {
