@@ -331,8 +331,8 @@ Status convolution(NodeShapes& io, const XNode* node, const DefinitionContext& c
     TL_CHECK_OR_RETURN(oh != 0 && ow != 0, Error::kInvalidProgram,
                        "its padding (%llu rows, %llu columns) removes the whole output of the "
                        "input %s",
-                       static_cast<unsigned long long>(pad_h), static_cast<unsigned long long>(pad_w),
-                       text_of(x).text);
+                       static_cast<unsigned long long>(pad_h),
+                       static_cast<unsigned long long>(pad_w), text_of(x).text);
   } else if (same) {
     TL_RETURN_IF_ERROR(same_padding_is_positive(x.dims[1], t->kernel_height(),
                                                 t->subsampling_height(), t->dilation_height(),

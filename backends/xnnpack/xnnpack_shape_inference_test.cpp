@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -320,6 +322,14 @@ std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
 // delegate inferred; declaring any dim one smaller is refused.
 TEST_P(ShapeOracleTest, InferredShapeIsXnnpacksAndASmallerDeclarationIsRefused) {
   const OracleCase c = oracle_cases()[GetParam()];
+  // XNN_SHAPE_SEEDS=DIR writes each case's payload there as DIR/shape_NAME.bin:
+  // fuzz/corpus/xnnpack_payload's seeds of one shape rule each.
+  if (const char* dir = std::getenv("XNN_SHAPE_SEEDS")) {
+    const std::vector<uint8_t> payload = build(c, c.expected);
+    std::ofstream(std::string(dir) + "/shape_" + case_name({GetParam(), 0}) + ".bin",
+                  std::ios::binary)
+        .write(reinterpret_cast<const char*>(payload.data()), std::streamsize(payload.size()));
+  }
   std::vector<OwnedTensor> inputs;
   for (const Dims& d : c.inputs) {
     std::vector<SizesType> sizes(d.begin(), d.end());
@@ -351,6 +361,13 @@ INSTANTIATE_TEST_SUITE_P(EveryKind, ShapeOracleTest,
 Status init_status(const std::vector<uint8_t>& payload) {
   LoadedDelegate d(payload);
   return d.status();
+}
+
+// Init refuses `payload` with kInvalidProgram and a message containing `text`.
+void expect_init_refused(const std::vector<uint8_t>& payload, const std::string& text) {
+  const Status s = init_status(payload);
+  EXPECT_EQ(s.code(), Error::kInvalidProgram) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr(text));
 }
 
 // The refusal for node `node` of `kind` writing value `value`.
@@ -609,10 +626,8 @@ TEST(XnnpackShapeInferenceTest, TransposedConvolutionWithNoOutputIsRefused) {
   const uint32_t w = b.constant_f32({5, 3, 3, 2}, random_values(90, 7));
   auto* n = conv_3x3(b, K::XNNConvTranspose2d, x, w, b.output({1, 1, 1, 5}, 1), 1, 1, 2, 5);
   n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = 2;
-  const Status s = init_status(b.build());
-  EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNConvTranspose2d): its padding (4 rows, 4 "
-                                     "columns) removes the whole output of the input [1,2,2,2]"));
+  expect_init_refused(b.build(), "XNNPACK node 0 (XNNConvTranspose2d): its padding (4 rows, 4 "
+                                 "columns) removes the whole output of the input [1,2,2,2]");
 }
 
 // The xnnpack_payload campaign of session 21 (regressions/xnnpack_payload/
@@ -630,48 +645,41 @@ TEST(XnnpackShapeInferenceTest, SamePaddingThatWouldBeNegativeIsRefused) {
     n->dilation_height = n->dilation_width = 1;
     n->input_id = x, n->output_id = b.output({1, 3, 3, 3}, 1);
     n->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
-    const Status s = init_status(b.build());
-    EXPECT_EQ(s.code(), Error::kInvalidProgram);
-    EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNAvgPooling2d): with "
-                                       "XNN_FLAG_TENSORFLOW_SAME_PADDING its window of 3 and "
-                                       "stride 253 leave 4 input rows unread"));
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNAvgPooling2d): with "
+                                   "XNN_FLAG_TENSORFLOW_SAME_PADDING its window of 3 and "
+                                   "stride 253 leave 4 input rows unread");
   }
   {
     PayloadBuilder b;
     const uint32_t x = b.input({1, 9, 9, 3}, 0);
     add_conv(b, {3, 8, 2, 5, 0}, x, b.output({1, 2, 2, 8}, 1), 5);
     last_conv(b)->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
-    const Status s = init_status(b.build());
-    EXPECT_EQ(s.code(), Error::kInvalidProgram);
-    EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNConv2d): with "
-                                       "XNN_FLAG_TENSORFLOW_SAME_PADDING its window of 2 and "
-                                       "stride 5 leave 2 input rows unread"));
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNConv2d): with "
+                                   "XNN_FLAG_TENSORFLOW_SAME_PADDING its window of 2 and "
+                                   "stride 5 leave 2 input rows unread");
   }
 }
 
-// Session 21's oracle probe: a 5x5 convolution of a 2x2 input, unpadded.
-// XNNPACK computes one output pixel, but its indirection buffer has no row
-// for the taps beyond the input, and its GEMM asserted (abort) on the null
-// row (regressions/xnnpack_payload/conv_window_beyond_input_abort.bin).
-// Refused at init, pooling windows too; PyTorch refuses these as well.
+// Session 21's oracle probe: a 3x3 convolution dilated by 2 (a window of 5)
+// of an unpadded 2x2 input. XNNPACK computes one output pixel, but its
+// indirection buffer has no row for the taps beyond the input, and its GEMM
+// asserted (abort) on the null row (regressions/xnnpack_payload/
+// conv_window_beyond_input_abort.bin). Refused at init, pooling windows too;
+// PyTorch refuses such windows as well.
 TEST(XnnpackShapeInferenceTest, WindowLargerThanThePaddedInputIsRefused) {
   {
     PayloadBuilder b;
     const uint32_t x = b.input({1, 2, 2, 3}, 0);
     add_conv(b, {3, 8, 5, 1, 1}, x, b.output({1, 1, 1, 8}, 1), 5);
-    const Status s = init_status(b.build());
-    EXPECT_EQ(s.code(), Error::kInvalidProgram);
-    EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNConv2d): its window of 5 rows is "
-                                       "larger than the input's 2 with padding 2"));
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNConv2d): its window of 5 rows is "
+                                   "larger than the input's 2 with padding 2");
   }
   {
     PayloadBuilder b;
     const uint32_t x = b.input({1, 4, 2, 3}, 0);
     pooling(b, K::XNNMaxPooling2d, x, b.output({1, 2, 1, 3}, 1), 2, 2, 0, 2);
-    const Status s = init_status(b.build());
-    EXPECT_EQ(s.code(), Error::kInvalidProgram);
-    EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNMaxPooling2d): its window of 3 columns "
-                                       "is larger than the input's 2 with padding 0"));
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNMaxPooling2d): its window of 3 columns "
+                                   "is larger than the input's 2 with padding 0");
   }
 }
 
@@ -688,10 +696,8 @@ TEST(XnnpackShapeInferenceTest, ArgmaxPoolingWithUnreadIndicesIsRefused) {
   n->pooling_height = n->pooling_width = 2;
   n->input_id = x, n->output_value_id = b.output({1, 3, 4, 2}, 1);
   n->output_index_id = b.internal({1, 3, 4, 2});
-  const Status s = init_status(b.build());
-  EXPECT_EQ(s.code(), Error::kInvalidProgram);
-  EXPECT_THAT(s.message(), HasSubstr("XNNPACK node 0 (XNNArgMaxPooling2d): its output value 2 is "
-                                     "neither read by a node nor a graph output"));
+  expect_init_refused(b.build(), "XNNPACK node 0 (XNNArgMaxPooling2d): its output value 2 is "
+                                 "neither read by a node nor a graph output");
 }
 
 // Nodes whose channels follow their input (no weight fixes them) run with
