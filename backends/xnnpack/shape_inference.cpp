@@ -258,7 +258,7 @@ Status same_padding_is_positive(uint64_t in, uint64_t kernel, uint64_t stride, u
 
 // Without it, the dilated window must fit the padded input: XNNPACK's
 // indirection buffer has no pointer for a tap beyond both, and its GEMM
-// asserted on the null row (session 21: a 5x5 convolution of a 2x2 input).
+// asserted on the null row (session 21: a window of 5 over a 2x2 input).
 // PyTorch refuses such a window too.
 Status window_fits(uint64_t in, uint64_t padding, uint64_t kernel, uint64_t dilation,
                    const char* dim) {
