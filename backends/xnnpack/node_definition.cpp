@@ -80,6 +80,18 @@ Status check_outputs_read(const DefinitionContext& ctx, uint32_t num_nodes) {
                        "output",
                        n, fb_xnnpack::EnumNameXNodeUnion(nodes->Get(n)->xnode_union_type()));
   }
+  // Each output, too: XNNPACK gives an unread internal value no memory, and
+  // argmax pooling then asserted on its null index output (session 21).
+  for (uint32_t v = 0; v < ctx.num_values; ++v) {
+    const uint32_t n = ctx.producers[v];
+    if (n == kNoProducer || ctx.kinds[v] == ValueKind::kExternalOutput || ctx.consumed[v] != 0) {
+      continue;
+    }
+    return Status::error(Error::kInvalidProgram,
+                         "XNNPACK node %u (%s): its output value %u is neither read by a node "
+                         "nor a graph output",
+                         n, fb_xnnpack::EnumNameXNodeUnion(nodes->Get(n)->xnode_union_type()), v);
+  }
   return Error::kOk;
 }
 

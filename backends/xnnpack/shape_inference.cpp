@@ -241,6 +241,35 @@ uint64_t window_output(uint64_t in, uint64_t padding, uint64_t kernel, uint64_t 
   return (padded > span ? padded - span : 0) / stride + 1;
 }
 
+// With XNN_FLAG_TENSORFLOW_SAME_PADDING XNNPACK pads each dim by
+// (out - 1) * stride + dilated kernel - in, in unsigned arithmetic: a stride
+// beyond the window can make that negative, and the wrapped padding then
+// sized a 3.7 GB buffer for a 7x8 input (avg pooling 3x3, stride 253).
+Status same_padding_is_positive(uint64_t in, uint64_t kernel, uint64_t stride, uint64_t dilation,
+                                const char* dim) {
+  const uint64_t out = (in + stride - 1) / stride, span = (kernel - 1) * dilation + 1;
+  TL_CHECK_OR_RETURN((out == 0 ? 0 : (out - 1) * stride) + span >= in, Error::kInvalidProgram,
+                     "with XNN_FLAG_TENSORFLOW_SAME_PADDING its window of %llu and stride %llu "
+                     "leave %llu input %s unread, which XNNPACK pads by a negative amount",
+                     static_cast<unsigned long long>(span), static_cast<unsigned long long>(stride),
+                     static_cast<unsigned long long>(in - (out - 1) * stride - span), dim);
+  return Error::kOk;
+}
+
+// Without it, the dilated window must fit the padded input: XNNPACK's
+// indirection buffer has no pointer for a tap beyond both, and its GEMM
+// asserted on the null row (session 21: a window of 5 over a 2x2 input).
+// PyTorch refuses such a window too.
+Status window_fits(uint64_t in, uint64_t padding, uint64_t kernel, uint64_t dilation,
+                   const char* dim) {
+  const uint64_t span = (kernel - 1) * dilation + 1;
+  TL_CHECK_OR_RETURN(in + padding >= span, Error::kInvalidProgram,
+                     "its window of %llu %s is larger than the input's %llu with padding %llu",
+                     static_cast<unsigned long long>(span), dim,
+                     static_cast<unsigned long long>(in), static_cast<unsigned long long>(padding));
+  return Error::kOk;
+}
+
 // NHWC input [N, H, W, C] of a windowed node, its channels checked.
 Result<Shape> nhwc_input(NodeShapes& io, uint32_t id, uint64_t channels) {
   TL_ASSIGN_OR_RETURN(Shape x, io.in(id, "input"));
@@ -297,7 +326,27 @@ Status convolution(NodeShapes& io, const XNode* node, const DefinitionContext& c
             t->dilation_height(), pad_h);
     ow = up(x.dims[2], t->subsampling_width(), t->adjustment_width(), t->kernel_width(),
             t->dilation_width(), pad_w);
+    // XNNPACK divides by the output's size when it sets the node up
+    // (SIGFPE in session 21's oracle probe: a 2x2 input, 3x3, padding 2).
+    TL_CHECK_OR_RETURN(oh != 0 && ow != 0, Error::kInvalidProgram,
+                       "its padding (%llu rows, %llu columns) removes the whole output of the "
+                       "input %s",
+                       static_cast<unsigned long long>(pad_h),
+                       static_cast<unsigned long long>(pad_w), text_of(x).text);
+  } else if (same) {
+    TL_RETURN_IF_ERROR(same_padding_is_positive(x.dims[1], t->kernel_height(),
+                                                t->subsampling_height(), t->dilation_height(),
+                                                "rows"));
+    TL_RETURN_IF_ERROR(same_padding_is_positive(x.dims[2], t->kernel_width(),
+                                                t->subsampling_width(), t->dilation_width(),
+                                                "columns"));
   } else {
+    TL_RETURN_IF_ERROR(
+        window_fits(x.dims[1], pad_h, t->kernel_height(), t->dilation_height(), "rows"));
+    TL_RETURN_IF_ERROR(
+        window_fits(x.dims[2], pad_w, t->kernel_width(), t->dilation_width(), "columns"));
+  }
+  if (kind != XNodeUnion::XNNConvTranspose2d) {
     oh = window_output(x.dims[1], pad_h, t->kernel_height(), t->subsampling_height(),
                        t->dilation_height(), same);
     ow = window_output(x.dims[2], pad_w, t->kernel_width(), t->subsampling_width(),
@@ -331,6 +380,13 @@ Status pooling(NodeShapes& io, const XNode* node) {
                      "a pooling stride is 0");
   TL_ASSIGN_OR_RETURN(Shape x, nhwc_input(io, input, 0));
   const bool same = (flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) != 0;
+  if (same) {
+    TL_RETURN_IF_ERROR(same_padding_is_positive(x.dims[1], pool_h, stride_h, dil_h, "rows"));
+    TL_RETURN_IF_ERROR(same_padding_is_positive(x.dims[2], pool_w, stride_w, dil_w, "columns"));
+  } else {
+    TL_RETURN_IF_ERROR(window_fits(x.dims[1], pad_h, pool_h, dil_h, "rows"));
+    TL_RETURN_IF_ERROR(window_fits(x.dims[2], pad_w, pool_w, dil_w, "columns"));
+  }
   const Shape out = nhwc_output(x, window_output(x.dims[1], pad_h, pool_h, stride_h, dil_h, same),
                                 window_output(x.dims[2], pad_w, pool_w, stride_w, dil_w, same),
                                 x.dims[3], true);

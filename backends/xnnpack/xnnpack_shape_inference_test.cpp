@@ -2,7 +2,11 @@
 // the one XNNPACK computes (checked against XNNPACK itself: the resized
 // output of a run), and nodes whose declared output contradicts it are
 // refused, naming the node, its kind, the value and both shapes.
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -221,6 +225,86 @@ std::vector<OracleCase> oracle_cases() {
       [](PayloadBuilder& b, const auto& in, uint32_t out) {
         concat(b, K::XNNConcatenate5, 1, in, out);
       });
+  // Session 21: zero-sized dims, broadcasts of unequal rank, fewer paddings
+  // than dims, and windows that outgrow their input.
+  add("add zero against one", {{2, 0, 3}, {2, 1, 3}}, {2, 0, 3},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        add_binary(b, K::XNNAdd, in[0], in[1], out);
+      });
+  add("add one against zero", {{2, 1, 3}, {2, 0, 3}}, {2, 0, 3},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        add_binary(b, K::XNNAdd, in[0], in[1], out);
+      });
+  add("prelu input narrower than slope", {{1, 4, 4, 1}, {3}}, {1, 4, 4, 3},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        add_binary(b, K::XNNPReLU, in[0], in[1], out);
+      });
+  add("prelu slope of more dims", {{4, 3}, {2, 1, 3}}, {2, 4, 3},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        add_binary(b, K::XNNPReLU, in[0], in[1], out);
+      });
+  add("batch matmul A 2-d", {{3, 4}, {2, 4, 5}}, {2, 3, 5},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        add_binary(b, K::XNNBatchMatrixMultiply, in[0], in[1], out);
+      });
+  add("batch matmul B 2-d", {{2, 3, 4}, {4, 5}}, {2, 3, 5},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        add_binary(b, K::XNNBatchMatrixMultiply, in[0], in[1], out);
+      });
+  add("batch matmul batch broadcast", {{2, 1, 3, 4}, {1, 3, 4, 5}}, {2, 3, 3, 5},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        add_binary(b, K::XNNBatchMatrixMultiply, in[0], in[1], out);
+      });
+  add("fully-connected 1-d", {{4}}, {5},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        fully_connected(b, in[0], {5, 4}, out, 0);
+      });
+  add("gap rank 3 dropped", {{2, 5, 3}}, {3},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        unary(b, K::XNNGlobalAvgPooling2d, in[0], out);
+      });
+  add("gap rank 5 kept", {{2, 3, 4, 5, 6}}, {2, 3, 1, 1, 6},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        unary(b, K::XNNGlobalAvgPooling2d, in[0], out, XNN_FLAG_KEEP_DIMS);
+      });
+  add("gap rank 5 dropped", {{2, 3, 4, 5, 6}}, {2, 3, 6},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        unary(b, K::XNNGlobalAvgPooling2d, in[0], out);
+      });
+  add("max pooling same padding stride 2", {{1, 7, 8, 2}}, {1, 4, 4, 2},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        pooling(b, K::XNNMaxPooling2d, in[0], out, 3, 2, 0, 1, XNN_FLAG_TENSORFLOW_SAME_PADDING);
+      });
+  add("pad rank 4 fewer entries", {{1, 2, 3, 4}}, {2, 4, 3, 4},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        auto* n = b.node<fb::XNNStaticConstantPadT>(K::XNNStaticConstantPad);
+        n->pre_paddings = {1, 1}, n->post_paddings = {0, 1};
+        n->input_id = in[0], n->output_id = out;
+      });
+  add("reshape zero elements", {{0, 4}}, {0, 2, 2},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        auto* n = b.node<fb::XNNStaticReshapeT>(K::XNNStaticReshape);
+        n->num_dims = 3, n->new_shape = {0, 2, 2}, n->input_id = in[0], n->output_id = out;
+      });
+  add("softmax 1-d", {{7}}, {7}, [](PayloadBuilder& b, const auto& in, uint32_t out) {
+    unary(b, K::XNNSoftmax, in[0], out);
+  });
+  add("attention", {{1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 6}, {4}, {3, 5}}, {1, 2, 3, 6},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        auto* n = b.node<fb::XNNScaledDotProductAttentionT>(K::XNNScaledDotProductAttention);
+        n->query_id = in[0], n->key_id = in[1], n->value_id = in[2], n->scale_id = in[3];
+        n->mask_id = in[4], n->output_id = out;
+      });
+  add("attention multi-query", {{2, 3, 4}, {5, 4}, {5, 6}, {4}, {3, 5}}, {2, 3, 6},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        auto* n = b.node<fb::XNNScaledDotProductAttentionT>(K::XNNScaledDotProductAttention);
+        n->query_id = in[0], n->key_id = in[1], n->value_id = in[2], n->scale_id = in[3];
+        n->mask_id = in[4], n->output_id = out;
+      });
+  add("concatenate zero", {{2, 0}, {2, 3}}, {2, 3},
+      [](PayloadBuilder& b, const auto& in, uint32_t out) {
+        concat(b, K::XNNConcatenate2, 1, in, out);
+      });
   return cases;
 }
 
@@ -238,6 +322,14 @@ std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
 // delegate inferred; declaring any dim one smaller is refused.
 TEST_P(ShapeOracleTest, InferredShapeIsXnnpacksAndASmallerDeclarationIsRefused) {
   const OracleCase c = oracle_cases()[GetParam()];
+  // XNN_SHAPE_SEEDS=DIR writes each case's payload there as DIR/shape_NAME.bin:
+  // fuzz/corpus/xnnpack_payload's seeds of one shape rule each.
+  if (const char* dir = std::getenv("XNN_SHAPE_SEEDS")) {
+    const std::vector<uint8_t> payload = build(c, c.expected);
+    std::ofstream(std::string(dir) + "/shape_" + case_name({GetParam(), 0}) + ".bin",
+                  std::ios::binary)
+        .write(reinterpret_cast<const char*>(payload.data()), std::streamsize(payload.size()));
+  }
   std::vector<OwnedTensor> inputs;
   for (const Dims& d : c.inputs) {
     std::vector<SizesType> sizes(d.begin(), d.end());
@@ -269,6 +361,13 @@ INSTANTIATE_TEST_SUITE_P(EveryKind, ShapeOracleTest,
 Status init_status(const std::vector<uint8_t>& payload) {
   LoadedDelegate d(payload);
   return d.status();
+}
+
+// Init refuses `payload` with kInvalidProgram and a message containing `text`.
+void expect_init_refused(const std::vector<uint8_t>& payload, const std::string& text) {
+  const Status s = init_status(payload);
+  EXPECT_EQ(s.code(), Error::kInvalidProgram) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr(text));
 }
 
 // The refusal for node `node` of `kind` writing value `value`.
@@ -514,6 +613,176 @@ TEST(XnnpackShapeInferenceTest, InputSmallerWhereOnlyItsSizeFollowsRunsAtExecute
   EXPECT_EQ(split[1].shapes[0], (std::vector<SizesType>{1, 3, 2, 4}));
   EXPECT_EQ(split[1].shapes[1], (std::vector<SizesType>{1, 3}));
   expect_same_outputs(split, alone);
+}
+
+// Session 21's oracle probe: a transposed 3x3 convolution of a 2x2 input
+// padded by 2 all round has no output (1 * (2 - 1) + 3 - 4 = 0 rows), and
+// XNNPACK died of SIGFPE setting it up (regressions/xnnpack_payload/
+// transposed_conv_padding_removes_output_sigfpe.bin). Refused at init; the
+// same rule refuses an input that shrinks to it at execute.
+TEST(XnnpackShapeInferenceTest, TransposedConvolutionWithNoOutputIsRefused) {
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 2, 2, 2}, 0);
+  const uint32_t w = b.constant_f32({5, 3, 3, 2}, random_values(90, 7));
+  auto* n = conv_3x3(b, K::XNNConvTranspose2d, x, w, b.output({1, 1, 1, 5}, 1), 1, 1, 2, 5);
+  n->padding_top = n->padding_bottom = n->padding_left = n->padding_right = 2;
+  expect_init_refused(b.build(), "XNNPACK node 0 (XNNConvTranspose2d): its padding (4 rows, 4 "
+                                 "columns) removes the whole output of the input [1,2,2,2]");
+}
+
+// The xnnpack_payload campaign of session 21 (regressions/xnnpack_payload/
+// avg_pooling_same_padding_wraps_3.7GB.bin): average pooling 3x3 with
+// XNN_FLAG_TENSORFLOW_SAME_PADDING and a row stride of 253 over a 7x8 input.
+// XNNPACK pads by (1 - 1) * 253 + 3 - 7 rows, in unsigned arithmetic, and
+// asked for 3.7 GB at the first execute. Refused at init, for convolutions too.
+TEST(XnnpackShapeInferenceTest, SamePaddingThatWouldBeNegativeIsRefused) {
+  {
+    PayloadBuilder b;
+    const uint32_t x = b.input({1, 7, 8, 3}, 0);
+    auto* n = b.node<fb::_XNNPooling2DT>(K::XNNAvgPooling2d);
+    n->pooling_height = n->pooling_width = 3;
+    n->stride_height = 253, n->stride_width = 3;
+    n->dilation_height = n->dilation_width = 1;
+    n->input_id = x, n->output_id = b.output({1, 3, 3, 3}, 1);
+    n->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNAvgPooling2d): with "
+                                   "XNN_FLAG_TENSORFLOW_SAME_PADDING its window of 3 and "
+                                   "stride 253 leave 4 input rows unread");
+  }
+  {
+    PayloadBuilder b;
+    const uint32_t x = b.input({1, 9, 9, 3}, 0);
+    add_conv(b, {3, 8, 2, 5, 0}, x, b.output({1, 2, 2, 8}, 1), 5);
+    last_conv(b)->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNConv2d): with "
+                                   "XNN_FLAG_TENSORFLOW_SAME_PADDING its window of 2 and "
+                                   "stride 5 leave 2 input rows unread");
+  }
+}
+
+// Session 21's oracle probe: a 3x3 convolution dilated by 2 (a window of 5)
+// of an unpadded 2x2 input. XNNPACK computes one output pixel, but its
+// indirection buffer has no row for the taps beyond the input, and its GEMM
+// asserted (abort) on the null row (regressions/xnnpack_payload/
+// conv_window_beyond_input_abort.bin). Refused at init, pooling windows too;
+// PyTorch refuses such windows as well.
+TEST(XnnpackShapeInferenceTest, WindowLargerThanThePaddedInputIsRefused) {
+  {
+    PayloadBuilder b;
+    const uint32_t x = b.input({1, 2, 2, 3}, 0);
+    add_conv(b, {3, 8, 5, 1, 1}, x, b.output({1, 1, 1, 8}, 1), 5);
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNConv2d): its window of 5 rows is "
+                                   "larger than the input's 2 with padding 2");
+  }
+  {
+    PayloadBuilder b;
+    const uint32_t x = b.input({1, 4, 2, 3}, 0);
+    pooling(b, K::XNNMaxPooling2d, x, b.output({1, 2, 1, 3}, 1), 2, 2, 0, 2);
+    expect_init_refused(b.build(), "XNNPACK node 0 (XNNMaxPooling2d): its window of 3 columns "
+                                   "is larger than the input's 2 with padding 0");
+  }
+}
+
+// Argmax pooling writes two values. XNNPACK gives an internal value no node
+// reads no memory, and asserted (abort) on the null index output of one
+// whose indices nobody read (session 21's oracle probe; regressions/
+// xnnpack_payload/argmax_pooling_unread_indices_abort.bin). Every output
+// must be read or a graph output.
+TEST(XnnpackShapeInferenceTest, ArgmaxPoolingWithUnreadIndicesIsRefused) {
+  PayloadBuilder b;
+  const uint32_t x = b.input({1, 7, 8, 2}, 0);
+  auto* n = b.node<fb::XNNArgMaxPooling2dT>(K::XNNArgMaxPooling2d);
+  n->padding_left = 1;
+  n->pooling_height = n->pooling_width = 2;
+  n->input_id = x, n->output_value_id = b.output({1, 3, 4, 2}, 1);
+  n->output_index_id = b.internal({1, 3, 4, 2});
+  expect_init_refused(b.build(), "XNNPACK node 0 (XNNArgMaxPooling2d): its output value 2 is "
+                                 "neither read by a node nor a graph output");
+}
+
+// Nodes whose channels follow their input (no weight fixes them) run with
+// fewer channels than declared: XNNPACK computes on the narrower input
+// (values against a reference), not with the declared channel stride.
+TEST(XnnpackShapeInferenceTest, ChannelsThatFollowTheInputMayShrinkAtExecute) {
+  struct Probe {
+    std::string name;
+    Dims in, out;
+    std::function<void(PayloadBuilder&, uint32_t, uint32_t)> node;
+    // Reference output for input values `x` of dims `d`.
+    std::function<std::vector<float>(const std::vector<float>&, const Dims&)> ref;
+  };
+  auto mean_hw = [](const std::vector<float>& x, const Dims& d) {
+    const uint32_t px = d[1] * d[2], c = d[3];
+    std::vector<float> y(c, 0.0f);
+    for (uint32_t p = 0; p < px; ++p)
+      for (uint32_t k = 0; k < c; ++k) y[k] += x[p * c + k] / px;
+    return y;
+  };
+  auto max_hw = [](const std::vector<float>& x, const Dims& d) {
+    const uint32_t px = d[1] * d[2], c = d[3];
+    std::vector<float> y(c, -1e30f);
+    for (uint32_t p = 0; p < px; ++p)
+      for (uint32_t k = 0; k < c; ++k) y[k] = std::max(y[k], x[p * c + k]);
+    return y;
+  };
+  auto softmax_rows = [](const std::vector<float>& x, const Dims& d) {
+    const uint32_t c = d.back(), rows = static_cast<uint32_t>(x.size()) / c;
+    std::vector<float> y(x.size());
+    for (uint32_t r = 0; r < rows; ++r) {
+      double sum = 0;
+      for (uint32_t k = 0; k < c; ++k) sum += std::exp(double(x[r * c + k]));
+      for (uint32_t k = 0; k < c; ++k) y[r * c + k] = float(std::exp(double(x[r * c + k])) / sum);
+    }
+    return y;
+  };
+  std::vector<Probe> probes = {
+      {"gap kept", {1, 3, 3, 8}, {1, 1, 1, 8},
+       [](PayloadBuilder& b, uint32_t in, uint32_t out) {
+         unary(b, K::XNNGlobalAvgPooling2d, in, out, XNN_FLAG_KEEP_DIMS);
+       },
+       mean_hw},
+      {"gap dropped", {1, 3, 3, 8}, {1, 8},
+       [](PayloadBuilder& b, uint32_t in, uint32_t out) {
+         unary(b, K::XNNGlobalAvgPooling2d, in, out);
+       },
+       mean_hw},
+      {"avg pool", {1, 2, 2, 8}, {1, 1, 1, 8},
+       [](PayloadBuilder& b, uint32_t in, uint32_t out) {
+         pooling(b, K::XNNAvgPooling2d, in, out, 2, 2, 0, 1);
+       },
+       mean_hw},
+      {"max pool", {1, 2, 2, 8}, {1, 1, 1, 8},
+       [](PayloadBuilder& b, uint32_t in, uint32_t out) {
+         pooling(b, K::XNNMaxPooling2d, in, out, 2, 2, 0, 1);
+       },
+       max_hw},
+      {"softmax", {2, 8}, {2, 8},
+       [](PayloadBuilder& b, uint32_t in, uint32_t out) { unary(b, K::XNNSoftmax, in, out); },
+       softmax_rows},
+  };
+  for (const Probe& p : probes) {
+    for (uint32_t c : {8u, 3u}) {
+      SCOPED_TRACE(p.name + " channels " + std::to_string(c));
+      PayloadBuilder b;
+      const uint32_t x = b.input(p.in, 0);
+      p.node(b, x, b.output(p.out, 1));
+      Dims d = p.in;
+      d.back() = c;
+      size_t n = 1;
+      for (uint32_t v : d) n *= v;
+      const std::vector<float> xv = random_values(n, 9);
+      OwnedTensor t = float_tensor(std::vector<SizesType>(d.begin(), d.end()), xv);
+      const std::vector<SizesType> bound(p.out.begin(), p.out.end());
+      const std::vector<Outputs> out = run_all(b.build(), {{&t}}, {bound}, true);
+      if (!out[0].status.ok()) {
+        ADD_FAILURE() << "refused: " << out[0].status.message();
+        continue;
+      }
+      const std::vector<float> want = p.ref(xv, d);
+      ASSERT_EQ(out[0].values[0].size(), want.size()) << ::testing::PrintToString(out[0].shapes[0]);
+      for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(out[0].values[0][i], want[i], 1e-5) << i;
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "extension/threadpool/threadpool.h"
+#include "kernels/optimized/matmul_test_util.h"
 #include "kernels/optimized/optimized_ops.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
@@ -26,6 +27,7 @@ using portable::kernel_test::run_kernel;
 using portable::kernel_test::TestTensor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using test_util::expect_near_all;
 
 constexpr ScalarType kF32 = ScalarType::kFloat;
 
@@ -76,14 +78,6 @@ std::vector<double> linear_ref(const std::vector<double>& x, const std::vector<d
     out[index] = acc;
   }
   return out;
-}
-
-void expect_near_all(const std::vector<double>& got, const std::vector<double>& want, int64_t k) {
-  ASSERT_EQ(got.size(), want.size());
-  const double scale = 1e-5 * std::sqrt(static_cast<double>(k > 0 ? k : 1));
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], scale * std::fmax(1.0, std::fabs(want[i]))) << "element " << i;
-  }
 }
 
 struct Case {

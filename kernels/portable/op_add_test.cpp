@@ -14,6 +14,7 @@ namespace {
 
 using ::torchlight::testing::ErrorIs;
 
+using kernel_test::all_bits;
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
 using kernel_test::KernelArgs;
@@ -39,12 +40,6 @@ Status add(TestTensor& self, TestTensor& other, const EValue& alpha, TestTensor&
 Status add_scalar(TestTensor& self, const EValue& other, const EValue& alpha, TestTensor& out) {
   KernelArgs args{self.evalue(), other, alpha, out.evalue(), EValue()};
   return run_kernel(&add_scalar_out, "aten::add.Scalar_out", args);
-}
-
-std::vector<uint16_t> all_bits(const TestTensor& t) {
-  std::vector<uint16_t> out;
-  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.bits(i));
-  return out;
 }
 
 TEST(OpAddTest, SameShapeFloat) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
@@ -16,6 +17,7 @@ using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
+using kernel_test::IntListArg;
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
 using kernel_test::TestTensor;
@@ -24,26 +26,10 @@ using ::testing::HasSubstr;
 
 constexpr ScalarType kF32 = ScalarType::kFloat;
 
-// An int list EValue over `values` (which must outlive it).
-struct IntList {
-  explicit IntList(std::vector<int64_t> v) : values(std::move(v)) {
-    for (int64_t x : values) items.emplace_back(x);
-    for (EValue& e : items) pointers.push_back(&e);
-    scratch.resize(values.size());
-  }
-  EValue evalue() {
-    return EValue(BoxedList<int64_t>(pointers.data(), scratch.data(), values.size()));
-  }
-  std::vector<int64_t> values;
-  std::vector<EValue> items;
-  std::vector<EValue*> pointers;
-  std::vector<int64_t> scratch;
-};
-
 TEST(OpEtViewTest, SharesDataAndInfersSize) {
   TestTensor self(kF32, {2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
   TestTensor out(kF32, {3, 4});
-  IntList size({-1, 4});
+  IntListArg size({-1, 4});
   KernelArgs args{self.evalue(), size.evalue(), out.evalue()};
   ASSERT_TRUE(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).ok());
   EXPECT_THAT(out.sizes(), ElementsAre(3, 4));
@@ -59,7 +45,7 @@ TEST(OpEtViewTest, SharesDataAndInfersSize) {
 TEST(OpEtViewTest, ResizesADynamicOut) {
   TestTensor self(kF32, {2, 3});
   TestTensor out(kF32, {8, 8}, {}, dynamic_bound());
-  IntList size({3, 2});
+  IntListArg size({3, 2});
   KernelArgs args{self.evalue(), size.evalue(), out.evalue()};
   ASSERT_TRUE(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).ok());
   EXPECT_THAT(out.sizes(), ElementsAre(3, 2));
@@ -69,7 +55,7 @@ TEST(OpEtViewTest, Errors) {
   TestTensor self(kF32, {2, 3});
   TestTensor out(kF32, {3, 2});
   {
-    IntList size({4, 2});
+    IntListArg size({4, 2});
     KernelArgs args{self.evalue(), size.evalue(), out.evalue()};
     Status s = run_kernel(&et_view_default, "executorch_prim::et_view.default", args);
     EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "executorch_prim::et_view.default"));
@@ -77,18 +63,18 @@ TEST(OpEtViewTest, Errors) {
   }
   {
     TestTensor permuted(kF32, {2, 3}, {}, dim_order({1, 0}));
-    IntList size({3, 2});
+    IntListArg size({3, 2});
     KernelArgs args{permuted.evalue(), size.evalue(), out.evalue()};
     EXPECT_THAT(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).message(), HasSubstr("'self'"));
   }
   {
     TestTensor wrong_dtype(ScalarType::kInt, {3, 2});
-    IntList size({3, 2});
+    IntListArg size({3, 2});
     KernelArgs args{self.evalue(), size.evalue(), wrong_dtype.evalue()};
     EXPECT_THAT(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).message(), HasSubstr("'out'"));
   }
   {
-    IntList size({6});  // out is 2-D: a rank change is not a view here.
+    IntListArg size({6});  // out is 2-D: a rank change is not a view here.
     KernelArgs args{self.evalue(), size.evalue(), out.evalue()};
     EXPECT_FALSE(run_kernel(&et_view_default, "executorch_prim::et_view.default", args).ok());
   }

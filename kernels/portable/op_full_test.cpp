@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "runtime/core/testing/error_matchers.h"
 
@@ -18,6 +19,7 @@ using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
+using kernel_test::IntListArg;
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
 using kernel_test::TestTensor;
@@ -26,25 +28,10 @@ using ::testing::HasSubstr;
 
 constexpr ScalarType kF32 = ScalarType::kFloat;
 
-struct IntList {
-  explicit IntList(std::vector<int64_t> v) : values(std::move(v)) {
-    for (int64_t x : values) items.emplace_back(x);
-    for (EValue& e : items) pointers.push_back(&e);
-    scratch.resize(values.size());
-  }
-  EValue evalue() {
-    return EValue(BoxedList<int64_t>(pointers.data(), scratch.data(), values.size()));
-  }
-  std::vector<int64_t> values;
-  std::vector<EValue> items;
-  std::vector<EValue*> pointers;
-  std::vector<int64_t> scratch;
-};
-
 TEST(OpEmptyTest, ResizesOnly) {
   TestTensor out(kF32, {4, 4}, {}, dynamic_bound());
   out.set(0, 7);
-  IntList size({2, 3});
+  IntListArg size({2, 3});
   KernelArgs args{size.evalue(), EValue(), out.evalue(), EValue()};
   ASSERT_TRUE(run_kernel(&empty_out, "aten::empty.out", args).ok());
   EXPECT_THAT(out.sizes(), ElementsAre(2, 3));
@@ -59,12 +46,12 @@ TEST(OpEmptyTest, ResizesOnly) {
 
 TEST(OpEmptyTest, EmptyStridedResizesOnly) {
   TestTensor out(kF32, {4, 4}, {}, dynamic_bound());
-  IntList size({3, 2});
-  IntList stride({1, 3});  // Column-major: out's dim order decides, not this.
+  IntListArg size({3, 2});
+  IntListArg stride({1, 3});  // Column-major: out's dim order decides, not this.
   KernelArgs args{size.evalue(), stride.evalue(), out.evalue(), EValue()};
   ASSERT_TRUE(run_kernel(&empty_strided_out, "aten::empty_strided.out", args).ok());
   EXPECT_THAT(out.sizes(), ElementsAre(3, 2));
-  IntList short_stride({1});
+  IntListArg short_stride({1});
   KernelArgs bad{size.evalue(), short_stride.evalue(), out.evalue(), EValue()};
   EXPECT_THAT(run_kernel(&empty_strided_out, "aten::empty_strided.out", bad).message(),
               HasSubstr("'stride'"));
@@ -72,12 +59,12 @@ TEST(OpEmptyTest, EmptyStridedResizesOnly) {
 
 TEST(OpEmptyTest, Errors) {
   TestTensor out(kF32, {2, 3});
-  IntList negative({2, -3});
+  IntListArg negative({2, -3});
   KernelArgs args{negative.evalue(), EValue(), out.evalue(), EValue()};
   Status s = run_kernel(&empty_out, "aten::empty.out", args);
   EXPECT_THAT(s, ErrorIs(Error::kInvalidArgument, "aten::empty.out"));
   EXPECT_THAT(s.message(), HasSubstr("'size'"));
-  IntList bigger({3, 3});
+  IntListArg bigger({3, 3});
   KernelArgs static_out{bigger.evalue(), EValue(), out.evalue(), EValue()};
   EXPECT_THAT(run_kernel(&empty_out, "aten::empty.out", static_out).message(), HasSubstr("'out'"));
 }
@@ -117,7 +104,7 @@ class OpFullDtypeTest : public ::testing::TestWithParam<ScalarType> {};
 TEST_P(OpFullDtypeTest, FillsEveryElement) {
   const ScalarType dtype = GetParam();
   TestTensor out(dtype, {2, 1, 2, 2}, {}, dim_order({0, 2, 3, 1}));
-  IntList size({2, 1, 2, 2});
+  IntListArg size({2, 1, 2, 2});
   KernelArgs args{size.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
   ASSERT_TRUE(run_kernel(&full_out, "aten::full.out", args).ok()) << to_string(dtype);
   for (double v : out.values()) EXPECT_EQ(v, 1) << to_string(dtype);
@@ -132,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, OpFullDtypeTest,
 
 TEST(OpFullTest, RejectsNonRealDtypes) {
   TestTensor out(ScalarType::kQInt8, {2});
-  IntList size({2});
+  IntListArg size({2});
   KernelArgs args{size.evalue(), EValue(int64_t{1}), out.evalue(), EValue()};
   Status s = run_kernel(&full_out, "aten::full.out", args);
   EXPECT_THAT(s, ErrorIs(Error::kInvalidType, "'out'"));

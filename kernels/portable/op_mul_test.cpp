@@ -13,6 +13,7 @@ namespace {
 
 using ::torchlight::testing::ErrorIs;
 
+using kernel_test::all_bits;
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
 using kernel_test::KernelArgs;
@@ -34,12 +35,6 @@ Status mul(TestTensor& self, TestTensor& other, TestTensor& out) {
 Status mul_scalar(TestTensor& self, const EValue& other, TestTensor& out) {
   KernelArgs args{self.evalue(), other, out.evalue(), EValue()};
   return run_kernel(&mul_scalar_out, "aten::mul.Scalar_out", args);
-}
-
-std::vector<uint16_t> all_bits(const TestTensor& t) {
-  std::vector<uint16_t> out;
-  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.bits(i));
-  return out;
 }
 
 class OpMulDtypeTest : public ::testing::TestWithParam<ScalarType> {};

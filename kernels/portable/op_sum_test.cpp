@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/portable/portable_ops.h"
+#include "kernels/portable/test/list_args.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/portable/util/reduce.h"
 #include "runtime/core/testing/error_matchers.h"
@@ -19,6 +20,7 @@ using ::torchlight::testing::ErrorIs;
 
 using kernel_test::dim_order;
 using kernel_test::dynamic_bound;
+using kernel_test::IntListArg;
 using kernel_test::KernelArgs;
 using kernel_test::run_kernel;
 using kernel_test::TestTensor;
@@ -26,25 +28,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr ScalarType kF32 = ScalarType::kFloat;
-
-/// An int[] value: owns the boxed items a BoxedList points at.
-class IntList {
- public:
-  explicit IntList(std::vector<int64_t> values) : values_(std::move(values)) {
-    for (int64_t v : values_) items_.emplace_back(v);
-    for (EValue& e : items_) pointers_.push_back(&e);
-    scratch_.resize(values_.size());
-  }
-  EValue evalue() {
-    return EValue(BoxedList<int64_t>(pointers_.data(), scratch_.data(), values_.size()));
-  }
-
- private:
-  std::vector<int64_t> values_;
-  std::vector<EValue> items_;
-  std::vector<EValue*> pointers_;
-  std::vector<int64_t> scratch_;
-};
 
 std::vector<SizesType> out_shape(TestTensor& in, std::vector<int64_t> dims, bool all, bool keepdim) {
   ReductionPlan plan;
@@ -134,7 +117,7 @@ TEST(ReductionDtypeTest, ReadsOnlyRealDtypeCodes) {
 TEST(OpSumTest, BadDtypeCodeIsAnError) {
   TestTensor self(kF32, {2, 3});
   TestTensor out(kF32, {2});
-  IntList dims({1});
+  IntListArg dims({1});
   KernelArgs args{self.evalue(), dims.evalue(), EValue(false), EValue(int64_t{42}), out.evalue(),
                   EValue()};
   Status s = run_kernel(&sum_intlist_out, "aten::sum.IntList_out", args);
@@ -153,7 +136,7 @@ TEST(OpSumTest, WrongArgumentTagIsAnError) {
 TEST(OpSumTest, ResizesADynamicOut) {
   TestTensor self(kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
   TestTensor out(kF32, {4}, {}, dynamic_bound());
-  IntList dims({1});
+  IntListArg dims({1});
   KernelArgs args{self.evalue(), dims.evalue(), EValue(false), EValue(), out.evalue(), EValue()};
   ASSERT_TRUE(run_kernel(&sum_intlist_out, "aten::sum.IntList_out", args).ok());
   EXPECT_THAT(out.sizes(), ElementsAre(2));
@@ -164,7 +147,7 @@ TEST(OpSumTest, ResizesADynamicOut) {
 TEST(OpSumTest, StaticOutOfTheWrongShapeIsAnError) {
   TestTensor self(kF32, {2, 3});
   TestTensor out(kF32, {3});
-  IntList dims({1});
+  IntListArg dims({1});
   KernelArgs args{self.evalue(), dims.evalue(), EValue(false), EValue(), out.evalue(), EValue()};
   Status s = run_kernel(&sum_intlist_out, "aten::sum.IntList_out", args);
   EXPECT_THAT(s.message(), HasSubstr("argument 'out' with shape [3] cannot be resized to [2]"));

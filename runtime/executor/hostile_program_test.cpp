@@ -427,6 +427,33 @@ TEST(HostileProgramTest, ReturnSlotOfAnOutVariantMustHoldATensor) {
   }
 }
 
+// An out variant returns its out tensor into the return slot. The program
+// fuzzer (fuzz/regressions/program/return_slot_of_another_dtype.pte) gave
+// sum.IntList_out a float tensor there and its out a bool one: the slot
+// became the bool tensor, and gt.Scalar_out, prepared for a float self, read
+// floats from a misaligned bool planned at offset 7.
+TEST(HostileProgramTest, ReturnSlotOfAnotherDtypeThanTheOutIsRefused) {
+  auto object = add_eh();
+  auto& values = object->execution_plan[0]->values;
+  values.push_back(std::make_unique<fb::EValueT>(tensor_value(fb::ScalarType::LONG, {3}, 1, 0)));
+  const int32_t slot = static_cast<int32_t>(values.size() - 1);
+  first_call(*object)->args = {1, 1, 3, 2, slot};
+  Loaded l;
+  ASSERT_TRUE(l.load_program(pack_add_eh(*object)).ok());
+  auto method = l.method();
+  ASSERT_FALSE(method.ok());
+  EXPECT_THAT(method, ErrorIs(Error::kInvalidProgram, "but the kernel returns its out there"));
+  EXPECT_THAT(method.status().message(),
+              HasSubstr("the return slot of 'aten::add.out' (argument 4) is int64 tensor value " +
+                        std::to_string(slot) +
+                        ", but the kernel returns its out there, float32 tensor value 2"));
+  // The same slot holding the out itself, as exporters write it, loads.
+  first_call(*object)->args = {1, 1, 3, 2, 2};
+  Loaded ok;
+  ASSERT_TRUE(ok.load_program(pack_add_eh(*object)).ok());
+  EXPECT_TRUE(ok.method().ok());
+}
+
 // test::numel_times(Tensor self, int k) -> int: writes only its result slot.
 void numel_times(KernelContext& ctx, Span<EValue*> args) {
   TL_KERNEL_CHECK(ctx, args.size() == 3 && args[0]->is_tensor() && args[1]->is_int(),

@@ -653,7 +653,28 @@ class MethodLoader {
                          "argument %zu of '%s' is %s value %d, but the kernel writes %s there", k,
                          op, to_string(value.tag()), index,
                          tensors_only ? "a tensor" : "a scalar or a tensor");
-      if (value.is_tensor()) continue;  // Stays a tensor: other positions may read it.
+      if (value.is_tensor()) {
+        // Stays a tensor, so other positions may read it; but an out
+        // variant's set_return makes the slot its out (the argument before
+        // it), and kernels prepared for the slot's dtype must not then read
+        // out's elements as theirs (a fuzzed sum.IntList_out returned its
+        // bool out into a float tensor that gt.Scalar_out read next).
+        const int32_t out_index = k > 0 ? args->Get(static_cast<uint32_t>(k - 1)) : -1;
+        const bool receives_out = is_return_slot && writes_tensor_args && k > 0 &&
+                                  writes_arg(schema, k - 1) &&
+                                  method_.values_[out_index].is_tensor();
+        TL_CHECK_OR_RETURN(
+            !receives_out ||
+                method_.values_[out_index].to_tensor().scalar_type() ==
+                    value.to_tensor().scalar_type(),
+            Error::kInvalidProgram,
+            "the return slot of '%s' (argument %zu) is %s tensor value %d, but the kernel "
+            "returns its out there, %s tensor value %d",
+            op, k, to_string(value.to_tensor().scalar_type()), index,
+            receives_out ? to_string(method_.values_[out_index].to_tensor().scalar_type()) : "",
+            out_index);
+        continue;
+      }
       for (size_t j = 0; j < count; ++j) {
         TL_CHECK_OR_RETURN(writes_arg(schema, j) || args->Get(static_cast<uint32_t>(j)) != index,
                            Error::kInvalidProgram,

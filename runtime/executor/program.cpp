@@ -6,6 +6,7 @@
 #include "runtime/executor/method_loader.h"
 #include "runtime/executor/plan_unions.h"
 #include "runtime/executor/program_header.h"
+#include "runtime/executor/unaligned_vector.h"
 #include "schema/program_generated.h"
 
 namespace torchlight {
@@ -217,7 +218,7 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
   TL_CHECK_OR_RETURN(offsets != nullptr && index < offsets->size(), Error::kInvalidProgram,
                      "constant index %u is out of range (the constant segment lists %u)", index,
                      offsets == nullptr ? 0u : offsets->size());
-  const uint64_t offset = offsets->Get(index);
+  const uint64_t offset = unaligned_get(offsets, index);
   uint64_t end = 0;
   TL_CHECK_OR_RETURN(!__builtin_add_overflow(offset, static_cast<uint64_t>(nbytes), &end) &&
                          end <= constant_segment_.size(),
@@ -247,7 +248,7 @@ Status Program::load_mutable_data(size_t segments_index, uint64_t offset_index, 
                      "mutable data index %llu is out of range (list %zu has %u entries)",
                      ull(offset_index), segments_index, offsets == nullptr ? 0u : offsets->size());
   TL_ASSIGN_OR_RETURN(const ProgramSegment s, segment(list->segment_index()));
-  const uint64_t offset = offsets->Get(static_cast<uint32_t>(offset_index));
+  const uint64_t offset = unaligned_get(offsets, static_cast<size_t>(offset_index));
   uint64_t end = 0;
   TL_CHECK_OR_RETURN(!__builtin_add_overflow(offset, static_cast<uint64_t>(nbytes), &end) &&
                          end <= s.size,

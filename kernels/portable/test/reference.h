@@ -53,4 +53,12 @@ inline std::vector<double> round_all(ScalarType type, std::vector<double> values
   return values;
 }
 
+/// Every element's raw 16-bit pattern (a float16 or bfloat16 out), in
+/// logical order: for results that must match to the bit.
+inline std::vector<uint16_t> all_bits(const TestTensor& t) {
+  std::vector<uint16_t> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.bits(i));
+  return out;
+}
+
 }  // namespace torchlight::portable::kernel_test
