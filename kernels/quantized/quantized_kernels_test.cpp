@@ -475,10 +475,17 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
   threadpool::set_num_threads(threads_before);
 }
 
-// Decode with a constant weight where prepare packs it: the operator's
-// output is the packed reference's (linear_8da4w_packed.h) on the row
-// quantized as the operator quantizes it, bit for bit (N = 37: a tail of 5
-// past two blocks).
+// An 8da4w call's operands from a linear congruential sequence: inputs in
+// about [-3.7, 4.3], every weight byte, scales in (0, 0.0625], biases in [-8, 8).
+void fill_8da4w_operands(uint32_t& seed, TestTensor& input, TestTensor& weight, TestTensor& scales,
+                         TestTensor& bias) {
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (int64_t i = 0; i < input.numel(); ++i) input.set(i, (static_cast<int32_t>(next() >> 16) - 30000) / 8192.0);
+  for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
+  for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
+  for (int64_t i = 0; i < bias.numel(); ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+}
+
 // A constant weight prepare packed is never read again by the op (its
 // pages were released): once prepared, the weight and scales overwritten
 // with other values give the same outputs, bit for bit, at 1 row (decode)
@@ -489,17 +496,13 @@ TEST(QuantizedKernelsTest, Linear8da4wPackedCallsNeverReadTheOriginal) {
   if (quantized::select_packed_8da4w(kK, kGroup) == nullptr) GTEST_SKIP() << "no packed weights on this ISA";
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   uint32_t seed = 11;
-  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
   for (const SizesType rows : {1, 3, 5, 7, 64, 257}) {
     TestTensor input(ScalarType::kFloat, {rows, kK});
     TestTensor weight(ScalarType::kByte, {kN, kK / 2});
     TestTensor scales(ScalarType::kFloat, {kN, kK / kGroup});
     TestTensor bias(ScalarType::kFloat, {kN});
     TestTensor out(ScalarType::kFloat, {rows, kN});
-    for (int64_t i = 0; i < input.numel(); ++i) input.set(i, (static_cast<int32_t>(next() >> 16) - 30000) / 8192.0);
-    for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
-    for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
-    for (int64_t i = 0; i < kN; ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+    fill_8da4w_operands(seed, input, weight, scales, bias);
     KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), EValue(kGroup),
                     bias.evalue(),  out.evalue(),    EValue()};
     std::vector<uint8_t> method(4 << 20);
@@ -528,22 +531,22 @@ TEST(QuantizedKernelsTest, Linear8da4wPackedCallsNeverReadTheOriginal) {
   }
 }
 
+// Decode with a constant weight where prepare packs it: the operator's
+// output is the packed reference's (linear_8da4w_packed.h) on the row
+// quantized as the operator quantizes it, bit for bit (N = 37: a tail of 5
+// past two blocks).
 TEST(QuantizedKernelsTest, Linear8da4wPackedDecodeIsThePackedReference) {
   constexpr SizesType kK = 288, kN = 37;
   constexpr int64_t kGroup = 32;
   if (quantized::select_packed_8da4w(kK, kGroup) == nullptr) GTEST_SKIP() << "no packed decode on this ISA";
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   uint32_t seed = 5;
-  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
   TestTensor input(ScalarType::kFloat, {1, kK});
   TestTensor weight(ScalarType::kByte, {kN, kK / 2});
   TestTensor scales(ScalarType::kFloat, {kN, kK / kGroup});
   TestTensor bias(ScalarType::kFloat, {kN});
   TestTensor out(ScalarType::kFloat, {1, kN});
-  for (int64_t i = 0; i < input.numel(); ++i) input.set(i, (static_cast<int32_t>(next() >> 16) - 30000) / 8192.0);
-  for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
-  for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
-  for (int64_t i = 0; i < kN; ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+  fill_8da4w_operands(seed, input, weight, scales, bias);
   KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), EValue(kGroup),
                   bias.evalue(),  out.evalue(),    EValue()};
   std::vector<uint8_t> method(1 << 20);
