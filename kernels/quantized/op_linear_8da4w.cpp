@@ -259,10 +259,13 @@ void pack_weight(PrepareContext& ctx, int64_t k, int64_t n, int64_t group, Prepa
   prepared->packed_rows = many_rows;
 }
 
-// Whether prepare packed this very weight (every call then reads the copy).
-bool packed_for(const Prepared8da4w* prepared, const uint8_t* weight, const float* w_scales) {
-  return prepared != nullptr && prepared->packed_decode != nullptr && prepared->weight == weight &&
-         prepared->w_scales == w_scales;
+// What prepare made for this very weight and scales, or null (a weight that
+// was not constant at prepare, or another call's arguments).
+const Prepared8da4w* prepared_for(const Prepared8da4w* prepared, const uint8_t* weight,
+                                  const float* w_scales) {
+  return prepared != nullptr && prepared->weight == weight && prepared->w_scales == w_scales
+             ? prepared
+             : nullptr;
 }
 
 }  // namespace
@@ -329,12 +332,12 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t group = args[3]->to_int();
   const int64_t groups = k / group;
   const int64_t rows = k == 0 ? 0 : input.tensor.numel() / k;
-  const Prepared8da4w* prepared = ctx.state<Prepared8da4w>();
+  const Prepared8da4w* prepared = prepared_for(ctx.state<Prepared8da4w>(),
+                                               weight.tensor.const_data_ptr<uint8_t>(),
+                                               scales.tensor.const_data_ptr<float>());
   // Every call on the weight prepare packed (its original was released).
-  const Prepared8da4w* packed = packed_for(prepared, weight.tensor.const_data_ptr<uint8_t>(),
-                                           scales.tensor.const_data_ptr<float>())
-                                    ? prepared
-                                    : nullptr;
+  const Prepared8da4w* packed =
+      prepared != nullptr && prepared->packed_decode != nullptr ? prepared : nullptr;
 #if defined(__x86_64__) || defined(_M_X64)
   if (packed == nullptr && use_amx(rows, group)) {
     Rows8da4wAmx amx{};
@@ -383,12 +386,8 @@ void linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
     set_return(args, 6, *args[5]);
     return;
   }
-  // The weight sums prepare made, if it made them for this very weight.
-  const float* u_folded = prepared != nullptr &&
-                                  prepared->weight == weight.tensor.const_data_ptr<uint8_t>() &&
-                                  prepared->w_scales == scales.tensor.const_data_ptr<float>()
-                              ? prepared->u_folded
-                              : nullptr;
+  // The weight sums prepare made for this very weight (null when packed).
+  const float* u_folded = prepared != nullptr ? prepared->u_folded : nullptr;
   const bool tile = packed == nullptr && use_tile(rows, group);
   const bool own_u = tile && u_folded == nullptr;  // The tile needs the sums; make them here.
   const size_t u_bytes = own_u ? sizeof(float) * static_cast<size_t>(n) : 0;
