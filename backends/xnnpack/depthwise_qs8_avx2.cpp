@@ -42,18 +42,51 @@ Group group_at(const uint8_t* packed, ptrdiff_t ch) {
               8 * sub};
 }
 
-// 16 int8 inputs from `p` (only `count` of them when below 16: a channel
-// tail, the rest zero) widened to int16, less the input zero point.
-inline __m256i load_taps(const int8_t* p, ptrdiff_t count, __m256i zp) {
-  __m128i bytes;
-  if (count == kGroup) {
-    bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  } else {
-    alignas(16) int8_t tail[kGroup] = {};
-    std::memcpy(tail, p, static_cast<size_t>(count));
-    bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+// Constants of one call.
+struct Requant {
+  __m256 max_less_zp;
+  __m256i zp_out;
+  __m128i out_min;
+};
+
+// The int32 sums' start for one group: the bias less the input zero
+// point's share, so taps need no subtraction (sum (x - zp) w = sum x w -
+// zp sum w, exact in wrapping int32 as XNNPACK's own packing folds it) and
+// padding taps read the zero point itself.
+void start_sums(const Group& g, const __m256i* w, int8_t zero_point, __m256i* lo, __m256i* hi) {
+  const __m256i zp = _mm256_set1_epi16(zero_point);
+  *lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias));
+  *hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias + 16));
+  for (int pair = 0; pair < 5; ++pair) {
+    *lo = _mm256_sub_epi32(*lo, _mm256_madd_epi16(zp, w[2 * pair]));
+    *hi = _mm256_sub_epi32(*hi, _mm256_madd_epi16(zp, w[2 * pair + 1]));
   }
-  return _mm256_sub_epi16(_mm256_cvtepi8_epi16(bytes), zp);
+}
+
+// 16 outputs of one pixel from its 9 taps (16 int8 each, raster order).
+inline __m128i group_outputs(const int8_t* const* taps, const __m256i* w, __m256i acc_lo,
+                             __m256i acc_hi, const Group& g, const Requant& r) {
+  __m256i x[10];
+  for (int t = 0; t < 9; ++t) {
+    x[t] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(taps[t])));
+  }
+  x[9] = _mm256_setzero_si256();
+  for (int pair = 0; pair < 5; ++pair) {
+    const __m256i a = x[2 * pair], b = x[2 * pair + 1];
+    acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w[2 * pair]));
+    acc_hi =
+        _mm256_add_epi32(acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w[2 * pair + 1]));
+  }
+  const __m256 f_lo = _mm256_min_ps(
+      _mm256_mul_ps(_mm256_cvtepi32_ps(acc_lo), _mm256_load_ps(g.scale)), r.max_less_zp);
+  const __m256 f_hi = _mm256_min_ps(
+      _mm256_mul_ps(_mm256_cvtepi32_ps(acc_hi), _mm256_load_ps(g.scale + 16)), r.max_less_zp);
+  // packs_epi32 per 128-bit lane puts channels 0-7 in the low lane and 8-15
+  // in the high one.
+  const __m256i v16 = _mm256_adds_epi16(
+      _mm256_packs_epi32(_mm256_cvtps_epi32(f_lo), _mm256_cvtps_epi32(f_hi)), r.zp_out);
+  return _mm_max_epi8(
+      _mm_packs_epi16(_mm256_castsi256_si128(v16), _mm256_extracti128_si256(v16, 1)), r.out_min);
 }
 
 }  // namespace
@@ -69,11 +102,11 @@ void depthwise_qs8_rows_avx2(const DepthwiseQs8Shape& s, const DepthwiseQs8Quant
   const ptrdiff_t out_w = static_cast<ptrdiff_t>(s.out_w);
   const ptrdiff_t stride_h = static_cast<ptrdiff_t>(s.stride_h);
   const ptrdiff_t stride_w = static_cast<ptrdiff_t>(s.stride_w);
-  const __m256i zp_in = _mm256_set1_epi16(q.input_zero_point);
-  const __m256 max_less_zp =
-      _mm256_set1_ps(static_cast<float>(q.output_max - q.output_zero_point));
-  const __m256i zp_out = _mm256_set1_epi16(q.output_zero_point);
-  const __m128i out_min = _mm_set1_epi8(q.output_min);
+  const Requant r{_mm256_set1_ps(static_cast<float>(q.output_max - q.output_zero_point)),
+                  _mm256_set1_epi16(q.output_zero_point), _mm_set1_epi8(q.output_min)};
+  alignas(16) int8_t zero_point[kGroup];  // What a tap in the padding reads.
+  std::memset(zero_point, q.input_zero_point, sizeof(zero_point));
+  alignas(16) int8_t tail_in[9][kGroup];  // A channel tail's taps, copied.
   const auto* blocks = static_cast<const uint8_t*>(packed);
   for (size_t row = row_begin; row < row_end; ++row) {
     const size_t n = row / s.out_h;
@@ -94,48 +127,34 @@ void depthwise_qs8_rows_avx2(const DepthwiseQs8Shape& s, const DepthwiseQs8Quant
         for (int k = 0; k < 10; ++k) {
           w[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(g.weights + 64 * k));
         }
-        const __m256i bias_lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias));
-        const __m256i bias_hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias + 16));
-        const __m256 scale_lo = _mm256_load_ps(g.scale), scale_hi = _mm256_load_ps(g.scale + 16);
+        __m256i acc_lo, acc_hi;
+        start_sums(g, w, q.input_zero_point, &acc_lo, &acc_hi);
         for (ptrdiff_t i = 0; i < tile; ++i) {
           const ptrdiff_t ix0 = (ox0 + i) * stride_w - static_cast<ptrdiff_t>(s.pad_left);
-          __m256i x[10];
+          const int8_t* taps[9];
           for (int ky = 0; ky < 3; ++ky) {
             for (int kx = 0; kx < 3; ++kx) {
               const ptrdiff_t ix = ix0 + kx;
-              x[3 * ky + kx] = rows[ky] != nullptr && ix >= 0 && ix < in_w
-                                   ? load_taps(rows[ky] + ix * c + ch, count, zp_in)
-                                   : _mm256_setzero_si256();
+              taps[3 * ky + kx] = rows[ky] != nullptr && ix >= 0 && ix < in_w
+                                      ? rows[ky] + ix * c + ch
+                                      : zero_point;
             }
           }
-          x[9] = _mm256_setzero_si256();
-          __m256i acc_lo = bias_lo, acc_hi = bias_hi;
-          for (int pair = 0; pair < 5; ++pair) {
-            const __m256i a = x[2 * pair], b = x[2 * pair + 1];
-            acc_lo = _mm256_add_epi32(acc_lo,
-                                      _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w[2 * pair]));
-            acc_hi = _mm256_add_epi32(
-                acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w[2 * pair + 1]));
-          }
-          const __m256 f_lo =
-              _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc_lo), scale_lo), max_less_zp);
-          const __m256 f_hi =
-              _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc_hi), scale_hi), max_less_zp);
-          // packs_epi32 per 128-bit lane puts channels 0-7 in the low lane
-          // and 8-15 in the high one.
-          const __m256i v16 = _mm256_adds_epi16(
-              _mm256_packs_epi32(_mm256_cvtps_epi32(f_lo), _mm256_cvtps_epi32(f_hi)), zp_out);
-          const __m128i v8 = _mm_max_epi8(
-              _mm_packs_epi16(_mm256_castsi256_si128(v16), _mm256_extracti128_si256(v16, 1)),
-              out_min);
           int8_t* dst = out_row + (ox0 + i) * c + ch;
           if (count == kGroup) {
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v8);
-          } else {
-            alignas(16) int8_t tail[kGroup];
-            _mm_store_si128(reinterpret_cast<__m128i*>(tail), v8);
-            std::memcpy(dst, tail, static_cast<size_t>(count));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                             group_outputs(taps, w, acc_lo, acc_hi, g, r));
+            continue;
           }
+          // A tail: copy its taps in, its outputs out.
+          for (int t = 0; t < 9; ++t) {
+            std::memcpy(tail_in[t], taps[t], static_cast<size_t>(count));
+            taps[t] = tail_in[t];
+          }
+          alignas(16) int8_t tail_out[kGroup];
+          _mm_store_si128(reinterpret_cast<__m128i*>(tail_out),
+                          group_outputs(taps, w, acc_lo, acc_hi, g, r));
+          std::memcpy(dst, tail_out, static_cast<size_t>(count));
         }
       }
     }
