@@ -191,6 +191,20 @@ class CappedIsa {
   ~CappedIsa() { depthwise_qs8_cap_isa(DepthwiseQs8Isa::kVnni); }
 };
 
+TEST(XnnpackDepthwiseTest, SameBytesAsXnnpackOverChannelsStridesAndPadding) {
+  for (uint32_t c : {32u, 48u, 37u, 144u, 5u}) {
+    for (uint32_t stride : {1u, 2u}) {
+      for (bool clamp : {false, true}) {
+        SCOPED_TRACE("channels " + std::to_string(c) + " stride " + std::to_string(stride) +
+                     (clamp ? " clamp" : ""));
+        Dw d;
+        d.c = c, d.stride = stride;
+        check_single(d, clamp);
+      }
+    }
+  }
+}
+
 // Every variant below the CPU's best (AVX2's vpmaddwd in 256 bits, and
 // AVX-512's without VNNI) on the same payloads.
 TEST(XnnpackDepthwiseTest, SameBytesOnEveryLowerVariant) {
