@@ -238,8 +238,12 @@ def _cpu_has(flag):
 def test_mobilenet_v2_int8_depthwise_stages_match_xnnpack_alone(runtime, monkeypatch, tmp_path):
     # The int8 program as the delegate runs it (its 17 depthwise layers on
     # depthwise_qs8 wherever the CPU has AVX2, the rest on XNNPACK) gives the
-    # same bytes as XNNPACK alone, and stays within the q/dq graph's
-    # tolerance (test_xnnpack_quant's, 8 output steps).
+    # same bytes as XNNPACK alone, and stays near PyTorch's q/dq graph. Not
+    # within test_xnnpack_quant's 8 output steps: through 52 requantized
+    # layers (and XNNPACK's fixed-point adds) XNNPACK alone ends 22 steps
+    # from the q/dq graph at most, 4.9 on average (correlation 0.984; the
+    # q/dq graph is itself 0.127, 26 steps, from the float model). That test
+    # passes only because its untrained model's output is one constant.
     torchvision = pytest.importorskip("torchvision")
     torch.manual_seed(0)
     model = torchvision.models.mobilenet_v2(weights=None)
@@ -269,5 +273,6 @@ def test_mobilenet_v2_int8_depthwise_stages_match_xnnpack_alone(runtime, monkeyp
     with torch.no_grad():
         expected = quantized(*x)
     step = _output_step(quantized)
-    error = float((split.reshape(expected.shape) - expected).abs().max())
-    assert error <= 8 * step, f"error {error} is more than 8 output steps ({step})"
+    error = (split.reshape(expected.shape) - expected).abs()
+    assert float(error.max()) <= 32 * step, f"max error {float(error.max()) / step} steps"
+    assert float(error.mean()) <= 8 * step, f"mean error {float(error.mean()) / step} steps"
