@@ -1,4 +1,5 @@
 #include "backends/xnnpack/depthwise_qs8.h"
+#include "backends/xnnpack/depthwise_qs8_layout.h"
 
 #include <cstring>
 
@@ -17,9 +18,9 @@ void depthwise_qs8_rows_vnni(const DepthwiseQs8Shape&, const DepthwiseQs8Quant&,
 
 namespace {
 
-constexpr size_t kBlock = 32;
-constexpr size_t kWeightBytes = 10 * kBlock * sizeof(int16_t);
-constexpr size_t kBlockBytes = kWeightBytes + kBlock * (sizeof(int32_t) + sizeof(float));
+constexpr size_t kBlock = kDepthwiseQs8Block;
+constexpr size_t kWeightBytes = kDepthwiseQs8WeightBytes;
+constexpr size_t kBlockBytes = kDepthwiseQs8BlockBytes;
 
 // The channel (within its block) of int32 lane j of half `half`: the order
 // unpacklo/hi_epi16 leave two taps' inputs in (4 channels per 128-bit lane;

@@ -16,14 +16,15 @@
 #include <cstring>
 
 #include "backends/xnnpack/depthwise_qs8.h"
+#include "backends/xnnpack/depthwise_qs8_layout.h"
 
 namespace torchlight {
 namespace xnnpack {
 namespace {
 
-constexpr size_t kBlock = 32;  // Channels per packed block (depthwise_qs8.cpp).
-constexpr size_t kWeightBytes = 10 * kBlock * sizeof(int16_t);
-constexpr size_t kBlockBytes = kWeightBytes + kBlock * (sizeof(int32_t) + sizeof(float));
+constexpr size_t kBlock = kDepthwiseQs8Block;
+constexpr size_t kWeightBytes = kDepthwiseQs8WeightBytes;
+constexpr size_t kBlockBytes = kDepthwiseQs8BlockBytes;
 constexpr ptrdiff_t kGroup = 16;  // Channels per step.
 constexpr ptrdiff_t kTile = 8;    // Output pixels per pass over a group's weights.
 

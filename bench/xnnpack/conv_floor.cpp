@@ -91,6 +91,17 @@ double now_ms() {
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
+// The best CPU time of `runs` runs of `op` (after 3 unmeasured ones).
+double best_run_ms(xnn_operator_t op, int runs) {
+  double best = 1e30;
+  for (int r = 0; r < runs + 3; ++r) {
+    const double start = now_ms();
+    xnn_run_operator(op, /*threadpool=*/nullptr);
+    if (r >= 3) best = std::min(best, now_ms() - start);
+  }
+  return best;
+}
+
 // Best thread CPU time of layer `c` on XNNPACK's qs8-qc8w convolution
 // (ReLU6-like output range, as MobileNetV2's are), or -1 on failure.
 double xnnpack_int8_ms(const Conv& c, int runs) {
@@ -122,12 +133,7 @@ double xnnpack_int8_ms(const Conv& c, int runs) {
     std::fprintf(stderr, "%s: XNNPACK int8 status %d\n", c.name, static_cast<int>(s));
     return -1;
   }
-  double best = 1e30;
-  for (int r = 0; r < runs + 3; ++r) {
-    const double start = now_ms();
-    xnn_run_operator(op, /*threadpool=*/nullptr);
-    if (r >= 3) best = std::min(best, now_ms() - start);
-  }
+  const double best = best_run_ms(op, runs);
   xnn_delete_operator(op);
   return best;
 }
@@ -183,12 +189,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: XNNPACK status %d\n", c.name, static_cast<int>(s));
       return 1;
     }
-    double best = 1e30;
-    for (int r = 0; r < runs + 3; ++r) {
-      const double start = now_ms();
-      xnn_run_operator(op, /*threadpool=*/nullptr);
-      if (r >= 3) best = std::min(best, now_ms() - start);
-    }
+    const double best = best_run_ms(op, runs);
     xnn_delete_operator(op);
 
     torchlight::optimized::Conv2dProblem p;
