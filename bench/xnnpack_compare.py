@@ -161,7 +161,7 @@ def main() -> None:
     p.add_argument("--keep", metavar="DIR",
                    help="export the programs into DIR and keep them (for torchlight profile)")
     p.add_argument("--no-eager", action="store_true",
-                   help="leave eager out (the ratios to it print as '-')")
+                   help="leave eager out (its columns and ratios print nan)")
     p.add_argument("--base-ext", metavar="DIR",
                    help="engine 'base': the runtime module in DIR (another build's)")
     p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
