@@ -32,7 +32,8 @@ TORCHLIGHT_GEMM_ISA=avx512: on AMX CPUs, the routing and kernels without
 the AMX path); "base" (the same program on another build's runtime module,
 --base-ext DIR: a directory holding its _torchlight_runtime*.so, e.g. a copy
 of main's, so a change is timed before and after in one run). --engines
-picks a subset.
+picks a subset; "ours" always runs, "eager" unless --no-eager (its
+2-thread calls take seconds on a loaded 2-core machine).
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ def main() -> None:
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--keep", metavar="DIR",
                    help="export the programs into DIR and keep them (for torchlight profile)")
+    p.add_argument("--no-eager", action="store_true",
+                   help="leave eager out (its columns and ratios print nan)")
     p.add_argument("--base-ext", metavar="DIR",
                    help="engine 'base': the runtime module in DIR (another build's)")
     p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
@@ -171,6 +174,8 @@ def main() -> None:
     models = args.models.split(",")
     thread_counts = [int(t) for t in args.threads.split(",")]
     engines = [e for e in ENGINES if e in args.engines.split(",") or e in ("ours", "eager")]
+    if args.no_eager:
+        engines.remove("eager")
     if "base" in engines and not args.base_ext:
         p.error("engine 'base' needs --base-ext DIR")
     best: dict = {}  # (model, engine, threads) -> best round's result
@@ -209,7 +214,8 @@ def main() -> None:
     print(header)
     for name in models:
         for threads in thread_counts:
-            ours, eager = best[(name, "ours", threads)], best[(name, "eager", threads)]
+            ours = best[(name, "ours", threads)]
+            eager = best.get((name, "eager", threads), {"ms": float("nan")})
             line = (f"{name:<20} {threads:>7} {eager['ms']:>9.2f} {ours['ms']:>8.2f} "
                     f"{ours['ms'] / eager['ms']:>10.2f} {ours['rel_error']:>8.1e}")
             for e in others:
@@ -218,7 +224,8 @@ def main() -> None:
             print(line)
     print()
     for name in models:
-        best_eager = min(best[(name, "eager", t)]["ms"] for t in thread_counts)
+        best_eager = min(best.get((name, "eager", t), {"ms": float("nan")})["ms"]
+                         for t in thread_counts)
         best_ours = min(best[(name, "ours", t)]["ms"] for t in thread_counts)
         line = (f"{name}: best ours {best_ours:.2f} ms / best eager {best_eager:.2f} ms = "
                 f"{best_ours / best_eager:.2f}x")

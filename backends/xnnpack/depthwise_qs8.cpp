@@ -1,4 +1,5 @@
 #include "backends/xnnpack/depthwise_qs8.h"
+#include "backends/xnnpack/depthwise_qs8_layout.h"
 
 #include <cstring>
 
@@ -7,6 +8,8 @@ namespace xnnpack {
 
 #if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
 // One per instruction-set variant, each built with its own flags.
+void depthwise_qs8_rows_avx2(const DepthwiseQs8Shape&, const DepthwiseQs8Quant&, const void*,
+                             const int8_t*, int8_t*, size_t, size_t);
 void depthwise_qs8_rows_avx512(const DepthwiseQs8Shape&, const DepthwiseQs8Quant&, const void*,
                                const int8_t*, int8_t*, size_t, size_t);
 void depthwise_qs8_rows_vnni(const DepthwiseQs8Shape&, const DepthwiseQs8Quant&, const void*,
@@ -15,39 +18,39 @@ void depthwise_qs8_rows_vnni(const DepthwiseQs8Shape&, const DepthwiseQs8Quant&,
 
 namespace {
 
-constexpr size_t kBlock = 32;
-constexpr size_t kWeightBytes = 10 * kBlock * sizeof(int16_t);
-constexpr size_t kBlockBytes = kWeightBytes + kBlock * (sizeof(int32_t) + sizeof(float));
+constexpr size_t kBlock = kDepthwiseQs8Block;
+constexpr size_t kWeightBytes = kDepthwiseQs8WeightBytes;
+constexpr size_t kBlockBytes = kDepthwiseQs8BlockBytes;
 
 // The channel (within its block) of int32 lane j of half `half`: the order
-// unpacklo/hi_epi16 leave two taps' inputs in (4 channels per 128-bit lane).
+// unpacklo/hi_epi16 leave two taps' inputs in (4 channels per 128-bit lane;
+// the AVX2 variant reads lanes 0-7 and 8-15 as two 256-bit halves).
 size_t lane_channel(size_t half, size_t j) { return (j / 4) * 8 + half * 4 + j % 4; }
 
-bool vnni_allowed = true;
+DepthwiseQs8Isa isa_cap = DepthwiseQs8Isa::kVnni;
 
-bool use_vnni() {
+DepthwiseQs8Isa cpu_isa() {
 #if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
-  static const bool vnni = __builtin_cpu_supports("avx512vnni");
-  return vnni && vnni_allowed;
-#else
-  return false;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return __builtin_cpu_supports("avx512vnni") ? DepthwiseQs8Isa::kVnni
+                                                : DepthwiseQs8Isa::kAvx512;
+  }
+  if (__builtin_cpu_supports("avx2")) return DepthwiseQs8Isa::kAvx2;
 #endif
+  return DepthwiseQs8Isa::kNone;
 }
 
 }  // namespace
 
-bool depthwise_qs8_supported() {
-#if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
-  static const bool ok = __builtin_cpu_supports("avx512f") &&
-                         __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl");
-  return ok;
-#else
-  return false;
-#endif
+DepthwiseQs8Isa depthwise_qs8_isa() {
+  static const DepthwiseQs8Isa cpu = cpu_isa();
+  return cpu < isa_cap ? cpu : isa_cap;
 }
 
-void depthwise_qs8_allow_vnni(bool allowed) { vnni_allowed = allowed; }
+bool depthwise_qs8_supported() { return depthwise_qs8_isa() != DepthwiseQs8Isa::kNone; }
+
+void depthwise_qs8_cap_isa(DepthwiseQs8Isa cap) { isa_cap = cap; }
 
 size_t depthwise_qs8_packed_bytes(size_t channels) {
   return (channels + kBlock - 1) / kBlock * kBlockBytes;
@@ -82,10 +85,18 @@ void depthwise_qs8_rows(const DepthwiseQs8Shape& shape, const DepthwiseQs8Quant&
                         const void* packed, const int8_t* in, int8_t* out, size_t row_begin,
                         size_t row_end) {
 #if defined(TORCHLIGHT_XNNPACK_DEPTHWISE_QS8)
-  if (use_vnni()) {
-    depthwise_qs8_rows_vnni(shape, quant, packed, in, out, row_begin, row_end);
-  } else {
-    depthwise_qs8_rows_avx512(shape, quant, packed, in, out, row_begin, row_end);
+  switch (depthwise_qs8_isa()) {
+    case DepthwiseQs8Isa::kVnni:
+      depthwise_qs8_rows_vnni(shape, quant, packed, in, out, row_begin, row_end);
+      break;
+    case DepthwiseQs8Isa::kAvx512:
+      depthwise_qs8_rows_avx512(shape, quant, packed, in, out, row_begin, row_end);
+      break;
+    case DepthwiseQs8Isa::kAvx2:
+      depthwise_qs8_rows_avx2(shape, quant, packed, in, out, row_begin, row_end);
+      break;
+    case DepthwiseQs8Isa::kNone:
+      break;
   }
 #else
   (void)shape, (void)quant, (void)packed, (void)in, (void)out, (void)row_begin, (void)row_end;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "backends/xnnpack/depthwise_qs8.h"
+#include "backends/xnnpack/depthwise_qs8_layout.h"
 
 namespace torchlight {
 namespace xnnpack {

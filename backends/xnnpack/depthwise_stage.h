@@ -1,7 +1,8 @@
 // DepthwiseStage: an XNNPACK int8 depthwise 3x3 convolution (qint8 input
 // and output per tensor, qcint8 filter per channel, optional qcint32 bias)
 // run on depthwise_qs8.h's kernel, bit-identical to XNNPACK's operator, in
-// about 0.45x of its time on AVX-512 (bench/xnnpack/dw_floor.cpp). A qint8
+// about 0.45x of its time on AVX-512 and 0.55x on AVX2 (Zen 1;
+// bench/xnnpack/dw_floor.cpp). A qint8
 // clamp that alone reads its output, with the same quantization, is folded
 // into it, as XNNPACK folds it into its own operator.
 #pragma once
@@ -32,8 +33,9 @@ struct DepthwiseStage {
   const void* packed = nullptr;  // pack_depthwise_qs8's layout.
 };
 
-/// Whether `node` is a depthwise convolution the kernel computes exactly:
-/// XNNDepthwiseConv2d, 3x3, dilation 1, strides 1 or 2, padding up to 2,
+/// Whether `node` is a depthwise convolution the kernel computes exactly,
+/// on a CPU that runs one of its variants (depthwise_qs8_supported(): AVX2
+/// or better): XNNDepthwiseConv2d, 3x3, dilation 1, strides 1 or 2, padding up to 2,
 /// depth multiplier 1, no flags; non-constant qint8 input and output
 /// quantized per tensor; a constant qcint8 [1, 3, 3, C] filter with its C
 /// scales inline (channel_dim 3); no bias or a constant qcint32 [C] one;

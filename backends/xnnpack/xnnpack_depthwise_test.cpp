@@ -3,7 +3,9 @@
 // TORCHLIGHT_XNNPACK_CONV=xnnpack on XNNPACK alone; the outputs must be
 // the same bytes, since the kernel promises XNNPACK's exact arithmetic. A
 // tracer shows that the kernel ran, so a routing that silently stopped
-// fails too. Channel counts cover whole 32-channel blocks and tails.
+// fails too. Channel counts cover whole 32-channel blocks and tails (and
+// the AVX2 variant's 16-channel steps). The kernel alone against
+// XNNPACK's operator on MobileNetV2's shapes: depthwise_qs8_test.cpp.
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -182,11 +184,11 @@ void check_single(const Dw& d, bool clamp) {
   expect_same_as_xnnpack(b.build(), {in}, out, d.kernel == 3 ? 1 : 0);
 }
 
-// Without VNNI (vpmaddwd + vpaddd) while alive, on CPUs that have it.
-class NoVnni {
+// The kernel's variant capped at `cap` while alive (depthwise_qs8.h).
+class CappedIsa {
  public:
-  NoVnni() { depthwise_qs8_allow_vnni(false); }
-  ~NoVnni() { depthwise_qs8_allow_vnni(true); }
+  explicit CappedIsa(DepthwiseQs8Isa cap) { depthwise_qs8_cap_isa(cap); }
+  ~CappedIsa() { depthwise_qs8_cap_isa(DepthwiseQs8Isa::kVnni); }
 };
 
 TEST(XnnpackDepthwiseTest, SameBytesAsXnnpackOverChannelsStridesAndPadding) {
@@ -203,16 +205,38 @@ TEST(XnnpackDepthwiseTest, SameBytesAsXnnpackOverChannelsStridesAndPadding) {
   }
 }
 
-TEST(XnnpackDepthwiseTest, SameBytesWithoutVnni) {
-  NoVnni no_vnni;
-  for (uint32_t c : {48u, 37u}) {
-    for (uint32_t stride : {1u, 2u}) {
-      SCOPED_TRACE("channels " + std::to_string(c) + " stride " + std::to_string(stride));
-      Dw d;
-      d.c = c, d.stride = stride;
-      check_single(d, true);
+// Every variant below the CPU's best (AVX2's vpmaddwd in 256 bits, and
+// AVX-512's without VNNI) on the same payloads.
+TEST(XnnpackDepthwiseTest, SameBytesOnEveryLowerVariant) {
+  const DepthwiseQs8Isa best = depthwise_qs8_isa();
+  for (DepthwiseQs8Isa cap : {DepthwiseQs8Isa::kAvx2, DepthwiseQs8Isa::kAvx512}) {
+    if (cap >= best) continue;
+    CappedIsa capped(cap);
+    for (uint32_t c : {48u, 37u, 16u, 8u}) {
+      for (uint32_t stride : {1u, 2u}) {
+        SCOPED_TRACE("variant " + std::to_string(int(cap)) + " channels " + std::to_string(c) +
+                     " stride " + std::to_string(stride));
+        Dw d;
+        d.c = c, d.stride = stride;
+        check_single(d, true);
+      }
     }
   }
+}
+
+// On an AVX2 CPU without AVX-512 (this repository's Zen 1 runners) the
+// AVX2 variant takes MobileNetV2's depthwise layers; capped to kNone,
+// nothing does and XNNPACK keeps them.
+TEST(XnnpackDepthwiseTest, RoutingFollowsTheVariant) {
+  if (__builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f")) {
+    EXPECT_EQ(depthwise_qs8_isa(), DepthwiseQs8Isa::kAvx2);
+  }
+  Dw d;
+  d.c = 24;
+  check_single(d, true);  // One kernel event where supported.
+  CappedIsa none(DepthwiseQs8Isa::kNone);
+  EXPECT_FALSE(depthwise_qs8_supported());
+  check_single(d, true);  // No event.
 }
 
 TEST(XnnpackDepthwiseTest, UnevenPaddingBatchNoBiasAndOwnRange) {

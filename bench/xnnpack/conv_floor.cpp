@@ -12,6 +12,9 @@
 //   ./torchlight exec build/release/bench/xnnpack/torchlight_xnnpack_conv_floor [runs] [model]
 //
 // model: resnet18 (default) or mobilenet_v2 (its stem and 1x1 layers).
+// Also the same layers on XNNPACK's int8 operator (qs8 activations,
+// per-channel qc8w weights, fp32 requantization: what an int8 program
+// built by XNNPACKQuantizer runs), and its time against XNNPACK's fp32.
 // Our side runs on the GEMM's active set: on AMX CPUs its AMX path with
 // the filter split beforehand; TORCHLIGHT_GEMM_ISA=avx512 for AVX-512.
 #include <xnnpack.h>
@@ -88,6 +91,53 @@ double now_ms() {
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
+// The best CPU time of `runs` runs of `op` (after 3 unmeasured ones).
+double best_run_ms(xnn_operator_t op, int runs) {
+  double best = 1e30;
+  for (int r = 0; r < runs + 3; ++r) {
+    const double start = now_ms();
+    xnn_run_operator(op, /*threadpool=*/nullptr);
+    if (r >= 3) best = std::min(best, now_ms() - start);
+  }
+  return best;
+}
+
+// Best thread CPU time of layer `c` on XNNPACK's qs8-qc8w convolution
+// (ReLU6-like output range, as MobileNetV2's are), or -1 on failure.
+double xnnpack_int8_ms(const Conv& c, int runs) {
+  const size_t oh = out_hw(c);
+  std::vector<int8_t> weights(c.out_c * c.kernel * c.kernel * c.in_c);
+  std::vector<int32_t> bias(c.out_c);
+  std::vector<float> scales(c.out_c);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = int8_t(int(i * 40503u >> 5) % 255 - 127);
+  for (size_t i = 0; i < c.out_c; ++i) bias[i] = int32_t(i * 37 % 2001) - 1000;
+  for (size_t i = 0; i < c.out_c; ++i) scales[i] = 0.002f + 0.0001f * float(i % 13);
+  std::vector<int8_t> input(c.in_hw * c.in_hw * c.in_c + XNN_EXTRA_BYTES, 3);
+  std::vector<int8_t> output(oh * oh * c.out_c);
+  xnn_operator_t op = nullptr;
+  xnn_status s = xnn_create_convolution2d_nhwc_qs8_qc8w(
+      c.pad, c.pad, c.pad, c.pad, c.kernel, c.kernel, c.stride, c.stride, 1, 1, 1, c.in_c,
+      c.out_c, c.in_c, c.out_c, /*input_zero_point=*/-5, 0.05f, scales.data(), weights.data(),
+      bias.data(), /*output_zero_point=*/-128, 0.03f, -128, 127, 0, nullptr, nullptr, &op);
+  size_t workspace_size = 0, workspace_alignment = 0;
+  if (s == xnn_status_success) {
+    s = xnn_reshape_convolution2d_nhwc_qs8_qc8w(op, 1, c.in_hw, c.in_hw, &workspace_size,
+                                                &workspace_alignment, nullptr, nullptr, nullptr);
+  }
+  std::vector<char> workspace(workspace_size + 64);
+  void* aligned = workspace.data() + (64 - reinterpret_cast<uintptr_t>(workspace.data()) % 64) % 64;
+  if (s == xnn_status_success) {
+    s = xnn_setup_convolution2d_nhwc_qs8_qc8w(op, aligned, input.data(), output.data());
+  }
+  if (s != xnn_status_success) {
+    std::fprintf(stderr, "%s: XNNPACK int8 status %d\n", c.name, static_cast<int>(s));
+    return -1;
+  }
+  const double best = best_run_ms(op, runs);
+  xnn_delete_operator(op);
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,9 +156,10 @@ int main(int argc, char** argv) {
   // One thread: parallel_for runs inline, so this thread's CPU time is all of it.
   torchlight::threadpool::set_num_threads(1);
   torchlight::optimized::OwnedGemmWorkspace gemm_workspace(1);
-  double total_ms = 0, total_gflop = 0, ours_total_ms = 0;
-  std::printf("%-24s %6s %10s %9s %8s %10s %9s %7s %9s\n", "layer", "count", "GFLOP", "xnn ms",
-              "GFLOP/s", "im2col ms", "wino ms", "ours/x", "max diff");
+  double total_ms = 0, total_gflop = 0, ours_total_ms = 0, int8_total_ms = 0;
+  std::printf("%-24s %6s %10s %9s %8s %10s %9s %7s %9s %9s %7s\n", "layer", "count", "GFLOP",
+              "xnn ms", "GFLOP/s", "im2col ms", "wino ms", "ours/x", "max diff", "int8 ms",
+              "i8/x");
   for (size_t layer = 0; layer < num_convs; ++layer) {
     const Conv& c = convs[layer];
     const size_t oh = out_hw(c);
@@ -138,12 +189,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: XNNPACK status %d\n", c.name, static_cast<int>(s));
       return 1;
     }
-    double best = 1e30;
-    for (int r = 0; r < runs + 3; ++r) {
-      const double start = now_ms();
-      xnn_run_operator(op, /*threadpool=*/nullptr);
-      if (r >= 3) best = std::min(best, now_ms() - start);
-    }
+    const double best = best_run_ms(op, runs);
     xnn_delete_operator(op);
 
     torchlight::optimized::Conv2dProblem p;
@@ -211,12 +257,15 @@ int main(int argc, char** argv) {
       max_diff = std::max(max_diff, static_cast<double>(std::fabs(output[i] - ours_relu)));
     }
     const double gflop = 2.0 * oh * oh * c.out_c * c.in_c * c.kernel * c.kernel * 1e-9;
+    const double int8_best = xnnpack_int8_ms(c, runs);
+    if (int8_best < 0) return 1;
     char wino_text[16] = "-";
     if (wino_best > 0) std::snprintf(wino_text, sizeof(wino_text), "%.3f", wino_best * c.count);
-    std::printf("%-24s %6zu %10.3f %9.3f %8.1f %10.3f %9s %7.2f %9.2g\n", c.name, c.count,
-                gflop * c.count, best * c.count, gflop / best * 1e3, ours_best * c.count,
-                wino_text, chosen / best, max_diff);
+    std::printf("%-24s %6zu %10.3f %9.3f %8.1f %10.3f %9s %7.2f %9.2g %9.3f %7.2f\n", c.name,
+                c.count, gflop * c.count, best * c.count, gflop / best * 1e3, ours_best * c.count,
+                wino_text, chosen / best, max_diff, int8_best * c.count, int8_best / best);
     total_ms += best * c.count;
+    int8_total_ms += int8_best * c.count;
     ours_total_ms += chosen * c.count;
     total_gflop += gflop * c.count;
   }
@@ -225,5 +274,7 @@ int main(int argc, char** argv) {
               "  (%.2fx XNNPACK's time)\n",
               total_gflop, runs, total_ms, total_gflop / total_ms * 1e3, ours_total_ms,
               total_gflop / ours_total_ms * 1e3, ours_total_ms / total_ms);
+  std::printf("  XNNPACK int8 %6.2f ms = %5.1f GOP/s  (%.2fx XNNPACK fp32's time)\n",
+              int8_total_ms, total_gflop / int8_total_ms * 1e3, int8_total_ms / total_ms);
   return 0;
 }

@@ -2,14 +2,15 @@
 // fp32 and int8 (qs8 activations, per-channel qc8w weights, XNNPACK's fp32
 // requantization), on XNNPACK's convolution operator and on ours, one
 // thread, wall time, best of N rounds per layer:
-//  - fp32: a prototype in this file that keeps the 9 taps in registers
-//    (one load per product against XNNPACK's input, weight and pointer
-//    loads); it prints the largest difference from XNNPACK's output. Not
-//    shipped: it is no faster (these layers are bound by moving their
-//    activations);
-//  - int8: the delegate's depthwise_qs8 kernel (backends/xnnpack), with
-//    vpmaddwd and, where the CPU has it, VNNI; it prints how many outputs
-//    differ from XNNPACK's (the kernel promises none).
+//  - fp32 (AVX-512 CPUs only): a prototype in this file that keeps the 9
+//    taps in registers (one load per product against XNNPACK's input,
+//    weight and pointer loads); it prints the largest difference from
+//    XNNPACK's output. Not shipped: it is no faster (these layers are bound
+//    by moving their activations);
+//  - int8: the delegate's depthwise_qs8 kernel (backends/xnnpack), each
+//    variant the CPU has (AVX2's 256-bit vpmaddwd, AVX-512's, VNNI); it
+//    prints how many outputs differ from XNNPACK's (the kernel promises
+//    none).
 //
 //   ./torchlight exec build/release/bench/xnnpack/torchlight_xnnpack_dw_floor [rounds]
 #include <immintrin.h>
@@ -96,16 +97,24 @@ __attribute__((target("avx512f"))) void dw_f32(const Shape& s, const float* pack
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 10;
+  using torchlight::xnnpack::DepthwiseQs8Isa;
   if (xnn_initialize(nullptr) != xnn_status_success ||
       !torchlight::xnnpack::depthwise_qs8_supported()) {
-    std::printf("needs XNNPACK and AVX-512F/BW/VL\n");
+    std::printf("needs XNNPACK and AVX2\n");
     return 1;
   }
-  const bool vnni = __builtin_cpu_supports("avx512vnni");
-  double tx[2] = {0, 0}, to[2] = {0, 0}, tv = 0;
-  std::printf("%-18s %5s | %8s %8s %6s %8s | %8s %8s %6s %8s %6s %6s\n", "layer", "count",
-              "f32 xnn", "ours", "o/x", "max diff", "int8 xnn", "ours", "o/x", "vnni", "v/x",
-              "differ");
+  const bool f32_prototype = __builtin_cpu_supports("avx512f");
+  const DepthwiseQs8Isa best = torchlight::xnnpack::depthwise_qs8_isa();
+  const DepthwiseQs8Isa variants[] = {DepthwiseQs8Isa::kAvx2, DepthwiseQs8Isa::kAvx512,
+                                      DepthwiseQs8Isa::kVnni};
+  const char* variant_names[] = {"avx2", "avx512", "vnni"};
+  double tx[2] = {0, 0}, to = 0, tv[3] = {0, 0, 0};
+  std::printf("%-18s %5s | %8s %8s %6s %8s | %8s", "layer", "count", "f32 xnn", "ours", "o/x",
+              "max diff", "int8 xnn");
+  for (int v = 0; v < 3; ++v) {
+    if (variants[v] <= best) std::printf(" %8s %6s", variant_names[v], "v/x");
+  }
+  std::printf(" %6s\n", "differ");
   for (const Layer& l : kLayers) {
     const size_t c = l.channels, in_hw = l.in_hw;
     const size_t out_hw = (in_hw + 2 - 3) / l.stride + 1;
@@ -134,10 +143,12 @@ int main(int argc, char** argv) {
     const std::vector<float> packed = pack_f32(w, b, c);
     using torchlight::bench::best_ms;
     const double fx = best_ms(rounds, 20, [&] { xnn_run_operator(op, nullptr); });
-    const double fo =
-        best_ms(rounds, 20, [&] { dw_f32(shape, packed.data(), x.data(), y1.data(), 0, 6); });
+    double fo = 0;
     float diff = 0;
-    for (size_t i = 0; i < out_n; ++i) diff = std::max(diff, std::fabs(y0[i] - y1[i]));
+    if (f32_prototype) {
+      fo = best_ms(rounds, 20, [&] { dw_f32(shape, packed.data(), x.data(), y1.data(), 0, 6); });
+      for (size_t i = 0; i < out_n; ++i) diff = std::max(diff, std::fabs(y0[i] - y1[i]));
+    }
     xnn_delete_operator(op);
     // int8
     // XNNPACK may read a few entries past its arrays: each gets slack.
@@ -178,30 +189,39 @@ int main(int argc, char** argv) {
     qs.stride_h = qs.stride_w = l.stride, qs.pad_top = qs.pad_left = 1;
     const DepthwiseQs8Quant qq{in_zp, out_zp, out_min, out_max};
     const double ix = best_ms(rounds, 20, [&] { xnn_run_operator(op, nullptr); });
-    torchlight::xnnpack::depthwise_qs8_allow_vnni(false);
-    const double io = best_ms(rounds, 20, [&] {
-      torchlight::xnnpack::depthwise_qs8_rows(qs, qq, qp, qx.data(), q1.data(), 0, out_hw);
-    });
+    double iv[3] = {0, 0, 0};
     size_t differ = 0;
-    for (size_t i = 0; i < out_n; ++i) differ += q0[i] != q1[i];
-    torchlight::xnnpack::depthwise_qs8_allow_vnni(true);
-    double iv = 0;
-    if (vnni) {
-      iv = best_ms(rounds, 20, [&] {
+    for (int v = 0; v < 3; ++v) {
+      if (variants[v] > best) continue;
+      torchlight::xnnpack::depthwise_qs8_cap_isa(variants[v]);
+      std::fill(q1.begin(), q1.end(), int8_t{0});
+      iv[v] = best_ms(rounds, 20, [&] {
         torchlight::xnnpack::depthwise_qs8_rows(qs, qq, qp, qx.data(), q1.data(), 0, out_hw);
       });
       for (size_t i = 0; i < out_n; ++i) differ += q0[i] != q1[i];
+      tv[v] += iv[v] * l.count;
     }
+    torchlight::xnnpack::depthwise_qs8_cap_isa(DepthwiseQs8Isa::kVnni);
     xnn_delete_operator(op);
     char name[64];
     std::snprintf(name, sizeof(name), "dw %zu @%zu /%zu", c, in_hw, l.stride);
-    std::printf("%-18s %5zu | %8.3f %8.3f %6.2f %8.2g | %8.3f %8.3f %6.2f %8.3f %6.2f %6zu\n",
-                name, l.count, fx, fo, fo / fx, diff, ix, io, io / ix, iv, iv / ix, differ);
-    tx[0] += fx * l.count, to[0] += fo * l.count, tx[1] += ix * l.count, to[1] += io * l.count;
-    tv += iv * l.count;
+    char f32_ours[48] = "       -      -        -";  // No prototype without AVX-512.
+    if (f32_prototype) std::snprintf(f32_ours, sizeof(f32_ours), "%8.3f %6.2f %8.2g", fo, fo / fx, diff);
+    std::printf("%-18s %5zu | %8.3f %s | %8.3f", name, l.count, fx, f32_ours, ix);
+    for (int v = 0; v < 3; ++v) {
+      if (variants[v] <= best) std::printf(" %8.3f %6.2f", iv[v], iv[v] / ix);
+    }
+    std::printf(" %6zu\n", differ);
+    tx[0] += fx * l.count, to += fo * l.count, tx[1] += ix * l.count;
   }
-  std::printf("all depthwise layers: fp32 XNNPACK %.3f ms, ours %.3f ms (%.2fx); int8 XNNPACK "
-              "%.3f ms, ours %.3f ms (%.2fx), with VNNI %.3f ms (%.2fx)\n",
-              tx[0], to[0], to[0] / tx[0], tx[1], to[1], to[1] / tx[1], tv, tv / tx[1]);
+  std::printf("all depthwise layers: fp32 XNNPACK %.3f ms", tx[0]);
+  if (f32_prototype) std::printf(", ours %.3f ms (%.2fx)", to, to / tx[0]);
+  std::printf("; int8 XNNPACK %.3f ms", tx[1]);
+  for (int v = 0; v < 3; ++v) {
+    if (variants[v] <= best) {
+      std::printf(", %s %.3f ms (%.2fx)", variant_names[v], tv[v], tv[v] / tx[1]);
+    }
+  }
+  std::printf("\n");
   return 0;
 }
