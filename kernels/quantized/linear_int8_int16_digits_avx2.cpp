@@ -123,14 +123,20 @@ void columns_int16_digits(const RowInt8Int16Digits& row, int64_t n_begin, int64_
       total_hi = _mm256_add_pd(total_hi, _mm256_cvtepi32_pd(_mm256_castsi256_si128(sums)));
       total_lo = _mm256_add_pd(total_lo, _mm256_cvtepi32_pd(_mm256_extracti128_si256(sums, 1)));
     }
+    // 2^(e - 29) (32768 A_hi + A_lo): exact (integers below 2^53, a power of two).
+    const __m256d d = _mm256_mul_pd(_mm256_fmadd_pd(total_hi, _mm256_set1_pd(32768.0), total_lo), digit_scale);
+    if (cols == kColumns) {  // Scales, bias and out as vectors.
+      const __m256d scale = _mm256_cvtps_pd(_mm_loadu_ps(row.scales + n));
+      const __m256d bias = row.bias != nullptr ? _mm256_cvtps_pd(_mm_loadu_ps(row.bias + n)) : _mm256_setzero_pd();
+      _mm_storeu_ps(row.out + n, _mm256_cvtpd_ps(_mm256_fmadd_pd(d, scale, bias)));
+      continue;
+    }
     alignas(32) double scale[kColumns], bias[kColumns];
     for (int c = 0; c < kColumns; ++c) {
       const int64_t j = n + (c < cols ? c : cols - 1);
       scale[c] = row.scales[j];
       bias[c] = row.bias != nullptr ? row.bias[j] : 0.0;
     }
-    // 2^(e - 29) (32768 A_hi + A_lo): exact (integers below 2^53, a power of two).
-    const __m256d d = _mm256_mul_pd(_mm256_fmadd_pd(total_hi, _mm256_set1_pd(32768.0), total_lo), digit_scale);
     alignas(16) float out[kColumns];
     _mm_store_ps(out, _mm256_cvtpd_ps(_mm256_fmadd_pd(d, _mm256_load_pd(scale), _mm256_load_pd(bias))));
     for (int c = 0; c < cols; ++c) row.out[n + c] = out[c];
