@@ -88,6 +88,16 @@ inline __m256i chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w,
   ColumnLanes a;
   a.hi0 = a.hi1 = a.hi2 = a.hi3 = a.lo0 = a.lo1 = a.lo2 = a.lo3 = _mm256_setzero_si256();
   int64_t s = s0;
+  for (; s + 4 <= s_full; s += 4) {
+    const int64_t i = s * kStepInt16Digits;
+    for (int c = 0; c < kColumns; ++c) {
+      _mm_prefetch(reinterpret_cast<const char*>(w[c] + kPrefetchColumns * k + i), _MM_HINT_T0);
+    }
+    columns_step(a, hi, lo, w, i, load16);
+    columns_step(a, hi, lo, w, i + kStepInt16Digits, load16);
+    columns_step(a, hi, lo, w, i + 2 * kStepInt16Digits, load16);
+    columns_step(a, hi, lo, w, i + 3 * kStepInt16Digits, load16);
+  }
   for (; s + 2 <= s_full; s += 2) {
     const int64_t i = s * kStepInt16Digits;
     for (int c = 0; c < kColumns; ++c) {
