@@ -4,7 +4,8 @@
 #include "kernels/quantized/linear_int8_int16_digits.h"
 
 #include <cmath>
-#include <cstring>
+
+#include "kernels/quantized/int8_digit_split.h"
 
 namespace torchlight::quantized {
 
@@ -28,15 +29,8 @@ bool int16_digit_exponent(uint32_t max_abs_bits, int32_t* exponent) {
 }
 
 bool split_row_int16_digits_generic(const float* x, int64_t k, int16_t* digits, int32_t* exponent) {
-  uint32_t max_bits = 0;
-  for (int64_t i = 0; i < k; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &x[i], sizeof(bits));
-    bits &= 0x7FFFFFFFu;
-    max_bits = bits > max_bits ? bits : max_bits;
-  }
   int32_t e = 0;
-  if (!int16_digit_exponent(max_bits, &e)) return false;
+  if (!int16_digit_exponent(row_max_abs_bits(x, k), &e)) return false;
   *exponent = e;
   const int64_t plane = int16_digit_plane(k);
   int16_t* hi = digits;

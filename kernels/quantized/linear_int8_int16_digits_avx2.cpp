@@ -20,9 +20,8 @@ namespace {
 
 constexpr int kColumns = 4;
 constexpr int64_t kStepsPerChunk = kChunkInt16Digits / kStepInt16Digits;  // 32
-// The classifier's weights stream from memory: each 32 weights ask for the
-// column this many ahead (as the float loop; a prefetch past the end does
-// not fault).
+// The classifier's weights stream from memory: each 64 weights ask for the
+// column this many ahead (a prefetch past the end does not fault).
 constexpr int64_t kPrefetchColumns = 16;
 
 // 16 values' digits: hi = Y >> 15, lo = Y & 0x7FFF, in element order
@@ -87,26 +86,24 @@ inline __m256i chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w,
   const int16_t* lo = row.digits + row.plane;
   ColumnLanes a;
   a.hi0 = a.hi1 = a.hi2 = a.hi3 = a.lo0 = a.lo1 = a.lo2 = a.lo3 = _mm256_setzero_si256();
-  int64_t s = s0;
-  for (; s + 4 <= s_full; s += 4) {
-    const int64_t i = s * kStepInt16Digits;
+  auto prefetch = [&](int64_t i) {
     for (int c = 0; c < kColumns; ++c) {
       _mm_prefetch(reinterpret_cast<const char*>(w[c] + kPrefetchColumns * k + i), _MM_HINT_T0);
     }
+  };
+  int64_t s = s0;
+  for (; s + 4 <= s_full; s += 4) {
+    const int64_t i = s * kStepInt16Digits;
+    prefetch(i);
     columns_step(a, hi, lo, w, i, load16);
     columns_step(a, hi, lo, w, i + kStepInt16Digits, load16);
     columns_step(a, hi, lo, w, i + 2 * kStepInt16Digits, load16);
     columns_step(a, hi, lo, w, i + 3 * kStepInt16Digits, load16);
   }
-  for (; s + 2 <= s_full; s += 2) {
-    const int64_t i = s * kStepInt16Digits;
-    for (int c = 0; c < kColumns; ++c) {
-      _mm_prefetch(reinterpret_cast<const char*>(w[c] + kPrefetchColumns * k + i), _MM_HINT_T0);
-    }
-    columns_step(a, hi, lo, w, i, load16);
-    columns_step(a, hi, lo, w, i + kStepInt16Digits, load16);
+  for (; s < s_full; ++s) {  // Up to 3 steps: each asks (the classifier at K = 288 missed them).
+    prefetch(s * kStepInt16Digits);
+    columns_step(a, hi, lo, w, s * kStepInt16Digits, load16);
   }
-  if (s < s_full) columns_step(a, hi, lo, w, s++ * kStepInt16Digits, load16);
   if (s < s1) {  // The partial last step: weights past K load as 0.
     columns_step(a, hi, lo, w, s * kStepInt16Digits, [&](const int8_t* p) {
       alignas(16) int8_t bytes[kStepInt16Digits] = {};

@@ -21,55 +21,17 @@
 #include <vector>
 
 #include "kernels/quantized/linear_int8_int16_digits.h"
+#include "kernels/quantized/linear_int8_row_case_test_util.h"
 
 namespace torchlight::quantized {
 namespace {
 
 constexpr int64_t kSentinels = 4;  // Outputs past N, which no loop may write.
 
-uint32_t next(uint32_t* seed) { return *seed = *seed * 1664525u + 1013904223u; }
+using Values = Int8RowValues;
+using Case = Int8RowCase;
 
-enum class Values { kRandom, kHugeAmongTiny, kZeros, kDenormal, kPowersOfTwo, kExtremeWeights };
-
-struct Case {
-  int64_t k = 0, n = 0;
-  std::vector<float> x, scales, bias;
-  std::vector<int8_t> weight;
-};
-
-Case make_case(int64_t k, int64_t n, Values values, uint32_t seed) {
-  Case c;
-  c.k = k;
-  c.n = n;
-  for (int64_t i = 0; i < k; ++i) {
-    const float mantissa = static_cast<float>(static_cast<int32_t>(next(&seed) >> 8) - (1 << 23)) / (1 << 23);
-    switch (values) {
-      case Values::kRandom:
-      case Values::kExtremeWeights:
-        c.x.push_back(std::ldexp(mantissa, static_cast<int>(next(&seed) >> 28) - 8));
-        break;
-      case Values::kHugeAmongTiny: c.x.push_back(std::ldexp(mantissa, -40)); break;
-      case Values::kZeros: c.x.push_back(0.0f); break;
-      case Values::kDenormal: c.x.push_back(std::ldexp(mantissa, -130)); break;
-      case Values::kPowersOfTwo:  // +-2^3 and values up to it (x = +-2^e exactly).
-        c.x.push_back(i % 3 == 0 ? (i % 2 == 0 ? 8.0f : -8.0f) : 8.0f * mantissa);
-        break;
-    }
-  }
-  if (values == Values::kHugeAmongTiny) c.x[static_cast<size_t>(k / 2)] = 3.0e9f;
-  for (int64_t i = 0; i < n * k; ++i) c.weight.push_back(static_cast<int8_t>(next(&seed) >> 24));
-  if (values == Values::kExtremeWeights || values == Values::kPowersOfTwo) {
-    for (int64_t i = 0; i < k; ++i) c.weight[static_cast<size_t>(i)] = -128;
-    if (n > 1) {
-      for (int64_t i = 0; i < k; ++i) c.weight[static_cast<size_t>(k + i)] = 127;
-    }
-  }
-  for (int64_t i = 0; i < n; ++i) c.scales.push_back(static_cast<float>((next(&seed) >> 20) + 1) / 65536);
-  for (int64_t i = 0; i < n; ++i) {
-    c.bias.push_back(static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 4096);
-  }
-  return c;
-}
+Case make_case(int64_t k, int64_t n, Values values, uint32_t seed) { return make_int8_row_case(k, n, values, seed); }
 
 struct Split {
   int16_t* digits = nullptr;
