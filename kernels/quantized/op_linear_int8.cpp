@@ -289,16 +289,22 @@ struct PreparedInt8 {
   const int32_t* weight_sums;  // [N]
 };
 
+// A one-row loop's split row: 64-byte aligned in the call's scratch (prepare
+// reserves bytes + 63), else in temp memory; null when neither has room.
+void* one_row_digits(KernelContext& ctx, size_t bytes) {
+  if (ctx.scratch() != nullptr && ctx.scratch_bytes() >= bytes + 63) {
+    return reinterpret_cast<void*>(round_up64(reinterpret_cast<uintptr_t>(ctx.scratch())));
+  }
+  return ctx.allocate_temp(bytes, 64);
+}
+
 // The one-row call on the VNNI loop; false (nothing written) when the row
 // holds inf or NaN or no memory is left for its digits.
 bool run_vnni_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
   const ColumnsInt8VnniFn columns = select_linear_int8_vnni();
   const SplitRowInt8VnniFn split = select_split_row_int8_vnni();
   const size_t bytes = int8_vnni_digit_bytes(base.k);
-  auto* digits = reinterpret_cast<uint8_t*>(round_up64(reinterpret_cast<uintptr_t>(ctx.scratch())));
-  if (ctx.scratch() == nullptr || ctx.scratch_bytes() < bytes + 63) {
-    digits = static_cast<uint8_t*>(ctx.allocate_temp(bytes, 64));
-  }
+  auto* digits = static_cast<uint8_t*>(one_row_digits(ctx, bytes));
   RowInt8Vnni row{};
   if (columns == nullptr || split == nullptr || digits == nullptr ||
       !split(x, base.k, digits, &row.exponent)) {
@@ -324,11 +330,7 @@ bool run_vnni_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
 // (nothing written) when the row holds inf or NaN or no memory is left for
 // its digits.
 bool run_int16_digits_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
-  const size_t bytes = int16_digit_bytes(base.k);
-  auto* digits = reinterpret_cast<int16_t*>(round_up64(reinterpret_cast<uintptr_t>(ctx.scratch())));
-  if (ctx.scratch() == nullptr || ctx.scratch_bytes() < bytes + 63) {
-    digits = static_cast<int16_t*>(ctx.allocate_temp(bytes, 64));
-  }
+  auto* digits = static_cast<int16_t*>(one_row_digits(ctx, int16_digit_bytes(base.k)));
   RowInt8Int16Digits row{};
   if (digits == nullptr || !split_row_int16_digits_avx2(x, base.k, digits, &row.exponent)) return false;
   row.digits = digits;
@@ -428,8 +430,6 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
       return;
     }
   }
-#endif
-#if defined(__x86_64__) || defined(_M_X64)
   if (rows == 1 && linear_int8_takes_int16_digits(k)) {
     base.out = y;
     if (run_int16_digits_row(ctx, x, base)) {
