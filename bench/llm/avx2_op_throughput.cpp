@@ -10,7 +10,7 @@
 // weights: two int16 digits of the activations against the int8 weights
 // (exact int32 sums, no float convert; what linear_int8_int16_digits.h
 // runs), in registers and from L1 with four columns a step, against the
-// float step from L1 the same way.
+// float step from L1 the same way, and a mix of both (not faster).
 //
 //   ./torchlight exec build/release/bench/llm/torchlight_avx2_op_throughput
 //
@@ -267,6 +267,51 @@ TL_AVX2 void run_int16_digit_columns(benchmark::State& state) {
   set_sec_per_op(state, kMemColumns * kMemK / 8);
 }
 
+// Three columns by int16 digits and a fourth by the float step in one loop:
+// the float step's convert and fused multiply-add run on pipes the digits'
+// vpmaddwd leaves idle (sec_per_op: per 8 weights and column, as above).
+TL_AVX2 __attribute__((noinline)) void mixed_columns(const int16_t* hi, const int16_t* lo, const float* x,
+                                                    const int8_t* w, __m256i* sums, __m256* fsums) {
+  __m256i h0 = _mm256_setzero_si256(), h1 = h0, h2 = h0, l0 = h0, l1 = h0, l2 = h0;
+  __m256 f0 = _mm256_setzero_ps(), f1 = f0;
+  for (int k = 0; k < kMemK; k += 16) {
+    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi + k));
+    const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo + k));
+    int16_digit_step(w + k, h, l, h0, l0);
+    int16_digit_step(w + kMemK + k, h, l, h1, l1);
+    int16_digit_step(w + 2 * kMemK + k, h, l, h2, l2);
+    const int8_t* w3 = w + 3 * kMemK + k;
+    f0 = _mm256_fmadd_ps(_mm256_load_ps(x + k),
+                         _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w3)))), f0);
+    f1 = _mm256_fmadd_ps(_mm256_load_ps(x + k + 8),
+                         _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w3 + 8)))), f1);
+  }
+  sums[0] = _mm256_add_epi32(h0, l0);
+  sums[1] = _mm256_add_epi32(h1, l1);
+  sums[2] = _mm256_add_epi32(h2, l2);
+  fsums[0] = _mm256_add_ps(f0, f1);
+}
+
+TL_AVX2 void run_mixed_columns(benchmark::State& state) {
+  alignas(64) static int16_t hi[kMemK], lo[kMemK];
+  alignas(64) static float x[kMemK];
+  alignas(64) static int8_t w[kMemColumns][kMemK];
+  for (int k = 0; k < kMemK; ++k) {
+    hi[k] = static_cast<int16_t>(k * 31 - 7000);
+    lo[k] = static_cast<int16_t>(k * 63);
+    x[k] = 1e-3f * static_cast<float>(k % 7);
+  }
+  for (auto& column : w) for (int k = 0; k < kMemK; ++k) column[k] = static_cast<int8_t>(k * 37);
+  __m256i sums[3];
+  __m256 fsums[1];
+  for (auto _ : state) {
+    mixed_columns(hi, lo, x, w[0], sums, fsums);
+    benchmark::DoNotOptimize(sums);
+    benchmark::DoNotOptimize(fsums);
+  }
+  set_sec_per_op(state, kMemColumns * kMemK / 8);
+}
+
 template <void (*kRun)(benchmark::State&)>
 void BM_run(benchmark::State& state) {
   if (!cpu_has_avx2_fma_f16c()) {
@@ -311,6 +356,7 @@ BENCHMARK(BM_run<run_int16_digit_dot>)->Name("dot step of 16: vpmovsxbw + 2 vpma
 // From L1, four columns sharing each activation load (per 8 weights and column).
 BENCHMARK(BM_run<run_float_columns>)->Name("4 columns from L1: float step (per 8)");
 BENCHMARK(BM_run<run_int16_digit_columns>)->Name("4 columns from L1: int16 digits (per 8)");
+BENCHMARK(BM_run<run_mixed_columns>)->Name("4 columns from L1: 3 by int16 digits, 1 by the float step (per 8)");
 
 }  // namespace
 
