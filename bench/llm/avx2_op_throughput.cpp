@@ -199,21 +199,39 @@ TL_AVX2 void run_int16_digit_dot(benchmark::State& state) {
 constexpr int kMemK = 512;
 constexpr int kMemColumns = 4;
 
+// The loops' operands in L1: both digits, the float row, four columns' weights.
+struct L1Operands {
+  alignas(64) int16_t hi[kMemK];
+  alignas(64) int16_t lo[kMemK];
+  alignas(64) float x[kMemK];
+  alignas(64) int8_t w[kMemColumns][kMemK];
+  L1Operands() {
+    for (int k = 0; k < kMemK; ++k) {
+      hi[k] = static_cast<int16_t>(k * 31 - 7000);
+      lo[k] = static_cast<int16_t>(k * 63);
+      x[k] = 1e-3f * static_cast<float>(k % 7);
+    }
+    for (auto& column : w) for (int k = 0; k < kMemK; ++k) column[k] = static_cast<int8_t>(k * 37);
+  }
+};
+
+const L1Operands& l1_operands() {
+  static const L1Operands operands;
+  return operands;
+}
+
 TL_AVX2 void run_float_columns(benchmark::State& state) {
-  alignas(64) static float x[kMemK];
-  alignas(64) static int8_t w[kMemColumns][kMemK];
-  for (int k = 0; k < kMemK; ++k) x[k] = 1e-3f * static_cast<float>(k % 7);
-  for (auto& column : w) for (int k = 0; k < kMemK; ++k) column[k] = static_cast<int8_t>(k * 37);
+  const L1Operands& in = l1_operands();
   for (auto _ : state) {
     __m256 a[kMemColumns][2];
     for (auto& c : a) c[0] = c[1] = _mm256_setzero_ps();
     for (int k = 0; k < kMemK; k += 16) {
-      const __m256 x0 = _mm256_load_ps(x + k), x1 = _mm256_load_ps(x + k + 8);
+      const __m256 x0 = _mm256_load_ps(in.x + k), x1 = _mm256_load_ps(in.x + k + 8);
       for (int c = 0; c < kMemColumns; ++c) {
         a[c][0] = _mm256_fmadd_ps(x0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w[c] + k)))), a[c][0]);
+                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in.w[c] + k)))), a[c][0]);
         a[c][1] = _mm256_fmadd_ps(x1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w[c] + k + 8)))), a[c][1]);
+                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in.w[c] + k + 8)))), a[c][1]);
       }
     }
     for (auto& c : a) benchmark::DoNotOptimize(_mm256_add_ps(c[0], c[1]));
@@ -252,16 +270,10 @@ TL_AVX2 __attribute__((noinline)) void int16_digit_columns(const int16_t* hi, co
 }
 
 TL_AVX2 void run_int16_digit_columns(benchmark::State& state) {
-  alignas(64) static int16_t hi[kMemK], lo[kMemK];
-  alignas(64) static int8_t w[kMemColumns][kMemK];
-  for (int k = 0; k < kMemK; ++k) {
-    hi[k] = static_cast<int16_t>(k * 31 - 7000);
-    lo[k] = static_cast<int16_t>(k * 63);
-  }
-  for (auto& column : w) for (int k = 0; k < kMemK; ++k) column[k] = static_cast<int8_t>(k * 37);
+  const L1Operands& in = l1_operands();
   __m256i sums[kMemColumns];
   for (auto _ : state) {
-    int16_digit_columns(hi, lo, w[0], sums);
+    int16_digit_columns(in.hi, in.lo, in.w[0], sums);
     benchmark::DoNotOptimize(sums);
   }
   set_sec_per_op(state, kMemColumns * kMemK / 8);
@@ -293,19 +305,11 @@ TL_AVX2 __attribute__((noinline)) void mixed_columns(const int16_t* hi, const in
 }
 
 TL_AVX2 void run_mixed_columns(benchmark::State& state) {
-  alignas(64) static int16_t hi[kMemK], lo[kMemK];
-  alignas(64) static float x[kMemK];
-  alignas(64) static int8_t w[kMemColumns][kMemK];
-  for (int k = 0; k < kMemK; ++k) {
-    hi[k] = static_cast<int16_t>(k * 31 - 7000);
-    lo[k] = static_cast<int16_t>(k * 63);
-    x[k] = 1e-3f * static_cast<float>(k % 7);
-  }
-  for (auto& column : w) for (int k = 0; k < kMemK; ++k) column[k] = static_cast<int8_t>(k * 37);
+  const L1Operands& in = l1_operands();
   __m256i sums[3];
   __m256 fsums[1];
   for (auto _ : state) {
-    mixed_columns(hi, lo, x, w[0], sums, fsums);
+    mixed_columns(in.hi, in.lo, in.x, in.w[0], sums, fsums);
     benchmark::DoNotOptimize(sums);
     benchmark::DoNotOptimize(fsums);
   }
