@@ -250,68 +250,46 @@ TL_AVX2 inline void int16_digit_step(const int8_t* w, __m256i h, __m256i l, __m2
   __asm__("vpaddd %1, %0, %0" : "+x"(acc_l) : "x"(pl));
 }
 
-// Four columns over K = kMemK, their sums stored (a kernel's shape: GCC
-// keeps the eight accumulators in place only when they start and end here).
-TL_AVX2 __attribute__((noinline)) void int16_digit_columns(const int16_t* hi, const int16_t* lo,
-                                                          const int8_t* w, __m256i* sums) {
+// Four columns over K = kMemK by int16 digits, their sums stored (a
+// kernel's shape: GCC keeps the eight accumulators in place only when they
+// start and end here); with kFloatLast the fourth column takes the float
+// step instead, so its convert and fused multiply-add might run on pipes
+// the digits' vpmaddwd leaves idle.
+template <bool kFloatLast>
+TL_AVX2 __attribute__((noinline)) void l1_columns(const L1Operands& in, __m256i* sums, __m256* float_sum) {
   __m256i h0 = _mm256_setzero_si256(), h1 = h0, h2 = h0, h3 = h0, l0 = h0, l1 = h0, l2 = h0, l3 = h0;
+  __m256 f0 = _mm256_setzero_ps(), f1 = f0;
   for (int k = 0; k < kMemK; k += 16) {
-    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi + k));
-    const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo + k));
-    int16_digit_step(w + k, h, l, h0, l0);
-    int16_digit_step(w + kMemK + k, h, l, h1, l1);
-    int16_digit_step(w + 2 * kMemK + k, h, l, h2, l2);
-    int16_digit_step(w + 3 * kMemK + k, h, l, h3, l3);
+    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(in.hi + k));
+    const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(in.lo + k));
+    int16_digit_step(in.w[0] + k, h, l, h0, l0);
+    int16_digit_step(in.w[1] + k, h, l, h1, l1);
+    int16_digit_step(in.w[2] + k, h, l, h2, l2);
+    if constexpr (kFloatLast) {
+      const auto* w0 = reinterpret_cast<const __m128i*>(in.w[3] + k);
+      const auto* w8 = reinterpret_cast<const __m128i*>(in.w[3] + k + 8);
+      f0 = _mm256_fmadd_ps(_mm256_load_ps(in.x + k), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w0))), f0);
+      f1 = _mm256_fmadd_ps(_mm256_load_ps(in.x + k + 8), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w8))), f1);
+    } else {
+      int16_digit_step(in.w[3] + k, h, l, h3, l3);
+    }
   }
   sums[0] = _mm256_add_epi32(h0, l0);
   sums[1] = _mm256_add_epi32(h1, l1);
   sums[2] = _mm256_add_epi32(h2, l2);
   sums[3] = _mm256_add_epi32(h3, l3);
+  *float_sum = _mm256_add_ps(f0, f1);
 }
 
-TL_AVX2 void run_int16_digit_columns(benchmark::State& state) {
+template <bool kFloatLast>
+TL_AVX2 void run_l1_columns(benchmark::State& state) {
   const L1Operands& in = l1_operands();
   __m256i sums[kMemColumns];
+  __m256 float_sum;
   for (auto _ : state) {
-    int16_digit_columns(in.hi, in.lo, in.w[0], sums);
+    l1_columns<kFloatLast>(in, sums, &float_sum);
     benchmark::DoNotOptimize(sums);
-  }
-  set_sec_per_op(state, kMemColumns * kMemK / 8);
-}
-
-// Three columns by int16 digits and a fourth by the float step in one loop:
-// the float step's convert and fused multiply-add run on pipes the digits'
-// vpmaddwd leaves idle (sec_per_op: per 8 weights and column, as above).
-TL_AVX2 __attribute__((noinline)) void mixed_columns(const int16_t* hi, const int16_t* lo, const float* x,
-                                                    const int8_t* w, __m256i* sums, __m256* fsums) {
-  __m256i h0 = _mm256_setzero_si256(), h1 = h0, h2 = h0, l0 = h0, l1 = h0, l2 = h0;
-  __m256 f0 = _mm256_setzero_ps(), f1 = f0;
-  for (int k = 0; k < kMemK; k += 16) {
-    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi + k));
-    const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo + k));
-    int16_digit_step(w + k, h, l, h0, l0);
-    int16_digit_step(w + kMemK + k, h, l, h1, l1);
-    int16_digit_step(w + 2 * kMemK + k, h, l, h2, l2);
-    const int8_t* w3 = w + 3 * kMemK + k;
-    f0 = _mm256_fmadd_ps(_mm256_load_ps(x + k),
-                         _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w3)))), f0);
-    f1 = _mm256_fmadd_ps(_mm256_load_ps(x + k + 8),
-                         _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w3 + 8)))), f1);
-  }
-  sums[0] = _mm256_add_epi32(h0, l0);
-  sums[1] = _mm256_add_epi32(h1, l1);
-  sums[2] = _mm256_add_epi32(h2, l2);
-  fsums[0] = _mm256_add_ps(f0, f1);
-}
-
-TL_AVX2 void run_mixed_columns(benchmark::State& state) {
-  const L1Operands& in = l1_operands();
-  __m256i sums[3];
-  __m256 fsums[1];
-  for (auto _ : state) {
-    mixed_columns(in.hi, in.lo, in.x, in.w[0], sums, fsums);
-    benchmark::DoNotOptimize(sums);
-    benchmark::DoNotOptimize(fsums);
+    benchmark::DoNotOptimize(float_sum);
   }
   set_sec_per_op(state, kMemColumns * kMemK / 8);
 }
@@ -359,8 +337,8 @@ BENCHMARK(BM_op<Int8ByInt8Bytes, true>)->Name("dot step of 32: int8 x int8 bytes
 BENCHMARK(BM_run<run_int16_digit_dot>)->Name("dot step of 16: vpmovsxbw + 2 vpmaddwd + 2 vpaddd (per 8)");
 // From L1, four columns sharing each activation load (per 8 weights and column).
 BENCHMARK(BM_run<run_float_columns>)->Name("4 columns from L1: float step (per 8)");
-BENCHMARK(BM_run<run_int16_digit_columns>)->Name("4 columns from L1: int16 digits (per 8)");
-BENCHMARK(BM_run<run_mixed_columns>)->Name("4 columns from L1: 3 by int16 digits, 1 by the float step (per 8)");
+BENCHMARK(BM_run<run_l1_columns<false>>)->Name("4 columns from L1: int16 digits (per 8)");
+BENCHMARK(BM_run<run_l1_columns<true>>)->Name("4 columns from L1: 3 by int16 digits, 1 by the float step (per 8)");
 
 }  // namespace
 
