@@ -66,19 +66,23 @@ inline void columns_step(ColumnLanes& a, const int16_t* hi, const int16_t* lo, c
   digit_step(load_w(w[3] + i), h, l, a.hi3, a.lo3);
 }
 
-// The lane sums, in int32: low half the four columns' hi sums, high half
-// their lo sums.
-inline __m256i lane_sums(const ColumnLanes& a) {
-  auto halves = [](__m256i x, __m256i y) {  // Low: x's halves added; high: y's.
-    return _mm256_add_epi32(_mm256_permute2x128_si256(x, y, 0x20), _mm256_permute2x128_si256(x, y, 0x31));
-  };
-  return _mm256_hadd_epi32(_mm256_hadd_epi32(halves(a.hi0, a.lo0), halves(a.hi1, a.lo1)),
-                           _mm256_hadd_epi32(halves(a.hi2, a.lo2), halves(a.hi3, a.lo3)));
+// The lane sums of four vectors, in int32: element c the sum of x[c]'s 8
+// lanes. 128-bit halves, unpacks and adds only: Zen 1 splits a 256-bit
+// vperm2i128 into 8 uops and vphaddd into 4.
+inline __m128i lane_sums4(__m256i x0, __m256i x1, __m256i x2, __m256i x3) {
+  auto halves = [](__m256i v) { return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); };
+  const __m128i a = halves(x0), b = halves(x1), c = halves(x2), d = halves(x3);
+  // [a0 + a2, b0 + b2, a1 + a3, b1 + b3], the same for c and d.
+  const __m128i ab = _mm_add_epi32(_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b));
+  const __m128i cd = _mm_add_epi32(_mm_unpacklo_epi32(c, d), _mm_unpackhi_epi32(c, d));
+  return _mm_add_epi32(_mm_unpacklo_epi64(ab, cd), _mm_unpackhi_epi64(ab, cd));
 }
 
 // Steps [s0, s1) of the four columns (s1 - s0 <= kStepsPerChunk), the
-// partial last step included where s1 reaches it; their lane sums.
-inline __m256i chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w, int64_t s0, int64_t s1) {
+// partial last step included where s1 reaches it; their lane sums added to
+// *hi and *lo (column c's in element c).
+inline void chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w, int64_t s0, int64_t s1,
+                       __m256d* hi_sums, __m256d* lo_sums) {
   const int64_t k = row.k;
   const int64_t full_steps = k / kStepInt16Digits;
   const int64_t s_full = s1 < full_steps ? s1 : full_steps;
@@ -111,7 +115,9 @@ inline __m256i chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w,
       return _mm_load_si128(reinterpret_cast<const __m128i*>(bytes));
     });
   }
-  return lane_sums(a);
+  // At most 32 pairs a lane, 8 lanes: below 2^31 (the header's bound).
+  *hi_sums = _mm256_add_pd(*hi_sums, _mm256_cvtepi32_pd(lane_sums4(a.hi0, a.hi1, a.hi2, a.hi3)));
+  *lo_sums = _mm256_add_pd(*lo_sums, _mm256_cvtepi32_pd(lane_sums4(a.lo0, a.lo1, a.lo2, a.lo3)));
 }
 
 void columns_int16_digits(const RowInt8Int16Digits& row, int64_t n_begin, int64_t n_end) {
@@ -125,10 +131,7 @@ void columns_int16_digits(const RowInt8Int16Digits& row, int64_t n_begin, int64_
     for (int c = 0; c < kColumns; ++c) w[c] = row.weight + (n + (c < cols ? c : cols - 1)) * k;
     __m256d total_hi = _mm256_setzero_pd(), total_lo = _mm256_setzero_pd();
     for (int64_t s0 = 0; s0 < steps; s0 += kStepsPerChunk) {
-      // At most 32 pairs a lane, 8 lanes: below 2^31 (the header's bound).
-      const __m256i sums = chunk_sums(row, w, s0, s0 + kStepsPerChunk < steps ? s0 + kStepsPerChunk : steps);
-      total_hi = _mm256_add_pd(total_hi, _mm256_cvtepi32_pd(_mm256_castsi256_si128(sums)));
-      total_lo = _mm256_add_pd(total_lo, _mm256_cvtepi32_pd(_mm256_extracti128_si256(sums, 1)));
+      chunk_sums(row, w, s0, s0 + kStepsPerChunk < steps ? s0 + kStepsPerChunk : steps, &total_hi, &total_lo);
     }
     // 2^(e - 29) (32768 A_hi + A_lo): exact (integers below 2^53, a power of two).
     const __m256d d = _mm256_mul_pd(_mm256_fmadd_pd(total_hi, _mm256_set1_pd(32768.0), total_lo), digit_scale);
