@@ -6,7 +6,11 @@
 // of 8 weights, or whole dot-product steps of 8 weights) of one kind per
 // iteration; the counter sec_per_op is the CPU time of one of them (an
 // instruction that one 128-bit pipe runs in two halves shows as about twice
-// one that two pipes share).
+// one that two pipes share). The last three compare whole loops per 8
+// weights: two int16 digits of the activations against the int8 weights
+// (exact int32 sums, no float convert; what linear_int8_int16_digits.h
+// runs), in registers and from L1 with four columns a step, against the
+// float step from L1 the same way, and a mix of both (not faster).
 //
 //   ./torchlight exec build/release/bench/llm/torchlight_avx2_op_throughput
 //
@@ -154,6 +158,151 @@ TL_AVX2 void run_six_dot(benchmark::State& state) {
   set_sec_per_op(state, kInner * 6);
 }
 
+// Two int16 digits of the activations (hi, lo) against 16 int8 weights, as
+// an exact int32 dot product: one vpmovsxbw, a vpmaddwd and a vpaddd per
+// digit (what a decode loop without float converts would run per 16
+// weights). Three independent streams, each with its two accumulators
+// (sec_per_op: per 8 weights).
+TL_AVX2 void run_int16_digit_dot(benchmark::State& state) {
+  __m128i w0, w1, w2;
+  initial(&w0);
+  w1 = w0;
+  w2 = w0;
+  const __m256i hi = _mm256_set1_epi16(1234), lo = _mm256_set1_epi16(-4321);
+  __m256i h0 = _mm256_setzero_si256(), h1 = h0, h2 = h0, l0 = h0, l1 = h0, l2 = h0;
+  constexpr int kInner = 1000;
+  for (auto _ : state) {
+    for (int i = 0; i < kInner; ++i) {
+      const __m256i v0 = _mm256_cvtepi8_epi16(w0);
+      const __m256i v1 = _mm256_cvtepi8_epi16(w1);
+      const __m256i v2 = _mm256_cvtepi8_epi16(w2);
+      h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(v0, hi));
+      l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(v0, lo));
+      h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(v1, hi));
+      l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(v1, lo));
+      h2 = _mm256_add_epi32(h2, _mm256_madd_epi16(v2, hi));
+      l2 = _mm256_add_epi32(l2, _mm256_madd_epi16(v2, lo));
+      TL_OPAQUE(w0);
+      TL_OPAQUE(w1);
+      TL_OPAQUE(w2);
+    }
+  }
+  opaque_six(h0, h1, h2, l0, l1, l2);
+  set_sec_per_op(state, kInner * 3 * 2);
+}
+
+// The same two ways from memory in L1, four columns a step sharing each
+// activation load, as a decode loop would run them over K = 512: the float
+// step (vpmovsxbd + vcvtdq2ps + vfmadd per 8 weights and column) and the
+// int16 digits (per 16 weights and column: vpmovsxbw, 2 vpmaddwd, 2 vpaddd).
+// sec_per_op: per 8 weights of one column.
+constexpr int kMemK = 512;
+constexpr int kMemColumns = 4;
+
+// The loops' operands in L1: both digits, the float row, four columns' weights.
+struct L1Operands {
+  alignas(64) int16_t hi[kMemK];
+  alignas(64) int16_t lo[kMemK];
+  alignas(64) float x[kMemK];
+  alignas(64) int8_t w[kMemColumns][kMemK];
+  L1Operands() {
+    for (int k = 0; k < kMemK; ++k) {
+      hi[k] = static_cast<int16_t>(k * 31 - 7000);
+      lo[k] = static_cast<int16_t>(k * 63);
+      x[k] = 1e-3f * static_cast<float>(k % 7);
+    }
+    for (auto& column : w) for (int k = 0; k < kMemK; ++k) column[k] = static_cast<int8_t>(k * 37);
+  }
+};
+
+const L1Operands& l1_operands() {
+  static const L1Operands operands;
+  return operands;
+}
+
+TL_AVX2 void run_float_columns(benchmark::State& state) {
+  const L1Operands& in = l1_operands();
+  for (auto _ : state) {
+    __m256 a[kMemColumns][2];
+    for (auto& c : a) c[0] = c[1] = _mm256_setzero_ps();
+    for (int k = 0; k < kMemK; k += 16) {
+      const __m256 x0 = _mm256_load_ps(in.x + k), x1 = _mm256_load_ps(in.x + k + 8);
+      for (int c = 0; c < kMemColumns; ++c) {
+        a[c][0] = _mm256_fmadd_ps(x0, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in.w[c] + k)))), a[c][0]);
+        a[c][1] = _mm256_fmadd_ps(x1, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in.w[c] + k + 8)))), a[c][1]);
+      }
+    }
+    for (auto& c : a) benchmark::DoNotOptimize(_mm256_add_ps(c[0], c[1]));
+  }
+  set_sec_per_op(state, kMemColumns * kMemK / 8);
+}
+
+// One step of 16 weights of one column: both digits' products added. The
+// adds are written as asm so they happen in place: GCC 14 otherwise adds
+// into the product's register and moves it back (a vmovdqa per add, 8 in
+// the loop; measured 0.88-0.98 ns per 8 weights against 0.82).
+TL_AVX2 inline void int16_digit_step(const int8_t* w, __m256i h, __m256i l, __m256i& acc_h, __m256i& acc_l) {
+  const __m256i v = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(w)));
+  const __m256i ph = _mm256_madd_epi16(v, h), pl = _mm256_madd_epi16(v, l);
+  __asm__("vpaddd %1, %0, %0" : "+x"(acc_h) : "x"(ph));
+  __asm__("vpaddd %1, %0, %0" : "+x"(acc_l) : "x"(pl));
+}
+
+// Four columns over K = kMemK by int16 digits, their sums stored (a
+// kernel's shape: GCC keeps the eight accumulators in place only when they
+// start and end here); with kFloatLast the fourth column takes the float
+// step instead, so its convert and fused multiply-add might run on pipes
+// the digits' vpmaddwd leaves idle.
+template <bool kFloatLast>
+TL_AVX2 __attribute__((noinline)) void l1_columns(const L1Operands& in, __m256i* sums, __m256* float_sum) {
+  __m256i h0 = _mm256_setzero_si256(), h1 = h0, h2 = h0, h3 = h0, l0 = h0, l1 = h0, l2 = h0, l3 = h0;
+  __m256 f0 = _mm256_setzero_ps(), f1 = f0;
+  for (int k = 0; k < kMemK; k += 16) {
+    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(in.hi + k));
+    const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(in.lo + k));
+    int16_digit_step(in.w[0] + k, h, l, h0, l0);
+    int16_digit_step(in.w[1] + k, h, l, h1, l1);
+    int16_digit_step(in.w[2] + k, h, l, h2, l2);
+    if constexpr (kFloatLast) {
+      const auto* w0 = reinterpret_cast<const __m128i*>(in.w[3] + k);
+      const auto* w8 = reinterpret_cast<const __m128i*>(in.w[3] + k + 8);
+      f0 = _mm256_fmadd_ps(_mm256_load_ps(in.x + k), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w0))), f0);
+      f1 = _mm256_fmadd_ps(_mm256_load_ps(in.x + k + 8), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w8))), f1);
+    } else {
+      int16_digit_step(in.w[3] + k, h, l, h3, l3);
+    }
+  }
+  sums[0] = _mm256_add_epi32(h0, l0);
+  sums[1] = _mm256_add_epi32(h1, l1);
+  sums[2] = _mm256_add_epi32(h2, l2);
+  sums[3] = _mm256_add_epi32(h3, l3);
+  *float_sum = _mm256_add_ps(f0, f1);
+}
+
+template <bool kFloatLast>
+TL_AVX2 void run_l1_columns(benchmark::State& state) {
+  const L1Operands& in = l1_operands();
+  __m256i sums[kMemColumns];
+  __m256 float_sum;
+  for (auto _ : state) {
+    l1_columns<kFloatLast>(in, sums, &float_sum);
+    benchmark::DoNotOptimize(sums);
+    benchmark::DoNotOptimize(float_sum);
+  }
+  set_sec_per_op(state, kMemColumns * kMemK / 8);
+}
+
+template <void (*kRun)(benchmark::State&)>
+void BM_run(benchmark::State& state) {
+  if (!cpu_has_avx2_fma_f16c()) {
+    state.SkipWithError("this CPU lacks AVX2 + FMA + F16C");
+    return;
+  }
+  kRun(state);
+}
+
 // Checks the CPU first, in code built without AVX2.
 template <class Op, bool kDot>
 void BM_op(benchmark::State& state) {
@@ -185,6 +334,11 @@ BENCHMARK(BM_op<WeightsByConvert, true>)->Name("dot step: vpmovsxbd + vcvtdq2ps 
 BENCHMARK(BM_op<WeightsByMagic, true>)->Name("dot step: vpmovsxbd + vpaddd + vsubps + vfmadd");
 BENCHMARK(BM_op<WeightsByShuffleConvert, true>)->Name("dot step: vpshufb + vcvtdq2ps + vfmadd");
 BENCHMARK(BM_op<Int8ByInt8Bytes, true>)->Name("dot step of 32: int8 x int8 bytes (q8_0's way)");
+BENCHMARK(BM_run<run_int16_digit_dot>)->Name("dot step of 16: vpmovsxbw + 2 vpmaddwd + 2 vpaddd (per 8)");
+// From L1, four columns sharing each activation load (per 8 weights and column).
+BENCHMARK(BM_run<run_float_columns>)->Name("4 columns from L1: float step (per 8)");
+BENCHMARK(BM_run<run_l1_columns<false>>)->Name("4 columns from L1: int16 digits (per 8)");
+BENCHMARK(BM_run<run_l1_columns<true>>)->Name("4 columns from L1: 3 by int16 digits, 1 by the float step (per 8)");
 
 }  // namespace
 

@@ -6,6 +6,11 @@
 //   BM_int8_decode_vnni/isa/sums/K/N: the VNNI digit loop (linear_int8_vnni.h;
 //     2 AVX-VNNI, 3 AVX-512 VNNI) on one thread, the row's split included, with
 //     the column sums from prepare (sums 1) or summed in the loop (0).
+//   BM_int8_decode_int16_digits/K/N: the AVX2 int16-digit loop
+//     (linear_int8_int16_digits.h: what an AVX2 CPU without VNNI runs) on
+//     one thread, the row's split included; against BM_int8_decode_isa/isa:1
+//     (the float loop it replaced), ideally with
+//     --benchmark_enable_random_interleaving=true and repetitions.
 //   BM_8da4w_quantize_row/isa/K: linear_8da4w's per-call activation step
 //     for one row (quantize_arranged_8da4w.h, group 32: the row's range,
 //     its parameters, the quantized arranged row) with each ISA's choice
@@ -42,6 +47,7 @@
 #include "kernels/quantized/linear_8da4w.h"
 #include "kernels/quantized/linear_8da4w_packed.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_int16_digits.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/per_token_qparams.h"
@@ -144,6 +150,34 @@ void BM_int8_decode_vnni(benchmark::State& state) {
   }
   report_weights(state, n * k);
   state.SetLabel(quant_isa_name(isa));
+}
+
+void BM_int8_decode_int16_digits(benchmark::State& state) {
+  const int64_t k = state.range(0), n = state.range(1);
+#if defined(__x86_64__) || defined(_M_X64)
+  if (!cpu_has_quant_isa(QuantIsa::kAvx2) || k > kMaxKInt16Digits) {
+    state.SkipWithError("this CPU lacks AVX2");
+    return;
+  }
+  Int8Problem p(k, n);
+  std::vector<int16_t> digits(int16_digit_bytes(k) / sizeof(int16_t) + 32);
+  auto* aligned = reinterpret_cast<int16_t*>((reinterpret_cast<uintptr_t>(digits.data()) + 63) / 64 * 64);
+  RowInt8Int16Digits row{};
+  row.digits = aligned;
+  row.plane = int16_digit_plane(k);
+  row.weight = p.weight.data();
+  row.scales = p.scales.data();
+  row.k = k;
+  row.out = p.out.data();
+  for (auto _ : state) {
+    split_row_int16_digits_avx2(p.x.data(), k, aligned, &row.exponent);
+    linear_int8_int16_digits_avx2(row, 0, n);
+    benchmark::ClobberMemory();
+  }
+  report_weights(state, n * k);
+#else
+  state.SkipWithError("x86 only");
+#endif
 }
 
 void BM_int8_decode_split(benchmark::State& state) {
@@ -288,6 +322,12 @@ BENCHMARK(BM_int8_decode_isa)->Apply([](benchmark::internal::Benchmark* b) {
     for (const int64_t isa : {1, 3}) b->Args({isa, s[0], s[1]});
   }
   b->ArgNames({"isa", "K", "N"});
+  b->Unit(benchmark::kMicrosecond);
+});
+
+BENCHMARK(BM_int8_decode_int16_digits)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes) b->Args({s[0], s[1]});
+  b->ArgNames({"K", "N"});
   b->Unit(benchmark::kMicrosecond);
 });
 

@@ -27,19 +27,23 @@ bool int8_digit_row_exponent(uint32_t max_abs_bits, int32_t* exponent) {
   return true;
 }
 
+uint32_t row_max_abs_bits(const float* row, int64_t k) {
+  uint32_t max_bits = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &row[i], sizeof(bits));
+    bits &= 0x7FFFFFFFu;
+    max_bits = bits > max_bits ? bits : max_bits;
+  }
+  return max_bits;
+}
+
 bool split_int8_digits_generic(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out) {
   bool finite = true;
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * k;
-    uint32_t max_bits = 0;
-    for (int64_t i = 0; i < k; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &row[i], sizeof(bits));
-      bits &= 0x7FFFFFFFu;
-      max_bits = bits > max_bits ? bits : max_bits;
-    }
     int32_t e = 0;
-    if (!int8_digit_row_exponent(max_bits, &e)) {
+    if (!int8_digit_row_exponent(row_max_abs_bits(row, k), &e)) {
       finite = false;
       continue;
     }

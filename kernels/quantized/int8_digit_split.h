@@ -64,6 +64,11 @@ SplitInt8DigitsFn select_split_int8_digits(QuantIsa isa = quant_isa());
 /// the sign): both splits use it.
 int32_t int8_digit_exponent(uint32_t max_abs_bits);
 
+/// The largest of a row's magnitude bits, |x| as bits (ordered as |x| is;
+/// inf and NaN above 0x7F7FFFFF): the portable splits' scan (this one's and
+/// linear_int8_int16_digits.h's).
+uint32_t row_max_abs_bits(const float* row, int64_t k);
+
 /// The same from any row's max |x| bits: false (no exponent) when the row
 /// holds inf or NaN (bits above 0x7F7FFFFF).
 bool int8_digit_row_exponent(uint32_t max_abs_bits, int32_t* exponent);

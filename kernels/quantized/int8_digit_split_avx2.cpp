@@ -11,43 +11,9 @@
 #include <cstring>
 
 #include "kernels/quantized/int8_digit_split.h"
+#include "kernels/quantized/int8_digit_split_avx2.h"
 
 namespace torchlight::quantized {
-namespace {
-
-__m256i tail_mask(int64_t count) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count < 8 ? count : 8)), lane);
-}
-
-uint32_t max_abs_bits(const float* row, int64_t k) {
-  const __m256i magnitude = _mm256_set1_epi32(0x7FFFFFFF);
-  __m256i m0 = _mm256_setzero_si256(), m1 = m0;
-  int64_t i = 0;
-  for (; i + 16 <= k; i += 16) {
-    m0 = _mm256_max_epu32(m0, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i)), magnitude));
-    m1 = _mm256_max_epu32(m1, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i + 8)), magnitude));
-  }
-  for (; i < k; i += 8) {
-    const __m256i v = _mm256_maskload_epi32(reinterpret_cast<const int*>(row + i), tail_mask(k - i));
-    m0 = _mm256_max_epu32(m0, _mm256_and_si256(v, magnitude));
-  }
-  alignas(32) uint32_t lanes[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_max_epu32(m0, m1));
-  uint32_t m = 0;
-  for (const uint32_t v : lanes) m = v > m ? v : m;
-  return m;
-}
-
-// 2^p as a float (p in [-126, 127]).
-float power_of_two(int32_t p) {
-  const uint32_t bits = static_cast<uint32_t>(p + 127) << 23;
-  float v;
-  std::memcpy(&v, &bits, sizeof(v));
-  return v;
-}
-
-}  // namespace
 
 bool split_int8_digits_avx2(const float* x, int64_t rows, int64_t k, const Int8DigitRows& out) {
   const __m256i bias = _mm256_set1_epi32(0x8080);
@@ -61,13 +27,11 @@ bool split_int8_digits_avx2(const float* x, int64_t rows, int64_t k, const Int8D
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * k;
     int32_t e = 0;
-    if (!int8_digit_row_exponent(max_abs_bits(row, k), &e)) {
+    if (!int8_digit_row_exponent(max_abs_bits_avx2(row, k), &e)) {
       finite = false;
       continue;
     }
-    const int32_t up = 16 - e;  // In [-106, 171].
-    const __m256 first = _mm256_set1_ps(power_of_two(up > 127 ? 127 : up));
-    const __m256 second = _mm256_set1_ps(power_of_two(up > 127 ? up - 127 : 0));
+    const ScaleByPowerOfTwo scale(16 - e);  // 16 - e in [-106, 171].
     out.exponents[r] = e;
     int8_t* d0 = out.digits + r * out.row_bytes;
     int8_t* d1 = d0 + out.plane_bytes;
@@ -75,8 +39,8 @@ bool split_int8_digits_avx2(const float* x, int64_t rows, int64_t k, const Int8D
     int64_t i = 0;
     for (; i < k; i += 8) {
       const __m256 v = _mm256_castsi256_ps(
-          _mm256_maskload_epi32(reinterpret_cast<const int*>(row + i), tail_mask(k - i)));
-      const __m256i y = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_mul_ps(v, first), second));
+          _mm256_maskload_epi32(reinterpret_cast<const int*>(row + i), tail_mask_avx2(k - i)));
+      const __m256i y = _mm256_cvtps_epi32(scale.apply(v));
       const __m256i w = _mm256_xor_si256(_mm256_add_epi32(y, bias), bias);
       const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(w, gather), order);
       const __m128i low = _mm256_castsi256_si128(bytes);  // d2, then d1.

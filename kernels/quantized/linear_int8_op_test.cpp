@@ -9,6 +9,10 @@
 // One row on AVX-512 VNNI (the digit loop, linear_int8_vnni.h) within that
 // path's bound, with the weight a program constant (column sums from
 // prepare) or not; a non-finite row there gives the float loop's floats.
+// One row on AVX2 without VNNI (the int16-digit loop,
+// linear_int8_int16_digits.h) within that path's bound, and bit for bit its
+// portable reference at 1 and 2 threads and model shapes, up to the largest
+// K it takes; past that K, and for a non-finite row, the float loop's floats.
 // ctest also runs these with TORCHLIGHT_QUANT_ISA=avx2 and =generic (the
 // float loops at one row).
 #include <gtest/gtest.h>
@@ -26,6 +30,7 @@
 #include "kernels/quantized/chunk_slots.h"
 #include "kernels/portable/test/test_tensor.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_int16_digits.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/quantized_kernels.h"
 
@@ -90,19 +95,20 @@ void run_op(SizesType rows, OpRun* r, uint64_t constant_args = 0) {
 
 // The loop quant_isa() picks, in blocks of kRowsInt8 (the op's fallback below 64 rows).
 std::vector<float> run_loops(SizesType rows, const OpRun& r) {
-  std::vector<float> out(static_cast<size_t>(rows * kN));
+  const SizesType k = r.k, n = r.n;
+  std::vector<float> out(static_cast<size_t>(rows * n));
   const quantized::ColumnsInt8Fn columns = quantized::select_linear_int8();
   for (int64_t r0 = 0; r0 < rows; r0 += quantized::kRowsInt8) {
     quantized::RowsInt8 block{};
-    block.x = r.x.data() + r0 * kK;
+    block.x = r.x.data() + r0 * k;
     block.rows = static_cast<int>(std::min<int64_t>(quantized::kRowsInt8, rows - r0));
     block.weight = r.weight.data();
     block.scales = r.scales.data();
     block.bias = r.bias.data();
-    block.k = kK;
-    block.n = kN;
-    block.out = out.data() + r0 * kN;
-    columns(block, 0, kN);
+    block.k = k;
+    block.n = n;
+    block.out = out.data() + r0 * n;
+    columns(block, 0, n);
   }
   return out;
 }
@@ -222,9 +228,12 @@ TEST(LinearInt8OpTest, NonFiniteRowsGiveTheLoopsResult) {
 }
 
 // One row: on AVX-512 VNNI within linear_int8_vnni.h's bound,
-// |scale| max|x| sum|w| / (127 * 2^16) + 2^-24 |exact|; else the float loop's 1e-5.
+// |scale| max|x| sum|w| / (127 * 2^16) + 2^-24 |exact|; on AVX2 within
+// linear_int8_int16_digits.h's, |scale| 2^-29 max|x| sum|w| + 2^-24 |exact|
+// (2^(e - 30) <= 2^-29 max|x|); else the float loop's 1e-5.
 TEST(LinearInt8OpTest, OneRowWithinItsPathsBound) {
   const bool vnni = quantized::linear_int8_takes_vnni(kK);
+  const bool int16_digits = quantized::linear_int8_takes_int16_digits(kK);
   const size_t threads_before = threadpool::num_threads();
   for (const size_t threads : {size_t{1}, size_t{2}}) {
     threadpool::set_num_threads(threads);
@@ -243,8 +252,10 @@ TEST(LinearInt8OpTest, OneRowWithinItsPathsBound) {
             m = std::fmax(m, std::fabs(x));
           }
           const double want = sum * r.scales[n] + r.bias[n];
-          const double bound = vnni ? r.scales[n] * m * abs_w / (127.0 * 65536.0) + std::ldexp(std::fabs(want), -24)
-                                    : 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n]));
+          const double bound =
+              vnni           ? r.scales[n] * m * abs_w / (127.0 * 65536.0) + std::ldexp(std::fabs(want), -24)
+              : int16_digits ? r.scales[n] * std::ldexp(m * abs_w, -29) + std::ldexp(std::fabs(want), -24)
+                             : 1e-5 * (magnitude * r.scales[n] + std::fabs(r.bias[n]));
           ASSERT_NEAR(r.out[n], want, bound) << "threads " << threads << " constant " << constant_args
                                              << " seed " << seed << " column " << n;
         }
@@ -268,6 +279,55 @@ TEST(LinearInt8OpTest, NonFiniteOneRowGivesTheFloatLoop) {
       }
     }
   }
+}
+
+// The int16-digit loop's reference (linear_int8_int16_digits.h) over every column.
+std::vector<float> int16_digits_reference(const OpRun& r) {
+  std::vector<int16_t> digits(quantized::int16_digit_bytes(r.k) / sizeof(int16_t));
+  quantized::RowInt8Int16Digits row{};
+  EXPECT_TRUE(quantized::split_row_int16_digits_generic(r.x.data(), r.k, digits.data(), &row.exponent));
+  std::vector<float> out(static_cast<size_t>(r.n));
+  row.digits = digits.data();
+  row.plane = quantized::int16_digit_plane(r.k);
+  row.weight = r.weight.data();
+  row.scales = r.scales.data();
+  row.bias = r.bias.data();
+  row.k = r.k;
+  row.out = out.data();
+  quantized::linear_int8_int16_digits_generic(row, 0, r.n);
+  return out;
+}
+
+void expect_same_floats(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+        << what << " column " << i << ": " << got[i] << " against " << want[i];
+  }
+}
+
+// One row on the AVX2 int16-digit loop: its reference's floats through the
+// op at 1 and 2 threads (2048 x 200 and 65536 x 21 are past 2^18
+// multiply-adds, so their columns split over the pool in chunks of 16, the
+// last one part), up to the largest K it takes; one K more, the float
+// loop's floats.
+TEST(LinearInt8OpTest, OneRowInt16DigitsGiveTheirReference) {
+  if (!quantized::linear_int8_takes_int16_digits(kK)) GTEST_SKIP() << "the one-row loop here is not the int16 digits'";
+  const size_t threads_before = threadpool::num_threads();
+  for (const size_t threads : {size_t{1}, size_t{2}}) {
+    threadpool::set_num_threads(threads);
+    for (const auto& [k, n] : {std::pair<SizesType, SizesType>{kK, kN}, {288, 805}, {768, 341}, {2048, 200},
+                               {static_cast<SizesType>(quantized::kMaxKInt16Digits), 21}}) {
+      OpRun r = make_run(1, 31 + static_cast<uint32_t>(k), k, n);
+      run_op(1, &r);
+      expect_same_floats(r.out, int16_digits_reference(r),
+                         "k " + std::to_string(k) + " threads " + std::to_string(threads));
+    }
+  }
+  threadpool::set_num_threads(threads_before);
+  OpRun past = make_run(1, 77, static_cast<SizesType>(quantized::kMaxKInt16Digits + 1), 21);
+  run_op(1, &past);
+  expect_same_floats(past.out, run_loops(1, past), "past the largest K");
 }
 
 }  // namespace

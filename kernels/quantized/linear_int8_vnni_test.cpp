@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/quantized/int8_digit_split.h"
+#include "kernels/quantized/linear_int8_row_case_test_util.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/linear_qs8.h"
 
@@ -28,45 +29,15 @@ namespace {
 // Entries past column N of every output, which no loop may write.
 constexpr int64_t kSentinels = 4;
 
-uint32_t next(uint32_t* seed) { return *seed = *seed * 1664525u + 1013904223u; }
+using Values = Int8RowValues;
 
-struct VnniCase {
-  int64_t k = 0, n = 0;
-  std::vector<float> x, scales, bias, out;
-  std::vector<int8_t> weight;
-  std::vector<int32_t> sums;
+struct VnniCase : Int8RowCase {
+  std::vector<int32_t> sums;  // [N] sum_k w[n, k]
 };
-
-enum class Values { kRandom, kHugeAmongTiny, kZeros, kDenormal, kExtremeWeights };
 
 VnniCase make_case(int64_t k, int64_t n, Values values, uint32_t seed) {
   VnniCase c;
-  c.k = k;
-  c.n = n;
-  for (int64_t i = 0; i < k; ++i) {
-    const float mantissa = static_cast<float>(static_cast<int32_t>(next(&seed) >> 8) - (1 << 23)) / (1 << 23);
-    switch (values) {
-      case Values::kRandom:
-      case Values::kExtremeWeights:
-        c.x.push_back(std::ldexp(mantissa, static_cast<int>(next(&seed) >> 28) - 8));
-        break;
-      case Values::kHugeAmongTiny: c.x.push_back(std::ldexp(mantissa, -40)); break;
-      case Values::kZeros: c.x.push_back(0.0f); break;
-      case Values::kDenormal: c.x.push_back(std::ldexp(mantissa, -130)); break;
-    }
-  }
-  if (values == Values::kHugeAmongTiny) c.x[static_cast<size_t>(k / 2)] = 3.0e9f;
-  for (int64_t i = 0; i < n * k; ++i) c.weight.push_back(static_cast<int8_t>(next(&seed) >> 24));
-  if (values == Values::kExtremeWeights) {
-    for (int64_t i = 0; i < k; ++i) c.weight[static_cast<size_t>(i)] = -128;
-    if (n > 1) {
-      for (int64_t i = 0; i < k; ++i) c.weight[static_cast<size_t>(k + i)] = 127;
-    }
-  }
-  for (int64_t i = 0; i < n; ++i) c.scales.push_back(static_cast<float>((next(&seed) >> 20) + 1) / 65536);
-  for (int64_t i = 0; i < n; ++i) {
-    c.bias.push_back(static_cast<float>(static_cast<int32_t>(next(&seed) >> 16) - 32768) / 4096);
-  }
+  static_cast<Int8RowCase&>(c) = make_int8_row_case(k, n, values, seed);
   c.sums.resize(static_cast<size_t>(n));
   weight_sums_qs8(c.weight.data(), k, 0, n, c.sums.data());
   return c;

@@ -25,8 +25,11 @@
 // shorter passes split the rows' digits, then the columns.
 // Decode (one row) on AVX-512 VNNI or AVX-VNNI splits the row into three int8 digits
 // and sums them exactly against the int8 weights (linear_int8_vnni.h:
-// error within about 2^-23 max|x| sum|w| |scale|); rows with inf or NaN,
-// and other CPUs, take the float loop.
+// error within about 2^-23 max|x| sum|w| |scale|); on AVX2 without VNNI
+// into two int16 digits, summed exactly with vpmaddwd instead of converting
+// every weight to float (linear_int8_int16_digits.h: error within about
+// 2^-29 max|x| sum|w| |scale|; K up to 65536); rows with inf or NaN, and
+// other CPUs, take the float loop.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -36,6 +39,7 @@
 #include "kernels/quantized/column_chunks.h"
 #include "kernels/quantized/linear_int8_amx.h"
 #include "kernels/quantized/linear_int8.h"
+#include "kernels/quantized/linear_int8_int16_digits.h"
 #include "kernels/quantized/linear_int8_vnni.h"
 #include "kernels/quantized/linear_qs8.h"
 #include "kernels/quantized/quant_common.h"
@@ -285,16 +289,22 @@ struct PreparedInt8 {
   const int32_t* weight_sums;  // [N]
 };
 
+// A one-row loop's split row: 64-byte aligned in the call's scratch (prepare
+// reserves bytes + 63), else in temp memory; null when neither has room.
+void* one_row_digits(KernelContext& ctx, size_t bytes) {
+  if (ctx.scratch() != nullptr && ctx.scratch_bytes() >= bytes + 63) {
+    return reinterpret_cast<void*>(round_up64(reinterpret_cast<uintptr_t>(ctx.scratch())));
+  }
+  return ctx.allocate_temp(bytes, 64);
+}
+
 // The one-row call on the VNNI loop; false (nothing written) when the row
 // holds inf or NaN or no memory is left for its digits.
 bool run_vnni_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
   const ColumnsInt8VnniFn columns = select_linear_int8_vnni();
   const SplitRowInt8VnniFn split = select_split_row_int8_vnni();
   const size_t bytes = int8_vnni_digit_bytes(base.k);
-  auto* digits = reinterpret_cast<uint8_t*>(round_up64(reinterpret_cast<uintptr_t>(ctx.scratch())));
-  if (ctx.scratch() == nullptr || ctx.scratch_bytes() < bytes + 63) {
-    digits = static_cast<uint8_t*>(ctx.allocate_temp(bytes, 64));
-  }
+  auto* digits = static_cast<uint8_t*>(one_row_digits(ctx, bytes));
   RowInt8Vnni row{};
   if (columns == nullptr || split == nullptr || digits == nullptr ||
       !split(x, base.k, digits, &row.exponent)) {
@@ -314,6 +324,28 @@ bool run_vnni_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
                          [&](int64_t n_begin, int64_t n_end) { columns(row, n_begin, n_end); });
   return true;
 }
+
+#if defined(__x86_64__) || defined(_M_X64)
+// The one-row call on the int16-digit loop (AVX2 without VNNI); false
+// (nothing written) when the row holds inf or NaN or no memory is left for
+// its digits.
+bool run_int16_digits_row(KernelContext& ctx, const float* x, const RowsInt8& base) {
+  auto* digits = static_cast<int16_t*>(one_row_digits(ctx, int16_digit_bytes(base.k)));
+  RowInt8Int16Digits row{};
+  if (digits == nullptr || !split_row_int16_digits_avx2(x, base.k, digits, &row.exponent)) return false;
+  row.digits = digits;
+  row.plane = int16_digit_plane(base.k);
+  row.weight = base.weight;
+  row.scales = base.scales;
+  row.bias = base.bias;
+  row.k = base.k;
+  row.out = base.out;
+  parallel_column_chunks(base.n, 1, base.k, [&](int64_t n_begin, int64_t n_end) {
+    linear_int8_int16_digits_avx2(row, n_begin, n_end);
+  });
+  return true;
+}
+#endif
 
 }  // namespace
 
@@ -339,6 +371,9 @@ Status linear_int8_prepare(PrepareContext& ctx, Span<EValue*> args, PreparedCall
     }
   }
 #endif
+  if (linear_int8_takes_int16_digits(k)) {  // Decode's split row (64-byte aligned).
+    call->scratch_bytes = std::max(call->scratch_bytes, int16_digit_bytes(k) + 63);
+  }
   if (linear_int8_takes_vnni(k)) {
     // Decode's split row (64-byte aligned), and a constant weight's column sums.
     call->scratch_bytes = std::max(call->scratch_bytes, int8_vnni_digit_bytes(k) + 63);
@@ -391,6 +426,13 @@ void linear_int8_out(KernelContext& ctx, Span<EValue*> args) {
     amx.n = n;
     amx.out = y;
     if (run_amx(ctx, x, rows, amx)) {
+      set_return(args, 5, *args[4]);
+      return;
+    }
+  }
+  if (rows == 1 && linear_int8_takes_int16_digits(k)) {
+    base.out = y;
+    if (run_int16_digits_row(ctx, x, base)) {
       set_return(args, 5, *args[4]);
       return;
     }
