@@ -31,58 +31,89 @@ inline __m256i broadcast_word(const int8_t* x) {
 constexpr int kHalves = kPackedColumns8da4w / 8;
 constexpr int64_t kPrefetchBytes = 4096;
 
-// Block b's fma(-zp, u_folded, products) per column, eight a vector.
-template <bool kOneChunk>
-inline void block_sums(const Packed8da4w& p, const PackedRow8da4w& row, int64_t b, __m256 (&sums)[kHalves]) {
+// Four rows: their pair sums, products and (groups of 64 or more) dot sums
+// with the nibbles and a broadcast fill thirteen to sixteen registers.
+constexpr int kRowBlock = 4;
+
+// The rows a tile serves (decode: one).
+struct TileRows {
+  const int8_t* x[kRowBlock];           // Arranged activations.
+  const float* correction[kRowBlock];   // Per group.
+  int32_t zero_point[kRowBlock];
+};
+
+// One tile: rows 0..kRows - 1 of `rows` against halves h0..h0 + kTileHalves
+// - 1 of block b. Each word is loaded and split into nibbles once per half
+// and meets every row (each broadcast once per row and word); per row and
+// group the same convert, subtract and fused multiply-add, in the same
+// order, whatever the tile's shape: decode (1 row x 2 halves) and the
+// many-row loop (up to 4 rows x 1 half) give one row the same floats.
+// sums[h][r] = fma(-zp_r, u_folded, products) for half h0 + h's 8 columns.
+// `stream`: this tile is the first to read the block, so it prefetches the
+// block's lines ahead (the weights stream from memory: classifiers, every
+// linear of a model past L3; a 15 MB classifier 9.2 -> 12.5 GB/s,
+// bench/README.md session 20; a prefetch past the end does not fault).
+template <int kRows, int kTileHalves, bool kOneChunk>
+inline void tile_sums(const Packed8da4w& p, const TileRows& rows, int64_t b, int h0, bool stream,
+                      __m256 (&sums)[kTileHalves][kRows]) {
   const int64_t groups = p.k / p.group;
   const int64_t chunks_per_group = kOneChunk ? 1 : p.group / 32;
-  const int64_t row_words = p.k / 8;
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m256i ones = _mm256_set1_epi16(1);
-  const uint8_t* w = p.weight + b * row_words * 4 * kPackedColumns8da4w;
-  const float* s = p.scales + b * groups * kPackedColumns8da4w;
-  __m256 products[kHalves];
-  for (int h = 0; h < kHalves; ++h) products[h] = _mm256_setzero_ps();
-  const int8_t* x = row.xq;
+  const uint8_t* w = p.weight + b * (p.k / 8) * 4 * kPackedColumns8da4w + 32 * h0;
+  const float* s = p.scales + b * groups * kPackedColumns8da4w + 8 * h0;
+  __m256 products[kTileHalves][kRows];
+  for (int h = 0; h < kTileHalves; ++h) {
+    for (int r = 0; r < kRows; ++r) products[h][r] = _mm256_setzero_ps();
+  }
   for (int64_t g = 0; g < groups; ++g) {
-    __m256i dot[kHalves];
-    for (int h = 0; h < kHalves; ++h) dot[h] = _mm256_setzero_si256();
+    __m256i dot[kTileHalves][kRows];
+    for (int h = 0; h < kTileHalves; ++h) {
+      for (int r = 0; r < kRows; ++r) dot[h][r] = _mm256_setzero_si256();
+    }
     for (int64_t c = g * chunks_per_group; c < (g + 1) * chunks_per_group; ++c) {
-      __m256i pairs[kHalves];
-      for (int h = 0; h < kHalves; ++h) pairs[h] = _mm256_setzero_si256();
+      __m256i pairs[kTileHalves][kRows];
+      for (int h = 0; h < kTileHalves; ++h) {
+        for (int r = 0; r < kRows; ++r) pairs[h][r] = _mm256_setzero_si256();
+      }
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        const __m256i xa = broadcast_word(x + 32 * c + 4 * j);
-        const __m256i xb = broadcast_word(x + 32 * c + 16 + 4 * j);
         const uint8_t* word = w + (4 * c + j) * 4 * kPackedColumns8da4w;
-        // The weights stream from memory (classifiers; every linear of a
-        // model past L3): ask for the line 4 KB ahead (a 15 MB classifier
-        // 9.2 -> 12.5 GB/s, bench/README.md session 20; a prefetch past the
-        // end does not fault).
-        _mm_prefetch(reinterpret_cast<const char*>(word + kPrefetchBytes), _MM_HINT_T0);
-        for (int h = 0; h < kHalves; ++h) {
+        if (stream) _mm_prefetch(reinterpret_cast<const char*>(word + kPrefetchBytes), _MM_HINT_T0);
+        for (int h = 0; h < kTileHalves; ++h) {
           const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(word + 32 * h));
           const __m256i lo = _mm256_and_si256(v, low_mask);
           const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask);
-          pairs[h] = _mm256_add_epi16(
-              pairs[h], _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb)));
+          for (int r = 0; r < kRows; ++r) {
+            const __m256i xa = broadcast_word(rows.x[r] + 32 * c + 4 * j);
+            const __m256i xb = broadcast_word(rows.x[r] + 32 * c + 16 + 4 * j);
+            pairs[h][r] = _mm256_add_epi16(
+                pairs[h][r], _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb)));
+          }
         }
       }
-      for (int h = 0; h < kHalves; ++h) {
-        const __m256i wide = _mm256_madd_epi16(pairs[h], ones);
-        dot[h] = kOneChunk ? wide : _mm256_add_epi32(dot[h], wide);
+      for (int h = 0; h < kTileHalves; ++h) {
+        for (int r = 0; r < kRows; ++r) {
+          const __m256i wide = _mm256_madd_epi16(pairs[h][r], ones);
+          dot[h][r] = kOneChunk ? wide : _mm256_add_epi32(dot[h][r], wide);
+        }
       }
     }
-    const __m256 correction = _mm256_broadcast_ss(row.correction + g);
-    for (int h = 0; h < kHalves; ++h) {
-      const __m256 exact = _mm256_sub_ps(_mm256_cvtepi32_ps(dot[h]), correction);
-      products[h] = _mm256_fmadd_ps(exact, _mm256_loadu_ps(s + g * kPackedColumns8da4w + 8 * h), products[h]);
+    __m256 correction[kRows];
+    for (int r = 0; r < kRows; ++r) correction[r] = _mm256_broadcast_ss(rows.correction[r] + g);
+    for (int h = 0; h < kTileHalves; ++h) {
+      const __m256 scales = _mm256_loadu_ps(s + g * kPackedColumns8da4w + 8 * h);
+      for (int r = 0; r < kRows; ++r) {
+        const __m256 exact = _mm256_sub_ps(_mm256_cvtepi32_ps(dot[h][r]), correction[r]);
+        products[h][r] = _mm256_fmadd_ps(exact, scales, products[h][r]);
+      }
     }
   }
-  const __m256 neg_zero_point = _mm256_set1_ps(-static_cast<float>(row.zero_point));
-  for (int h = 0; h < kHalves; ++h) {
-    sums[h] = _mm256_fmadd_ps(neg_zero_point, _mm256_loadu_ps(p.u_folded + b * kPackedColumns8da4w + 8 * h),
-                              products[h]);
+  for (int h = 0; h < kTileHalves; ++h) {
+    const __m256 u_folded = _mm256_loadu_ps(p.u_folded + b * kPackedColumns8da4w + 8 * (h0 + h));
+    for (int r = 0; r < kRows; ++r) {
+      sums[h][r] = _mm256_fmadd_ps(_mm256_set1_ps(-static_cast<float>(rows.zero_point[r])), u_folded, products[h][r]);
+    }
   }
 }
 
@@ -104,107 +135,46 @@ inline void store_eight(float* out, float x_scale, const float* bias, int64_t fi
   }
 }
 
+// Decode: one row, both halves of a block per tile (each broadcast serves 16
+// columns); bound by loading and unpacking the weights.
 template <bool kOneChunk>
 void packed_columns(const Packed8da4w& p, const PackedRow8da4w& row, int64_t n_begin, int64_t n_end) {
+  const TileRows one{{row.xq}, {row.correction}, {row.zero_point}};
   const int64_t b_end = (n_end + kPackedColumns8da4w - 1) / kPackedColumns8da4w;
   for (int64_t b = n_begin / kPackedColumns8da4w; b < b_end; ++b) {
-    __m256 sums[kHalves];
-    block_sums<kOneChunk>(p, row, b, sums);
+    __m256 sums[kHalves][1];
+    tile_sums<1, kHalves, kOneChunk>(p, one, b, 0, /*stream=*/true, sums);
     for (int h = 0; h < kHalves; ++h) {
-      store_eight(row.out, row.scale, row.bias, b * kPackedColumns8da4w + 8 * h, sums[h], n_begin, n_end);
+      store_eight(row.out, row.scale, row.bias, b * kPackedColumns8da4w + 8 * h, sums[h][0], n_begin, n_end);
     }
   }
 }
 
 // The many-row loop: prefill on the packed copy, so the original weight is
-// never read after prepare packed it.
-//
-// The decode loop's steps with the weights reused across rows: per block of
-// 16 columns, per half (8 columns, one 256-bit vector a word) and per
-// register block of up to kRowBlock rows, each word is loaded and split into
-// low and high nibbles once, then meets every row of the block (two broadcasts, two maddubs, two int16 adds a row). The
-// decode loop is bound by loading and unpacking the weights; here that cost
-// is shared by four rows and the multiplies remain. The block's weights
-// (K / 8 lines of 64 bytes: 12 KB at K = 768 ... 16 KB at 2048) stay in L1
-// while every row passes over them, so each weight byte comes from memory
-// once per call. Per row and group the same convert, subtract and fused
-// multiply-add as decode, in the same order: every row gets decode's floats
-// bit for bit (linear_8da4w_packed_reference, tested).
-
-// Four rows: their pair sums, products and (groups of 64 or more) dot sums
-// with the nibbles and a broadcast fill thirteen to sixteen registers.
-constexpr int kRowBlock = 4;
-
-// Rows r0..r0 + kRows - 1, columns 8h..8h + 7 of block b: each row's
-// fma(-zp, u_folded, products) for its eight columns.
-template <int kRows, bool kOneChunk>
-inline void half_sums(const Packed8da4w& p, const PackedRows8da4w& rows, int64_t b, int h, int64_t r0,
-                      __m256 (&sums)[kRowBlock]) {
-  const int64_t k = p.k;
-  const int64_t groups = k / p.group;
-  const int64_t chunks_per_group = kOneChunk ? 1 : p.group / 32;
-  const __m256i low_mask = _mm256_set1_epi8(0x0F);
-  const __m256i ones = _mm256_set1_epi16(1);
-  const uint8_t* w = p.weight + b * (k / 8) * 4 * kPackedColumns8da4w + 32 * h;
-  const float* s = p.scales + b * groups * kPackedColumns8da4w + 8 * h;
-  const int8_t* x[kRowBlock];
-  const float* correction[kRowBlock];
-  for (int r = 0; r < kRows; ++r) {
-    x[r] = rows.xq + (r0 + r) * k;
-    correction[r] = rows.correction + (r0 + r) * groups;
-  }
-  __m256 products[kRowBlock];
-  for (int r = 0; r < kRows; ++r) products[r] = _mm256_setzero_ps();
-  for (int64_t g = 0; g < groups; ++g) {
-    __m256i dot[kRowBlock];
-    for (int r = 0; r < kRows; ++r) dot[r] = _mm256_setzero_si256();
-    for (int64_t c = g * chunks_per_group; c < (g + 1) * chunks_per_group; ++c) {
-      __m256i pairs[kRowBlock];
-      for (int r = 0; r < kRows; ++r) pairs[r] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        const uint8_t* word = w + (4 * c + j) * 4 * kPackedColumns8da4w;
-        // The first row block of the first half streams the block in from
-        // memory (as decode); the others read it from L1.
-        if (h == 0 && r0 == 0) _mm_prefetch(reinterpret_cast<const char*>(word + kPrefetchBytes), _MM_HINT_T0);
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(word));
-        const __m256i lo = _mm256_and_si256(v, low_mask);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask);
-        for (int r = 0; r < kRows; ++r) {
-          const __m256i xa = broadcast_word(x[r] + 32 * c + 4 * j);
-          const __m256i xb = broadcast_word(x[r] + 32 * c + 16 + 4 * j);
-          pairs[r] = _mm256_add_epi16(pairs[r],
-                                      _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb)));
-        }
-      }
-      for (int r = 0; r < kRows; ++r) {
-        const __m256i wide = _mm256_madd_epi16(pairs[r], ones);
-        dot[r] = kOneChunk ? wide : _mm256_add_epi32(dot[r], wide);
-      }
-    }
-    const __m256 scales = _mm256_loadu_ps(s + g * kPackedColumns8da4w);
-    for (int r = 0; r < kRows; ++r) {
-      const __m256 exact = _mm256_sub_ps(_mm256_cvtepi32_ps(dot[r]), _mm256_broadcast_ss(correction[r] + g));
-      products[r] = _mm256_fmadd_ps(exact, scales, products[r]);
-    }
-  }
-  const __m256 u_folded = _mm256_loadu_ps(p.u_folded + b * kPackedColumns8da4w + 8 * h);
-  for (int r = 0; r < kRows; ++r) {
-    const __m256 neg_zero_point = _mm256_set1_ps(-static_cast<float>(rows.zero_point[r0 + r]));
-    sums[r] = _mm256_fmadd_ps(neg_zero_point, u_folded, products[r]);
-  }
-}
-
+// never read after prepare packed it. Per block and half, register blocks of
+// up to kRowBlock rows share each loaded and split word: the unpacking that
+// bounds decode is shared by four rows and the multiplies remain. The
+// block's weights (K / 8 lines of 64 bytes: 12 KB at K = 768 ... 16 KB at
+// 2048) stay in L1 while every row passes over them, so each weight byte
+// comes from memory once per call; every row gets decode's floats bit for
+// bit (linear_8da4w_packed_reference, tested).
 template <int kRows, bool kOneChunk>
 inline void row_block(const Packed8da4w& p, const PackedRows8da4w& rows, int64_t b, int64_t r0, int64_t n_begin,
                       int64_t n_end) {
-  for (int h = 0; h < kPackedColumns8da4w / 8; ++h) {
+  const int64_t groups = p.k / p.group;
+  TileRows tile{};
+  for (int r = 0; r < kRows; ++r) {
+    tile.x[r] = rows.xq + (r0 + r) * p.k;
+    tile.correction[r] = rows.correction + (r0 + r) * groups;
+    tile.zero_point[r] = rows.zero_point[r0 + r];
+  }
+  for (int h = 0; h < kHalves; ++h) {
     const int64_t first = b * kPackedColumns8da4w + 8 * h;
     if (first >= n_end || first + 8 <= n_begin) continue;  // No column of the range in this half.
-    __m256 sums[kRowBlock];
-    half_sums<kRows, kOneChunk>(p, rows, b, h, r0, sums);
+    __m256 sums[1][kRows];
+    tile_sums<kRows, 1, kOneChunk>(p, tile, b, h, /*stream=*/h == 0 && r0 == 0, sums);
     for (int r = 0; r < kRows; ++r) {
-      store_eight(rows.out + (r0 + r) * p.n, rows.scale[r0 + r], rows.bias, first, sums[r], n_begin, n_end);
+      store_eight(rows.out + (r0 + r) * p.n, rows.scale[r0 + r], rows.bias, first, sums[0][r], n_begin, n_end);
     }
   }
 }
