@@ -475,16 +475,27 @@ TEST(QuantizedKernelsTest, Linear8da4wConstantWeightSumsGiveIdenticalFloats) {
   threadpool::set_num_threads(threads_before);
 }
 
-// An 8da4w call's operands from a linear congruential sequence: inputs in
-// about [-3.7, 4.3], every weight byte, scales in (0, 0.0625], biases in [-8, 8).
-void fill_8da4w_operands(uint32_t& seed, TestTensor& input, TestTensor& weight, TestTensor& scales,
-                         TestTensor& bias) {
-  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
-  for (int64_t i = 0; i < input.numel(); ++i) input.set(i, (static_cast<int32_t>(next() >> 16) - 30000) / 8192.0);
-  for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
-  for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
-  for (int64_t i = 0; i < bias.numel(); ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
-}
+// A linear_8da4w.out call on `rows` rows of K against N columns in groups of
+// `group`, its operands from a linear congruential sequence: inputs in about
+// [-3.7, 4.3], every weight byte, scales in (0, 0.0625], biases in [-8, 8).
+struct Linear8da4wCall {
+  TestTensor input, weight, scales, bias, out;
+  KernelArgs args;
+  Linear8da4wCall(SizesType rows, SizesType k, SizesType n, int64_t group, uint32_t& seed)
+      : input(ScalarType::kFloat, {rows, k}),
+        weight(ScalarType::kByte, {n, k / 2}),
+        scales(ScalarType::kFloat, {n, static_cast<SizesType>(k / group)}),
+        bias(ScalarType::kFloat, {n}),
+        out(ScalarType::kFloat, {rows, n}),
+        args{input.evalue(), weight.evalue(), scales.evalue(), EValue(group),
+             bias.evalue(),  out.evalue(),    EValue()} {
+    auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+    for (int64_t i = 0; i < input.numel(); ++i) input.set(i, (static_cast<int32_t>(next() >> 16) - 30000) / 8192.0);
+    for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, next() >> 24);
+    for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, ((next() >> 20) + 1) / 65536.0);
+    for (int64_t i = 0; i < bias.numel(); ++i) bias.set(i, (static_cast<int32_t>(next() >> 16) - 32768) / 4096.0);
+  }
+};
 
 // A constant weight prepare packed is never read again by the op (its
 // pages were released): once prepared, the weight and scales overwritten
@@ -497,33 +508,26 @@ TEST(QuantizedKernelsTest, Linear8da4wPackedCallsNeverReadTheOriginal) {
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   uint32_t seed = 11;
   for (const SizesType rows : {1, 3, 5, 7, 64, 257}) {
-    TestTensor input(ScalarType::kFloat, {rows, kK});
-    TestTensor weight(ScalarType::kByte, {kN, kK / 2});
-    TestTensor scales(ScalarType::kFloat, {kN, kK / kGroup});
-    TestTensor bias(ScalarType::kFloat, {kN});
-    TestTensor out(ScalarType::kFloat, {rows, kN});
-    fill_8da4w_operands(seed, input, weight, scales, bias);
-    KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), EValue(kGroup),
-                    bias.evalue(),  out.evalue(),    EValue()};
+    Linear8da4wCall c(rows, kK, kN, kGroup, seed);
     std::vector<uint8_t> method(4 << 20);
     MemoryAllocator method_allocator(method.data(), static_cast<uint32_t>(method.size()));
     PreparedCall call;
-    ASSERT_TRUE(prepare_kernel_call(kernel, args.span(), &method_allocator, &call, 0b110).ok());
+    ASSERT_TRUE(prepare_kernel_call(kernel, c.args.span(), &method_allocator, &call, 0b110).ok());
     void* scratch = method_allocator.allocate(call.scratch_bytes, 64);
     ASSERT_NE(scratch, nullptr);
     auto run = [&] {
       KernelContext context(nullptr, nullptr, kernel.name);
       context.set_call(kernel.name, call.state);
       context.set_scratch(scratch, call.scratch_bytes);
-      call.eval(context, args.span());
+      call.eval(context, c.args.span());
       EXPECT_TRUE(context.status().ok()) << context.status().message();
-      std::vector<float> values(static_cast<size_t>(out.numel()));
-      for (int64_t i = 0; i < out.numel(); ++i) values[static_cast<size_t>(i)] = static_cast<float>(out.get(i));
+      std::vector<float> values(static_cast<size_t>(c.out.numel()));
+      for (int64_t i = 0; i < c.out.numel(); ++i) values[static_cast<size_t>(i)] = static_cast<float>(c.out.get(i));
       return values;
     };
     const std::vector<float> before = run();
-    for (int64_t i = 0; i < weight.numel(); ++i) weight.set(i, 0x5A);
-    for (int64_t i = 0; i < scales.numel(); ++i) scales.set(i, 1e30);
+    for (int64_t i = 0; i < c.weight.numel(); ++i) c.weight.set(i, 0x5A);
+    for (int64_t i = 0; i < c.scales.numel(); ++i) c.scales.set(i, 1e30);
     const std::vector<float> after = run();
     for (size_t i = 0; i < before.size(); ++i) {
       ASSERT_EQ(after[i], before[i]) << "rows " << rows << " row " << i / kN << " column " << i % kN;
@@ -541,24 +545,17 @@ TEST(QuantizedKernelsTest, Linear8da4wPackedDecodeIsThePackedReference) {
   if (quantized::select_packed_8da4w(kK, kGroup) == nullptr) GTEST_SKIP() << "no packed decode on this ISA";
   const Kernel& kernel = find("torchlight::linear_8da4w.out");
   uint32_t seed = 5;
-  TestTensor input(ScalarType::kFloat, {1, kK});
-  TestTensor weight(ScalarType::kByte, {kN, kK / 2});
-  TestTensor scales(ScalarType::kFloat, {kN, kK / kGroup});
-  TestTensor bias(ScalarType::kFloat, {kN});
-  TestTensor out(ScalarType::kFloat, {1, kN});
-  fill_8da4w_operands(seed, input, weight, scales, bias);
-  KernelArgs args{input.evalue(), weight.evalue(), scales.evalue(), EValue(kGroup),
-                  bias.evalue(),  out.evalue(),    EValue()};
+  Linear8da4wCall c(1, kK, kN, kGroup, seed);
   std::vector<uint8_t> method(1 << 20);
   MemoryAllocator method_allocator(method.data(), static_cast<uint32_t>(method.size()));
-  ASSERT_TRUE(call_kernel(kernel, args.span(), &method_allocator, nullptr, 0b110).ok());
+  ASSERT_TRUE(call_kernel(kernel, c.args.span(), &method_allocator, nullptr, 0b110).ok());
 
   std::vector<float> x(kK), b(kN), w_scales(kN * (kK / kGroup)), want(kN);
   std::vector<uint8_t> w(kN * kK / 2);
-  for (SizesType i = 0; i < kK; ++i) x[i] = static_cast<float>(input.get(i));
-  for (SizesType i = 0; i < kN; ++i) b[i] = static_cast<float>(bias.get(i));
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(weight.get(static_cast<int64_t>(i)));
-  for (size_t i = 0; i < w_scales.size(); ++i) w_scales[i] = static_cast<float>(scales.get(static_cast<int64_t>(i)));
+  for (SizesType i = 0; i < kK; ++i) x[i] = static_cast<float>(c.input.get(i));
+  for (SizesType i = 0; i < kN; ++i) b[i] = static_cast<float>(c.bias.get(i));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(c.weight.get(static_cast<int64_t>(i)));
+  for (size_t i = 0; i < w_scales.size(); ++i) w_scales[i] = static_cast<float>(c.scales.get(static_cast<int64_t>(i)));
   double scale = 0;
   int64_t zero_point = 0;
   quantized::token_qparams(x.data(), kK, &scale, &zero_point);
@@ -573,7 +570,7 @@ TEST(QuantizedKernelsTest, Linear8da4wPackedDecodeIsThePackedReference) {
   const quantized::PackedRow8da4w row{arranged.data(), correction.data(), static_cast<int32_t>(zero_point),
                                       static_cast<float>(scale), b.data(), want.data()};
   quantized::linear_8da4w_packed_reference(shape, w.data(), w_scales.data(), row, 0, kN);
-  for (SizesType n = 0; n < kN; ++n) EXPECT_EQ(out.get(n), want[n]) << "column " << n;
+  for (SizesType n = 0; n < kN; ++n) EXPECT_EQ(c.out.get(n), want[n]) << "column " << n;
 }
 
 // linear_8da4w's prefill conversions: the weight rows give (nibble - 8) *
