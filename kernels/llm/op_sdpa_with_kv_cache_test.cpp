@@ -372,8 +372,8 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
 // (sdpa_prefetch_of): stories110M's heads (12 of D = 64), grouped (12 over
 // 4, batch 2: the next item crosses into the next batch) and multi-query
 // (8 over 1: one item, nothing to prefetch), float32 and float16 caches,
-// every build, 1 and 2 threads (each thread's range prefetches only its
-// own next item). Rows past the position hold NaN (check_every_variant).
+// every build, 1 and 2 threads (a thread's last item prefetches the other
+// thread's first). Rows past the position hold NaN (check_every_variant).
 TEST_P(SdpaTest, DecodeAcrossTileEdgesWhilePrefetchingTheNextHead) {
   for (const Shape& shape : {Shape{1, 12, 12, 1, 300, 64}, Shape{2, 12, 4, 1, 300, 64},
                              Shape{1, 8, 1, 1, 300, 64}}) {

@@ -663,7 +663,7 @@ void attend_range(const SdpaProblem& p, size_t begin, size_t end) {
   for (size_t item = begin; item < end; ++item) {
     const WorkItemRows w = work_item_rows(p, item);
     if (w.row_begin < w.row_end) {
-      attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end, sdpa_prefetch_of(p, item, end));
+      attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end, sdpa_prefetch_of(p, item));
     }
   }
 }

@@ -49,10 +49,10 @@ int64_t row_limit(const SdpaProblem& p, int64_t i) {
 
 }  // namespace
 
-SdpaPrefetch sdpa_prefetch_of(const SdpaProblem& p, size_t item, size_t end) {
+SdpaPrefetch sdpa_prefetch_of(const SdpaProblem& p, size_t item) {
   const SdpaPrefetch none{0, 0, 0};
   const size_t next = item + 1;
-  if (next >= end || next >= sdpa_work_items(p)) return none;
+  if (next >= sdpa_work_items(p)) return none;
   const int64_t group = static_cast<int64_t>(item) / p.blocks_per_group;
   const int64_t next_group = static_cast<int64_t>(next) / p.blocks_per_group;
   if (next_group == group) return none;  // The same head: already being read.
