@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/sdpa/random_values.h"
 #include "extension/threadpool/threadpool.h"
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/portable/test/test_tensor.h"
@@ -32,21 +33,12 @@ namespace {
 
 using portable::kernel_test::KernelArgs;
 using portable::kernel_test::TestTensor;
+using bench::random_values;
 
 constexpr int kHeads = 12;
 constexpr int kHeadDim = 64;
 constexpr int kCacheLen = 1024;
 constexpr size_t kEvictBytes = size_t{32} << 20;  // 4x the 8 MiB L3.
-
-std::vector<double> random_values(size_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
-  std::vector<double> out(n);
-  for (double& v : out) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    v = static_cast<double>(x >> 11) / 4503599627370496.0 - 1.0;  // [-1, 1)
-  }
-  return out;
-}
 
 double seconds(clockid_t clock) {
   timespec t{};
