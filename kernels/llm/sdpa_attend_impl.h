@@ -15,9 +15,15 @@
 //   - each tile of key and value rows comes from memory once per block of
 //     query rows and stays in L1 while the block's rows use it;
 //   - scores take four keys at a time with one shared reduction, and the
-//     weighted sum keeps slices of the out row in registers over the tile;
+//     weighted sum keeps up to 8 vectors of the out row in registers over
+//     the tile (one walk over the value rows at D = 64 and 8 lanes);
 //   - a row never reads cache positions past its own input_pos (causal),
-//     so stale rows (possibly NaN) never reach a result.
+//     so stale rows (possibly NaN) never reach a result;
+//   - on float16 caches each work item prefetches the next item's key and
+//     value rows (sdpa_prefetch_of), tile by tile, while it computes: in a
+//     model the layer's weights have pushed them out of every CPU cache,
+//     and this loop, bound by its conversions (vcvtph2ps), leaves memory
+//     idle otherwise.
 // The inner loops use the compiler's generic vector types, so one source
 // becomes SSE, AVX2, AVX-512 or NEON code according to each file's flags.
 #pragma once
@@ -660,10 +666,12 @@ inline WorkItemRows work_item_rows(const SdpaProblem& p, size_t item) {
 
 void attend_range(const SdpaProblem& p, size_t begin, size_t end) {
   const int64_t n_rep = p.q_heads / p.kv_heads;
+  const bool prefetch = p.key_cache_half != nullptr;  // Float16 caches only (attend_block).
   for (size_t item = begin; item < end; ++item) {
     const WorkItemRows w = work_item_rows(p, item);
     if (w.row_begin < w.row_end) {
-      attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end, sdpa_prefetch_of(p, item));
+      attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end,
+                   prefetch ? sdpa_prefetch_of(p, item) : SdpaPrefetch{0, 0, 0});
     }
   }
 }
