@@ -129,29 +129,36 @@ inline HeadRows head_rows(const SdpaProblem& p, int64_t b, int64_t g) {
   return HeadRows{p.key_cache + k_off, p.value_cache + v_off, nullptr, nullptr};
 }
 
-// Rows of another head that a loop prefetches while it walks the current
-// tile: walking row j prefetches row j here, for j < rows (rows <= 0:
-// nothing). The loops prefetch the next work item's key and value rows
-// this way, one head ahead, so they arrive from memory (where a model's
-// weight stream has pushed them) while this head computes.
+// Key and value rows of another head that the score loops prefetch while
+// they walk the current tile's keys: scoring key j prefetches key row j and
+// value row j there, for j < rows (rows <= 0: nothing). The loops prefetch
+// the next work item's rows this way, one head ahead, so they arrive from
+// memory (where a model's weight stream has pushed them) while this head
+// computes. (The weighted-value walks prefetch nothing: a test in their
+// loop cost more than issuing the value rows' lines with the keys'.)
 struct PrefetchRows {
-  const char* base;
-  int64_t stride;  // Bytes from one row to the next.
+  const char* k;
+  const char* v;
+  int64_t k_stride;  // Bytes from one row to the next.
+  int64_t v_stride;
   int64_t row_bytes;
   int64_t rows;
 };
-constexpr PrefetchRows kNoPrefetch{nullptr, 0, 0, 0};
+constexpr PrefetchRows kNoPrefetch{nullptr, nullptr, 0, 0, 0, 0};
 constexpr uintptr_t kLineBytes = 64;
 
 template <typename KV>
-inline PrefetchRows prefetch_rows_of(const KV* row0, int64_t stride, int64_t dim, int64_t rows) {
-  return PrefetchRows{reinterpret_cast<const char*>(row0), stride * int64_t{sizeof(KV)},
-                      dim * int64_t{sizeof(KV)}, rows};
+inline PrefetchRows prefetch_rows_of(const KV* k_row0, int64_t k_stride, const KV* v_row0,
+                                     int64_t v_stride, int64_t dim, int64_t rows) {
+  return PrefetchRows{reinterpret_cast<const char*>(k_row0),
+                      reinterpret_cast<const char*>(v_row0),
+                      k_stride * int64_t{sizeof(KV)},
+                      v_stride * int64_t{sizeof(KV)},
+                      dim * int64_t{sizeof(KV)},
+                      rows};
 }
 
-// Prefetches rows [j, j + n) of pf below pf.rows: every line holding a
-// byte of them, none past the last row's last byte (rows that follow each
-// other without a gap as one range).
+// Prefetches every line holding a byte of [begin, end).
 inline void prefetch_lines(const char* begin, const char* end) {
   const uintptr_t last = reinterpret_cast<uintptr_t>(end - 1);
   for (uintptr_t a = reinterpret_cast<uintptr_t>(begin) & ~(kLineBytes - 1); a <= last;
@@ -159,17 +166,24 @@ inline void prefetch_lines(const char* begin, const char* end) {
     __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);  // To L1 (prefetcht0).
   }
 }
+
+// Rows [j, j + n) below `rows` of one cache: rows that follow each other
+// without a gap as one range, none past the last row's last byte.
+inline void prefetch_range(const char* base, int64_t stride, int64_t row_bytes, int64_t j,
+                           int64_t end) {
+  if (stride == row_bytes) {
+    prefetch_lines(base + j * stride, base + end * stride);
+    return;
+  }
+  for (; j < end; ++j) prefetch_lines(base + j * stride, base + j * stride + row_bytes);
+}
+
+// Key and value rows [j, j + n) of pf, below pf.rows.
 inline void prefetch_rows(const PrefetchRows& pf, int64_t j, int64_t n) {
   const int64_t end = min_i64(j + n, pf.rows);
   if (j >= end) return;
-  if (pf.stride == pf.row_bytes) {
-    prefetch_lines(pf.base + j * pf.stride, pf.base + end * pf.stride);
-    return;
-  }
-  for (; j < end; ++j) {
-    const char* row = pf.base + j * pf.stride;
-    prefetch_lines(row, row + pf.row_bytes);
-  }
+  prefetch_range(pf.k, pf.k_stride, pf.row_bytes, j, end);
+  prefetch_range(pf.v, pf.v_stride, pf.row_bytes, j, end);
 }
 
 // Maximum of the lanes, halving the width each step (lane_sum: vec_math_impl.h).
@@ -346,15 +360,13 @@ inline void tile_scores2(const float* q0, const float* q1, const KV* k, int64_t 
 }
 
 // o[0, kVectors * kLanes) += sum over j < n of w[j] * v_j: one walk over the
-// value rows with a chain per vector, prefetching pf's rows alongside.
+// value rows with a chain per vector.
 template <int kVectors, typename KV>
 inline void accumulate_vectors(float* __restrict o, const float* __restrict w,
-                               const KV* __restrict v, int64_t v_stride, int64_t n,
-                               const PrefetchRows& pf) {
+                               const KV* __restrict v, int64_t v_stride, int64_t n) {
   VecF a[kVectors];
   for (int i = 0; i < kVectors; ++i) a[i] = load(o + i * kLanes);
   for (int64_t j = 0; j < n; ++j) {
-    if (j % 4 == 0) prefetch_rows(pf, j, 4);
     const KV* x = v + j * v_stride;
     const VecF wj = splat(w[j]);
     for (int i = 0; i < kVectors; ++i) a[i] += wj * load_kv(x + i * kLanes);
@@ -367,16 +379,16 @@ constexpr int64_t kMaxWalkVectors = 8;
 template <typename KV>
 inline void accumulate_walk(float* __restrict o, const float* __restrict w,
                             const KV* __restrict v, int64_t v_stride, int64_t n,
-                            int64_t vectors, const PrefetchRows& pf) {
+                            int64_t vectors) {
   switch (vectors) {
-    case 1: return accumulate_vectors<1>(o, w, v, v_stride, n, pf);
-    case 2: return accumulate_vectors<2>(o, w, v, v_stride, n, pf);
-    case 3: return accumulate_vectors<3>(o, w, v, v_stride, n, pf);
-    case 4: return accumulate_vectors<4>(o, w, v, v_stride, n, pf);
-    case 5: return accumulate_vectors<5>(o, w, v, v_stride, n, pf);
-    case 6: return accumulate_vectors<6>(o, w, v, v_stride, n, pf);
-    case 7: return accumulate_vectors<7>(o, w, v, v_stride, n, pf);
-    default: return accumulate_vectors<8>(o, w, v, v_stride, n, pf);
+    case 1: return accumulate_vectors<1>(o, w, v, v_stride, n);
+    case 2: return accumulate_vectors<2>(o, w, v, v_stride, n);
+    case 3: return accumulate_vectors<3>(o, w, v, v_stride, n);
+    case 4: return accumulate_vectors<4>(o, w, v, v_stride, n);
+    case 5: return accumulate_vectors<5>(o, w, v, v_stride, n);
+    case 6: return accumulate_vectors<6>(o, w, v, v_stride, n);
+    case 7: return accumulate_vectors<7>(o, w, v, v_stride, n);
+    default: return accumulate_vectors<8>(o, w, v, v_stride, n);
   }
 }
 
@@ -386,18 +398,15 @@ inline void accumulate_walk(float* __restrict o, const float* __restrict w,
 // in order, in one walk (it took two walks of four until session 23, and
 // before session 14 one walk per vector at D = 48 and 16 lanes: a chain of
 // dependent multiply-adds each). Each lane adds the same products in the
-// same order whatever the walks, so the same floats. The first walk
-// prefetches pf's rows.
+// same order whatever the walks, so the same floats.
 template <typename KV>
 inline void accumulate_values(float* __restrict o, const float* __restrict w,
                               const KV* __restrict v, int64_t v_stride, int64_t n,
-                              int64_t dim, const PrefetchRows& pf = kNoPrefetch) {
+                              int64_t dim) {
   const int64_t whole = dim / kLanes * kLanes;
   for (int64_t d = 0; d < whole; d += kMaxWalkVectors * kLanes) {
-    accumulate_walk(o + d, w, v + d, v_stride, n, min_i64((whole - d) / kLanes, kMaxWalkVectors),
-                    d == 0 ? pf : kNoPrefetch);
+    accumulate_walk(o + d, w, v + d, v_stride, n, min_i64((whole - d) / kLanes, kMaxWalkVectors));
   }
-  if (whole == 0) prefetch_rows(pf, 0, n);  // D below one vector: no walk to ride along.
   for (int64_t d = whole; d < dim; ++d) {
     float a = o[d];
     for (int64_t j = 0; j < n; ++j) a += w[j] * kv_value(v[j * v_stride + d]);
@@ -407,12 +416,10 @@ inline void accumulate_values(float* __restrict o, const float* __restrict w,
 
 // accumulate_values for four out rows over the same n value rows: a 4 x 2
 // vector register tile, so each value load serves four rows.
-// Prefetches pf's rows in its first walk.
 template <typename KV>
 inline void accumulate_values4(float* const* o, const float* const* w,
                                const KV* __restrict v, int64_t v_stride, int64_t n,
-                               int64_t dim, const PrefetchRows& pf) {
-  if (dim < 2 * kLanes) prefetch_rows(pf, 0, n);  // No walk of two vectors to ride along.
+                               int64_t dim) {
   int64_t d = 0;
   for (; d + 2 * kLanes <= dim; d += 2 * kLanes) {
     VecF a[4][2];
@@ -421,7 +428,6 @@ inline void accumulate_values4(float* const* o, const float* const* w,
       a[r][1] = load(o[r] + d + kLanes);
     }
     for (int64_t j = 0; j < n; ++j) {
-      if (d == 0 && j % 4 == 0) prefetch_rows(pf, j, 4);
       const KV* x = v + j * v_stride + d;
       const VecF x0 = load_kv(x);
       const VecF x1 = load_kv(x + kLanes);
@@ -504,8 +510,8 @@ inline float exp_shifted_sum(float* s, int64_t n, float m) {
 // The cache rows of head g in batch b start at k_base and v_base (float32,
 // or float16 bits widened as they are loaded). Rows [0, next_rows) of
 // k_next and v_next (the next work item's head) are prefetched alongside,
-// tile by tile: each tile's scores prefetch its rows of k_next, its
-// weighted values those of v_next.
+// tile by tile: scoring a tile's keys prefetches the same rows of k_next
+// and v_next.
 template <typename KV>
 void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base, int64_t b,
                        int64_t g, int64_t n_rep, int64_t row_begin, int64_t row_end,
@@ -545,14 +551,13 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
     const KV* v = v_base + j0 * v_stride;
     int64_t n[kSdpaMaxRowsPerBlock];  // Keys of this tile row r sees (<= 0: none).
     for (int64_t r = 0; r < num_rows; ++r) n[r] = min_i64(j1, limit[r]) - j0;
-    // The next head's rows of this tile, each prefetched by the first loop
-    // below that walks that row of this tile (rows no loop walks: not at all).
+    // The next head's rows of this tile, prefetched by the first score loop
+    // below as it walks the same rows here (rows it does not walk: not at all).
     const int64_t next_n = min_i64(j1, next_rows) - j0;
-    PrefetchRows k_ahead = kNoPrefetch;
-    PrefetchRows v_ahead = kNoPrefetch;
+    PrefetchRows ahead = kNoPrefetch;
     if (next_n > 0) {
-      k_ahead = prefetch_rows_of(k_next + j0 * k_stride, k_stride, dim, next_n);
-      v_ahead = prefetch_rows_of(v_next + j0 * v_stride, v_stride, dim, next_n);
+      ahead = prefetch_rows_of(k_next + j0 * k_stride, k_stride, v_next + j0 * v_stride, v_stride,
+                               dim, next_n);
     }
 
     // Scores, two rows at a time over the keys both see (the tile's key
@@ -564,7 +569,7 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
       if (common < 0) common = 0;
       if (common > 0) {
         tile_scores2(q[r], q[r + 1], k, k_stride, common, dim, p.scale, scores[r], scores[r + 1],
-                     r == 0 ? k_ahead : kNoPrefetch);
+                     r == 0 ? ahead : kNoPrefetch);
       }
       for (int64_t e = r; e < r + 2; ++e) {
         if (n[e] > common) {
@@ -575,7 +580,7 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
     }
     if (r < num_rows && n[r] > 0) {
       tile_scores(q[r], k, k_stride, n[r], dim, p.scale, scores[r],
-                  r == 0 ? k_ahead : kNoPrefetch);
+                  r == 0 ? ahead : kNoPrefetch);
     }
 
     // Softmax numerators per row, rescaling what came before when the
@@ -610,7 +615,7 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
         weights[i] = scores[active[a + i]];
         common = min_i64(common, n[active[a + i]]);
       }
-      accumulate_values4(outs, weights, v, v_stride, common, dim, a == 0 ? v_ahead : kNoPrefetch);
+      accumulate_values4(outs, weights, v, v_stride, common, dim);
       for (int i = 0; i < 4; ++i) {
         const int64_t row = active[a + i];
         if (n[row] > common) {
@@ -621,8 +626,7 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
     }
     for (; a < num_active; ++a) {
       const int64_t row = active[a];
-      accumulate_values(o[row], scores[row], v, v_stride, n[row], dim,
-                        a == 0 ? v_ahead : kNoPrefetch);
+      accumulate_values(o[row], scores[row], v, v_stride, n[row], dim);
     }
   }
   for (int64_t r = 0; r < num_rows; ++r) scale_row(o[r], 1.0f / running_sum[r], dim);
