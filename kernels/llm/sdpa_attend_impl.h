@@ -134,8 +134,8 @@ inline HeadRows head_rows(const SdpaProblem& p, int64_t b, int64_t g) {
 // value row j there, for j < rows (rows <= 0: nothing). The loops prefetch
 // the next work item's rows this way, one head ahead, so they arrive from
 // memory (where a model's weight stream has pushed them) while this head
-// computes. (The weighted-value walks prefetch nothing: a test in their
-// loop cost more than issuing the value rows' lines with the keys'.)
+// computes. (The weighted-value walks prefetch nothing: spreading the value
+// rows' lines over them measured no faster than issuing them with the keys'.)
 struct PrefetchRows {
   const char* k;
   const char* v;
@@ -167,8 +167,8 @@ inline void prefetch_lines(const char* begin, const char* end) {
   }
 }
 
-// Rows [j, j + n) below `rows` of one cache: rows that follow each other
-// without a gap as one range, none past the last row's last byte.
+// Rows [j, end) of one cache: rows that follow each other without a gap as
+// one range, none past the last row's last byte.
 inline void prefetch_range(const char* base, int64_t stride, int64_t row_bytes, int64_t j,
                            int64_t end) {
   if (stride == row_bytes) {
@@ -637,7 +637,7 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
 // `ahead`'s rows (sdpa_prefetch_of) as it goes: there the loop is bound by
 // its conversions, and memory streams in behind them (stories110M's decode
 // at 160 positions with the CPU caches evicted, bench/sdpa's
-// torchlight_sdpa_cold_bench: 90 -> 78 us a call). Float32 rows are twice
+// torchlight_sdpa_cold_bench: 101-103 -> 83-85 us a call). Float32 rows are twice
 // the bytes for the same work, so memory bounds them either way: the
 // prefetches gained nothing there and cost 15% when the rows sat in L2/L3.
 void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int64_t row_begin,
