@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/sdpa/random_values.h"
 #include "extension/threadpool/threadpool.h"
 #include "kernels/llm/llm_kernels.h"
 #include "kernels/llm/sdpa_dispatch.h"
@@ -29,6 +30,7 @@ namespace {
 
 using portable::kernel_test::KernelArgs;
 using portable::kernel_test::TestTensor;
+using bench::random_values;
 
 struct Case {
   const char* model;
@@ -54,16 +56,6 @@ const Case kCases[] = {
 std::string case_name(const Case& c) {
   return std::string(c.model) + "/" + c.phase + "/T=" + std::to_string(c.rows) +
          "/L=" + std::to_string(c.valid);
-}
-
-std::vector<double> random_values(size_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
-  std::vector<double> out(n);
-  for (double& v : out) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    v = static_cast<double>(x >> 11) / 4503599627370496.0 - 1.0;  // [-1, 1)
-  }
-  return out;
 }
 
 // The tensors of one call, with a full random cache of `cache_dtype`.

@@ -296,11 +296,12 @@ std::vector<double> rounded_to_half(const std::vector<double>& values) {
 
 // One call of every instruction-set build this CPU supports, through
 // SdpaProblem, on caches of `cache_dtype` (float32, or float16 holding
-// rounded values) against the double reference: T rows at positions 120..,
-// scale 0.2, each output within 2e-5.
-void check_every_variant(const Shape& s, ScalarType cache_dtype) {
+// rounded values) against the double reference: T rows at positions
+// first.., scale 0.2, each output within 2e-5. The cache rows past the last
+// position hold NaN, so a loop reading past a row's prefix shows.
+void check_every_variant(const Shape& s, ScalarType cache_dtype, int first = 120) {
   const bool half = cache_dtype == ScalarType::kHalf;
-  const std::vector<int64_t> pos = positions(120, s.t);
+  const std::vector<int64_t> pos = positions(first, s.t);
   const std::vector<double> q = random_values(Attention::numel(s.b, s.hq, s.t, s.d), 21);
   std::vector<double> keys = random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 22);
   std::vector<double> values = random_values(Attention::numel(s.b, s.hkv, s.s, s.d), 23);
@@ -309,6 +310,17 @@ void check_every_variant(const Shape& s, ScalarType cache_dtype) {
   TestTensor query(kF32, {s.b, s.hq, s.t, s.d}, q);
   TestTensor key_cache(cache_dtype, {s.b, s.hkv, s.s, s.d}, reference.keys);
   TestTensor value_cache(cache_dtype, {s.b, s.hkv, s.s, s.d}, reference.values);
+  for (int b = 0; b < s.b; ++b) {
+    for (int g = 0; g < s.hkv; ++g) {
+      for (int row = first + s.t; row < s.s; ++row) {
+        for (int d = 0; d < s.d; ++d) {
+          const auto at = static_cast<int64_t>(idx({s.b, s.hkv, s.s, s.d}, {b, g, row, d}));
+          key_cache.set(at, NAN);
+          value_cache.set(at, NAN);
+        }
+      }
+    }
+  }
   TestTensor input_pos(kI64, {s.t}, to_doubles(pos));
   // The reference writes rows first; give it the rows already in the cache.
   std::vector<double> k(Attention::numel(s.b, s.hkv, s.t, s.d));
@@ -318,9 +330,9 @@ void check_every_variant(const Shape& s, ScalarType cache_dtype) {
       for (int i = 0; i < s.t; ++i) {
         for (int d = 0; d < s.d; ++d) {
           k[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
-              reference.keys[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+              reference.keys[idx({s.b, s.hkv, s.s, s.d}, {b, g, first + i, d})];
           v[idx({s.b, s.hkv, s.t, s.d}, {b, g, i, d})] =
-              reference.values[idx({s.b, s.hkv, s.s, s.d}, {b, g, 120 + i, d})];
+              reference.values[idx({s.b, s.hkv, s.s, s.d}, {b, g, first + i, d})];
         }
       }
     }
@@ -344,12 +356,34 @@ TEST_P(SdpaTest, EveryVariantMatchesTheReference) {
   const Span<const SdpaVariant> variants = sdpa_variants();
   ASSERT_GE(variants.size(), 1u);
   EXPECT_STREQ(variants[variants.size() - 1].name, "generic");
-  // D = 44, 48 and 56 leave three or two whole vectors after the steps of four
-  // (accumulate_value_slices) at 16, 8 and 4 lanes; T = 1 is decode.
+  // D = 44, 48, 56, 64 and 72: 2 to 18 whole vectors at 16, 8 and 4 lanes, so
+  // the weighted value sum's walks of up to 8 vectors (accumulate_walk) take
+  // every count from 1 to 8, alone and after a walk of 8; T = 1 is decode.
   for (int rows : {19, 1}) {
     for (int dim : {3, 17, 40, 44, 48, 56, 64, 72}) {
       SCOPED_TRACE("D = " + std::to_string(dim) + ", T = " + std::to_string(rows));
       check_every_variant(Shape{2, 6, 3, rows, 150, dim}, kF32);
+    }
+  }
+}
+
+// Decode (T = 1) at positions on both sides of the 128-key tile edges, where
+// each work item prefetches the next item's rows tile by tile
+// (sdpa_prefetch_of): stories110M's heads (12 of D = 64), grouped (12 over
+// 4, batch 2: the next item crosses into the next batch) and multi-query
+// (8 over 1: one item, nothing to prefetch), float32 and float16 caches,
+// every build, 1 and 2 threads (a thread's last item prefetches the other
+// thread's first). Rows past the position hold NaN (check_every_variant).
+TEST_P(SdpaTest, DecodeAcrossTileEdgesWhilePrefetchingTheNextHead) {
+  for (const Shape& shape : {Shape{1, 12, 12, 1, 300, 64}, Shape{2, 12, 4, 1, 300, 64},
+                             Shape{1, 8, 1, 1, 300, 64}}) {
+    for (int position : {0, 127, 128, 255, 256, 299}) {
+      for (ScalarType cache : {kF32, kF16}) {
+        SCOPED_TRACE("Hq " + std::to_string(shape.hq) + ", Hkv " + std::to_string(shape.hkv) +
+                     ", position " + std::to_string(position) +
+                     (cache == kF16 ? ", float16" : ", float32"));
+        check_every_variant(shape, cache, position);
+      }
     }
   }
 }

@@ -15,9 +15,15 @@
 //   - each tile of key and value rows comes from memory once per block of
 //     query rows and stays in L1 while the block's rows use it;
 //   - scores take four keys at a time with one shared reduction, and the
-//     weighted sum keeps slices of the out row in registers over the tile;
+//     weighted sum keeps up to 8 vectors of the out row in registers over
+//     the tile (one walk over the value rows at D = 64 and 8 lanes);
 //   - a row never reads cache positions past its own input_pos (causal),
-//     so stale rows (possibly NaN) never reach a result.
+//     so stale rows (possibly NaN) never reach a result;
+//   - on float16 caches each work item prefetches the next item's key and
+//     value rows (sdpa_prefetch_of), tile by tile, while it computes: in a
+//     model the layer's weights have pushed them out of every CPU cache,
+//     and this loop, bound by its conversions (vcvtph2ps), leaves memory
+//     idle otherwise.
 // The inner loops use the compiler's generic vector types, so one source
 // becomes SSE, AVX2, AVX-512 or NEON code according to each file's flags.
 #pragma once
@@ -123,6 +129,63 @@ inline HeadRows head_rows(const SdpaProblem& p, int64_t b, int64_t g) {
   return HeadRows{p.key_cache + k_off, p.value_cache + v_off, nullptr, nullptr};
 }
 
+// Key and value rows of another head that the score loops prefetch while
+// they walk the current tile's keys: scoring key j prefetches key row j and
+// value row j there, for j < rows (rows <= 0: nothing). The loops prefetch
+// the next work item's rows this way, one head ahead, so they arrive from
+// memory (where a model's weight stream has pushed them) while this head
+// computes. (The weighted-value walks prefetch nothing: spreading the value
+// rows' lines over them measured no faster than issuing them with the keys'.)
+struct PrefetchRows {
+  const char* k;
+  const char* v;
+  int64_t k_stride;  // Bytes from one row to the next.
+  int64_t v_stride;
+  int64_t row_bytes;
+  int64_t rows;
+};
+constexpr PrefetchRows kNoPrefetch{nullptr, nullptr, 0, 0, 0, 0};
+constexpr uintptr_t kLineBytes = 64;
+
+template <typename KV>
+inline PrefetchRows prefetch_rows_of(const KV* k_row0, int64_t k_stride, const KV* v_row0,
+                                     int64_t v_stride, int64_t dim, int64_t rows) {
+  return PrefetchRows{reinterpret_cast<const char*>(k_row0),
+                      reinterpret_cast<const char*>(v_row0),
+                      k_stride * int64_t{sizeof(KV)},
+                      v_stride * int64_t{sizeof(KV)},
+                      dim * int64_t{sizeof(KV)},
+                      rows};
+}
+
+// Prefetches every line holding a byte of [begin, end).
+inline void prefetch_lines(const char* begin, const char* end) {
+  const uintptr_t last = reinterpret_cast<uintptr_t>(end - 1);
+  for (uintptr_t a = reinterpret_cast<uintptr_t>(begin) & ~(kLineBytes - 1); a <= last;
+       a += kLineBytes) {
+    __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);  // To L1 (prefetcht0).
+  }
+}
+
+// Rows [j, end) of one cache: rows that follow each other without a gap as
+// one range, none past the last row's last byte.
+inline void prefetch_range(const char* base, int64_t stride, int64_t row_bytes, int64_t j,
+                           int64_t end) {
+  if (stride == row_bytes) {
+    prefetch_lines(base + j * stride, base + end * stride);
+    return;
+  }
+  for (; j < end; ++j) prefetch_lines(base + j * stride, base + j * stride + row_bytes);
+}
+
+// Key and value rows [j, j + n) of pf, below pf.rows.
+inline void prefetch_rows(const PrefetchRows& pf, int64_t j, int64_t n) {
+  const int64_t end = min_i64(j + n, pf.rows);
+  if (j >= end) return;
+  prefetch_range(pf.k, pf.k_stride, pf.row_bytes, j, end);
+  prefetch_range(pf.v, pf.v_stride, pf.row_bytes, j, end);
+}
+
 // Maximum of the lanes, halving the width each step (lane_sum: vec_math_impl.h).
 inline Vec4 vmax(Vec4 a, Vec4 b) { return a > b ? a : b; }
 inline Vec8 vmax(Vec8 a, Vec8 b) { return a > b ? a : b; }
@@ -213,15 +276,20 @@ inline void dot4(const float* __restrict a, const KV* __restrict b, int64_t b_st
 }
 
 // s[j] = scale * q . k_j for the n key rows k_j = k + j * k_stride.
+// Prefetches pf's rows alongside.
 template <typename KV>
 inline void tile_scores(const float* q, const KV* k, int64_t k_stride, int64_t n, int64_t dim,
-                        float scale, float* s) {
+                        float scale, float* s, const PrefetchRows& pf = kNoPrefetch) {
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
+    prefetch_rows(pf, j, 4);
     dot4(q, k + j * k_stride, k_stride, dim, s + j);
     for (int i = 0; i < 4; ++i) s[j + i] *= scale;
   }
-  for (; j < n; ++j) s[j] = dot(q, k + j * k_stride, dim) * scale;
+  for (; j < n; ++j) {
+    prefetch_rows(pf, j, 1);
+    s[j] = dot(q, k + j * k_stride, dim) * scale;
+  }
 }
 
 // out0[i] = q0 . b_i and out1[i] = q1 . b_i for the 4 rows b_i = b + i *
@@ -273,9 +341,11 @@ inline void dot2x4(const float* __restrict q0, const float* __restrict q1,
 // tile_scores for two query rows over the same n keys.
 template <typename KV>
 inline void tile_scores2(const float* q0, const float* q1, const KV* k, int64_t k_stride,
-                         int64_t n, int64_t dim, float scale, float* s0, float* s1) {
+                         int64_t n, int64_t dim, float scale, float* s0, float* s1,
+                         const PrefetchRows& pf) {
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
+    prefetch_rows(pf, j, 4);
     dot2x4(q0, q1, k + j * k_stride, k_stride, dim, s0 + j, s1 + j);
     for (int i = 0; i < 4; ++i) {
       s0[j + i] *= scale;
@@ -283,6 +353,7 @@ inline void tile_scores2(const float* q0, const float* q1, const KV* k, int64_t 
     }
   }
   for (; j < n; ++j) {
+    prefetch_rows(pf, j, 1);
     s0[j] = dot(q0, k + j * k_stride, dim) * scale;
     s1[j] = dot(q1, k + j * k_stride, dim) * scale;
   }
@@ -303,59 +374,40 @@ inline void accumulate_vectors(float* __restrict o, const float* __restrict w,
   for (int i = 0; i < kVectors; ++i) store(o + i * kLanes, a[i]);
 }
 
-// The whole vectors of o[d0, dim) left after accumulate_values' steps of
-// four, two or three at once (accumulate_vectors), where one vector a walk
-// waited a fused multiply-add's latency per row (head_dim 48, stories15m,
-// at 16 lanes: three walks). Each lane adds the same products in the same
-// order, so the same floats. Returns where the vectors end.
+// accumulate_vectors over `vectors` (1..kMaxWalkVectors) vectors.
+constexpr int64_t kMaxWalkVectors = 8;
 template <typename KV>
-inline int64_t accumulate_value_slices(float* __restrict o, const float* __restrict w,
-                                       const KV* __restrict v, int64_t v_stride, int64_t n,
-                                       int64_t d0, int64_t dim) {
-  const int64_t vectors = (dim - d0) / kLanes;
-  if (vectors == 3) {
-    accumulate_vectors<3>(o + d0, w, v + d0, v_stride, n);
-    return d0 + 3 * kLanes;
+inline void accumulate_walk(float* __restrict o, const float* __restrict w,
+                            const KV* __restrict v, int64_t v_stride, int64_t n,
+                            int64_t vectors) {
+  switch (vectors) {
+    case 1: return accumulate_vectors<1>(o, w, v, v_stride, n);
+    case 2: return accumulate_vectors<2>(o, w, v, v_stride, n);
+    case 3: return accumulate_vectors<3>(o, w, v, v_stride, n);
+    case 4: return accumulate_vectors<4>(o, w, v, v_stride, n);
+    case 5: return accumulate_vectors<5>(o, w, v, v_stride, n);
+    case 6: return accumulate_vectors<6>(o, w, v, v_stride, n);
+    case 7: return accumulate_vectors<7>(o, w, v, v_stride, n);
+    default: return accumulate_vectors<8>(o, w, v, v_stride, n);
   }
-  if (vectors == 2) {
-    accumulate_vectors<2>(o + d0, w, v + d0, v_stride, n);
-    return d0 + 2 * kLanes;
-  }
-  return d0;
 }
 
 // o += sum over j < n of w[j] * v_j, v_j = v + j * v_stride, over dim floats.
-// Each slice of o stays in registers across all n value rows.
+// Up to 8 vectors of o stay in registers across all n value rows, so a
+// head of up to 8 vectors (D = 64 at 8 lanes) reads each value row once,
+// in order, in one walk (it took two walks of four until session 23, and
+// before session 14 one walk per vector at D = 48 and 16 lanes: a chain of
+// dependent multiply-adds each). Each lane adds the same products in the
+// same order whatever the walks, so the same floats.
 template <typename KV>
 inline void accumulate_values(float* __restrict o, const float* __restrict w,
                               const KV* __restrict v, int64_t v_stride, int64_t n,
                               int64_t dim) {
-  int64_t d = 0;
-  for (; d + 4 * kLanes <= dim; d += 4 * kLanes) {
-    VecF a0 = load(o + d);
-    VecF a1 = load(o + d + kLanes);
-    VecF a2 = load(o + d + 2 * kLanes);
-    VecF a3 = load(o + d + 3 * kLanes);
-    for (int64_t j = 0; j < n; ++j) {
-      const KV* x = v + j * v_stride + d;
-      const VecF wj = splat(w[j]);
-      a0 += wj * load_kv(x);
-      a1 += wj * load_kv(x + kLanes);
-      a2 += wj * load_kv(x + 2 * kLanes);
-      a3 += wj * load_kv(x + 3 * kLanes);
-    }
-    store(o + d, a0);
-    store(o + d + kLanes, a1);
-    store(o + d + 2 * kLanes, a2);
-    store(o + d + 3 * kLanes, a3);
+  const int64_t whole = dim / kLanes * kLanes;
+  for (int64_t d = 0; d < whole; d += kMaxWalkVectors * kLanes) {
+    accumulate_walk(o + d, w, v + d, v_stride, n, min_i64((whole - d) / kLanes, kMaxWalkVectors));
   }
-  d = accumulate_value_slices(o, w, v, v_stride, n, d, dim);
-  for (; d + kLanes <= dim; d += kLanes) {
-    VecF a = load(o + d);
-    for (int64_t j = 0; j < n; ++j) a += splat(w[j]) * load_kv(v + j * v_stride + d);
-    store(o + d, a);
-  }
-  for (; d < dim; ++d) {
+  for (int64_t d = whole; d < dim; ++d) {
     float a = o[d];
     for (int64_t j = 0; j < n; ++j) a += w[j] * kv_value(v[j * v_stride + d]);
     o[d] = a;
@@ -456,10 +508,14 @@ inline float exp_shifted_sum(float* s, int64_t n, float m) {
 // Query rows [row_begin, row_end) of key/value head g in batch b; rows are
 // numbered i * n_rep + r for position row i and query head g * n_rep + r.
 // The cache rows of head g in batch b start at k_base and v_base (float32,
-// or float16 bits widened as they are loaded).
+// or float16 bits widened as they are loaded). Rows [0, next_rows) of
+// k_next and v_next (the next work item's head) are prefetched alongside,
+// tile by tile: scoring a tile's keys prefetches the same rows of k_next
+// and v_next.
 template <typename KV>
 void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base, int64_t b,
-                       int64_t g, int64_t n_rep, int64_t row_begin, int64_t row_end) {
+                       int64_t g, int64_t n_rep, int64_t row_begin, int64_t row_end,
+                       const KV* k_next, const KV* v_next, int64_t next_rows) {
   const int64_t num_rows = row_end - row_begin;  // 1..kSdpaMaxRowsPerBlock
   const int64_t dim = p.head_dim;
   const float* q[kSdpaMaxRowsPerBlock];
@@ -495,6 +551,14 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
     const KV* v = v_base + j0 * v_stride;
     int64_t n[kSdpaMaxRowsPerBlock];  // Keys of this tile row r sees (<= 0: none).
     for (int64_t r = 0; r < num_rows; ++r) n[r] = min_i64(j1, limit[r]) - j0;
+    // The next head's rows of this tile, prefetched by the first score loop
+    // below as it walks the same rows here (rows it does not walk: not at all).
+    const int64_t next_n = min_i64(j1, next_rows) - j0;
+    PrefetchRows ahead = kNoPrefetch;
+    if (next_n > 0) {
+      ahead = prefetch_rows_of(k_next + j0 * k_stride, k_stride, v_next + j0 * v_stride, v_stride,
+                               dim, next_n);
+    }
 
     // Scores, two rows at a time over the keys both see (the tile's key
     // rows stay in L1 across the block), then each row's own remainder.
@@ -504,7 +568,8 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
       int64_t common = min_i64(n[r], n[r + 1]);
       if (common < 0) common = 0;
       if (common > 0) {
-        tile_scores2(q[r], q[r + 1], k, k_stride, common, dim, p.scale, scores[r], scores[r + 1]);
+        tile_scores2(q[r], q[r + 1], k, k_stride, common, dim, p.scale, scores[r], scores[r + 1],
+                     r == 0 ? ahead : kNoPrefetch);
       }
       for (int64_t e = r; e < r + 2; ++e) {
         if (n[e] > common) {
@@ -513,7 +578,10 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
         }
       }
     }
-    if (r < num_rows && n[r] > 0) tile_scores(q[r], k, k_stride, n[r], dim, p.scale, scores[r]);
+    if (r < num_rows && n[r] > 0) {
+      tile_scores(q[r], k, k_stride, n[r], dim, p.scale, scores[r],
+                  r == 0 ? ahead : kNoPrefetch);
+    }
 
     // Softmax numerators per row, rescaling what came before when the
     // maximum rises.
@@ -565,14 +633,23 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
 }
 
 // Query rows [row_begin, row_end) of key/value head g in batch b, on the
-// problem's float32 or float16 caches.
+// problem's float32 or float16 caches. On float16 caches it prefetches
+// `ahead`'s rows (sdpa_prefetch_of) as it goes: there the loop is bound by
+// its conversions, and memory streams in behind them (stories110M's decode
+// at 160 positions with the CPU caches evicted, bench/sdpa's
+// torchlight_sdpa_cold_bench: 101-103 -> 83-85 us a call). Float32 rows are twice
+// the bytes for the same work, so memory bounds them either way: the
+// prefetches gained nothing there and cost 15% when the rows sat in L2/L3.
 void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int64_t row_begin,
-                  int64_t row_end) {
+                  int64_t row_end, const SdpaPrefetch& ahead = SdpaPrefetch{0, 0, 0}) {
   const HeadRows head = head_rows(p, b, g);
   if (head.k_half != nullptr) {
-    attend_block_rows(p, head.k_half, head.v_half, b, g, n_rep, row_begin, row_end);
+    attend_block_rows(p, head.k_half, head.v_half, b, g, n_rep, row_begin, row_end,
+                      p.key_cache_half + ahead.key_offset,
+                      p.value_cache_half + ahead.value_offset, ahead.rows);
   } else {
-    attend_block_rows(p, head.k, head.v, b, g, n_rep, row_begin, row_end);
+    attend_block_rows(p, head.k, head.v, b, g, n_rep, row_begin, row_end, head.k, head.v,
+                      int64_t{0});
   }
 }
 
@@ -593,9 +670,13 @@ inline WorkItemRows work_item_rows(const SdpaProblem& p, size_t item) {
 
 void attend_range(const SdpaProblem& p, size_t begin, size_t end) {
   const int64_t n_rep = p.q_heads / p.kv_heads;
+  const bool prefetch = p.key_cache_half != nullptr;  // Float16 caches only (attend_block).
   for (size_t item = begin; item < end; ++item) {
     const WorkItemRows w = work_item_rows(p, item);
-    if (w.row_begin < w.row_end) attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end);
+    if (w.row_begin < w.row_end) {
+      attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end,
+                   prefetch ? sdpa_prefetch_of(p, item) : SdpaPrefetch{0, 0, 0});
+    }
   }
 }
 

@@ -35,11 +35,40 @@ VariantTable detect_variants() {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t min_rows(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // Below about this many multiply-adds, waking the pool costs more than it saves.
 constexpr double kMinParallelWork = 32768;
 
+// Row i (a position row) attends to cache positions below this.
+int64_t row_limit(const SdpaProblem& p, int64_t i) {
+  return p.input_pos != nullptr ? p.input_pos[i * p.input_pos_stride] + 1
+         : p.causal           ? p.start_pos + i + 1
+                              : p.start_pos + p.rows;
+}
+
 }  // namespace
+
+SdpaPrefetch sdpa_prefetch_of(const SdpaProblem& p, size_t item) {
+  const SdpaPrefetch none{0, 0, 0};
+  const size_t next = item + 1;
+  if (next >= sdpa_work_items(p)) return none;
+  const int64_t group = static_cast<int64_t>(item) / p.blocks_per_group;
+  const int64_t next_group = static_cast<int64_t>(next) / p.blocks_per_group;
+  if (next_group == group) return none;  // The same head: already being read.
+  const int64_t n_rep = p.q_heads / p.kv_heads;
+  const int64_t row_begin = (static_cast<int64_t>(next) % p.blocks_per_group) * p.rows_per_block;
+  const int64_t row_end = min_rows(row_begin + p.rows_per_block, n_rep * p.rows);
+  int64_t rows = 0;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t limit = row_limit(p, r / n_rep);
+    if (limit > rows) rows = limit;
+  }
+  const int64_t b = next_group / p.kv_heads;
+  const int64_t g = next_group % p.kv_heads;
+  return SdpaPrefetch{b * p.key_cache_strides[0] + g * p.key_cache_strides[1],
+                      b * p.value_cache_strides[0] + g * p.value_cache_strides[1], rows};
+}
 
 SdpaProblem sdpa_problem_bhsd(const Tensor& query, const Tensor& key_cache,
                               const Tensor& value_cache, const Tensor& input_pos,
@@ -106,9 +135,7 @@ void sdpa_run(SdpaProblem& p, const SdpaVariant* variant) {
   // twice (scores, then values)
   int64_t max_limit = 0;
   for (int64_t i = 0; i < p.rows; ++i) {
-    const int64_t limit = p.input_pos != nullptr ? p.input_pos[i * p.input_pos_stride] + 1
-                          : p.causal           ? p.start_pos + i + 1
-                                               : p.start_pos + p.rows;
+    const int64_t limit = row_limit(p, i);
     if (limit > max_limit) max_limit = limit;
   }
   // (in double: the product of five sizes may overflow int64).

@@ -57,6 +57,22 @@ struct SdpaProblem {
   int64_t blocks_per_group;
 };
 
+/// The cache rows the loops prefetch while work item `item` computes: the
+/// valid rows of item + 1's key/value head, when there is such an item and
+/// it reads another head. The thread pool deals each thread a contiguous
+/// run of chunks, so item + 1 mostly runs next on the same thread, also
+/// across a chunk's end (at 2 threads a decode's 12 items come in chunks
+/// of 2); only at the end of a thread's run does it serve the other core.
+/// Offsets in elements from the starts of key_cache and value_cache (either
+/// dtype); rows == 0: nothing to prefetch. Never a row past item + 1's own
+/// longest valid prefix, so never past the cache.
+struct SdpaPrefetch {
+  int64_t key_offset;
+  int64_t value_offset;
+  int64_t rows;
+};
+SdpaPrefetch sdpa_prefetch_of(const SdpaProblem& p, size_t item);
+
 /// Most query rows one work item holds; its scratch is sized by this.
 constexpr int64_t kSdpaMaxRowsPerBlock = 8;
 
