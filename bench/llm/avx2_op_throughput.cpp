@@ -99,16 +99,7 @@ struct Int8ByInt8Bytes {
   }
 };
 
-template <class V>
-TL_AVX2 inline void opaque_six(V& a0, V& a1, V& a2, V& a3, V& a4, V& a5) {
-  TL_OPAQUE(a0);
-  TL_OPAQUE(a1);
-  TL_OPAQUE(a2);
-  TL_OPAQUE(a3);
-  TL_OPAQUE(a4);
-  TL_OPAQUE(a5);
-}
-
+// Every vector in registers and seen as changed (TL_OPAQUE on each).
 template <class V>
 TL_AVX2 inline void opaque_one(V& v) {
   TL_OPAQUE(v);
@@ -138,8 +129,8 @@ TL_AVX2 void run_six(benchmark::State& state) {
       auto r3 = Op::op(a3);
       auto r4 = Op::op(a4);
       auto r5 = Op::op(a5);
-      opaque_six(r0, r1, r2, r3, r4, r5);
-      opaque_six(a0, a1, a2, a3, a4, a5);
+      opaque_all(r0, r1, r2, r3, r4, r5);
+      opaque_all(a0, a1, a2, a3, a4, a5);
     }
   }
   set_sec_per_op(state, kInner * 6);
@@ -188,10 +179,10 @@ TL_AVX2 void run_six_dot(benchmark::State& state) {
       c3 = _mm256_fmadd_ps(x, Op::op(a3), c3);
       c4 = _mm256_fmadd_ps(x, Op::op(a4), c4);
       c5 = _mm256_fmadd_ps(x, Op::op(a5), c5);
-      opaque_six(a0, a1, a2, a3, a4, a5);
+      opaque_all(a0, a1, a2, a3, a4, a5);
     }
   }
-  opaque_six(c0, c1, c2, c3, c4, c5);
+  opaque_all(c0, c1, c2, c3, c4, c5);
   set_sec_per_op(state, kInner * 6);
 }
 
@@ -224,7 +215,7 @@ TL_AVX2 void run_int16_digit_dot(benchmark::State& state) {
       TL_OPAQUE(w2);
     }
   }
-  opaque_six(h0, h1, h2, l0, l1, l2);
+  opaque_all(h0, h1, h2, l0, l1, l2);
   set_sec_per_op(state, kInner * 3 * 2);
 }
 
