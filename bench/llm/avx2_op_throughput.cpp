@@ -11,7 +11,7 @@
 // (exact int32 sums, no float convert; what linear_int8_int16_digits.h
 // runs), in registers and from L1 with four columns a step, against the
 // float step from L1 the same way, and mixes of both (not faster). Pairs of
-// two kinds of instruction, six of each a step, show which ones share a
+// two kinds of instruction, three of each a step, show which ones share a
 // pipe (a pair costing one of them runs on separate pipes).
 //
 //   ./torchlight exec build/release/bench/llm/torchlight_avx2_op_throughput

@@ -21,14 +21,14 @@ namespace {
 constexpr int kColumns = 4;
 constexpr int64_t kStepsPerChunk = kChunkInt16Digits / kStepInt16Digits;  // 32
 // Weights stream from memory (stories110m's every linear, the classifiers):
-// the four columns of a step are one block of 4 K bytes read as four
+// the four columns of a step are one block of 4 x K bytes read as four
 // streams, which the hardware prefetcher follows badly (a scratch loop from
 // memory without prefetches: 4 GB/s against 6.7 for the same bytes as one
 // stream). So each step of 16 weights (64 bytes of the block) prefetches one
 // line of the block this many columns ahead, in address order: one
-// ascending stream (against a line of each column 16 ahead: 1.10x from
-// memory at K = 768, bench/README.md session 23). A prefetch past the end
-// does not fault.
+// ascending stream (against a line of each column 16 ahead, from memory:
+// 1.08-1.21x at stories110m's shapes, bench/README.md session 23). A
+// prefetch past the end does not fault.
 constexpr int64_t kPrefetchColumns = 16;
 
 // 16 values' digits: hi = Y >> 15, lo = Y & 0x7FFF, in element order
