@@ -19,7 +19,7 @@ namespace torchlight::quantized {
 namespace {
 
 constexpr int kColumns = 4;
-constexpr int64_t kStepsPerChunk = kChunkInt16Digits / kStepInt16Digits;  // 32
+constexpr int64_t kStepsPerChunk = kChunkInt16Digits / kStepInt16Digits;  // 48
 // Weights stream from memory (stories110m's every linear, the classifiers):
 // the four columns of a step are one block of 4 x K bytes read as four
 // streams, which the hardware prefetcher follows badly (a scratch loop from
@@ -31,12 +31,16 @@ constexpr int64_t kStepsPerChunk = kChunkInt16Digits / kStepInt16Digits;  // 32
 // prefetch past the end does not fault.
 constexpr int64_t kPrefetchColumns = 16;
 
-// 16 values' digits: hi = Y >> 15, lo = Y & 0x7FFF, in element order
-// (packs interleaves the two inputs by 128-bit lane; the permute undoes it).
+// 16 values' digits: hi = (Y + 16384) >> 15, lo = Y - 32768 hi, in element
+// order (packs interleaves the two inputs by 128-bit lane; the permute
+// undoes it; both digits are within int16, so it never saturates).
 inline void store_digits(__m256i y0, __m256i y1, int16_t* hi, int16_t* lo) {
-  const __m256i low_bits = _mm256_set1_epi32(0x7FFF);
-  const __m256i h = _mm256_packs_epi32(_mm256_srai_epi32(y0, 15), _mm256_srai_epi32(y1, 15));
-  const __m256i l = _mm256_packs_epi32(_mm256_and_si256(y0, low_bits), _mm256_and_si256(y1, low_bits));
+  const __m256i half = _mm256_set1_epi32(16384);
+  const __m256i h0 = _mm256_srai_epi32(_mm256_add_epi32(y0, half), 15);
+  const __m256i h1 = _mm256_srai_epi32(_mm256_add_epi32(y1, half), 15);
+  const __m256i h = _mm256_packs_epi32(h0, h1);
+  const __m256i l = _mm256_packs_epi32(_mm256_sub_epi32(y0, _mm256_slli_epi32(h0, 15)),
+                                       _mm256_sub_epi32(y1, _mm256_slli_epi32(h1, 15)));
   _mm256_store_si256(reinterpret_cast<__m256i*>(hi), _mm256_permute4x64_epi64(h, 0xD8));
   _mm256_store_si256(reinterpret_cast<__m256i*>(lo), _mm256_permute4x64_epi64(l, 0xD8));
 }
@@ -123,7 +127,7 @@ inline void chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w, in
       return _mm_load_si128(reinterpret_cast<const __m128i*>(bytes));
     });
   }
-  // At most 32 pairs a lane, 8 lanes: below 2^31 (the header's bound).
+  // At most 48 pairs a lane, 8 lanes: below 2^31 (the header's bound).
   *hi_sums = _mm256_add_pd(*hi_sums, _mm256_cvtepi32_pd(lane_sums4(a.hi0, a.hi1, a.hi2, a.hi3)));
   *lo_sums = _mm256_add_pd(*lo_sums, _mm256_cvtepi32_pd(lane_sums4(a.lo0, a.lo1, a.lo2, a.lo3)));
 }
