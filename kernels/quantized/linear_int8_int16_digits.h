@@ -23,7 +23,7 @@
 //   |out[n] - exact| <= |scale_n| 2^(e - 30) sum_k |w_nk| + 2^-24 |exact| (+ 2^-149)
 // up to the float64 fma's own 2^-53: about 2^-29 max|x| sum|w| |scale|,
 // 64 times tighter than the VNNI loop's three int8 digits. One digit (lo
-// dropped) leaves 2^-15 m sum|w| (tested to fail the bound).
+// dropped) leaves up to 2^(e - 15) sum|w| (tested to fail the bound).
 //
 // Overflow: one vpmaddwd lane adds two products, each digit's pairs up to
 // 2 * 16384 * 128 = 2^22 in magnitude. The loop sums chunks of
