@@ -10,7 +10,9 @@
 // weights: two int16 digits of the activations against the int8 weights
 // (exact int32 sums, no float convert; what linear_int8_int16_digits.h
 // runs), in registers and from L1 with four columns a step, against the
-// float step from L1 the same way, and a mix of both (not faster).
+// float step from L1 the same way, and mixes of both (not faster). Pairs of
+// two kinds of instruction, three of each a step, show which ones share a
+// pipe (a pair costing one of them runs on separate pipes).
 //
 //   ./torchlight exec build/release/bench/llm/torchlight_avx2_op_throughput
 //
@@ -47,6 +49,7 @@ TL_AVX2 void initial(__m256* v) { *v = _mm256_set1_ps(3.0f); }
   }
 TL_OP(CvtDq2Ps, __m256i, _mm256_cvtepi32_ps(a));
 TL_OP(PmovSxBd, __m128i, _mm256_cvtepi8_epi32(a));
+TL_OP(PmovSxBw, __m128i, _mm256_cvtepi8_epi16(a));
 TL_OP(CvtPh2Ps, __m128i, _mm256_cvtph_ps(a));
 TL_OP(PmaddWd, __m256i, _mm256_madd_epi16(a, a));
 TL_OP(PmaddUbsw, __m256i, _mm256_maddubs_epi16(a, a));
@@ -96,14 +99,14 @@ struct Int8ByInt8Bytes {
   }
 };
 
+// Every vector in registers and seen as changed (TL_OPAQUE on each).
 template <class V>
-TL_AVX2 inline void opaque_six(V& a0, V& a1, V& a2, V& a3, V& a4, V& a5) {
-  TL_OPAQUE(a0);
-  TL_OPAQUE(a1);
-  TL_OPAQUE(a2);
-  TL_OPAQUE(a3);
-  TL_OPAQUE(a4);
-  TL_OPAQUE(a5);
+TL_AVX2 inline void opaque_one(V& v) {
+  TL_OPAQUE(v);
+}
+template <class... V>
+TL_AVX2 inline void opaque_all(V&... v) {
+  (opaque_one(v), ...);
 }
 
 void set_sec_per_op(benchmark::State& state, int64_t ops_per_iteration) {
@@ -126,11 +129,36 @@ TL_AVX2 void run_six(benchmark::State& state) {
       auto r3 = Op::op(a3);
       auto r4 = Op::op(a4);
       auto r5 = Op::op(a5);
-      opaque_six(r0, r1, r2, r3, r4, r5);
-      opaque_six(a0, a1, a2, a3, a4, a5);
+      opaque_all(r0, r1, r2, r3, r4, r5);
+      opaque_all(a0, a1, a2, a3, a4, a5);
     }
   }
   set_sec_per_op(state, kInner * 6);
+}
+
+// Three of OpA and three of OpB a step, independent (sec_per_op: per pair;
+// three, not six, so the twelve live vectors stay in registers).
+template <class OpA, class OpB>
+TL_AVX2 void run_three_pairs(benchmark::State& state) {
+  typename OpA::In a0;
+  typename OpB::In b0;
+  initial(&a0);
+  initial(&b0);
+  typename OpA::In a1 = a0, a2 = a0;
+  typename OpB::In b1 = b0, b2 = b0;
+  constexpr int kInner = 1000;
+  for (auto _ : state) {
+    for (int i = 0; i < kInner; ++i) {
+      auto r0 = OpA::op(a0);
+      auto s0 = OpB::op(b0);
+      auto r1 = OpA::op(a1);
+      auto s1 = OpB::op(b1);
+      auto r2 = OpA::op(a2);
+      auto s2 = OpB::op(b2);
+      opaque_all(r0, r1, r2, s0, s1, s2, a0, a1, a2, b0, b1, b2);
+    }
+  }
+  set_sec_per_op(state, kInner * 3);
 }
 
 // The dot product's step: six accumulators, each += x * Op(weights), as
@@ -151,10 +179,10 @@ TL_AVX2 void run_six_dot(benchmark::State& state) {
       c3 = _mm256_fmadd_ps(x, Op::op(a3), c3);
       c4 = _mm256_fmadd_ps(x, Op::op(a4), c4);
       c5 = _mm256_fmadd_ps(x, Op::op(a5), c5);
-      opaque_six(a0, a1, a2, a3, a4, a5);
+      opaque_all(a0, a1, a2, a3, a4, a5);
     }
   }
-  opaque_six(c0, c1, c2, c3, c4, c5);
+  opaque_all(c0, c1, c2, c3, c4, c5);
   set_sec_per_op(state, kInner * 6);
 }
 
@@ -187,7 +215,7 @@ TL_AVX2 void run_int16_digit_dot(benchmark::State& state) {
       TL_OPAQUE(w2);
     }
   }
-  opaque_six(h0, h1, h2, l0, l1, l2);
+  opaque_all(h0, h1, h2, l0, l1, l2);
   set_sec_per_op(state, kInner * 3 * 2);
 }
 
@@ -250,26 +278,36 @@ TL_AVX2 inline void int16_digit_step(const int8_t* w, __m256i h, __m256i l, __m2
   __asm__("vpaddd %1, %0, %0" : "+x"(acc_l) : "x"(pl));
 }
 
+// One step of 16 weights of one column the float way (linear_int8's float
+// loop: sign extension, convert and fused multiply-add per 8 weights).
+TL_AVX2 inline void float_step(const int8_t* w, const float* x, __m256& acc0, __m256& acc1) {
+  const auto* w0 = reinterpret_cast<const __m128i*>(w);
+  const auto* w8 = reinterpret_cast<const __m128i*>(w + 8);
+  acc0 = _mm256_fmadd_ps(_mm256_load_ps(x), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w0))), acc0);
+  acc1 = _mm256_fmadd_ps(_mm256_load_ps(x + 8), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w8))), acc1);
+}
+
 // Four columns over K = kMemK by int16 digits, their sums stored (a
 // kernel's shape: GCC keeps the eight accumulators in place only when they
-// start and end here); with kFloatLast the fourth column takes the float
-// step instead, so its convert and fused multiply-add might run on pipes
-// the digits' vpmaddwd leaves idle.
-template <bool kFloatLast>
-TL_AVX2 __attribute__((noinline)) void l1_columns(const L1Operands& in, __m256i* sums, __m256* float_sum) {
+// start and end here); the last kFloatColumns columns (1: the fourth, 2:
+// the third and fourth) take the float step instead, so its convert and
+// fused multiply-add might run on pipes the digits' vpmaddwd leaves idle.
+template <int kFloatColumns>
+TL_AVX2 __attribute__((noinline)) void l1_columns(const L1Operands& in, __m256i* sums, __m256* float_sums) {
   __m256i h0 = _mm256_setzero_si256(), h1 = h0, h2 = h0, h3 = h0, l0 = h0, l1 = h0, l2 = h0, l3 = h0;
-  __m256 f0 = _mm256_setzero_ps(), f1 = f0;
+  __m256 f0 = _mm256_setzero_ps(), f1 = f0, g0 = f0, g1 = f0;
   for (int k = 0; k < kMemK; k += 16) {
     const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(in.hi + k));
     const __m256i l = _mm256_load_si256(reinterpret_cast<const __m256i*>(in.lo + k));
     int16_digit_step(in.w[0] + k, h, l, h0, l0);
     int16_digit_step(in.w[1] + k, h, l, h1, l1);
-    int16_digit_step(in.w[2] + k, h, l, h2, l2);
-    if constexpr (kFloatLast) {
-      const auto* w0 = reinterpret_cast<const __m128i*>(in.w[3] + k);
-      const auto* w8 = reinterpret_cast<const __m128i*>(in.w[3] + k + 8);
-      f0 = _mm256_fmadd_ps(_mm256_load_ps(in.x + k), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w0))), f0);
-      f1 = _mm256_fmadd_ps(_mm256_load_ps(in.x + k + 8), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(w8))), f1);
+    if constexpr (kFloatColumns >= 2) {
+      float_step(in.w[2] + k, in.x + k, g0, g1);
+    } else {
+      int16_digit_step(in.w[2] + k, h, l, h2, l2);
+    }
+    if constexpr (kFloatColumns >= 1) {
+      float_step(in.w[3] + k, in.x + k, f0, f1);
     } else {
       int16_digit_step(in.w[3] + k, h, l, h3, l3);
     }
@@ -278,18 +316,19 @@ TL_AVX2 __attribute__((noinline)) void l1_columns(const L1Operands& in, __m256i*
   sums[1] = _mm256_add_epi32(h1, l1);
   sums[2] = _mm256_add_epi32(h2, l2);
   sums[3] = _mm256_add_epi32(h3, l3);
-  *float_sum = _mm256_add_ps(f0, f1);
+  float_sums[0] = _mm256_add_ps(f0, f1);
+  float_sums[1] = _mm256_add_ps(g0, g1);
 }
 
-template <bool kFloatLast>
+template <int kFloatColumns>
 TL_AVX2 void run_l1_columns(benchmark::State& state) {
   const L1Operands& in = l1_operands();
   __m256i sums[kMemColumns];
-  __m256 float_sum;
+  __m256 float_sums[2];
   for (auto _ : state) {
-    l1_columns<kFloatLast>(in, sums, &float_sum);
+    l1_columns<kFloatColumns>(in, sums, float_sums);
     benchmark::DoNotOptimize(sums);
-    benchmark::DoNotOptimize(float_sum);
+    benchmark::DoNotOptimize(float_sums);
   }
   set_sec_per_op(state, kMemColumns * kMemK / 8);
 }
@@ -337,8 +376,17 @@ BENCHMARK(BM_op<Int8ByInt8Bytes, true>)->Name("dot step of 32: int8 x int8 bytes
 BENCHMARK(BM_run<run_int16_digit_dot>)->Name("dot step of 16: vpmovsxbw + 2 vpmaddwd + 2 vpaddd (per 8)");
 // From L1, four columns sharing each activation load (per 8 weights and column).
 BENCHMARK(BM_run<run_float_columns>)->Name("4 columns from L1: float step (per 8)");
-BENCHMARK(BM_run<run_l1_columns<false>>)->Name("4 columns from L1: int16 digits (per 8)");
-BENCHMARK(BM_run<run_l1_columns<true>>)->Name("4 columns from L1: 3 by int16 digits, 1 by the float step (per 8)");
+BENCHMARK(BM_run<run_l1_columns<0>>)->Name("4 columns from L1: int16 digits (per 8)");
+BENCHMARK(BM_run<run_l1_columns<1>>)->Name("4 columns from L1: 3 by int16 digits, 1 by the float step (per 8)");
+BENCHMARK(BM_run<run_l1_columns<2>>)->Name("4 columns from L1: 2 by int16 digits, 2 by the float step (per 8)");
+// Pairs: one instruction of each kind per pair (sec_per_op: per pair).
+BENCHMARK(BM_run<run_three_pairs<PmaddWd, CvtDq2Ps>>)->Name("pair: vpmaddwd + vcvtdq2ps");
+BENCHMARK(BM_run<run_three_pairs<PmaddWd, FmaPs>>)->Name("pair: vpmaddwd + vfmadd");
+BENCHMARK(BM_run<run_three_pairs<PmaddWd, PmovSxBw>>)->Name("pair: vpmaddwd + vpmovsxbw");
+BENCHMARK(BM_run<run_three_pairs<PmaddWd, PmovSxBd>>)->Name("pair: vpmaddwd + vpmovsxbd");
+BENCHMARK(BM_run<run_three_pairs<CvtDq2Ps, FmaPs>>)->Name("pair: vcvtdq2ps + vfmadd");
+BENCHMARK(BM_run<run_three_pairs<CvtDq2Ps, PmovSxBd>>)->Name("pair: vcvtdq2ps + vpmovsxbd");
+BENCHMARK(BM_run<run_three_pairs<PmovSxBd, PmovSxBw>>)->Name("pair: vpmovsxbd + vpmovsxbw");
 
 }  // namespace
 

@@ -11,6 +11,9 @@
 //     one thread, the row's split included; against BM_int8_decode_isa/isa:1
 //     (the float loop it replaced), ideally with
 //     --benchmark_enable_random_interleaving=true and repetitions.
+//   BM_int8_decode_int16_digits_memory/K/N: the same with the weights
+//     streaming from memory (a different copy each call, 128 MiB of them),
+//     as every linear of stories110m runs in decode.
 //   BM_8da4w_quantize_row/isa/K: linear_8da4w's per-call activation step
 //     for one row (quantize_arranged_8da4w.h, group 32: the row's range,
 //     its parameters, the quantized arranged row) with each ISA's choice
@@ -38,6 +41,7 @@
 // classifiers' (9-24 MiB), as in decode of these models.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -152,7 +156,13 @@ void BM_int8_decode_vnni(benchmark::State& state) {
   state.SetLabel(quant_isa_name(isa));
 }
 
-void BM_int8_decode_int16_digits(benchmark::State& state) {
+// The int16-digit loop on one row; with `from_memory`, over copies of the
+// weights adding up to kColdWeightBytes, a different copy each call, so
+// every call streams its weights from memory as decode of stories110m does
+// (its 109.5 MB of int8 weights per token are 14 times L3).
+constexpr int64_t kColdWeightBytes = int64_t{128} << 20;
+
+void run_int8_decode_int16_digits(benchmark::State& state, bool from_memory) {
   const int64_t k = state.range(0), n = state.range(1);
 #if defined(__x86_64__) || defined(_M_X64)
   if (!cpu_has_quant_isa(QuantIsa::kAvx2) || k > kMaxKInt16Digits) {
@@ -160,25 +170,34 @@ void BM_int8_decode_int16_digits(benchmark::State& state) {
     return;
   }
   Int8Problem p(k, n);
+  const int64_t copies = from_memory ? std::max<int64_t>(2, kColdWeightBytes / (n * k) + 1) : 1;
+  std::vector<int8_t> cold(static_cast<size_t>((copies - 1) * n * k));
+  for (int64_t c = 0; c + 1 < copies; ++c) std::copy(p.weight.begin(), p.weight.end(), cold.begin() + c * n * k);
   std::vector<int16_t> digits(int16_digit_bytes(k) / sizeof(int16_t) + 32);
   auto* aligned = reinterpret_cast<int16_t*>((reinterpret_cast<uintptr_t>(digits.data()) + 63) / 64 * 64);
   RowInt8Int16Digits row{};
   row.digits = aligned;
   row.plane = int16_digit_plane(k);
-  row.weight = p.weight.data();
   row.scales = p.scales.data();
   row.k = k;
   row.out = p.out.data();
+  int64_t call = 0;
   for (auto _ : state) {
+    const int64_t copy = call++ % copies;
+    row.weight = copy == 0 ? p.weight.data() : cold.data() + (copy - 1) * n * k;
     split_row_int16_digits_avx2(p.x.data(), k, aligned, &row.exponent);
     linear_int8_int16_digits_avx2(row, 0, n);
     benchmark::ClobberMemory();
   }
   report_weights(state, n * k);
 #else
+  (void)from_memory;
   state.SkipWithError("x86 only");
 #endif
 }
+
+void BM_int8_decode_int16_digits(benchmark::State& state) { run_int8_decode_int16_digits(state, false); }
+void BM_int8_decode_int16_digits_memory(benchmark::State& state) { run_int8_decode_int16_digits(state, true); }
 
 void BM_int8_decode_split(benchmark::State& state) {
   const int64_t k = state.range(2), n = state.range(3);
@@ -326,6 +345,12 @@ BENCHMARK(BM_int8_decode_isa)->Apply([](benchmark::internal::Benchmark* b) {
 });
 
 BENCHMARK(BM_int8_decode_int16_digits)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes) b->Args({s[0], s[1]});
+  b->ArgNames({"K", "N"});
+  b->Unit(benchmark::kMicrosecond);
+});
+
+BENCHMARK(BM_int8_decode_int16_digits_memory)->Apply([](benchmark::internal::Benchmark* b) {
   for (const auto& s : kShapes) b->Args({s[0], s[1]});
   b->ArgNames({"K", "N"});
   b->Unit(benchmark::kMicrosecond);

@@ -39,8 +39,9 @@ bool split_row_int16_digits_generic(const float* x, int64_t k, int16_t* digits, 
     // Exact scaling (or below 2^-126, which rounds to 0 either way), then
     // round half to even (the default mode).
     const int32_t y = static_cast<int32_t>(std::nearbyint(std::ldexp(x[i], 29 - e)));
-    hi[i] = static_cast<int16_t>(y >> 15);  // Arithmetic: floor(y / 32768).
-    lo[i] = static_cast<int16_t>(y & 0x7FFF);
+    const int32_t h = (y + 16384) >> 15;  // Arithmetic: floor((y + 16384) / 32768).
+    hi[i] = static_cast<int16_t>(h);
+    lo[i] = static_cast<int16_t>(y - h * 32768);
   }
   for (int64_t i = k; i < plane; ++i) hi[i] = lo[i] = 0;
   return true;

@@ -8,9 +8,11 @@
 // Split: with m = max_k |x_k|, e = the smallest integer with m <= 2^e (0
 // when m = 0), Y_k = x_k * 2^(29 - e) rounded to the nearest integer, ties
 // to even (the scaling is exact: a power of two), so |Y_k| <= 2^29, and
-// Y_k = 32768 hi_k + lo_k with hi_k = Y_k >> 15 in [-16384, 16384] and
-// lo_k = Y_k & 0x7FFF in [0, 32767]. A product scaled below 2^-126 (x far
-// below m) is not exact but rounds to the integer 0 either way.
+// Y_k = 32768 hi_k + lo_k with balanced digits: hi_k = (Y_k + 16384) >> 15
+// in [-16384, 16384] and lo_k = Y_k - 32768 hi_k in [-16384, 16383], so
+// every product with a weight is within 2^21 and a chunk of K = 768 fits
+// int32 (below). A product scaled below 2^-126 (x far below m) is not
+// exact but rounds to the integer 0 either way.
 //
 // Per column: A_hi = sum_k hi_k w_k and A_lo = sum_k lo_k w_k, exact; the
 // combine D = 2^(e - 29) (32768 A_hi + A_lo) is exact in float64 (an
@@ -21,14 +23,18 @@
 //   |out[n] - exact| <= |scale_n| 2^(e - 30) sum_k |w_nk| + 2^-24 |exact| (+ 2^-149)
 // up to the float64 fma's own 2^-53: about 2^-29 max|x| sum|w| |scale|,
 // 64 times tighter than the VNNI loop's three int8 digits. One digit (lo
-// dropped) leaves 2^-15 m sum|w| (tested to fail the bound).
+// dropped) leaves up to 2^(e - 15) sum|w| (tested to fail the bound).
 //
-// Overflow: one vpmaddwd lane adds two products, |lo w| pairs up to
-// 2 * 32767 * 128 = 8388352 and |hi w| pairs up to 2^22. The loop sums
-// chunks of kChunkInt16Digits (32 steps of 16, so a lane holds at most 32
-// pairs), then adds a chunk's 8 lanes in int32: at most 256 * 8388352 <
-// 2^31, exact; the chunks' sums go on in float64 (integers below 2^53 while
-// K <= kMaxKInt16Digits). Larger K take the float loop.
+// Overflow: one vpmaddwd lane adds two products, each digit's pairs up to
+// 2 * 16384 * 128 = 2^22 in magnitude. The loop sums chunks of
+// kChunkInt16Digits (48 steps of 16, so a lane holds at most 48 pairs),
+// then adds a chunk's 8 lanes in int32: at most 384 * 2^22 < 2^31, exact;
+// the chunks' sums go on in float64 (integers below 2^53 while K <=
+// kMaxKInt16Digits). Larger K take the float loop. (Session 22's digits,
+// lo = Y & 0x7FFF in [0, 32767], allowed chunks of 512 only: K = 768, most
+// of stories110m's weights, took two, and the second chunk's lane sums cost
+// 3-5% of the loop. The sums, so the outputs, are the same: 32768 A_hi +
+// A_lo = sum_k Y_k w_k however Y is split.)
 #pragma once
 
 #include <cstddef>
@@ -41,7 +47,7 @@ namespace torchlight::quantized {
 /// 2^21 K (|A_hi|) times 32768 stays below 2^53 (and far above any linear's K).
 inline constexpr int64_t kMaxKInt16Digits = 65536;
 /// Weights summed in int32 before the lanes are added (see the overflow note).
-inline constexpr int64_t kChunkInt16Digits = 512;
+inline constexpr int64_t kChunkInt16Digits = 768;
 /// Digits are stored in steps of 16 (one vpmaddwd pair per 16 weights).
 inline constexpr int64_t kStepInt16Digits = 16;
 

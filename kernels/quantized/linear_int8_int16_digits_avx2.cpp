@@ -19,17 +19,28 @@ namespace torchlight::quantized {
 namespace {
 
 constexpr int kColumns = 4;
-constexpr int64_t kStepsPerChunk = kChunkInt16Digits / kStepInt16Digits;  // 32
-// The classifier's weights stream from memory: each 64 weights ask for the
-// column this many ahead (a prefetch past the end does not fault).
+constexpr int64_t kStepsPerChunk = kChunkInt16Digits / kStepInt16Digits;  // 48
+// Weights stream from memory (stories110m's every linear, the classifiers):
+// the four columns of a step are one block of 4 x K bytes read as four
+// streams, which the hardware prefetcher follows badly (a scratch loop from
+// memory without prefetches: 4 GB/s against 6.7 for the same bytes as one
+// stream). So each step of 16 weights (64 bytes of the block) prefetches one
+// line of the block this many columns ahead, in address order: one
+// ascending stream (against a line of each column 16 ahead, from memory:
+// 1.08-1.21x at stories110m's shapes, bench/README.md session 23). A
+// prefetch past the end does not fault.
 constexpr int64_t kPrefetchColumns = 16;
 
-// 16 values' digits: hi = Y >> 15, lo = Y & 0x7FFF, in element order
-// (packs interleaves the two inputs by 128-bit lane; the permute undoes it).
+// 16 values' digits: hi = (Y + 16384) >> 15, lo = Y - 32768 hi, in element
+// order (packs interleaves the two inputs by 128-bit lane; the permute
+// undoes it; both digits are within int16, so it never saturates).
 inline void store_digits(__m256i y0, __m256i y1, int16_t* hi, int16_t* lo) {
-  const __m256i low_bits = _mm256_set1_epi32(0x7FFF);
-  const __m256i h = _mm256_packs_epi32(_mm256_srai_epi32(y0, 15), _mm256_srai_epi32(y1, 15));
-  const __m256i l = _mm256_packs_epi32(_mm256_and_si256(y0, low_bits), _mm256_and_si256(y1, low_bits));
+  const __m256i half = _mm256_set1_epi32(16384);
+  const __m256i h0 = _mm256_srai_epi32(_mm256_add_epi32(y0, half), 15);
+  const __m256i h1 = _mm256_srai_epi32(_mm256_add_epi32(y1, half), 15);
+  const __m256i h = _mm256_packs_epi32(h0, h1);
+  const __m256i l = _mm256_packs_epi32(_mm256_sub_epi32(y0, _mm256_slli_epi32(h0, 15)),
+                                       _mm256_sub_epi32(y1, _mm256_slli_epi32(h1, 15)));
   _mm256_store_si256(reinterpret_cast<__m256i*>(hi), _mm256_permute4x64_epi64(h, 0xD8));
   _mm256_store_si256(reinterpret_cast<__m256i*>(lo), _mm256_permute4x64_epi64(l, 0xD8));
 }
@@ -90,22 +101,23 @@ inline void chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w, in
   const int16_t* lo = row.digits + row.plane;
   ColumnLanes a;
   a.hi0 = a.hi1 = a.hi2 = a.hi3 = a.lo0 = a.lo1 = a.lo2 = a.lo3 = _mm256_setzero_si256();
-  auto prefetch = [&](int64_t i) {
-    for (int c = 0; c < kColumns; ++c) {
-      _mm_prefetch(reinterpret_cast<const char*>(w[c] + kPrefetchColumns * k + i), _MM_HINT_T0);
-    }
-  };
+  // Line s of the block kPrefetchColumns columns ahead (w[0] is the block's start).
+  const char* ahead = reinterpret_cast<const char*>(w[0] + kPrefetchColumns * k);
+  auto prefetch = [&](int64_t step) { _mm_prefetch(ahead + 64 * step, _MM_HINT_T0); };
   int64_t s = s0;
   for (; s + 4 <= s_full; s += 4) {
     const int64_t i = s * kStepInt16Digits;
-    prefetch(i);
+    prefetch(s);
+    prefetch(s + 1);
+    prefetch(s + 2);
+    prefetch(s + 3);
     columns_step(a, hi, lo, w, i, load16);
     columns_step(a, hi, lo, w, i + kStepInt16Digits, load16);
     columns_step(a, hi, lo, w, i + 2 * kStepInt16Digits, load16);
     columns_step(a, hi, lo, w, i + 3 * kStepInt16Digits, load16);
   }
   for (; s < s_full; ++s) {  // Up to 3 steps: each asks (the classifier at K = 288 missed them).
-    prefetch(s * kStepInt16Digits);
+    prefetch(s);
     columns_step(a, hi, lo, w, s * kStepInt16Digits, load16);
   }
   if (s < s1) {  // The partial last step: weights past K load as 0.
@@ -115,7 +127,7 @@ inline void chunk_sums(const RowInt8Int16Digits& row, const int8_t* const* w, in
       return _mm_load_si128(reinterpret_cast<const __m128i*>(bytes));
     });
   }
-  // At most 32 pairs a lane, 8 lanes: below 2^31 (the header's bound).
+  // At most 48 pairs a lane, 8 lanes: below 2^31 (the header's bound).
   *hi_sums = _mm256_add_pd(*hi_sums, _mm256_cvtepi32_pd(lane_sums4(a.hi0, a.hi1, a.hi2, a.hi3)));
   *lo_sums = _mm256_add_pd(*lo_sums, _mm256_cvtepi32_pd(lane_sums4(a.lo0, a.lo1, a.lo2, a.lo3)));
 }

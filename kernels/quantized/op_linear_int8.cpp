@@ -28,8 +28,9 @@
 // error within about 2^-23 max|x| sum|w| |scale|); on AVX2 without VNNI
 // into two int16 digits, summed exactly with vpmaddwd instead of converting
 // every weight to float (linear_int8_int16_digits.h: error within about
-// 2^-29 max|x| sum|w| |scale|; K up to 65536); rows with inf or NaN, and
-// other CPUs, take the float loop.
+// 2^-29 max|x| sum|w| |scale|; K up to 65536; in decode its weights stream
+// from memory, so it prefetches each four columns' block in address order);
+// rows with inf or NaN, and other CPUs, take the float loop.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
