@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "extension/data_loader/huge_pages.h"
 #include "extension/data_loader/load_range.h"
 
 namespace torchlight {
@@ -77,12 +78,17 @@ Result<FreeableBuffer> FileDataLoader::load(size_t offset, size_t size,
   TL_RETURN_IF_ERROR(check_load_range(path_.c_str(), offset, size, file_size_));
   if (size == 0) return FreeableBuffer();
 
+  // Weights-sized ranges start on a 2 MiB boundary, marked for huge pages
+  // before the read touches them (huge_pages.h).
+  const bool huge = want_huge_pages(size) && alignment_ < kHugePageBytes;
   void* buffer = nullptr;
-  if (::posix_memalign(&buffer, alignment_, size) != 0 || buffer == nullptr) {
+  if (::posix_memalign(&buffer, huge ? kHugePageBytes : alignment_, size) != 0 ||
+      buffer == nullptr) {
     return Status::error(Error::kMemoryAllocationFailed,
                          "'%s': cannot allocate %zu bytes (alignment %zu) to load offset %zu",
                          path_.c_str(), size, alignment_, offset);
   }
+  if (huge) advise_huge_pages(buffer, size);
   // pread may return fewer bytes than asked (signals, >2 GiB requests), so
   // loop until the range is complete; 0 means the file shrank under us.
   size_t done = 0;
