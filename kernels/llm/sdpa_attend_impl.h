@@ -641,7 +641,7 @@ void attend_block_rows(const SdpaProblem& p, const KV* k_base, const KV* v_base,
 // the bytes for the same work, so memory bounds them either way: the
 // prefetches gained nothing there and cost 15% when the rows sat in L2/L3.
 void attend_block(const SdpaProblem& p, int64_t b, int64_t g, int64_t n_rep, int64_t row_begin,
-                  int64_t row_end, const SdpaPrefetch& ahead = SdpaPrefetch{0, 0, 0}) {
+                  int64_t row_end, const SdpaPrefetch& ahead = kNoSdpaPrefetch) {
   const HeadRows head = head_rows(p, b, g);
   if (head.k_half != nullptr) {
     attend_block_rows(p, head.k_half, head.v_half, b, g, n_rep, row_begin, row_end,
@@ -675,7 +675,7 @@ void attend_range(const SdpaProblem& p, size_t begin, size_t end) {
     const WorkItemRows w = work_item_rows(p, item);
     if (w.row_begin < w.row_end) {
       attend_block(p, w.b, w.g, n_rep, w.row_begin, w.row_end,
-                   prefetch ? sdpa_prefetch_of(p, item) : SdpaPrefetch{0, 0, 0});
+                   prefetch ? sdpa_prefetch_of(p, item) : kNoSdpaPrefetch);
     }
   }
 }

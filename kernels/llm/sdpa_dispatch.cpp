@@ -1,5 +1,7 @@
 #include "kernels/llm/sdpa_dispatch.h"
 
+#include <algorithm>
+
 #include "extension/threadpool/threadpool.h"
 
 namespace torchlight::llm {
@@ -35,7 +37,6 @@ VariantTable detect_variants() {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t min_rows(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // Below about this many multiply-adds, waking the pool costs more than it saves.
 constexpr double kMinParallelWork = 32768;
@@ -50,15 +51,14 @@ int64_t row_limit(const SdpaProblem& p, int64_t i) {
 }  // namespace
 
 SdpaPrefetch sdpa_prefetch_of(const SdpaProblem& p, size_t item) {
-  const SdpaPrefetch none{0, 0, 0};
   const size_t next = item + 1;
-  if (next >= sdpa_work_items(p)) return none;
+  if (next >= sdpa_work_items(p)) return kNoSdpaPrefetch;
   const int64_t group = static_cast<int64_t>(item) / p.blocks_per_group;
   const int64_t next_group = static_cast<int64_t>(next) / p.blocks_per_group;
-  if (next_group == group) return none;  // The same head: already being read.
+  if (next_group == group) return kNoSdpaPrefetch;  // The same head: already being read.
   const int64_t n_rep = p.q_heads / p.kv_heads;
   const int64_t row_begin = (static_cast<int64_t>(next) % p.blocks_per_group) * p.rows_per_block;
-  const int64_t row_end = min_rows(row_begin + p.rows_per_block, n_rep * p.rows);
+  const int64_t row_end = std::min(row_begin + p.rows_per_block, n_rep * p.rows);
   int64_t rows = 0;
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int64_t limit = row_limit(p, r / n_rep);

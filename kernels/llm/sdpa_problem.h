@@ -71,6 +71,7 @@ struct SdpaPrefetch {
   int64_t value_offset;
   int64_t rows;
 };
+constexpr SdpaPrefetch kNoSdpaPrefetch{0, 0, 0};
 SdpaPrefetch sdpa_prefetch_of(const SdpaProblem& p, size_t item);
 
 /// Most query rows one work item holds; its scratch is sized by this.
