@@ -81,12 +81,12 @@ Result<FreeableBuffer> FileDataLoader::load(size_t offset, size_t size,
   // Weights-sized ranges start on a 2 MiB boundary, marked for huge pages
   // before the read touches them (huge_pages.h).
   const bool huge = want_huge_pages(size) && alignment_ < kHugePageBytes;
+  const size_t alignment = huge ? kHugePageBytes : alignment_;
   void* buffer = nullptr;
-  if (::posix_memalign(&buffer, huge ? kHugePageBytes : alignment_, size) != 0 ||
-      buffer == nullptr) {
+  if (::posix_memalign(&buffer, alignment, size) != 0 || buffer == nullptr) {
     return Status::error(Error::kMemoryAllocationFailed,
                          "'%s': cannot allocate %zu bytes (alignment %zu) to load offset %zu",
-                         path_.c_str(), size, alignment_, offset);
+                         path_.c_str(), size, alignment, offset);
   }
   if (huge) advise_huge_pages(buffer, size);
   // pread may return fewer bytes than asked (signals, >2 GiB requests), so
